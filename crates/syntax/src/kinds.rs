@@ -1,0 +1,123 @@
+//! Finding kinds: the stable names used by `expect`, JSON and CI gates.
+
+use std::fmt;
+
+/// The undefined-behaviour kinds of the litmus spec (`ub(KIND)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UbKind {
+    UninitializedBarrier,
+    DropWithoutJoin,
+    NegativeExpectedCount,
+    ArriveThenDrop,
+    WaitWithoutJoin,
+    ExpectedCountTooSmall,
+    StalePhase,
+    DivergentBarrier,
+    CountMismatch,
+    CountOverflow,
+    SyncwarpMask,
+    PrivilegedBarrier,
+    UncooperativeGridSync,
+    TokenMisuse,
+    ArriveBeforeWait,
+    InvalidBarrier,
+}
+
+impl UbKind {
+    pub const ALL: [UbKind; 16] = [
+        UbKind::UninitializedBarrier,
+        UbKind::DropWithoutJoin,
+        UbKind::NegativeExpectedCount,
+        UbKind::ArriveThenDrop,
+        UbKind::WaitWithoutJoin,
+        UbKind::ExpectedCountTooSmall,
+        UbKind::StalePhase,
+        UbKind::DivergentBarrier,
+        UbKind::CountMismatch,
+        UbKind::CountOverflow,
+        UbKind::SyncwarpMask,
+        UbKind::PrivilegedBarrier,
+        UbKind::UncooperativeGridSync,
+        UbKind::TokenMisuse,
+        UbKind::ArriveBeforeWait,
+        UbKind::InvalidBarrier,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            UbKind::UninitializedBarrier => "uninitialized-barrier",
+            UbKind::DropWithoutJoin => "drop-without-join",
+            UbKind::NegativeExpectedCount => "negative-expected-count",
+            UbKind::ArriveThenDrop => "arrive-then-drop",
+            UbKind::WaitWithoutJoin => "wait-without-join",
+            UbKind::ExpectedCountTooSmall => "expected-count-too-small",
+            UbKind::StalePhase => "stale-phase",
+            UbKind::DivergentBarrier => "divergent-barrier",
+            UbKind::CountMismatch => "count-mismatch",
+            UbKind::CountOverflow => "count-overflow",
+            UbKind::SyncwarpMask => "syncwarp-mask",
+            UbKind::PrivilegedBarrier => "privileged-barrier",
+            UbKind::UncooperativeGridSync => "uncooperative-grid-sync",
+            UbKind::TokenMisuse => "token-misuse",
+            UbKind::ArriveBeforeWait => "arrive-before-wait",
+            UbKind::InvalidBarrier => "invalid-barrier",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<UbKind> {
+        UbKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+/// A finding kind: what `expect` lists and a verdict is a set of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FindingKind {
+    Deadlock,
+    Nontermination,
+    Race,
+    Assertion,
+    Ub(UbKind),
+}
+
+impl FindingKind {
+    pub fn parse(s: &str) -> Option<FindingKind> {
+        match s {
+            "deadlock" => Some(FindingKind::Deadlock),
+            "nontermination" => Some(FindingKind::Nontermination),
+            "race" => Some(FindingKind::Race),
+            "assertion" => Some(FindingKind::Assertion),
+            _ => {
+                let inner = s.strip_prefix("ub(")?.strip_suffix(')')?;
+                UbKind::from_name(inner).map(FindingKind::Ub)
+            }
+        }
+    }
+}
+
+impl fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FindingKind::Deadlock => f.write_str("deadlock"),
+            FindingKind::Nontermination => f.write_str("nontermination"),
+            FindingKind::Race => f.write_str("race"),
+            FindingKind::Assertion => f.write_str("assertion"),
+            FindingKind::Ub(k) => write!(f, "ub({})", k.name()),
+        }
+    }
+}
+
+/// Every statement name of the litmus v1 spec that is an instruction (not a
+/// keyword such as `if`). The parser uses it to tell `r = load x` (an
+/// instruction with a result) from `r = x + 1` (an assignment).
+pub const INSTRUCTION_NAMES: &[&str] = &[
+    "init", "join", "drop", "arrive", "wait", "arrive_wait", "arrive_drop",
+    "s_barrier", "s_barrier_signal", "s_barrier_signal_isfirst", "s_barrier_wait",
+    "s_barrier_init", "s_barrier_join", "s_barrier_leave",
+    "__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
+    "__syncwarp", "bar.sync", "bar.arrive",
+    "mbarrier.init", "mbarrier.arrive", "mbarrier.arrive_drop", "mbarrier.expect_tx",
+    "mbarrier.complete_tx", "mbarrier.try_wait.parity", "mbarrier.inval",
+    "cluster.sync", "cluster.barrier_arrive", "cluster.barrier_wait", "grid.sync",
+    "store", "load", "read", "write", "exch", "cas", "fetch_add",
+    "launch", "device_sync", "stream_query",
+];

@@ -1,0 +1,69 @@
+//! Byte spans and the mapping from byte offsets to 1-based line and column.
+
+/// A half-open byte range `start..end` into one source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start: start as u32, end: end as u32 }
+    }
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+}
+
+/// A 1-based line and column (the column counts characters, not bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineCol {
+    pub line: u32,
+    pub col: u32,
+}
+
+/// One litmus file's name and text, with a line index.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: String,
+    line_starts: Vec<usize>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
+        let text = text.into();
+        let mut line_starts = vec![0];
+        line_starts.extend(text.char_indices().filter(|&(_, c)| c == '\n').map(|(i, _)| i + 1));
+        SourceFile { name: name.into(), text, line_starts }
+    }
+
+    /// Line and column of a byte offset (clamped to the text).
+    pub fn line_col(&self, offset: u32) -> LineCol {
+        let offset = (offset as usize).min(self.text.len());
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let mut end = offset;
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let col = self.text[start..end].chars().count() + 1;
+        LineCol { line: line as u32 + 1, col: col as u32 }
+    }
+
+    /// The text of a 1-based line, without its newline.
+    pub fn line_text(&self, line: u32) -> &str {
+        let i = (line as usize).saturating_sub(1).min(self.line_starts.len() - 1);
+        let start = self.line_starts[i];
+        let end = self.line_starts.get(i + 1).map_or(self.text.len(), |&e| e - 1);
+        self.text[start..end].trim_end_matches('\r')
+    }
+
+    pub fn snippet(&self, span: Span) -> &str {
+        let s = (span.start as usize).min(self.text.len());
+        let e = (span.end as usize).clamp(s, self.text.len());
+        self.text.get(s..e).unwrap_or("")
+    }
+}
