@@ -1,1 +1,238 @@
-fn main() {}
+//! `barrier-check`: the command line. The only crate that touches files,
+//! the environment and standard output.
+
+use barrier_check::{check_bytes, lower_bytes, CheckOptions};
+use bc_explore::Limits;
+use bc_models::Model;
+use bc_report::text::TextOptions;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "barrier-check", version, about = "Exhaustive execution-model checker for GPU barrier litmus tests")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum GraphFormat {
+    Dot,
+}
+
+#[derive(clap::Args)]
+struct ModelArgs {
+    /// Check under this built-in model instead of the file's `model` line.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// Check under the model in this file (see docs/models.md).
+    #[arg(long, value_name = "PATH", conflicts_with = "model")]
+    model_file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check litmus files (directories are searched for *.litmus).
+    Check {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        #[command(flatten)]
+        model: ModelArgs,
+        /// Stop a test's search after this many states (reported as `stop`).
+        #[arg(long, default_value_t = Limits::default().max_states)]
+        max_states: u64,
+        /// Stop a test's search after this many seconds (reported as `stop`).
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<f64>,
+        /// One line per test: no findings or witnesses.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Leave elapsed times out of the text report.
+        #[arg(long)]
+        no_timing: bool,
+    },
+    /// Print a test's operation graph (per-thread control flow and
+    /// thread-barrier-order).
+    Graph {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value = "dot")]
+        format: GraphFormat,
+        #[command(flatten)]
+        model: ModelArgs,
+    },
+    /// List the built-in models, or show one.
+    Models { name: Option<String> },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check { paths, format, model, max_states, timeout, quiet, no_timing } => {
+            let model = match load_model(&model) {
+                Ok(m) => m,
+                Err(e) => return usage_error(&e),
+            };
+            let timeout = match timeout {
+                Some(t) if !(t > 0.0 && t.is_finite()) => return usage_error("--timeout needs a positive number of seconds"),
+                Some(t) => Some(Duration::from_secs_f64(t)),
+                None => None,
+            };
+            let opts = CheckOptions { model, limits: Limits { max_states, timeout } };
+            check(&paths, format, &opts, quiet, !no_timing)
+        }
+        Command::Graph { file, format: GraphFormat::Dot, model } => {
+            let model = match load_model(&model) {
+                Ok(m) => m,
+                Err(e) => return usage_error(&e),
+            };
+            let bytes = match std::fs::read(&file) {
+                Ok(b) => b,
+                Err(e) => return usage_error(&format!("{}: {e}", file.display())),
+            };
+            let (source, result) = lower_bytes(&file.display().to_string(), &bytes, model);
+            match result {
+                Ok(p) => {
+                    print!("{}", bc_graph::dot::to_dot(&p));
+                    ExitCode::SUCCESS
+                }
+                Err(ds) => {
+                    eprint!("{}", bc_report::diagnostic::render_all(&source, &ds));
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Models { name } => models(name.as_deref()),
+    }
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("barrier-check: error: {msg}");
+    ExitCode::from(2)
+}
+
+fn load_model(args: &ModelArgs) -> Result<Option<Model>, String> {
+    if let Some(name) = &args.model {
+        return bc_models::lookup(name).map(Some);
+    }
+    if let Some(path) = &args.model_file {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        return Model::from_toml(&text).map(Some).map_err(|e| format!("{}: {e}", path.display()));
+    }
+    Ok(None)
+}
+
+/// Expands directories to their `*.litmus` files, sorted.
+fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out)?;
+            } else if p.extension().is_some_and(|e| e == "litmus") {
+                out.push(p);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out)?;
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn check(paths: &[PathBuf], format: Format, opts: &CheckOptions, quiet: bool, timing: bool) -> ExitCode {
+    let files = match collect(paths) {
+        Ok(f) => f,
+        Err(e) => return usage_error(&e),
+    };
+    if files.is_empty() {
+        return usage_error("no .litmus files found");
+    }
+    let text_opts = TextOptions { witnesses: !quiet, timing };
+    let mut reports = Vec::new();
+    let mut unreadable = false;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for f in &files {
+        let name = f.display().to_string();
+        let bytes = match std::fs::read(f) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("barrier-check: error: {name}: {e}");
+                unreadable = true;
+                continue;
+            }
+        };
+        let r = check_bytes(&name, &bytes, opts);
+        if format == Format::Text {
+            if r.is_error() {
+                eprint!("{}", bc_report::diagnostic::render_all(&r.source, &r.diagnostics));
+            }
+            let _ = out.write_all(bc_report::text::test(&r, &text_opts).as_bytes());
+            let _ = out.flush();
+        }
+        reports.push(r);
+    }
+    let summary = bc_report::summarize(&reports);
+    match format {
+        Format::Text => {
+            let _ = writeln!(out, "{}", bc_report::text::summary(&summary));
+        }
+        Format::Json => {
+            let _ = writeln!(out, "{}", bc_report::wire::to_json(&reports));
+        }
+    }
+    if unreadable || summary.errors > 0 {
+        ExitCode::from(2)
+    } else if summary.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn models(name: Option<&str>) -> ExitCode {
+    match name {
+        None => {
+            for m in bc_models::builtin() {
+                println!("{:<16} {}", m.name, m.description);
+            }
+            for p in bc_models::PLANNED {
+                println!("{p:<16} (part of the litmus format; not available in this build yet)");
+            }
+            ExitCode::SUCCESS
+        }
+        Some(n) => match bc_models::lookup(n) {
+            Ok(m) => {
+                println!("model {}: {}", m.name, m.description);
+                println!("warp size: {}", m.warp_size);
+                println!("default progress model: {}", m.default_progress);
+                println!("statements: {}", m.statements.join(", "));
+                let rules: Vec<&str> = bc_models::Rule::ALL.into_iter().filter(|r| m.rules.has(*r)).map(|r| r.name()).collect();
+                println!("rules: {}", rules.join(", "));
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage_error(&e),
+        },
+    }
+}

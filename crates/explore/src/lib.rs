@@ -1,1 +1,351 @@
-//! placeholder
+//! The explorer: a stateful, depth-first model checker over the interleavings
+//! of a [`Program`]'s threads.
+//!
+//! It is operational: threads step one visible operation at a time, barrier
+//! objects count arrivals and cut phases, and a wait may complete on any
+//! completed phase it is entitled to (`docs/semantics.md`), so every bmo
+//! order and every participates-in choice is enumerated. A state holds the
+//! threads, memory, barrier counters and the *history* in the formal
+//! model's own terms (each thread's events, each bmo, each wait's
+//! participants) but not the interleaving, so interleavings that differ only
+//! in the order of independent operations meet in one visited state, while
+//! executions the rules could tell apart never do.
+//!
+//! The explorer flags the findings it can see operationally (deadlock,
+//! uninitialized barrier, joins missing, counts) and hands every finished or
+//! stuck execution to the independent rule checker (`bc-rules`); the two
+//! verdicts are kept apart in [`Outcome`] so tests can compare them.
+
+mod eval;
+mod state;
+
+use bc_graph::*;
+use bc_syntax::{FindingKind, Quantifier, Span};
+use rustc_hash::FxHashSet;
+use state::{State, Status};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Search limits.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_states: u64,
+    pub timeout: Option<Duration>,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_states: 2_000_000, timeout: None }
+    }
+}
+
+/// Why the search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Every reachable state was visited.
+    Exhausted,
+    StateLimit,
+    Timeout,
+}
+
+impl Stop {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::Exhausted => "exhausted",
+            Stop::StateLimit => "state-limit",
+            Stop::Timeout => "timeout",
+        }
+    }
+}
+
+/// One visible step of a witness.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub thread: String,
+    pub span: Span,
+    /// The statement, e.g. `arrive B`.
+    pub text: String,
+    /// What it did, e.g. `B: arrive count 1 of 2`.
+    pub effect: String,
+}
+
+/// A witness execution: the interleaving that reached the finding, and the
+/// execution in formal terms (bmo per barrier, participates-in per wait).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Witness {
+    pub steps: Vec<Step>,
+    /// Per barrier instance with operations: (name, labels of its ops in bmo).
+    pub bmo: Vec<(String, Vec<String>)>,
+    /// Per completed wait: (label of the wait, labels of its participants).
+    pub participates_in: Vec<(String, Vec<String>)>,
+    /// Labels of waits that never complete.
+    pub stuck: Vec<String>,
+    /// Labels of the events the finding is about.
+    pub focus: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub message: String,
+    pub witness: Witness,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Distinct states visited.
+    pub states: u64,
+    /// Distinct executions that ended (every thread finished, or stuck).
+    pub executions: u64,
+    pub elapsed: Duration,
+}
+
+/// The result of exploring one program.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// One finding per kind (the first found in search order), sorted by kind.
+    pub findings: Vec<Finding>,
+    pub stats: Stats,
+    pub stop: Stop,
+    /// Kinds the explorer saw operationally.
+    pub operational: std::collections::BTreeSet<FindingKind>,
+    /// Kinds the rule checker reported on finished or stuck executions.
+    pub judged: std::collections::BTreeSet<FindingKind>,
+    /// Executions the rule checker found structurally invalid (explorer bugs).
+    pub internal_errors: Vec<String>,
+}
+
+impl Outcome {
+    pub fn verdict(&self) -> std::collections::BTreeSet<FindingKind> {
+        self.findings.iter().map(|f| f.kind).collect()
+    }
+}
+
+/// A choice at one state: thread `thread` steps; for a wait, `phase` picks
+/// the completed phase (index into the barrier's done list) it completes on.
+#[derive(Clone, Copy, Debug)]
+struct Choice {
+    thread: u32,
+    phase: Option<u32>,
+}
+
+struct Frame {
+    state: State,
+    choices: Vec<Choice>,
+    next: usize,
+}
+
+/// Explores every reachable state of `program`.
+pub fn explore(program: &Program, limits: Limits) -> Outcome {
+    Explorer::new(program, limits).run()
+}
+
+pub(crate) struct Explorer<'p> {
+    p: &'p Program,
+    limits: Limits,
+    start: Instant,
+    findings: BTreeMap<FindingKind, Finding>,
+    operational: std::collections::BTreeSet<FindingKind>,
+    judged: std::collections::BTreeSet<FindingKind>,
+    internal_errors: Vec<String>,
+    sometimes_holds: Vec<bool>,
+    path: Vec<Step>,
+    executions: u64,
+    /// Findings raised while computing the current step (operational).
+    pending: Vec<(FindingKind, String)>,
+}
+
+impl<'p> Explorer<'p> {
+    fn new(p: &'p Program, limits: Limits) -> Explorer<'p> {
+        Explorer {
+            p,
+            limits,
+            start: Instant::now(),
+            findings: BTreeMap::new(),
+            operational: Default::default(),
+            judged: Default::default(),
+            internal_errors: Vec::new(),
+            sometimes_holds: vec![false; p.asserts.len()],
+            path: Vec::new(),
+            executions: 0,
+            pending: Vec::new(),
+        }
+    }
+
+    fn run(mut self) -> Outcome {
+        let mut init = State::initial(self.p);
+        for t in 0..self.p.threads.len() {
+            self.run_local(&mut init, t);
+        }
+        self.flush_pending(&init, &[]);
+        let mut visited: FxHashSet<State> = FxHashSet::default();
+        visited.insert(init.clone());
+        let mut stack = Vec::new();
+        let choices = self.choices(&init);
+        if choices.is_empty() {
+            self.at_end(&init);
+        }
+        stack.push(Frame { state: init, choices, next: 0 });
+        let mut stop = Stop::Exhausted;
+        let mut tick = 0u32;
+        while let Some(top) = stack.last_mut() {
+            if top.next == top.choices.len() {
+                stack.pop();
+                self.path.pop();
+                continue;
+            }
+            let choice = top.choices[top.next];
+            top.next += 1;
+            let mut s = top.state.clone();
+            let step = self.step(&mut s, choice);
+            self.path.push(step);
+            self.flush_pending(&s, &[]);
+            if visited.contains(&s) {
+                self.path.pop();
+                continue;
+            }
+            if visited.len() as u64 >= self.limits.max_states {
+                stop = Stop::StateLimit;
+                break;
+            }
+            tick += 1;
+            if tick % 1024 == 0 {
+                if let Some(t) = self.limits.timeout {
+                    if self.start.elapsed() >= t {
+                        stop = Stop::Timeout;
+                        break;
+                    }
+                }
+            }
+            visited.insert(s.clone());
+            let choices = self.choices(&s);
+            if choices.is_empty() {
+                self.at_end(&s);
+            }
+            stack.push(Frame { state: s, choices, next: 0 });
+        }
+        // `sometimes` assertions fail when no finished execution satisfies them.
+        if stop == Stop::Exhausted {
+            for (i, a) in self.p.asserts.iter().enumerate() {
+                if a.quantifier == Quantifier::Sometimes && !self.sometimes_holds[i] {
+                    let msg = format!("`{}`: no execution that ends with every thread finished satisfies it", a.text);
+                    self.record(FindingKind::Assertion, msg, Witness::default(), false);
+                }
+            }
+        }
+        Outcome {
+            findings: self.findings.into_values().collect(),
+            stats: Stats { states: visited.len() as u64, executions: self.executions, elapsed: self.start.elapsed() },
+            stop,
+            operational: self.operational,
+            judged: self.judged,
+            internal_errors: self.internal_errors,
+        }
+    }
+
+    fn record(&mut self, kind: FindingKind, message: String, witness: Witness, judged: bool) {
+        if judged {
+            self.judged.insert(kind);
+        } else {
+            self.operational.insert(kind);
+        }
+        self.findings.entry(kind).or_insert(Finding { kind, message, witness });
+    }
+
+    fn flush_pending(&mut self, s: &State, focus: &[EventId]) {
+        if self.pending.is_empty() {
+            return;
+        }
+        for (kind, msg) in std::mem::take(&mut self.pending) {
+            if !self.findings.contains_key(&kind) {
+                let w = self.witness(s, &[], focus);
+                self.record(kind, msg, w, false);
+            } else {
+                self.operational.insert(kind);
+            }
+        }
+    }
+
+    /// A state with no choice: every thread finished, or the rest are stuck.
+    fn at_end(&mut self, s: &State) {
+        self.executions += 1;
+        let blocked: Vec<usize> = (0..s.threads.len()).filter(|&t| s.threads[t].status != Status::Done).collect();
+        let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.at_wait(s, t)).collect();
+        if !blocked.is_empty() {
+            if !stuck_waits.is_empty() {
+                let names: Vec<String> = stuck_waits.iter().map(|&t| format!("{} at `{}`", self.p.threads[t].name, self.instr_text(s, t))).collect();
+                self.pending.push((FindingKind::Deadlock, format!("stuck forever: {}", names.join(", "))));
+            } else {
+                let names: Vec<String> = blocked.iter().map(|&t| format!("{} at `{}`", self.p.threads[t].name, self.instr_text(s, t))).collect();
+                self.pending.push((FindingKind::Nontermination, format!("spins forever: {}", names.join(", "))));
+            }
+        }
+        if !self.pending.is_empty() {
+            let pending = std::mem::take(&mut self.pending);
+            for (kind, msg) in pending {
+                let w = self.witness(s, &stuck_waits, &[]);
+                self.record(kind, msg, w, false);
+            }
+        }
+        // The rule checker judges the execution.
+        let (exec, names) = self.execution(s, &stuck_waits);
+        let violations = bc_rules::check(&exec, self.p.model.rules, &names);
+        for v in violations {
+            match v.kind {
+                None => {
+                    if self.internal_errors.len() < 8 {
+                        self.internal_errors.push(format!("{}: {}", v.rule, v.message));
+                    }
+                }
+                Some(kind) => {
+                    if !self.findings.contains_key(&kind) {
+                        let w = self.witness_with(s, &exec, &names, &v.events);
+                        self.record(kind, v.message, w, true);
+                    } else {
+                        self.judged.insert(kind);
+                    }
+                }
+            }
+        }
+        // Assertions over finished executions.
+        if blocked.is_empty() {
+            for (i, a) in self.p.asserts.iter().enumerate() {
+                let holds = eval::eval_final(self.p, s, &a.cond) != 0;
+                let bad = match a.quantifier {
+                    Quantifier::Always => !holds,
+                    Quantifier::Never => holds,
+                    Quantifier::Sometimes => {
+                        self.sometimes_holds[i] |= holds;
+                        false
+                    }
+                };
+                if bad && !self.findings.contains_key(&FindingKind::Assertion) {
+                    let what = if holds { "holds" } else { "does not hold" };
+                    let msg = format!("`{}` {what} in this execution ({})", a.text, eval::describe_final(self.p, s, &a.cond));
+                    let w = self.witness_with(s, &exec, &names, &[]);
+                    self.record(FindingKind::Assertion, msg, w, false);
+                } else if bad {
+                    self.operational.insert(FindingKind::Assertion);
+                }
+            }
+        }
+    }
+
+    fn at_wait(&self, s: &State, t: usize) -> bool {
+        matches!(
+            self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
+            Some(InstrKind::Barrier { op: BarrierOp::Wait(_), .. })
+        )
+    }
+
+    fn instr_text(&self, s: &State, t: usize) -> String {
+        self.p.instr(ThreadId(t as u32), s.threads[t].pc).map_or_else(|| "end".into(), |i| i.text.clone())
+    }
+
+    fn barrier_of(&self, t: usize, decl: u32) -> usize {
+        self.p.threads[t].barriers[decl as usize].index()
+    }
+}
+
+mod step;
+mod witness;

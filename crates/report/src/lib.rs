@@ -1,1 +1,84 @@
-//! placeholder
+//! Rendering, with no I/O: diagnostics with source excerpts, the per-test
+//! text report, and the versioned JSON wire format ([`wire`]). The cli
+//! crate decides where the strings go.
+
+pub mod diagnostic;
+pub mod text;
+pub mod wire;
+
+use bc_explore::{Outcome, Stop};
+use bc_syntax::{Diagnostic, FindingKind, SourceFile};
+use std::collections::BTreeSet;
+
+/// Everything known about one litmus file after checking it.
+#[derive(Clone, Debug)]
+pub struct TestReport {
+    pub source: SourceFile,
+    /// The `litmus "NAME"`, when it parsed.
+    pub test: Option<String>,
+    pub model: Option<String>,
+    /// `None` when the file has no `expect` (it passes when ok).
+    pub expected: Option<BTreeSet<FindingKind>>,
+    /// The exploration, when the file lowered without errors.
+    pub outcome: Option<Outcome>,
+    /// Parse, lowering or read errors.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl TestReport {
+    pub fn is_error(&self) -> bool {
+        self.outcome.is_none()
+    }
+    pub fn verdict(&self) -> BTreeSet<FindingKind> {
+        self.outcome.as_ref().map(|o| o.verdict()).unwrap_or_default()
+    }
+    pub fn stop(&self) -> Option<Stop> {
+        self.outcome.as_ref().map(|o| o.stop)
+    }
+    /// Passes: explored to the end, no internal error, and the verdict is
+    /// exactly the expected set (or empty without `expect`).
+    pub fn pass(&self) -> bool {
+        match &self.outcome {
+            None => false,
+            Some(o) => {
+                o.stop == Stop::Exhausted && o.internal_errors.is_empty() && self.verdict() == self.expected.clone().unwrap_or_default()
+            }
+        }
+    }
+}
+
+/// Spells a verdict as `expect` does: `ok`, or kinds joined by `, `.
+pub fn verdict_text(v: &BTreeSet<FindingKind>) -> String {
+    if v.is_empty() {
+        "ok".into()
+    } else {
+        v.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// Totals over a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub tests: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+    pub stopped: usize,
+}
+
+pub fn summarize(reports: &[TestReport]) -> Summary {
+    let mut s = Summary { tests: reports.len(), ..Summary::default() };
+    for r in reports {
+        if r.is_error() {
+            s.errors += 1;
+        } else if r.pass() {
+            s.passed += 1;
+        } else {
+            s.failed += 1;
+        }
+        if r.stop().is_some_and(|st| st != Stop::Exhausted) {
+            s.stopped += 1;
+        }
+    }
+    s
+}

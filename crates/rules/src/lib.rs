@@ -1,1 +1,502 @@
-//! placeholder
+//! The rule checker: judges one [`Execution`] against the rules of the AMDGPU
+//! barrier execution model ("AMDGPU Execution Synchronization", section
+//! "Execution Model"), by name, plus the race rule of `docs/semantics.md`.
+//!
+//! It is deliberately independent of the explorer: it recomputes the phases
+//! of every barrier from its bmo, joined-before from program order, and
+//! executes-before as a transitive closure, and it checks that the
+//! participates-in relation the explorer chose is one the model allows. An
+//! execution that breaks those structural constraints is reported as
+//! [`Violation::inconsistent`] - a bug in whoever built it, never a user
+//! finding.
+
+
+
+use bc_graph::{BarrierId, EventId, EventKind, Execution, Target, ThreadId};
+use bc_models::{Rule, RuleSet};
+use bc_syntax::{FindingKind, UbKind};
+use bc_graph::bits::Bits;
+
+/// One broken rule in one execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// The finding, or `None` when the execution itself is not a valid
+    /// candidate (a structural constraint is broken).
+    pub kind: Option<FindingKind>,
+    /// The rule's name (as in `docs/semantics.md`).
+    pub rule: &'static str,
+    pub message: String,
+    /// The events that show it, most important first.
+    pub events: Vec<EventId>,
+}
+
+impl Violation {
+    pub fn is_inconsistent(&self) -> bool {
+        self.kind.is_none()
+    }
+}
+
+/// Where a modification event sits in its barrier's phase structure.
+#[derive(Clone, Copy, Debug, Default)]
+struct PhasePos {
+    /// Index of the phase among the barrier's phases.
+    phase: Option<usize>,
+}
+
+#[derive(Clone, Debug)]
+struct Phase {
+    barrier: BarrierId,
+    members: Vec<EventId>,
+    completed: bool,
+}
+
+/// How messages name events and barrier objects (the checker has no program).
+pub trait Names {
+    fn event(&self, e: EventId) -> String;
+    fn barrier(&self, b: BarrierId) -> String;
+}
+
+/// Names by number, for tests and hand-built executions.
+pub struct Numbered;
+
+impl Names for Numbered {
+    fn event(&self, e: EventId) -> String {
+        format!("event {}", e.0)
+    }
+    fn barrier(&self, b: BarrierId) -> String {
+        format!("barrier {}", b.0)
+    }
+}
+
+/// Judges `exec` against the enabled `rules`.
+pub fn check(exec: &Execution, rules: RuleSet, name: &dyn Names) -> Vec<Violation> {
+    let mut c = Checker { exec, rules, name, out: Vec::new() };
+    c.run();
+    c.out
+}
+
+struct Checker<'a> {
+    exec: &'a Execution,
+    rules: RuleSet,
+    name: &'a dyn Names,
+    out: Vec<Violation>,
+}
+
+impl Checker<'_> {
+    fn report(&mut self, rule: Rule, kind: FindingKind, message: String, events: Vec<EventId>) {
+        if self.rules.has(rule) {
+            self.out.push(Violation { kind: Some(kind), rule: rule.name(), message, events });
+        }
+    }
+    fn inconsistent(&mut self, rule: &'static str, message: String, events: Vec<EventId>) {
+        self.out.push(Violation { kind: None, rule, message, events });
+    }
+    fn n(&self, e: EventId) -> String {
+        self.name.event(e)
+    }
+
+    fn run(&mut self) {
+        let exec = self.exec;
+        let (phases, pos) = self.phases();
+        // Program-order predecessor of every event, and each event's index
+        // in its thread.
+        let n = exec.events.len();
+        let launch: Vec<EventId> = exec.ids().filter(|&e| exec.event(e).thread.is_none()).collect();
+        let mut po_index = vec![0usize; n];
+        for evs in &exec.program_order {
+            for (i, &e) in evs.iter().enumerate() {
+                po_index[e.index()] = i;
+            }
+        }
+        let Some(before) = self.executes_before(&launch) else { return };
+        let eb = |a: EventId, b: EventId| before[b.index()].get(a.index());
+
+        self.participates_in(&phases, &pos, &po_index);
+        // executes-before is consistent with every bmo.
+        for order in &exec.bmo {
+            for (i, &a) in order.iter().enumerate() {
+                for &b in &order[i + 1..] {
+                    if eb(b, a) {
+                        let msg = format!("{} executes before {} but follows it in bmo", self.n(b), self.n(a));
+                        self.inconsistent("executes-before-consistent", msg, vec![a, b]);
+                    }
+                }
+            }
+        }
+
+        let jb = self.joined_before();
+        // Waits on each (thread, phase): which waits each event participates in.
+        let mut waits_of = vec![Vec::new(); n];
+        for w in exec.ids() {
+            for &x in exec.participants(w) {
+                waits_of[x.index()].push(w);
+            }
+        }
+
+        for e in exec.ids() {
+            let ev = exec.event(e);
+            let Target::Barrier(b) = ev.target else { continue };
+            match &ev.kind {
+                EventKind::Drop => {
+                    if jb[e.index()].is_none() {
+                        let msg = format!("{} drops {} with no joined-before join", self.n(e), self.barrier_name(b));
+                        self.report(Rule::DropNeedsJoin, FindingKind::Ub(UbKind::DropWithoutJoin), msg, vec![e]);
+                    }
+                    // arrive-then-drop: every earlier arrive of this thread
+                    // that participates in a wait must complete first.
+                    let t = ev.thread.expect("drops belong to threads");
+                    for &a in &exec.program_order[t.index()][..po_index[e.index()]] {
+                        let ea = exec.event(a);
+                        if ea.target != ev.target || !matches!(ea.kind, EventKind::Arrive { .. }) {
+                            continue;
+                        }
+                        let ws = &waits_of[a.index()];
+                        if !ws.is_empty() && !ws.iter().any(|&w| eb(w, e)) {
+                            let msg = format!(
+                                "{} arrives, then {} drops before any wait its arrive participates in has completed (e.g. {})",
+                                self.n(a),
+                                self.n(e),
+                                self.n(ws[0])
+                            );
+                            self.report(Rule::ArriveThenDrop, FindingKind::Ub(UbKind::ArriveThenDrop), msg, vec![a, e, ws[0]]);
+                        }
+                    }
+                }
+                EventKind::Wait { participants, completed, token_phase } => {
+                    let Some(j) = jb[e.index()] else {
+                        let msg = format!("{} waits on {} with no joined-before join", self.n(e), self.barrier_name(b));
+                        self.report(Rule::WaitNeedsJoin, FindingKind::Ub(UbKind::WaitWithoutJoin), msg, vec![e]);
+                        continue;
+                    };
+                    if *completed {
+                        if participants.is_empty() {
+                            self.inconsistent("participates-in", format!("{} completes with no participant", self.n(e)), vec![e]);
+                        } else if !participants.iter().any(|&x| eb(j, x)) {
+                            let msg = format!("{} completes on a phase that its join {} does not execute before", self.n(e), self.n(j));
+                            self.report(Rule::WaitNeedsJoin, FindingKind::Ub(UbKind::WaitWithoutJoin), msg, vec![e, j]);
+                        }
+                        continue;
+                    }
+                    // A wait stuck forever: deadlock, unless the execution
+                    // was cut short while a phase it could take existed.
+                    let t = ev.thread.expect("waits belong to threads");
+                    let eligible = phases.iter().enumerate().find(|(pi, p)| {
+                        p.barrier == b
+                            && p.completed
+                            && token_phase.is_none_or(|tp| tp as usize == self.phase_number(&phases, *pi))
+                            && p.members.iter().any(|&x| eb(j, x))
+                            && !p.members.iter().any(|&x| waits_of[x.index()].iter().any(|&w| exec.event(w).thread == Some(t)))
+                    });
+                    if let Some((_, p)) = eligible {
+                        let msg = format!("{} is stuck although a completed phase (first op {}) could complete it", self.n(e), self.n(p.members[0]));
+                        self.inconsistent("wait-completes", msg, vec![e, p.members[0]]);
+                    } else {
+                        let msg = format!("{} on {} never completes", self.n(e), self.barrier_name(b));
+                        self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, vec![e, j]);
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        // phase-with: no op of another phase between a participant and its wait.
+        if self.rules.has(Rule::PhaseWith) {
+            let class = self.phase_classes();
+            'waits: for w in exec.ids() {
+                let ev = exec.event(w);
+                let EventKind::Wait { participants, completed: true, .. } = &ev.kind else { continue };
+                for &a in participants {
+                    for x in exec.ids() {
+                        let ex = exec.event(x);
+                        if x == a || x == w || ex.target != ev.target || class[x.index()].1 < 2 || class[x.index()].0 == class[w.index()].0 {
+                            continue;
+                        }
+                        if eb(a, x) && eb(x, w) {
+                            let msg = format!(
+                                "{} participates in {}, but {} of another phase executes between them",
+                                self.n(a),
+                                self.n(w),
+                                self.n(x)
+                            );
+                            self.report(Rule::PhaseWith, FindingKind::Ub(UbKind::StalePhase), msg, vec![w, a, x]);
+                            continue 'waits;
+                        }
+                    }
+                }
+            }
+        }
+
+        // Races: plain accesses of one location from different threads, one
+        // a write, unordered by executes-before.
+        let plain: Vec<EventId> = exec.ids().filter(|&e| matches!(exec.event(e).kind, EventKind::Read | EventKind::Write)).collect();
+        for (i, &a) in plain.iter().enumerate() {
+            for &b in &plain[i + 1..] {
+                let (ea, ebv) = (exec.event(a), exec.event(b));
+                if ea.target != ebv.target || ea.thread == ebv.thread {
+                    continue;
+                }
+                if !matches!(ea.kind, EventKind::Write) && !matches!(ebv.kind, EventKind::Write) {
+                    continue;
+                }
+                if !eb(a, b) && !eb(b, a) {
+                    let msg = format!("{} and {} are not ordered by executes-before", self.n(a), self.n(b));
+                    self.out.push(Violation { kind: Some(FindingKind::Race), rule: "race", message: msg, events: vec![a, b] });
+                }
+            }
+        }
+    }
+
+    fn barrier_name(&self, b: BarrierId) -> String {
+        self.name.barrier(b)
+    }
+
+    /// The number of phase `pi` among its barrier's phases (0 = the first).
+    fn phase_number(&self, phases: &[Phase], pi: usize) -> usize {
+        let b = phases[pi].barrier;
+        phases[..pi].iter().filter(|p| p.barrier == b).count()
+    }
+
+    /// Replays every bmo: checks the count rules and cuts it into phases.
+    fn phases(&mut self) -> (Vec<Phase>, Vec<PhasePos>) {
+        let exec = self.exec;
+        let mut phases = Vec::new();
+        let mut pos = vec![PhasePos::default(); exec.events.len()];
+        for (b, order) in exec.bmo.iter().enumerate() {
+            let b = BarrierId(b as u32);
+            let mut expected: Option<i64> = None;
+            let mut arrived = 0i64;
+            let mut pending_drop = 0i64;
+            let mut current: Option<usize> = None;
+            if let Some(&first) = order.first() {
+                if !matches!(exec.event(first).kind, EventKind::Init { .. }) {
+                    let msg = format!("the first operation on {} in bmo is {}, not an init", self.barrier_name(b), self.n(first));
+                    self.report(Rule::FirstBmoInit, FindingKind::Ub(UbKind::UninitializedBarrier), msg, vec![first]);
+                }
+            }
+            for &e in order {
+                let ev = exec.event(e);
+                if !ev.kind.is_modification() || ev.target != Target::Barrier(b) {
+                    self.inconsistent("bmo", format!("{} is in the bmo of {}", self.n(e), self.barrier_name(b)), vec![e]);
+                    continue;
+                }
+                if let EventKind::Init { count } = ev.kind {
+                    if count <= 0 {
+                        let msg = format!("{} sets a non-positive expected count {count}", self.n(e));
+                        self.report(Rule::DropNotNegative, FindingKind::Ub(UbKind::NegativeExpectedCount), msg, vec![e]);
+                    }
+                    expected = Some(count.max(0));
+                    arrived = 0;
+                    pending_drop = 0;
+                    current = None;
+                    continue;
+                }
+                let pi = *current.get_or_insert_with(|| {
+                    phases.push(Phase { barrier: b, members: Vec::new(), completed: false });
+                    phases.len() - 1
+                });
+                phases[pi].members.push(e);
+                pos[e.index()].phase = Some(pi);
+                match ev.kind {
+                    EventKind::Arrive { set_count } => {
+                        if let Some(k) = set_count {
+                            if k <= arrived {
+                                let msg = format!("{} sets the expected count to {k} with {arrived} arrive(s) already counted", self.n(e));
+                                self.report(Rule::ExpectedCountUpdate, FindingKind::Ub(UbKind::ExpectedCountTooSmall), msg, vec![e]);
+                            }
+                            if expected.is_some() {
+                                expected = Some(k);
+                            }
+                        }
+                        arrived += 1;
+                    }
+                    EventKind::ArriveDrop => {
+                        arrived += 1;
+                        pending_drop += 1;
+                    }
+                    EventKind::Drop => {
+                        if let Some(x) = expected {
+                            if x <= 0 {
+                                let msg = format!("{} makes the expected count of {} negative", self.n(e), self.barrier_name(b));
+                                self.report(Rule::DropNotNegative, FindingKind::Ub(UbKind::NegativeExpectedCount), msg, vec![e]);
+                            }
+                            expected = Some((x - 1).max(0));
+                        }
+                    }
+                    _ => unreachable!("modification events only"),
+                }
+                if expected == Some(arrived) {
+                    phases[pi].completed = true;
+                    current = None;
+                    arrived = 0;
+                    expected = expected.map(|x| (x - pending_drop).max(0));
+                    pending_drop = 0;
+                }
+            }
+        }
+        (phases, pos)
+    }
+
+    /// The structural constraints on barrier-participates-in.
+    fn participates_in(&mut self, phases: &[Phase], pos: &[PhasePos], po_index: &[usize]) {
+        let exec = self.exec;
+        let mut used: std::collections::HashSet<(ThreadId, EventId)> = Default::default();
+        for w in exec.ids() {
+            let ev = exec.event(w);
+            let EventKind::Wait { participants, completed, token_phase } = &ev.kind else { continue };
+            if participants.is_empty() {
+                continue;
+            }
+            if !completed {
+                self.inconsistent("participates-in", format!("stuck {} has participants", self.n(w)), vec![w]);
+                continue;
+            }
+            let t = ev.thread.expect("waits belong to threads");
+            let phase = pos[participants[0].index()].phase;
+            let ok_members = participants.iter().all(|&x| {
+                let ex = exec.event(x);
+                ex.target == ev.target && matches!(ex.kind, EventKind::Arrive { .. } | EventKind::Drop | EventKind::ArriveDrop)
+            });
+            let whole_phase = phase.is_some_and(|pi| {
+                let mut a = phases[pi].members.clone();
+                let mut b = participants.clone();
+                a.sort();
+                b.sort();
+                phases[pi].completed && a == b
+            });
+            if !ok_members || !whole_phase {
+                let msg = format!("the participants of {} are not exactly one completed phase of its barrier", self.n(w));
+                self.inconsistent("participates-in", msg, vec![w]);
+                continue;
+            }
+            if let (Some(tp), Some(pi)) = (token_phase, phase) {
+                if self.phase_number(phases, pi) != *tp as usize {
+                    self.inconsistent("participates-in", format!("{} completes on another phase than its token names", self.n(w)), vec![w]);
+                }
+            }
+            for &x in participants {
+                let ex = exec.event(x);
+                if ex.thread == Some(t) && po_index[x.index()] > po_index[w.index()] {
+                    self.inconsistent("participates-in", format!("{} participates in the earlier {}", self.n(x), self.n(w)), vec![w, x]);
+                }
+                if !used.insert((t, x)) {
+                    let msg = format!("{} participates in two waits of one thread", self.n(x));
+                    self.inconsistent("participates-in", msg, vec![w, x]);
+                }
+            }
+        }
+    }
+
+    /// executes-before as a transitive closure of program order and
+    /// participates-in: `before[e]` holds every event that executes before
+    /// `e`. `None` (after reporting) when the relation has a cycle.
+    fn executes_before(&mut self, launch: &[EventId]) -> Option<Vec<Bits>> {
+        let exec = self.exec;
+        let n = exec.events.len();
+        let mut preds: Vec<Vec<EventId>> = vec![Vec::new(); n];
+        for w in launch.windows(2) {
+            preds[w[1].index()].push(w[0]);
+        }
+        for evs in &exec.program_order {
+            if let (Some(&first), Some(&l)) = (evs.first(), launch.last()) {
+                preds[first.index()].push(l);
+            }
+            for w in evs.windows(2) {
+                preds[w[1].index()].push(w[0]);
+            }
+        }
+        for w in exec.ids() {
+            for &x in exec.participants(w) {
+                preds[w.index()].push(x);
+            }
+        }
+        // Kahn's algorithm for a topological order.
+        let mut indeg: Vec<usize> = preds.iter().map(|p| p.len()).collect();
+        let mut succs: Vec<Vec<EventId>> = vec![Vec::new(); n];
+        for (e, ps) in preds.iter().enumerate() {
+            for p in ps {
+                succs[p.index()].push(EventId(e as u32));
+            }
+        }
+        let mut ready: Vec<EventId> = exec.ids().filter(|e| indeg[e.index()] == 0).collect();
+        ready.reverse();
+        let mut order = Vec::with_capacity(n);
+        while let Some(e) = ready.pop() {
+            order.push(e);
+            for &s in &succs[e.index()] {
+                indeg[s.index()] -= 1;
+                if indeg[s.index()] == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+        if order.len() != n {
+            let stuck: Vec<EventId> = exec.ids().filter(|e| indeg[e.index()] > 0).collect();
+            self.inconsistent("executes-before-consistent", "executes-before has a cycle".into(), stuck);
+            return None;
+        }
+        let mut before = vec![Bits::new(n); n];
+        for e in order {
+            let mut acc = Bits::new(n);
+            for &p in &preds[e.index()] {
+                acc.union_with(&before[p.index()]);
+                acc.set(p.index());
+            }
+            before[e.index()] = acc;
+        }
+        Some(before)
+    }
+
+    /// For each event, the join that is barrier-joined-before it, if any.
+    fn joined_before(&self) -> Vec<Option<EventId>> {
+        let exec = self.exec;
+        let mut jb = vec![None; exec.events.len()];
+        for evs in &exec.program_order {
+            let mut joined: Vec<(BarrierId, EventId)> = Vec::new();
+            for &e in evs {
+                let ev = exec.event(e);
+                let Target::Barrier(b) = ev.target else { continue };
+                match ev.kind {
+                    EventKind::Join => {
+                        joined.retain(|&(o, _)| o != b && !exec.mutually_exclusive(o, b));
+                        joined.push((b, e));
+                    }
+                    EventKind::Drop => {
+                        jb[e.index()] = joined.iter().find(|&&(o, _)| o == b).map(|&(_, j)| j);
+                        joined.retain(|&(o, _)| o != b);
+                    }
+                    _ => jb[e.index()] = joined.iter().find(|&&(o, _)| o == b).map(|&(_, j)| j),
+                }
+            }
+        }
+        jb
+    }
+
+    /// Union-find over participates-in: (class representative, class size).
+    fn phase_classes(&self) -> Vec<(usize, usize)> {
+        let exec = self.exec;
+        let n = exec.events.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        for w in exec.ids() {
+            for &x in exec.participants(w) {
+                let (a, b) = (find(&mut parent, w.index()), find(&mut parent, x.index()));
+                parent[a] = b;
+            }
+        }
+        let roots: Vec<usize> = (0..n).map(|x| find(&mut parent, x)).collect();
+        let mut size = vec![0usize; n];
+        for &r in &roots {
+            size[r] += 1;
+        }
+        roots.iter().map(|&r| (r, size[r])).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

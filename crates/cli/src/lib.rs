@@ -1,0 +1,85 @@
+//! The pipeline behind the `barrier-check` command, without I/O: bytes of a
+//! litmus file in, a [`TestReport`] out. `main.rs` reads files, walks
+//! directories and prints.
+
+use bc_explore::Limits;
+use bc_models::Model;
+use bc_report::TestReport;
+use bc_syntax::{Diagnostic, Severity, SourceFile, Span};
+
+/// How to check a file.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    /// A model that overrides the file's `model` line (`--model`, `--model-file`).
+    pub model: Option<Model>,
+    pub limits: Limits,
+}
+
+/// Decodes a file's bytes; invalid UTF-8 is a diagnostic at the first bad byte.
+pub fn decode(name: &str, bytes: &[u8]) -> (SourceFile, Option<Diagnostic>) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (SourceFile::new(name, text), None),
+        Err(e) => {
+            let at = e.valid_up_to();
+            let file = SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned());
+            // Offsets after the first bad byte shift in the lossy text, but
+            // the first one is exact.
+            (file, Some(Diagnostic::error(Span::new(at, at + 1), "the file is not valid UTF-8 text")))
+        }
+    }
+}
+
+/// Parses, lowers and explores one file.
+pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport {
+    let (source, bad) = decode(name, bytes);
+    let mut report = TestReport { source, test: None, model: None, expected: None, outcome: None, diagnostics: Vec::new() };
+    if let Some(d) = bad {
+        report.diagnostics.push(d);
+        return report;
+    }
+    let (lit, diags) = bc_syntax::parse(&report.source.text);
+    report.test = lit.name.as_ref().map(|n| n.name.clone());
+    report.model = opts.model.as_ref().map(|m| m.name.clone()).or_else(|| lit.model.as_ref().map(|m| m.name.clone()));
+    report.expected = lit.expect.as_ref().map(|e| e.kinds.iter().filter_map(|k| bc_syntax::FindingKind::parse(&k.name)).collect());
+    let result = lower_parsed(&report.source, &lit, diags, opts.model.clone());
+    match result {
+        Ok(program) => report.outcome = Some(bc_explore::explore(&program, opts.limits)),
+        Err(ds) => report.diagnostics = ds,
+    }
+    report
+}
+
+/// Lowers a parsed file. Lowering runs even after parse errors (on the
+/// recovered tree) so one run reports every error of the file.
+fn lower_parsed(
+    source: &SourceFile,
+    lit: &bc_syntax::Litmus,
+    mut diags: Vec<Diagnostic>,
+    model: Option<Model>,
+) -> Result<bc_graph::Program, Vec<Diagnostic>> {
+    let lowered = bc_graph::lower::resolve_model(lit, model).map_err(|d| vec![d]).and_then(|m| bc_graph::lower(lit, &source.text, m));
+    let has_errors = diags.iter().any(|d| d.severity == Severity::Error);
+    match lowered {
+        Ok(p) if !has_errors => Ok(p),
+        Ok(_) => Err(diags),
+        Err(more) => {
+            if lit.name.is_some() {
+                diags.extend(more);
+            }
+            diags.sort_by_key(|d| d.span.map(|s| (s.start, s.end)));
+            diags.dedup();
+            Err(diags)
+        }
+    }
+}
+
+/// Parses and lowers a file for `graph`; diagnostics on failure.
+pub fn lower_bytes(name: &str, bytes: &[u8], model: Option<Model>) -> (SourceFile, Result<bc_graph::Program, Vec<Diagnostic>>) {
+    let (source, bad) = decode(name, bytes);
+    if let Some(d) = bad {
+        return (source, Err(vec![d]));
+    }
+    let (lit, diags) = bc_syntax::parse(&source.text);
+    let result = lower_parsed(&source, &lit, diags, model);
+    (source, result)
+}

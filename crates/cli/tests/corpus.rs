@@ -1,0 +1,74 @@
+//! The corpus as data-driven tests: one test per `litmus/**/*.litmus` file.
+//! Each must reach its `expect`ed verdict with the search exhausted, the
+//! rule checker must find every execution the explorer built structurally
+//! valid, and the explorer's operational findings must agree with the rule
+//! checker's on the kinds both judge.
+
+use barrier_check::{check_bytes, CheckOptions};
+use bc_syntax::{FindingKind, UbKind};
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::path::{Path, PathBuf};
+
+/// Kinds both the explorer and the rule checker decide.
+const SHARED: &[FindingKind] = &[
+    FindingKind::Deadlock,
+    FindingKind::Ub(UbKind::UninitializedBarrier),
+    FindingKind::Ub(UbKind::DropWithoutJoin),
+    FindingKind::Ub(UbKind::NegativeExpectedCount),
+    FindingKind::Ub(UbKind::WaitWithoutJoin),
+    FindingKind::Ub(UbKind::ExpectedCountTooSmall),
+];
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).expect("corpus dir").map(|e| e.expect("entry").path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "litmus") {
+            out.push(p);
+        }
+    }
+}
+
+fn run(path: &Path, root: &Path) -> Result<(), Failed> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{e}"))?;
+    let name = path.strip_prefix(root).unwrap_or(path).display().to_string();
+    let r = check_bytes(&name, &bytes, &CheckOptions::default());
+    let Some(o) = &r.outcome else {
+        return Err(bc_report::diagnostic::render_all(&r.source, &r.diagnostics).into());
+    };
+    if r.expected.is_none() {
+        return Err("every corpus file must carry an `expect` line".into());
+    }
+    if !o.internal_errors.is_empty() {
+        return Err(format!("rule checker rejected an explored execution: {:?}", o.internal_errors).into());
+    }
+    let op: Vec<_> = o.operational.iter().filter(|k| SHARED.contains(k)).collect();
+    let judged: Vec<_> = o.judged.iter().filter(|k| SHARED.contains(k)).collect();
+    if op != judged {
+        return Err(format!("explorer saw {op:?} but the rule checker judged {judged:?}").into());
+    }
+    if !r.pass() {
+        let text = bc_report::text::test(&r, &bc_report::text::TextOptions { witnesses: true, timing: false });
+        return Err(text.into());
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../litmus");
+    let mut paths = Vec::new();
+    files(&root, &mut paths);
+    assert!(paths.len() >= 40, "the corpus has {} files", paths.len());
+    let trials = paths
+        .into_iter()
+        .map(|p| {
+            let name = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
+            let root = root.clone();
+            Trial::test(name, move || run(&p, &root))
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,119 @@
+//! The explorer's state. Everything that can influence the future or the
+//! rule checker's verdict is here, and nothing else: the interleaving
+//! itself is not, so equal states are interchangeable.
+
+use bc_graph::bits::Bits;
+use bc_graph::{Program, Target};
+
+/// Marks launch operations in bmo entries (`(LAUNCH, barrier)`).
+pub const LAUNCH: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    Running,
+    Done,
+    /// Loops forever without a visible operation.
+    Diverged,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TState {
+    pub pc: u32,
+    pub status: Status,
+    pub regs: Vec<i64>,
+    /// Bit `u * barriers + b`: the current join of thread `u` on barrier `b`
+    /// executes before this thread's current point.
+    pub jmask: Bits,
+    /// Barriers this thread has a joined-before join on (sorted).
+    pub joined: Vec<u32>,
+}
+
+/// A phase of a barrier: its members (arrives and drops, as `(thread, po)`),
+/// the joins that execute before some member, and which threads' waits
+/// completed on it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Phase {
+    pub number: u32,
+    pub members: Vec<(u32, u32)>,
+    pub mask: Bits,
+    pub bound: Bits,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BState {
+    pub init: bool,
+    pub expected: i64,
+    pub arrived: i64,
+    pub pending_drop: i64,
+    pub next_phase: u32,
+    pub open: Option<Phase>,
+    /// Completed phases some thread may still complete a wait on.
+    pub done: Vec<Phase>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum HKind {
+    Init(i64),
+    Join,
+    Drop,
+    Arrive(Option<i64>),
+    ArriveDrop,
+    Wait { participants: Vec<(u32, u32)>, token_phase: Option<u32> },
+    Read,
+    Write,
+}
+
+/// One event of a thread's history.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HEvent {
+    pub pc: u32,
+    pub kind: HKind,
+    pub target: Target,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct State {
+    pub threads: Vec<TState>,
+    pub mem: Vec<i64>,
+    pub bars: Vec<BState>,
+    /// Per thread, its events in program order.
+    pub hist: Vec<Vec<HEvent>>,
+    /// Per barrier, its modification operations in bmo.
+    pub bmo: Vec<Vec<(u32, u32)>>,
+}
+
+impl State {
+    pub fn initial(p: &Program) -> State {
+        let nt = p.threads.len();
+        let nb = p.barriers.len();
+        State {
+            threads: p
+                .threads
+                .iter()
+                .map(|t| TState {
+                    pc: 0,
+                    status: Status::Running,
+                    regs: vec![0; p.codes[t.code.index()].regs.len()],
+                    jmask: Bits::new(nt * nb),
+                    joined: Vec::new(),
+                })
+                .collect(),
+            mem: p.locs.iter().map(|l| l.init).collect(),
+            bars: p
+                .barriers
+                .iter()
+                .map(|b| BState {
+                    init: b.launch_count.is_some(),
+                    expected: b.launch_count.unwrap_or(0).max(0),
+                    arrived: 0,
+                    pending_drop: 0,
+                    next_phase: 0,
+                    open: None,
+                    done: Vec::new(),
+                })
+                .collect(),
+            hist: vec![Vec::new(); nt],
+            bmo: p.barriers.iter().enumerate().map(|(i, b)| if b.launch_count.is_some() { vec![(LAUNCH, i as u32)] } else { vec![] }).collect(),
+        }
+    }
+}

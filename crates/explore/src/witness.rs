@@ -1,0 +1,130 @@
+//! Turning explorer history into an [`Execution`] for the rule checker, and
+//! into the witness a finding carries.
+
+use crate::state::{HKind, State, LAUNCH};
+use crate::step::decode_token;
+use crate::{Explorer, Witness};
+use bc_graph::*;
+use std::collections::HashMap;
+
+/// Event and barrier names for rule-checker messages and witnesses.
+pub(crate) struct ExecNames {
+    labels: Vec<String>,
+    barriers: Vec<String>,
+}
+
+impl bc_rules::Names for ExecNames {
+    fn event(&self, e: EventId) -> String {
+        self.labels[e.index()].clone()
+    }
+    fn barrier(&self, b: BarrierId) -> String {
+        self.barriers[b.index()].clone()
+    }
+}
+
+impl Explorer<'_> {
+    /// `T1#2 arrive B`: the thread, the event's place in its program order
+    /// (1-based), the statement.
+    pub(crate) fn label_of(&self, s: &State, t: u32, po: u32) -> String {
+        if t == LAUNCH {
+            let b = &self.p.barriers[po as usize];
+            return format!("launch: {} = {}", b.name, b.launch_count.unwrap_or(0));
+        }
+        let ev = &s.hist[t as usize][po as usize];
+        let text = self.p.instr(ThreadId(t), ev.pc).map_or("?", |i| i.text.as_str());
+        format!("{}#{} {}", self.p.threads[t as usize].name, po + 1, text)
+    }
+
+    /// The execution so far, with `stuck` threads blocked on their waits.
+    pub(crate) fn execution(&self, s: &State, stuck: &[usize]) -> (Execution, ExecNames) {
+        let p = self.p;
+        let mut b = ExecutionBuilder::new(p.threads.len(), p.barriers.len());
+        let mut labels = Vec::new();
+        let mut ids: HashMap<(u32, u32), EventId> = HashMap::new();
+        for (i, bar) in p.barriers.iter().enumerate() {
+            if let Some(k) = bar.launch_count {
+                let id = b.event(None, 0, EventKind::Init { count: k }, Target::Barrier(BarrierId(i as u32)));
+                ids.insert((LAUNCH, i as u32), id);
+                labels.push(self.label_of(s, LAUNCH, i as u32));
+            }
+        }
+        let mut waits = Vec::new();
+        for (t, evs) in s.hist.iter().enumerate() {
+            for (po, ev) in evs.iter().enumerate() {
+                let kind = match &ev.kind {
+                    HKind::Init(k) => EventKind::Init { count: *k },
+                    HKind::Join => EventKind::Join,
+                    HKind::Drop => EventKind::Drop,
+                    HKind::Arrive(k) => EventKind::Arrive { set_count: *k },
+                    HKind::ArriveDrop => EventKind::ArriveDrop,
+                    HKind::Wait { token_phase, .. } => EventKind::Wait { participants: vec![], completed: true, token_phase: *token_phase },
+                    HKind::Read => EventKind::Read,
+                    HKind::Write => EventKind::Write,
+                };
+                let id = b.event(Some(ThreadId(t as u32)), ev.pc, kind, ev.target);
+                ids.insert((t as u32, po as u32), id);
+                labels.push(self.label_of(s, t as u32, po as u32));
+                if let HKind::Wait { participants, .. } = &ev.kind {
+                    waits.push((id, participants.clone()));
+                }
+            }
+        }
+        for &t in stuck {
+            let pc = s.threads[t].pc;
+            let Some(InstrKind::Barrier { op: BarrierOp::Wait(token), decl, .. }) = p.instr(ThreadId(t as u32), pc).map(|i| &i.kind) else {
+                continue;
+            };
+            let bar = self.barrier_of(t, *decl);
+            let token_phase = token.and_then(|r| decode_token(s.threads[t].regs[r.index()])).filter(|&(tb, _)| tb == bar).map(|(_, ph)| ph);
+            let kind = EventKind::Wait { participants: vec![], completed: false, token_phase };
+            b.event(Some(ThreadId(t as u32)), pc, kind, Target::Barrier(BarrierId(bar as u32)));
+            let text = p.instr(ThreadId(t as u32), pc).map_or("?", |i| i.text.as_str());
+            labels.push(format!("{}#{} {}", p.threads[t].name, s.hist[t].len() + 1, text));
+        }
+        for (w, ps) in waits {
+            let ps = ps.iter().filter_map(|k| ids.get(k).copied()).collect();
+            b.set_participants(w, ps);
+        }
+        for (bar, order) in s.bmo.iter().enumerate() {
+            let _ = bar;
+            for k in order {
+                if let Some(&id) = ids.get(k) {
+                    b.bmo(id);
+                }
+            }
+        }
+        for &(x, y) in &p.mutually_exclusive {
+            b.mutually_exclusive(x, y);
+        }
+        let names = ExecNames { labels, barriers: p.barriers.iter().map(|b| b.name.clone()).collect() };
+        (b.finish(), names)
+    }
+
+    pub(crate) fn witness(&self, s: &State, stuck: &[usize], focus: &[EventId]) -> Witness {
+        let (exec, names) = self.execution(s, stuck);
+        self.witness_with(s, &exec, &names, focus)
+    }
+
+    pub(crate) fn witness_with(&self, _s: &State, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
+        let label = |e: EventId| names.labels[e.index()].clone();
+        let bmo = exec
+            .bmo
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| !o.is_empty())
+            .map(|(b, o)| (self.p.barriers[b].name.clone(), o.iter().map(|&e| label(e)).collect()))
+            .collect();
+        let mut participates_in = Vec::new();
+        let mut stuck = Vec::new();
+        for e in exec.ids() {
+            if let EventKind::Wait { participants, completed, .. } = &exec.event(e).kind {
+                if *completed {
+                    participates_in.push((label(e), participants.iter().map(|&x| label(x)).collect()));
+                } else {
+                    stuck.push(label(e));
+                }
+            }
+        }
+        Witness { steps: self.path.clone(), bmo, participates_in, stuck, focus: focus.iter().map(|&e| label(e)).collect() }
+    }
+}

@@ -1,0 +1,145 @@
+//! One candidate execution of a program, in the terms of the formal model:
+//! the events of each thread in program order, the
+//! barrier-modification-order (bmo) of every barrier object and the
+//! barrier-participates-in relation (each wait lists its participants).
+//!
+//! The explorer builds executions; the rule checker judges them without
+//! knowing how they were found. Nothing here depends on the interleaving
+//! that produced the execution.
+
+use crate::ids::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    Init { count: i64 },
+    Join,
+    Drop,
+    /// Arrive, optionally setting the expected count to `set_count` first.
+    Arrive { set_count: Option<i64> },
+    /// `arrive_drop`: arrive, and lower the expected count of later phases.
+    ArriveDrop,
+    /// A wait. `completed` is false for a wait that is stuck forever (the
+    /// execution ends with the thread blocked on it). `token_phase` is the
+    /// bmo phase number a token wait names.
+    Wait { participants: Vec<EventId>, completed: bool, token_phase: Option<u32> },
+    Read,
+    Write,
+}
+
+impl EventKind {
+    /// Init, drop, arrive: the operations ordered by bmo.
+    pub fn is_modification(&self) -> bool {
+        matches!(self, EventKind::Init { .. } | EventKind::Drop | EventKind::Arrive { .. } | EventKind::ArriveDrop)
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::Init { .. } => "init",
+            EventKind::Join => "join",
+            EventKind::Drop => "drop",
+            EventKind::Arrive { .. } => "arrive",
+            EventKind::ArriveDrop => "arrive_drop",
+            EventKind::Wait { .. } => "wait",
+            EventKind::Read => "read",
+            EventKind::Write => "write",
+        }
+    }
+}
+
+/// What an event operates on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    Barrier(BarrierId),
+    Loc(LocId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Event {
+    /// `None` for the launch: the initialization of `barrier B = K`
+    /// objects, program-order-before every thread's first event.
+    pub thread: Option<ThreadId>,
+    /// The pc of the instruction that performed it (0 for launch events).
+    pub pc: u32,
+    pub kind: EventKind,
+    pub target: Target,
+}
+
+impl Event {
+    pub fn barrier(&self) -> Option<BarrierId> {
+        match self.target {
+            Target::Barrier(b) => Some(b),
+            Target::Loc(_) => None,
+        }
+    }
+}
+
+/// A candidate execution.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Execution {
+    pub events: Vec<Event>,
+    /// Per thread, its events in program order.
+    pub program_order: Vec<Vec<EventId>>,
+    /// Per barrier instance, its modification events in bmo.
+    pub bmo: Vec<Vec<EventId>>,
+    /// Symmetric pairs of barrier-mutually-exclusive objects.
+    pub mutually_exclusive: Vec<(BarrierId, BarrierId)>,
+}
+
+impl Execution {
+    pub fn event(&self, e: EventId) -> &Event {
+        &self.events[e.index()]
+    }
+    pub fn ids(&self) -> impl Iterator<Item = EventId> {
+        (0..self.events.len() as u32).map(EventId)
+    }
+    /// Participants of a wait (empty for other events).
+    pub fn participants(&self, w: EventId) -> &[EventId] {
+        match &self.events[w.index()].kind {
+            EventKind::Wait { participants, .. } => participants,
+            _ => &[],
+        }
+    }
+    pub fn mutually_exclusive(&self, a: BarrierId, b: BarrierId) -> bool {
+        a != b && self.mutually_exclusive.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
+    }
+}
+
+/// Builds executions by hand (tests) or from explorer history.
+#[derive(Default)]
+pub struct ExecutionBuilder {
+    exec: Execution,
+}
+
+impl ExecutionBuilder {
+    pub fn new(threads: usize, barriers: usize) -> ExecutionBuilder {
+        ExecutionBuilder {
+            exec: Execution { program_order: vec![Vec::new(); threads], bmo: vec![Vec::new(); barriers], ..Default::default() },
+        }
+    }
+    /// Adds an event at the end of its thread's program order (launch events
+    /// have no thread). Modification events are not put in bmo: call
+    /// [`ExecutionBuilder::bmo`].
+    pub fn event(&mut self, thread: Option<ThreadId>, pc: u32, kind: EventKind, target: Target) -> EventId {
+        let id = EventId(self.exec.events.len() as u32);
+        self.exec.events.push(Event { thread, pc, kind, target });
+        if let Some(t) = thread {
+            self.exec.program_order[t.index()].push(id);
+        }
+        id
+    }
+    /// Appends `e` to the bmo of its barrier.
+    pub fn bmo(&mut self, e: EventId) {
+        let b = self.exec.events[e.index()].barrier().expect("bmo events are barrier events");
+        self.exec.bmo[b.index()].push(e);
+    }
+    pub fn set_participants(&mut self, wait: EventId, ps: Vec<EventId>) {
+        if let EventKind::Wait { participants, .. } = &mut self.exec.events[wait.index()].kind {
+            *participants = ps;
+        }
+    }
+    pub fn mutually_exclusive(&mut self, a: BarrierId, b: BarrierId) {
+        self.exec.mutually_exclusive.push((a, b));
+    }
+    pub fn finish(self) -> Execution {
+        self.exec
+    }
+}

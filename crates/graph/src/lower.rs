@@ -1,0 +1,721 @@
+//! Lowering: syntax tree + model -> [`Program`]. Resolves names, places
+//! threads, creates barrier and location instances per scope instance,
+//! checks that the model provides every statement, and compiles each body
+//! to a control-flow graph (`if`/`while`/`repeat`/`goto` become branches and
+//! jumps; `repeat` keeps a hidden counter register instead of unrolling).
+
+use crate::ids::*;
+use crate::program::*;
+use bc_models::Model;
+use bc_syntax::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The progress-model names of the litmus spec (each also with `-strong`,
+/// except `cuda`).
+pub const PROGRESS_MODELS: &[&str] = &["unfair", "fair", "hsa", "obe", "lobe", "hsa-obe", "cuda"];
+
+/// Most threads one test may create (kernels expand to blocks x threads).
+pub const MAX_THREADS: u32 = 4096;
+
+const BUILTINS: &[(&str, Builtin)] = &[
+    ("tid", Builtin::Tid),
+    ("bid", Builtin::Bid),
+    ("warp", Builtin::Warp),
+    ("lane", Builtin::Lane),
+    ("ntid", Builtin::Ntid),
+];
+
+/// Picks the model: an explicit one (from `--model` or `--model-file`) wins
+/// over the file's `model` line.
+pub fn resolve_model(lit: &Litmus, explicit: Option<Model>) -> Result<Model, Diagnostic> {
+    if let Some(m) = explicit {
+        return Ok(m);
+    }
+    match &lit.model {
+        Some(id) => bc_models::lookup(&id.name).map_err(|msg| Diagnostic::error(id.span, msg)),
+        None => {
+            let span = lit.name.as_ref().map(|n| n.span).unwrap_or_default();
+            Err(Diagnostic::error(span, "no `model` line and no `--model` given"))
+        }
+    }
+}
+
+/// Lowers a parsed file. `text` is the file's source (for statement text).
+pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diagnostic>> {
+    let mut l = Lowerer { text, model: &model, diags: Vec::new() };
+    let program = l.program(lit);
+    if l.diags.is_empty() {
+        Ok(program.expect("no diagnostics means a program"))
+    } else {
+        l.diags.sort_by_key(|d| d.span.map(|s| s.start));
+        Err(l.diags)
+    }
+}
+
+struct Lowerer<'a> {
+    text: &'a str,
+    model: &'a Model,
+    diags: Vec<Diagnostic>,
+}
+
+/// Placement of one thread before instances are known.
+struct Placed {
+    name: String,
+    kind: ThreadKind,
+    decl: usize,
+    block: u32,
+    cluster: u32,
+    warp: u32,
+    tid: u32,
+    ntid: u32,
+    lane: u32,
+}
+
+fn attr_int(a: &Attr) -> Option<i64> {
+    a.value.map(|(v, _)| v)
+}
+
+impl Lowerer<'_> {
+    fn err(&mut self, span: Span, msg: impl Into<String>) {
+        self.diags.push(Diagnostic::error(span, msg));
+    }
+
+    fn program(&mut self, lit: &Litmus) -> Option<Program> {
+        if lit.name.is_none() {
+            // The parser already reported the missing `litmus` line.
+            return None;
+        }
+        let progress = match &lit.progress {
+            Some(p) => {
+                let base = p.name.strip_suffix("-strong").unwrap_or(&p.name);
+                if !PROGRESS_MODELS.contains(&base) || p.name == "cuda-strong" {
+                    self.err(p.span, format!("unknown progress model `{}` (known: {}, each but cuda also with -strong)", p.name, PROGRESS_MODELS.join(", ")));
+                }
+                p.name.clone()
+            }
+            None => self.model.default_progress.clone(),
+        };
+        let expect = lit.expect.as_ref().map(|e| {
+            let mut set = BTreeSet::new();
+            for k in &e.kinds {
+                if k.name == "ok" {
+                    if e.kinds.len() > 1 {
+                        self.err(k.span, "`ok` means no finding and cannot be combined with finding kinds");
+                    }
+                } else if let Some(f) = FindingKind::parse(&k.name) {
+                    set.insert(f);
+                }
+            }
+            set
+        });
+
+        // Declarations.
+        let mut decl_names: HashMap<&str, Span> = HashMap::new();
+        let mut barrier_scopes = Vec::new();
+        for b in &lit.barriers {
+            self.declare(&mut decl_names, &b.name);
+            if let Some((k, span)) = b.count {
+                if k <= 0 {
+                    self.err(span, format!("expected count must be positive, found {k}"));
+                }
+            }
+            barrier_scopes.push(self.scope_attr(&b.attrs, "barrier"));
+        }
+        let mut var_scopes = Vec::new();
+        for v in &lit.vars {
+            self.declare(&mut decl_names, &v.name);
+            var_scopes.push(self.scope_attr(&v.attrs, "var"));
+        }
+
+        // Threads and placement.
+        let placed = self.place(lit);
+        let nthreads = placed.len() as u32;
+        if nthreads == 0 && lit.threads.is_empty() {
+            let span = lit.name.as_ref().map(|n| n.span).unwrap_or_default();
+            self.err(span, "the test declares no thread or kernel");
+        }
+        if nthreads > MAX_THREADS {
+            self.err(lit.threads[0].span, format!("the test creates {nthreads} threads; at most {MAX_THREADS} are supported"));
+            return None;
+        }
+
+        // Instances.
+        let key = |p: &Placed, i: usize, s: Scope| -> (u8, u32, u32) {
+            match s {
+                Scope::Thread => (0, i as u32, 0),
+                Scope::Warp => (1, p.block, p.warp),
+                Scope::Block => (2, p.block, 0),
+                Scope::Cluster => (3, p.cluster, 0),
+                Scope::Device => (4, 0, 0),
+            }
+        };
+        let inst_name = |decl: &str, k: (u8, u32, u32), p: &Placed, many: bool| -> String {
+            if !many {
+                return decl.to_string();
+            }
+            match k.0 {
+                0 => format!("{decl}@{}", p.name),
+                1 => format!("{decl}@b{}w{}", k.1, k.2),
+                2 => format!("{decl}@b{}", k.1),
+                3 => format!("{decl}@c{}", k.1),
+                _ => decl.to_string(),
+            }
+        };
+        let mut barriers = Vec::new();
+        let mut thread_barriers = vec![Vec::new(); placed.len()];
+        for (d, b) in lit.barriers.iter().enumerate() {
+            let scope = barrier_scopes[d];
+            let keys: Vec<_> = placed.iter().enumerate().map(|(i, p)| key(p, i, scope)).collect();
+            let distinct: BTreeSet<_> = keys.iter().copied().collect();
+            let mut ids = BTreeMap::new();
+            for (i, k) in keys.iter().enumerate() {
+                let id = *ids.entry(*k).or_insert_with(|| {
+                    barriers.push(BarrierInstance {
+                        name: inst_name(&b.name.name, *k, &placed[i], distinct.len() > 1),
+                        decl_name: b.name.name.clone(),
+                        launch_count: b.count.map(|(c, _)| c),
+                        decl_span: b.span,
+                    });
+                    BarrierId(barriers.len() as u32 - 1)
+                });
+                thread_barriers[i].push(id);
+            }
+            if placed.is_empty() {
+                barriers.push(BarrierInstance { name: b.name.name.clone(), decl_name: b.name.name.clone(), launch_count: b.count.map(|(c, _)| c), decl_span: b.span });
+            }
+        }
+        let mut locs = Vec::new();
+        let mut thread_locs = vec![Vec::new(); placed.len()];
+        let mut loc_instances_of_decl: Vec<Vec<LocId>> = Vec::new();
+        for (d, v) in lit.vars.iter().enumerate() {
+            let scope = var_scopes[d];
+            let keys: Vec<_> = placed.iter().enumerate().map(|(i, p)| key(p, i, scope)).collect();
+            let distinct: BTreeSet<_> = keys.iter().copied().collect();
+            let mut ids = BTreeMap::new();
+            for (i, k) in keys.iter().enumerate() {
+                let id = *ids.entry(*k).or_insert_with(|| {
+                    locs.push(LocInstance { name: inst_name(&v.name.name, *k, &placed[i], distinct.len() > 1), init: v.init });
+                    LocId(locs.len() as u32 - 1)
+                });
+                thread_locs[i].push(id);
+            }
+            if placed.is_empty() {
+                locs.push(LocInstance { name: v.name.name.clone(), init: v.init });
+            }
+            loc_instances_of_decl.push(ids.values().copied().collect());
+        }
+
+        // Code: one body per declaration.
+        let names = Names {
+            barriers: lit.barriers.iter().map(|b| b.name.name.as_str()).collect(),
+            vars: lit.vars.iter().map(|v| v.name.name.as_str()).collect(),
+        };
+        let mut codes = Vec::new();
+        for t in &lit.threads {
+            codes.push(self.code(&t.body, &names));
+        }
+
+        let threads: Vec<ThreadInfo> = placed
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| ThreadInfo {
+                name: p.name,
+                kind: p.kind,
+                code: CodeId(p.decl as u32),
+                block: p.block,
+                cluster: p.cluster,
+                warp: p.warp,
+                tid: p.tid,
+                ntid: p.ntid,
+                lane: p.lane,
+                barriers: std::mem::take(&mut thread_barriers[i]),
+                locs: std::mem::take(&mut thread_locs[i]),
+            })
+            .collect();
+        let mut seen = HashMap::new();
+        for (i, t) in threads.iter().enumerate() {
+            if let Some(prev) = seen.insert(t.name.clone(), i) {
+                let span = lit.threads[threads[prev].code.index()].span;
+                self.err(lit.threads[t.code.index()].span, format!("thread name `{}` is used twice", t.name));
+                let _ = span;
+            }
+        }
+
+        // Assertions.
+        let mut asserts = Vec::new();
+        for a in &lit.asserts {
+            if let Some(cond) = self.assert_expr(&a.cond, &threads, &codes, &names, &loc_instances_of_decl) {
+                let text = self.text.get(a.span.start as usize..a.span.end as usize).unwrap_or("").to_string();
+                asserts.push(AssertSpec { quantifier: a.quantifier, cond, span: a.span, text });
+            }
+        }
+
+        Some(Program {
+            test: lit.name.as_ref().map(|n| n.name.clone()).unwrap_or_default(),
+            about: lit.about.clone(),
+            model: self.model.clone(),
+            progress,
+            threads,
+            codes,
+            barriers,
+            locs,
+            mutually_exclusive: Vec::new(),
+            asserts,
+            expect,
+        })
+    }
+
+    fn declare<'b>(&mut self, names: &mut HashMap<&'b str, Span>, id: &'b Ident) {
+        if BUILTINS.iter().any(|(b, _)| *b == id.name) {
+            self.err(id.span, format!("`{}` is a builtin and cannot be declared", id.name));
+        } else if names.insert(&id.name, id.span).is_some() {
+            self.err(id.span, format!("`{}` is declared twice", id.name));
+        }
+    }
+
+    fn scope_attr(&mut self, attrs: &[Attr], what: &str) -> Scope {
+        let mut scope = if what == "var" { Scope::Device } else { Scope::Block };
+        for a in attrs {
+            match (a.key.name.as_str(), &a.name_value) {
+                ("scope", Some(v)) => match Scope::parse(&v.name) {
+                    Some(s) => scope = s,
+                    None => self.err(v.span, format!("unknown scope `{}` (thread, warp, block, cluster, device)", v.name)),
+                },
+                _ => self.err(a.key.span, format!("unknown {what} attribute `{}` (only `scope=`)", a.key.name)),
+            }
+        }
+        scope
+    }
+
+    fn place(&mut self, lit: &Litmus) -> Vec<Placed> {
+        let warp_size = self.model.warp_size;
+        let mut out = Vec::new();
+        let mut per_block: BTreeMap<u32, u32> = BTreeMap::new();
+        let hosts_ok = self.model.provides("launch");
+        // Explicit threads first pass: count per block for `ntid`.
+        for t in &lit.threads {
+            if t.form == ThreadForm::Thread {
+                let block = t.attrs.iter().find(|a| a.key.name == "block").and_then(attr_int).unwrap_or(0).max(0) as u32;
+                *per_block.entry(block).or_default() += 1;
+            }
+        }
+        let mut index_in_block: BTreeMap<u32, u32> = BTreeMap::new();
+        for (d, t) in lit.threads.iter().enumerate() {
+            match t.form {
+                ThreadForm::Thread | ThreadForm::Host => {
+                    let (mut block, mut cluster, mut warp) = (0i64, None, None);
+                    for a in &t.attrs {
+                        let v = attr_int(a);
+                        match (t.form, a.key.name.as_str(), v) {
+                            (ThreadForm::Thread, "block", Some(v)) if v >= 0 => block = v,
+                            (ThreadForm::Thread, "cluster", Some(v)) if v >= 0 => cluster = Some(v),
+                            (ThreadForm::Thread, "warp", Some(v)) if v >= 0 => warp = Some(v),
+                            (ThreadForm::Thread, "block" | "cluster" | "warp", _) => {
+                                self.err(a.key.span, format!("`{}` needs a non-negative integer value", a.key.name))
+                            }
+                            _ => self.err(a.key.span, format!("unknown thread attribute `{}`", a.key.name)),
+                        }
+                    }
+                    let name = t.name.as_ref().map(|n| n.name.clone()).unwrap_or_default();
+                    if t.form == ThreadForm::Host {
+                        if !hosts_ok {
+                            self.err(t.span, format!("model `{}` has no host threads (host threads need a CUDA model)", self.model.name));
+                        }
+                        out.push(Placed { name, kind: ThreadKind::Host, decl: d, block: 0, cluster: 0, warp: 0, tid: 0, ntid: 1, lane: 0 });
+                        continue;
+                    }
+                    let block = block as u32;
+                    let idx = index_in_block.entry(block).or_default();
+                    let tid = *idx;
+                    *idx += 1;
+                    out.push(Placed {
+                        name,
+                        kind: ThreadKind::Device,
+                        decl: d,
+                        block,
+                        cluster: cluster.map_or(block, |c| c as u32),
+                        warp: warp.map_or(tid / warp_size, |w| w as u32),
+                        tid,
+                        ntid: per_block[&block],
+                        lane: tid % warp_size,
+                    });
+                }
+                ThreadForm::Kernel => {
+                    let (mut blocks, mut threads, mut cluster_size) = (1i64, 1i64, 1i64);
+                    for a in &t.attrs {
+                        let v = attr_int(a);
+                        match (a.key.name.as_str(), v) {
+                            ("blocks", Some(v)) if v >= 1 => blocks = v,
+                            ("threads", Some(v)) if v >= 1 => threads = v,
+                            ("cluster_size", Some(v)) if v >= 1 => cluster_size = v,
+                            ("cooperative", None) => {}
+                            ("blocks" | "threads" | "cluster_size", _) => {
+                                self.err(a.key.span, format!("`{}` needs a positive integer value", a.key.name))
+                            }
+                            _ => self.err(a.key.span, format!("unknown kernel attribute `{}`", a.key.name)),
+                        }
+                    }
+                    if let Some(n) = &t.name {
+                        if !hosts_ok {
+                            self.err(n.span, format!("model `{}` has no host `launch`, so a named kernel would never start (named kernels need a CUDA model)", self.model.name));
+                        }
+                    }
+                    if blocks * threads > MAX_THREADS as i64 {
+                        self.err(t.span, format!("kernel creates {} threads; at most {MAX_THREADS} are supported", blocks * threads));
+                        continue;
+                    }
+                    if blocks % cluster_size != 0 {
+                        self.err(t.span, format!("blocks={blocks} is not a multiple of cluster_size={cluster_size}"));
+                    }
+                    let prefix = t.name.as_ref().map(|n| format!("{}.", n.name)).unwrap_or_default();
+                    for b in 0..blocks as u32 {
+                        for i in 0..threads as u32 {
+                            out.push(Placed {
+                                name: format!("{prefix}b{b}t{i}"),
+                                kind: ThreadKind::Device,
+                                decl: d,
+                                block: b,
+                                cluster: b / cluster_size as u32,
+                                warp: i / warp_size,
+                                tid: i,
+                                ntid: threads as u32,
+                                lane: i % warp_size,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn code(&mut self, body: &[Stmt], names: &Names) -> Code {
+        let mut c = CodeBuilder { code: Code::default(), labels: HashMap::new(), gotos: Vec::new() };
+        self.stmts(&mut c, body, names);
+        let end = c.code.instrs.len() as u32;
+        for (at, label) in std::mem::take(&mut c.gotos) {
+            match c.labels.get(label.name.as_str()) {
+                Some(&target) => c.code.instrs[at].kind = InstrKind::Jump(target.min(end)),
+                None => self.err(label.span, format!("unknown label `{}`", label.name)),
+            }
+        }
+        c.code
+    }
+
+    fn stmts(&mut self, c: &mut CodeBuilder, body: &[Stmt], names: &Names) {
+        for s in body {
+            self.stmt(c, s, names);
+        }
+    }
+
+    fn stmt_text(&self, span: Span) -> String {
+        let t = self.text.get(span.start as usize..span.end as usize).unwrap_or("");
+        // Compound statements: show their first line only.
+        t.lines().next().unwrap_or("").trim().trim_end_matches('{').trim().to_string()
+    }
+
+    fn stmt(&mut self, c: &mut CodeBuilder, s: &Stmt, names: &Names) {
+        let pc = c.code.instrs.len() as u32;
+        for l in &s.labels {
+            if c.labels.insert(l.name.clone(), pc).is_some() {
+                self.err(l.span, format!("label `{}` is defined twice in this body", l.name));
+            }
+        }
+        let text = self.stmt_text(s.span);
+        let push = |c: &mut CodeBuilder, kind: InstrKind, span: Span, text: &str| -> usize {
+            c.code.instrs.push(Instr { kind, span, text: text.to_string() });
+            c.code.instrs.len() - 1
+        };
+        match &s.kind {
+            StmtKind::Nop => {}
+            StmtKind::Exit => {
+                push(c, InstrKind::Exit, s.span, &text);
+            }
+            StmtKind::Goto(label) => {
+                let at = push(c, InstrKind::Jump(u32::MAX), s.span, &text);
+                c.gotos.push((at, label.clone()));
+            }
+            StmtKind::Assign { dest, expr } => {
+                let value = self.expr(c, expr, names, false);
+                let dest = self.dest_reg(c, dest, names);
+                push(c, InstrKind::Assign { dest, value }, s.span, &text);
+            }
+            StmtKind::Await(cond) => {
+                self.require(s.span, "await");
+                let cond = self.expr(c, cond, names, true);
+                push(c, InstrKind::Await(cond), s.span, &text);
+            }
+            StmtKind::If { cond, then, els } => {
+                let cond = self.expr(c, cond, names, false);
+                let br = push(c, InstrKind::Branch { cond, then: pc + 1, els: 0 }, s.span, &text);
+                self.stmts(c, then, names);
+                let jump = if els.is_empty() { None } else { Some(push(c, InstrKind::Jump(0), s.span, "else")) };
+                let else_pc = c.code.instrs.len() as u32;
+                self.stmts(c, els, names);
+                let end = c.code.instrs.len() as u32;
+                if let InstrKind::Branch { els, .. } = &mut c.code.instrs[br].kind {
+                    *els = else_pc;
+                }
+                if let Some(j) = jump {
+                    c.code.instrs[j].kind = InstrKind::Jump(end);
+                }
+            }
+            StmtKind::While { cond, body } => {
+                let cond = self.expr(c, cond, names, false);
+                let br = push(c, InstrKind::Branch { cond, then: pc + 1, els: 0 }, s.span, &text);
+                self.stmts(c, body, names);
+                push(c, InstrKind::Jump(pc), s.span, "end while");
+                let end = c.code.instrs.len() as u32;
+                if let InstrKind::Branch { els, .. } = &mut c.code.instrs[br].kind {
+                    *els = end;
+                }
+            }
+            StmtKind::Repeat { count, body } => {
+                let count = self.expr(c, count, names, false);
+                let counter = c.reg(&format!("repeat@{}", s.span.start));
+                push(c, InstrKind::Assign { dest: counter, value: count }, s.span, &text);
+                let head = c.code.instrs.len() as u32;
+                let cond = CExpr::Binary(Op::Gt, Box::new(CExpr::Reg(counter)), Box::new(CExpr::Int(0)));
+                let br = push(c, InstrKind::Branch { cond, then: head + 1, els: 0 }, s.span, &text);
+                self.stmts(c, body, names);
+                let dec = CExpr::Binary(Op::Sub, Box::new(CExpr::Reg(counter)), Box::new(CExpr::Int(1)));
+                push(c, InstrKind::Assign { dest: counter, value: dec }, s.span, "end repeat");
+                push(c, InstrKind::Jump(head), s.span, "end repeat");
+                let end = c.code.instrs.len() as u32;
+                if let InstrKind::Branch { els, .. } = &mut c.code.instrs[br].kind {
+                    *els = end;
+                }
+            }
+            StmtKind::Instr { dest, name, args } => {
+                if let Some(kinds) = self.instr(c, s, dest.as_ref(), name, args, names) {
+                    for kind in kinds {
+                        push(c, kind, s.span, &text);
+                    }
+                }
+            }
+        }
+    }
+
+    fn require(&mut self, span: Span, statement: &str) -> bool {
+        if self.model.provides(statement) {
+            return true;
+        }
+        self.err(span, format!("model `{}` does not provide `{statement}`", self.model.name));
+        false
+    }
+
+    fn dest_reg(&mut self, c: &mut CodeBuilder, dest: &Ident, names: &Names) -> RegId {
+        if BUILTINS.iter().any(|(b, _)| *b == dest.name) || names.barriers.contains(&dest.name.as_str()) || names.vars.contains(&dest.name.as_str()) {
+            self.err(dest.span, format!("`{}` is not a register (registers are names that are not builtins, barriers or locations)", dest.name));
+        }
+        c.reg(&dest.name)
+    }
+
+    /// Lowers one instruction statement; `None` after an error.
+    fn instr(&mut self, c: &mut CodeBuilder, s: &Stmt, dest: Option<&Ident>, name: &Ident, args: &[Arg], names: &Names) -> Option<Vec<InstrKind>> {
+        let n = name.name.as_str();
+        if !bc_syntax::kinds::INSTRUCTION_NAMES.contains(&n) {
+            self.err(name.span, format!("unknown statement `{n}`"));
+            return None;
+        }
+        if !self.require(name.span, n) {
+            return None;
+        }
+        // (arity, returns a value, first operand: b = barrier, l = location)
+        let (arity, returns, first): (&[usize], bool, char) = match n {
+            "init" => (&[2], false, 'b'),
+            "join" | "drop" | "arrive_wait" | "arrive_drop" => (&[1], false, 'b'),
+            "arrive" => (&[1, 2], true, 'b'),
+            "wait" => (&[1, 2], false, 'b'),
+            "store" | "exch" | "fetch_add" => (&[2], n != "store", 'l'),
+            "load" => (&[1], true, 'l'),
+            "read" | "write" => (&[1], false, 'l'),
+            "cas" => (&[3], true, 'l'),
+            _ => {
+                self.err(name.span, format!("`{n}` is not implemented in this build (model `{}` lists it)", self.model.name));
+                return None;
+            }
+        };
+        if !arity.contains(&args.len()) {
+            let want: Vec<String> = arity.iter().map(|a| a.to_string()).collect();
+            let span = args.last().map_or(name.span, |a| name.span.to(a.span()));
+            self.err(span, format!("`{n}` takes {} operand(s), found {}", want.join(" or "), args.len()));
+            return None;
+        }
+        if dest.is_some() && !returns {
+            self.err(dest.unwrap().span, format!("`{n}` returns no value"));
+            return None;
+        }
+        let exprs: Vec<&Expr> = args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Expr(e) => Some(e),
+                Arg::Key(k, _) => {
+                    self.err(k.span, format!("`{n}` takes no `{}=` operand", k.name));
+                    None
+                }
+            })
+            .collect();
+        if exprs.len() != args.len() {
+            return None;
+        }
+        let operand_name = |e: &Expr| match &e.kind {
+            ExprKind::Name(n) => Some(n.clone()),
+            _ => None,
+        };
+        let first_name = operand_name(exprs[0]);
+        let decl = match first {
+            'b' => match first_name.as_deref().and_then(|f| names.barriers.iter().position(|b| *b == f)) {
+                Some(d) => d as u32,
+                None => {
+                    self.err(exprs[0].span, format!("`{n}` needs a declared barrier, found `{}`", self.snippet(exprs[0].span)));
+                    return None;
+                }
+            },
+            _ => match first_name.as_deref().and_then(|f| names.vars.iter().position(|b| *b == f)) {
+                Some(d) => d as u32,
+                None => {
+                    self.err(exprs[0].span, format!("`{n}` needs a declared location (`var`), found `{}`", self.snippet(exprs[0].span)));
+                    return None;
+                }
+            },
+        };
+        let dest = dest.map(|d| self.dest_reg(c, d, names));
+        let mut ex = |i: usize, this: &mut Self| this.expr(c, exprs[i], names, false);
+        let kind = match n {
+            "init" => InstrKind::Barrier { op: BarrierOp::Init(ex(1, self)), decl, dest: None },
+            "join" => InstrKind::Barrier { op: BarrierOp::Join, decl, dest: None },
+            "drop" => InstrKind::Barrier { op: BarrierOp::Drop, decl, dest: None },
+            "arrive_drop" => InstrKind::Barrier { op: BarrierOp::ArriveDrop, decl, dest: None },
+            "arrive" => {
+                let count = if exprs.len() == 2 { Some(ex(1, self)) } else { None };
+                InstrKind::Barrier { op: BarrierOp::Arrive(count), decl, dest }
+            }
+            "wait" => {
+                let token = if exprs.len() == 2 {
+                    match operand_name(exprs[1]) {
+                        Some(t) if !names.barriers.contains(&t.as_str()) && !names.vars.contains(&t.as_str()) && !BUILTINS.iter().any(|(b, _)| *b == t) => Some(c.reg(&t)),
+                        _ => {
+                            self.err(exprs[1].span, "the token of `wait B, t` must be a register");
+                            return None;
+                        }
+                    }
+                } else {
+                    None
+                };
+                InstrKind::Barrier { op: BarrierOp::Wait(token), decl, dest: None }
+            }
+            "arrive_wait" => {
+                let token = c.reg(&format!("token@{}", s.span.start));
+                return Some(vec![
+                    InstrKind::Barrier { op: BarrierOp::Arrive(None), decl, dest: Some(token) },
+                    InstrKind::Barrier { op: BarrierOp::Wait(Some(token)), decl, dest: None },
+                ]);
+            }
+            "store" => InstrKind::Store { decl, value: ex(1, self) },
+            "load" => InstrKind::Load { decl, dest },
+            "read" => InstrKind::Read { decl },
+            "write" => InstrKind::Write { decl },
+            "exch" => InstrKind::Rmw { rmw: Rmw::Exch, decl, value: ex(1, self), dest },
+            "fetch_add" => InstrKind::Rmw { rmw: Rmw::FetchAdd, decl, value: ex(1, self), dest },
+            "cas" => {
+                let expected = ex(1, self);
+                let new = ex(2, self);
+                InstrKind::Cas { decl, expected, new, dest }
+            }
+            _ => unreachable!("arity table covers every lowered statement"),
+        };
+        Some(vec![kind])
+    }
+
+    fn snippet(&self, span: Span) -> &str {
+        self.text.get(span.start as usize..span.end as usize).unwrap_or("?")
+    }
+
+    fn expr(&mut self, c: &mut CodeBuilder, e: &Expr, names: &Names, locations: bool) -> CExpr {
+        match &e.kind {
+            ExprKind::Int(v) => CExpr::Int(*v),
+            ExprKind::Name(n) => {
+                if let Some((_, b)) = BUILTINS.iter().find(|(b, _)| b == n) {
+                    CExpr::Builtin(*b)
+                } else if let Some(d) = names.vars.iter().position(|v| v == n) {
+                    if !locations {
+                        self.err(e.span, format!("location `{n}` can only be read with `r = load {n}` (or in `await`)"));
+                    }
+                    CExpr::Loc(d as u32)
+                } else if names.barriers.contains(&n.as_str()) {
+                    self.err(e.span, format!("barrier `{n}` is not a value"));
+                    CExpr::Int(0)
+                } else {
+                    CExpr::Reg(c.reg(n))
+                }
+            }
+            ExprKind::Qualified(t, _) => {
+                self.err(t.span, "`THREAD:reg` is only allowed in `assert`");
+                CExpr::Int(0)
+            }
+            ExprKind::Unary(op, x) => CExpr::Unary(*op, Box::new(self.expr(c, x, names, locations))),
+            ExprKind::Binary(op, a, b) => {
+                let a = self.expr(c, a, names, locations);
+                let b = self.expr(c, b, names, locations);
+                CExpr::Binary(*op, Box::new(a), Box::new(b))
+            }
+        }
+    }
+
+    fn assert_expr(&mut self, e: &Expr, threads: &[ThreadInfo], codes: &[Code], names: &Names, loc_insts: &[Vec<LocId>]) -> Option<CExpr> {
+        Some(match &e.kind {
+            ExprKind::Int(v) => CExpr::Int(*v),
+            ExprKind::Qualified(t, r) => {
+                let Some(tid) = threads.iter().position(|x| x.name == t.name) else {
+                    self.err(t.span, format!("unknown thread `{}`", t.name));
+                    return None;
+                };
+                let code = &codes[threads[tid].code.index()];
+                let Some(reg) = code.reg(&r.name) else {
+                    self.err(r.span, format!("thread `{}` has no register `{}`", t.name, r.name));
+                    return None;
+                };
+                CExpr::ThreadReg(ThreadId(tid as u32), reg)
+            }
+            ExprKind::Name(n) => match names.vars.iter().position(|v| v == n) {
+                Some(d) if loc_insts[d].len() == 1 => CExpr::LocInst(loc_insts[d][0]),
+                Some(_) => {
+                    self.err(e.span, format!("location `{n}` has one instance per scope instance; assertions can only name device-wide locations"));
+                    return None;
+                }
+                None => {
+                    self.err(e.span, format!("`{n}` is not a location; name registers as `THREAD:{n}`"));
+                    return None;
+                }
+            },
+            ExprKind::Unary(op, x) => CExpr::Unary(*op, Box::new(self.assert_expr(x, threads, codes, names, loc_insts)?)),
+            ExprKind::Binary(op, a, b) => {
+                let a = self.assert_expr(a, threads, codes, names, loc_insts);
+                let b = self.assert_expr(b, threads, codes, names, loc_insts);
+                CExpr::Binary(*op, Box::new(a?), Box::new(b?))
+            }
+        })
+    }
+}
+
+struct Names<'a> {
+    barriers: Vec<&'a str>,
+    vars: Vec<&'a str>,
+}
+
+struct CodeBuilder {
+    code: Code,
+    labels: HashMap<String, u32>,
+    gotos: Vec<(usize, Ident)>,
+}
+
+impl CodeBuilder {
+    fn reg(&mut self, name: &str) -> RegId {
+        if let Some(r) = self.code.reg(name) {
+            return r;
+        }
+        self.code.regs.push(name.to_string());
+        RegId(self.code.regs.len() as u32 - 1)
+    }
+}

@@ -1,0 +1,236 @@
+//! The lowered program: threads, instances, code.
+
+use crate::ids::*;
+use bc_models::Model;
+use bc_syntax::{FindingKind, Quantifier, Span};
+use std::collections::BTreeSet;
+
+/// A declared scope of a barrier or location.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scope {
+    Thread,
+    Warp,
+    Block,
+    Cluster,
+    Device,
+}
+
+impl Scope {
+    pub fn parse(s: &str) -> Option<Scope> {
+        Some(match s {
+            "thread" => Scope::Thread,
+            "warp" => Scope::Warp,
+            "block" => Scope::Block,
+            "cluster" => Scope::Cluster,
+            "device" => Scope::Device,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Thread => "thread",
+            Scope::Warp => "warp",
+            Scope::Block => "block",
+            Scope::Cluster => "cluster",
+            Scope::Device => "device",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct BarrierInstance {
+    /// Display name: the declared name, with the scope instance when the
+    /// object has several (`B@block1`).
+    pub name: String,
+    pub decl_name: String,
+    /// Expected count set at launch (`barrier B = K`), or `None` (needs `init`).
+    pub launch_count: Option<i64>,
+    pub decl_span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct LocInstance {
+    pub name: String,
+    pub init: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadKind {
+    Device,
+    Host,
+}
+
+#[derive(Clone, Debug)]
+pub struct ThreadInfo {
+    pub name: String,
+    pub kind: ThreadKind,
+    pub code: CodeId,
+    pub block: u32,
+    pub cluster: u32,
+    pub warp: u32,
+    pub tid: u32,
+    pub ntid: u32,
+    pub lane: u32,
+    /// Declared barrier index -> the instance this thread touches.
+    pub barriers: Vec<BarrierId>,
+    /// Declared location index -> the instance this thread touches.
+    pub locs: Vec<LocId>,
+}
+
+/// A builtin value of kernel bodies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    Tid,
+    Bid,
+    Warp,
+    Lane,
+    Ntid,
+}
+
+/// A compiled expression over registers, builtins and (in `await` and
+/// assertions) locations.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CExpr {
+    Int(i64),
+    Reg(RegId),
+    Builtin(Builtin),
+    /// A declared location (index into the declarations; resolved per thread).
+    Loc(u32),
+    /// `T0:r` in assertions.
+    ThreadReg(ThreadId, RegId),
+    /// A location instance, in assertions.
+    LocInst(LocId),
+    Unary(bc_syntax::Op, Box<CExpr>),
+    Binary(bc_syntax::Op, Box<CExpr>, Box<CExpr>),
+}
+
+/// An abstract barrier operation of the formal model.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierOp {
+    Init(CExpr),
+    Join,
+    Drop,
+    /// Arrive, optionally setting the expected count first. With a
+    /// destination register, the register receives a phase token.
+    Arrive(Option<CExpr>),
+    /// Wait; with a token register, for the phase the token names.
+    Wait(Option<RegId>),
+    /// CUDA `arrive_and_drop`: arrive, and lower the expected count of the
+    /// following phases by one (one atomic operation).
+    ArriveDrop,
+}
+
+impl BarrierOp {
+    pub fn name(&self) -> &'static str {
+        match self {
+            BarrierOp::Init(_) => "init",
+            BarrierOp::Join => "join",
+            BarrierOp::Drop => "drop",
+            BarrierOp::Arrive(_) => "arrive",
+            BarrierOp::Wait(_) => "wait",
+            BarrierOp::ArriveDrop => "arrive_drop",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rmw {
+    Exch,
+    FetchAdd,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum InstrKind {
+    /// A barrier operation on a declared barrier (index into declarations).
+    Barrier { op: BarrierOp, decl: u32, dest: Option<RegId> },
+    Store { decl: u32, value: CExpr },
+    Load { decl: u32, dest: Option<RegId> },
+    Rmw { rmw: Rmw, decl: u32, value: CExpr, dest: Option<RegId> },
+    Cas { decl: u32, expected: CExpr, new: CExpr, dest: Option<RegId> },
+    /// Block until the condition (over locations and registers) holds.
+    Await(CExpr),
+    Read { decl: u32 },
+    Write { decl: u32 },
+    Assign { dest: RegId, value: CExpr },
+    /// Go to `then` if the condition is non-zero, else to `els`.
+    Branch { cond: CExpr, then: u32, els: u32 },
+    Jump(u32),
+    Exit,
+}
+
+impl InstrKind {
+    /// Local instructions touch only the thread's own registers and pc.
+    pub fn is_local(&self) -> bool {
+        matches!(self, InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Instr {
+    pub kind: InstrKind,
+    pub span: Span,
+    /// The source text of the statement, for witnesses and graphs.
+    pub text: String,
+}
+
+/// One lowered body: straight-line instructions with explicit jumps. The pc
+/// one past the last instruction is the end of the body.
+#[derive(Clone, Debug, Default)]
+pub struct Code {
+    pub instrs: Vec<Instr>,
+    pub regs: Vec<String>,
+}
+
+impl Code {
+    pub fn reg(&self, name: &str) -> Option<RegId> {
+        self.regs.iter().position(|r| r == name).map(|i| RegId(i as u32))
+    }
+    /// Control-flow successors of pc (the end pc has none).
+    pub fn successors(&self, pc: u32) -> Vec<u32> {
+        let end = self.instrs.len() as u32;
+        match self.instrs.get(pc as usize).map(|i| &i.kind) {
+            None | Some(InstrKind::Exit) => vec![],
+            Some(InstrKind::Jump(t)) => vec![*t],
+            Some(InstrKind::Branch { then, els, .. }) => vec![*then, *els],
+            Some(_) => vec![(pc + 1).min(end)],
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct AssertSpec {
+    pub quantifier: Quantifier,
+    pub cond: CExpr,
+    pub span: Span,
+    pub text: String,
+}
+
+/// A lowered litmus test, ready to explore.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub test: String,
+    pub about: Option<String>,
+    pub model: Model,
+    pub progress: String,
+    pub threads: Vec<ThreadInfo>,
+    pub codes: Vec<Code>,
+    pub barriers: Vec<BarrierInstance>,
+    pub locs: Vec<LocInstance>,
+    /// Pairs of barrier instances that are barrier-mutually-exclusive.
+    pub mutually_exclusive: Vec<(BarrierId, BarrierId)>,
+    pub asserts: Vec<AssertSpec>,
+    /// `None` when the file has no `expect` (then it passes when ok).
+    pub expect: Option<BTreeSet<FindingKind>>,
+}
+
+impl Program {
+    pub fn thread(&self, t: ThreadId) -> &ThreadInfo {
+        &self.threads[t.index()]
+    }
+    pub fn code_of(&self, t: ThreadId) -> &Code {
+        &self.codes[self.threads[t.index()].code.index()]
+    }
+    pub fn instr(&self, t: ThreadId, pc: u32) -> Option<&Instr> {
+        self.code_of(t).instrs.get(pc as usize)
+    }
+}

@@ -1,0 +1,100 @@
+//! The human-readable report: one line per test, then each finding with its
+//! witness (steps, bmo per barrier, participates-in, stuck waits).
+
+use crate::{verdict_text, Summary, TestReport};
+use bc_explore::{Finding, Stop};
+use std::fmt::Write;
+
+pub struct TextOptions {
+    /// Print findings and witnesses (otherwise one line per test).
+    pub witnesses: bool,
+    /// Print elapsed times (off for reproducible snapshots).
+    pub timing: bool,
+}
+
+/// The one-line summary of a test.
+pub fn line(r: &TestReport, opts: &TextOptions) -> String {
+    let status = if r.is_error() {
+        "ERROR"
+    } else if r.pass() {
+        "ok"
+    } else {
+        "FAIL"
+    };
+    let name = r.test.as_deref().unwrap_or("?");
+    let mut out = format!("{status:<5} {}  \"{name}\"", r.source.name);
+    let Some(o) = &r.outcome else {
+        let _ = write!(out, "  {} error(s)", r.diagnostics.len());
+        return out;
+    };
+    let _ = write!(out, "  verdict: {}", verdict_text(&r.verdict()));
+    if !r.pass() {
+        let exp = r.expected.clone().unwrap_or_default();
+        let _ = write!(out, " (expected {})", verdict_text(&exp));
+    }
+    let _ = write!(out, "  [{} states, {} executions", o.stats.states, o.stats.executions);
+    if opts.timing {
+        let _ = write!(out, ", {:.1} ms", o.stats.elapsed.as_secs_f64() * 1000.0);
+    }
+    out.push(']');
+    if o.stop != Stop::Exhausted {
+        let _ = write!(out, "  stop: {} (inconclusive)", o.stop.name());
+    }
+    out
+}
+
+pub fn finding(r: &TestReport, f: &Finding) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "  {}: {}", f.kind, f.message);
+    let w = &f.witness;
+    if w.steps.is_empty() && w.bmo.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "    witness:");
+    let tw = w.steps.iter().map(|s| s.thread.len()).max().unwrap_or(0);
+    let sw = w.steps.iter().map(|s| s.text.len()).max().unwrap_or(0);
+    for (i, s) in w.steps.iter().enumerate() {
+        let lc = r.source.line_col(s.span.start);
+        let effect = if s.effect.is_empty() { String::new() } else { format!("  {}", s.effect) };
+        let _ = writeln!(out, "      {:>3}. {:<tw$}  {:<sw$}  (line {}){effect}", i + 1, s.thread, s.text, lc.line);
+    }
+    for (b, ops) in &w.bmo {
+        let _ = writeln!(out, "    bmo {b}: {}", ops.join(", "));
+    }
+    for (wait, ps) in &w.participates_in {
+        let ps = if ps.is_empty() { "(none: no effect)".to_string() } else { ps.join(", ") };
+        let _ = writeln!(out, "    participates-in {wait} <- {ps}");
+    }
+    for s in &w.stuck {
+        let _ = writeln!(out, "    never completes: {s}");
+    }
+    out
+}
+
+/// The whole report of one test (the summary line, then its findings).
+pub fn test(r: &TestReport, opts: &TextOptions) -> String {
+    let mut out = line(r, opts);
+    out.push('\n');
+    if let Some(o) = &r.outcome {
+        for e in &o.internal_errors {
+            let _ = writeln!(out, "  internal error (please report): {e}");
+        }
+        if opts.witnesses {
+            for f in &o.findings {
+                out.push_str(&finding(r, f));
+            }
+        }
+    }
+    out
+}
+
+pub fn summary(s: &Summary) -> String {
+    let mut out = format!("{} passed, {} failed", s.passed, s.failed);
+    if s.errors > 0 {
+        let _ = write!(out, ", {} error(s)", s.errors);
+    }
+    if s.stopped > 0 {
+        let _ = write!(out, " ({} stopped at a limit)", s.stopped);
+    }
+    out
+}

@@ -1,0 +1,161 @@
+//! The JSON wire format, schema 1 (`../shared/spec/litmus-format.md`,
+//! "JSON output"). Serde types live only here; fields may be added, never
+//! changed in meaning without a new schema number.
+
+use crate::{summarize, verdict_text, TestReport};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const SCHEMA: u32 = 1;
+
+#[derive(Serialize)]
+pub struct Document {
+    pub schema: u32,
+    pub results: Vec<Result>,
+    pub summary: Summary,
+}
+
+#[derive(Serialize)]
+pub struct Result {
+    pub file: String,
+    pub test: Option<String>,
+    pub model: Option<String>,
+    pub verdict: Vec<String>,
+    pub expected: Option<Vec<String>>,
+    pub pass: bool,
+    pub findings: Vec<Finding>,
+    pub stats: Option<Stats>,
+    pub stop: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<Diagnostic>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub internal_errors: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct Diagnostic {
+    pub line: Option<u32>,
+    pub col: Option<u32>,
+    pub message: String,
+}
+
+#[derive(Serialize)]
+pub struct Finding {
+    pub kind: String,
+    pub message: String,
+    pub witness: Witness,
+}
+
+#[derive(Serialize)]
+pub struct Witness {
+    pub steps: Vec<Step>,
+    pub bmo: BTreeMap<String, Vec<String>>,
+    pub participates_in: Vec<Participation>,
+    pub stuck: Vec<String>,
+    pub focus: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct Step {
+    pub thread: String,
+    pub statement: String,
+    pub line: u32,
+    pub col: u32,
+    pub effect: String,
+}
+
+#[derive(Serialize)]
+pub struct Participation {
+    pub wait: String,
+    pub participants: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct Stats {
+    pub states: u64,
+    pub executions: u64,
+    pub elapsed_ms: f64,
+}
+
+#[derive(Serialize)]
+pub struct Summary {
+    pub tests: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+    pub stopped: usize,
+}
+
+fn kinds(v: &std::collections::BTreeSet<bc_syntax::FindingKind>) -> Vec<String> {
+    v.iter().map(|k| k.to_string()).collect()
+}
+
+pub fn result(r: &TestReport) -> Result {
+    let error = if r.is_error() { Some(crate::diagnostic::render_all(&r.source, &r.diagnostics)) } else { None };
+    let diagnostics = r
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let lc = d.span.map(|s| r.source.line_col(s.start));
+            Diagnostic { line: lc.map(|l| l.line), col: lc.map(|l| l.col), message: d.message.clone() }
+        })
+        .collect();
+    let findings = r
+        .outcome
+        .iter()
+        .flat_map(|o| &o.findings)
+        .map(|f| Finding {
+            kind: f.kind.to_string(),
+            message: f.message.clone(),
+            witness: Witness {
+                steps: f
+                    .witness
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        let lc = r.source.line_col(s.span.start);
+                        Step { thread: s.thread.clone(), statement: s.text.clone(), line: lc.line, col: lc.col, effect: s.effect.clone() }
+                    })
+                    .collect(),
+                bmo: f.witness.bmo.iter().cloned().collect(),
+                participates_in: f.witness.participates_in.iter().map(|(w, ps)| Participation { wait: w.clone(), participants: ps.clone() }).collect(),
+                stuck: f.witness.stuck.clone(),
+                focus: f.witness.focus.clone(),
+            },
+        })
+        .collect();
+    let _ = verdict_text;
+    Result {
+        file: r.source.name.clone(),
+        test: r.test.clone(),
+        model: r.model.clone(),
+        verdict: kinds(&r.verdict()),
+        expected: r.expected.as_ref().map(kinds),
+        pass: r.pass(),
+        findings,
+        stats: r.outcome.as_ref().map(|o| Stats {
+            states: o.stats.states,
+            executions: o.stats.executions,
+            elapsed_ms: (o.stats.elapsed.as_secs_f64() * 1e6).round() / 1e3,
+        }),
+        stop: r.outcome.as_ref().map(|o| o.stop.name().to_string()),
+        error,
+        diagnostics,
+        internal_errors: r.outcome.as_ref().map(|o| o.internal_errors.clone()).unwrap_or_default(),
+    }
+}
+
+pub fn document(reports: &[TestReport]) -> Document {
+    let s = summarize(reports);
+    Document {
+        schema: SCHEMA,
+        results: reports.iter().map(result).collect(),
+        summary: Summary { tests: s.tests, passed: s.passed, failed: s.failed, errors: s.errors, stopped: s.stopped },
+    }
+}
+
+pub fn to_json(reports: &[TestReport]) -> String {
+    serde_json::to_string_pretty(&document(reports)).expect("the wire types always serialize")
+}
