@@ -24,7 +24,13 @@ pub fn decode(name: &str, bytes: &[u8]) -> (SourceFile, Option<Diagnostic>) {
             let file = SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned());
             // Offsets after the first bad byte shift in the lossy text, but
             // the first one is exact.
-            (file, Some(Diagnostic::error(Span::new(at, at + 1), "the file is not valid UTF-8 text")))
+            (
+                file,
+                Some(Diagnostic::error(
+                    Span::new(at, at + 1),
+                    "the file is not valid UTF-8 text",
+                )),
+            )
         }
     }
 }
@@ -32,15 +38,31 @@ pub fn decode(name: &str, bytes: &[u8]) -> (SourceFile, Option<Diagnostic>) {
 /// Parses, lowers and explores one file.
 pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport {
     let (source, bad) = decode(name, bytes);
-    let mut report = TestReport { source, test: None, model: None, expected: None, outcome: None, diagnostics: Vec::new() };
+    let mut report = TestReport {
+        source,
+        test: None,
+        model: None,
+        expected: None,
+        outcome: None,
+        diagnostics: Vec::new(),
+    };
     if let Some(d) = bad {
         report.diagnostics.push(d);
         return report;
     }
     let (lit, diags) = bc_syntax::parse(&report.source.text);
     report.test = lit.name.as_ref().map(|n| n.name.clone());
-    report.model = opts.model.as_ref().map(|m| m.name.clone()).or_else(|| lit.model.as_ref().map(|m| m.name.clone()));
-    report.expected = lit.expect.as_ref().map(|e| e.kinds.iter().filter_map(|k| bc_syntax::FindingKind::parse(&k.name)).collect());
+    report.model = opts
+        .model
+        .as_ref()
+        .map(|m| m.name.clone())
+        .or_else(|| lit.model.as_ref().map(|m| m.name.clone()));
+    report.expected = lit.expect.as_ref().map(|e| {
+        e.kinds
+            .iter()
+            .filter_map(|k| bc_syntax::FindingKind::parse(&k.name))
+            .collect()
+    });
     let result = lower_parsed(&report.source, &lit, diags, opts.model.clone());
     match result {
         Ok(program) => report.outcome = Some(bc_explore::explore(&program, opts.limits)),
@@ -57,14 +79,19 @@ fn lower_parsed(
     mut diags: Vec<Diagnostic>,
     model: Option<Model>,
 ) -> Result<bc_graph::Program, Vec<Diagnostic>> {
-    let lowered = bc_graph::lower::resolve_model(lit, model).map_err(|d| vec![d]).and_then(|m| bc_graph::lower(lit, &source.text, m));
+    let lowered = bc_graph::lower::resolve_model(lit, model)
+        .map_err(|d| vec![d])
+        .and_then(|m| bc_graph::lower(lit, &source.text, m));
     let has_errors = diags.iter().any(|d| d.severity == Severity::Error);
     match lowered {
         Ok(p) if !has_errors => Ok(p),
         Ok(_) => Err(diags),
         Err(more) => {
-            if lit.name.is_some() {
-                diags.extend(more);
+            diags.extend(more);
+            if diags.is_empty() {
+                diags.push(Diagnostic::file_error(
+                    "the file does not describe a litmus test",
+                ));
             }
             diags.sort_by_key(|d| d.span.map(|s| (s.start, s.end)));
             diags.dedup();
@@ -74,7 +101,11 @@ fn lower_parsed(
 }
 
 /// Parses and lowers a file for `graph`; diagnostics on failure.
-pub fn lower_bytes(name: &str, bytes: &[u8], model: Option<Model>) -> (SourceFile, Result<bc_graph::Program, Vec<Diagnostic>>) {
+pub fn lower_bytes(
+    name: &str,
+    bytes: &[u8],
+    model: Option<Model>,
+) -> (SourceFile, Result<bc_graph::Program, Vec<Diagnostic>>) {
     let (source, bad) = decode(name, bytes);
     if let Some(d) = bad {
         return (source, Err(vec![d]));

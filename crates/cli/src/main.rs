@@ -12,7 +12,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Parser)]
-#[command(name = "barrier-check", version, about = "Exhaustive execution-model checker for GPU barrier litmus tests")]
+#[command(
+    name = "barrier-check",
+    version,
+    about = "Exhaustive execution-model checker for GPU barrier litmus tests"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -78,20 +82,40 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Check { paths, format, model, max_states, timeout, quiet, no_timing } => {
+        Command::Check {
+            paths,
+            format,
+            model,
+            max_states,
+            timeout,
+            quiet,
+            no_timing,
+        } => {
             let model = match load_model(&model) {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
             let timeout = match timeout {
-                Some(t) if !(t > 0.0 && t.is_finite()) => return usage_error("--timeout needs a positive number of seconds"),
+                Some(t) if !(t > 0.0 && t.is_finite()) => {
+                    return usage_error("--timeout needs a positive number of seconds")
+                }
                 Some(t) => Some(Duration::from_secs_f64(t)),
                 None => None,
             };
-            let opts = CheckOptions { model, limits: Limits { max_states, timeout } };
+            let opts = CheckOptions {
+                model,
+                limits: Limits {
+                    max_states,
+                    timeout,
+                },
+            };
             check(&paths, format, &opts, quiet, !no_timing)
         }
-        Command::Graph { file, format: GraphFormat::Dot, model } => {
+        Command::Graph {
+            file,
+            format: GraphFormat::Dot,
+            model,
+        } => {
             let model = match load_model(&model) {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
@@ -127,7 +151,9 @@ fn load_model(args: &ModelArgs) -> Result<Option<Model>, String> {
     }
     if let Some(path) = &args.model_file {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        return Model::from_toml(&text).map(Some).map_err(|e| format!("{}: {e}", path.display()));
+        return Model::from_toml(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display()));
     }
     Ok(None)
 }
@@ -160,7 +186,13 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn check(paths: &[PathBuf], format: Format, opts: &CheckOptions, quiet: bool, timing: bool) -> ExitCode {
+fn check(
+    paths: &[PathBuf],
+    format: Format,
+    opts: &CheckOptions,
+    quiet: bool,
+    timing: bool,
+) -> ExitCode {
     let files = match collect(paths) {
         Ok(f) => f,
         Err(e) => return usage_error(&e),
@@ -168,7 +200,10 @@ fn check(paths: &[PathBuf], format: Format, opts: &CheckOptions, quiet: bool, ti
     if files.is_empty() {
         return usage_error("no .litmus files found");
     }
-    let text_opts = TextOptions { witnesses: !quiet, timing };
+    let text_opts = TextOptions {
+        witnesses: !quiet,
+        timing,
+    };
     let mut reports = Vec::new();
     let mut unreadable = false;
     let stdout = std::io::stdout();
@@ -186,7 +221,10 @@ fn check(paths: &[PathBuf], format: Format, opts: &CheckOptions, quiet: bool, ti
         let r = check_bytes(&name, &bytes, opts);
         if format == Format::Text {
             if r.is_error() {
-                eprint!("{}", bc_report::diagnostic::render_all(&r.source, &r.diagnostics));
+                eprint!(
+                    "{}",
+                    bc_report::diagnostic::render_all(&r.source, &r.diagnostics)
+                );
             }
             let _ = out.write_all(bc_report::text::test(&r, &text_opts).as_bytes());
             let _ = out.flush();
@@ -228,7 +266,11 @@ fn models(name: Option<&str>) -> ExitCode {
                 println!("warp size: {}", m.warp_size);
                 println!("default progress model: {}", m.default_progress);
                 println!("statements: {}", m.statements.join(", "));
-                let rules: Vec<&str> = bc_models::Rule::ALL.into_iter().filter(|r| m.rules.has(*r)).map(|r| r.name()).collect();
+                let rules: Vec<&str> = bc_models::Rule::ALL
+                    .into_iter()
+                    .filter(|r| m.rules.has(*r))
+                    .map(|r| r.name())
+                    .collect();
                 println!("rules: {}", rules.join(", "));
                 ExitCode::SUCCESS
             }

@@ -68,9 +68,16 @@ pub fn describe_final(p: &Program, s: &State, e: &CExpr) -> String {
             CExpr::ThreadReg(t, r) => {
                 let th = &p.threads[t.index()];
                 let name = &p.codes[th.code.index()].regs[r.index()];
-                out.push(format!("{}:{} = {}", th.name, name, s.threads[t.index()].regs[r.index()]));
+                out.push(format!(
+                    "{}:{} = {}",
+                    th.name,
+                    name,
+                    s.threads[t.index()].regs[r.index()]
+                ));
             }
-            CExpr::LocInst(l) => out.push(format!("{} = {}", p.locs[l.index()].name, s.mem[l.index()])),
+            CExpr::LocInst(l) => {
+                out.push(format!("{} = {}", p.locs[l.index()].name, s.mem[l.index()]))
+            }
             CExpr::Unary(_, x) => walk(p, s, x, out),
             CExpr::Binary(_, a, b) => {
                 walk(p, s, a, out);

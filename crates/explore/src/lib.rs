@@ -35,7 +35,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_states: 2_000_000, timeout: None }
+        Limits {
+            max_states: 2_000_000,
+            timeout: None,
+        }
     }
 }
 
@@ -185,7 +188,11 @@ impl<'p> Explorer<'p> {
         if choices.is_empty() {
             self.at_end(&init);
         }
-        stack.push(Frame { state: init, choices, next: 0 });
+        stack.push(Frame {
+            state: init,
+            choices,
+            next: 0,
+        });
         let mut stop = Stop::Exhausted;
         let mut tick = 0u32;
         while let Some(top) = stack.last_mut() {
@@ -222,20 +229,31 @@ impl<'p> Explorer<'p> {
             if choices.is_empty() {
                 self.at_end(&s);
             }
-            stack.push(Frame { state: s, choices, next: 0 });
+            stack.push(Frame {
+                state: s,
+                choices,
+                next: 0,
+            });
         }
         // `sometimes` assertions fail when no finished execution satisfies them.
         if stop == Stop::Exhausted {
             for (i, a) in self.p.asserts.iter().enumerate() {
                 if a.quantifier == Quantifier::Sometimes && !self.sometimes_holds[i] {
-                    let msg = format!("`{}`: no execution that ends with every thread finished satisfies it", a.text);
+                    let msg = format!(
+                        "`{}`: no execution that ends with every thread finished satisfies it",
+                        a.text
+                    );
                     self.record(FindingKind::Assertion, msg, Witness::default(), false);
                 }
             }
         }
         Outcome {
             findings: self.findings.into_values().collect(),
-            stats: Stats { states: visited.len() as u64, executions: self.executions, elapsed: self.start.elapsed() },
+            stats: Stats {
+                states: visited.len() as u64,
+                executions: self.executions,
+                elapsed: self.start.elapsed(),
+            },
             stop,
             operational: self.operational,
             judged: self.judged,
@@ -249,7 +267,11 @@ impl<'p> Explorer<'p> {
         } else {
             self.operational.insert(kind);
         }
-        self.findings.entry(kind).or_insert(Finding { kind, message, witness });
+        self.findings.entry(kind).or_insert(Finding {
+            kind,
+            message,
+            witness,
+        });
     }
 
     fn flush_pending(&mut self, s: &State, focus: &[EventId]) {
@@ -269,15 +291,33 @@ impl<'p> Explorer<'p> {
     /// A state with no choice: every thread finished, or the rest are stuck.
     fn at_end(&mut self, s: &State) {
         self.executions += 1;
-        let blocked: Vec<usize> = (0..s.threads.len()).filter(|&t| s.threads[t].status != Status::Done).collect();
-        let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.at_wait(s, t)).collect();
+        let blocked: Vec<usize> = (0..s.threads.len())
+            .filter(|&t| s.threads[t].status != Status::Done)
+            .collect();
+        let stuck_waits: Vec<usize> = blocked
+            .iter()
+            .copied()
+            .filter(|&t| self.at_wait(s, t))
+            .collect();
         if !blocked.is_empty() {
-            if !stuck_waits.is_empty() {
-                let names: Vec<String> = stuck_waits.iter().map(|&t| format!("{} at `{}`", self.p.threads[t].name, self.instr_text(s, t))).collect();
-                self.pending.push((FindingKind::Deadlock, format!("stuck forever: {}", names.join(", "))));
-            } else {
-                let names: Vec<String> = blocked.iter().map(|&t| format!("{} at `{}`", self.p.threads[t].name, self.instr_text(s, t))).collect();
-                self.pending.push((FindingKind::Nontermination, format!("spins forever: {}", names.join(", "))));
+            if !stuck_waits.is_empty() && self.p.model.rules.has(bc_models::Rule::WaitCompletes) {
+                let names: Vec<String> = stuck_waits
+                    .iter()
+                    .map(|&t| format!("{} at `{}`", self.p.threads[t].name, self.instr_text(s, t)))
+                    .collect();
+                self.pending.push((
+                    FindingKind::Deadlock,
+                    format!("stuck forever: {}", names.join(", ")),
+                ));
+            } else if stuck_waits.is_empty() {
+                let names: Vec<String> = blocked
+                    .iter()
+                    .map(|&t| format!("{} at `{}`", self.p.threads[t].name, self.instr_text(s, t)))
+                    .collect();
+                self.pending.push((
+                    FindingKind::Nontermination,
+                    format!("spins forever: {}", names.join(", ")),
+                ));
             }
         }
         if !self.pending.is_empty() {
@@ -294,7 +334,8 @@ impl<'p> Explorer<'p> {
             match v.kind {
                 None => {
                     if self.internal_errors.len() < 8 {
-                        self.internal_errors.push(format!("{}: {}", v.rule, v.message));
+                        self.internal_errors
+                            .push(format!("{}: {}", v.rule, v.message));
                     }
                 }
                 Some(kind) => {
@@ -321,7 +362,11 @@ impl<'p> Explorer<'p> {
                 };
                 if bad && !self.findings.contains_key(&FindingKind::Assertion) {
                     let what = if holds { "holds" } else { "does not hold" };
-                    let msg = format!("`{}` {what} in this execution ({})", a.text, eval::describe_final(self.p, s, &a.cond));
+                    let msg = format!(
+                        "`{}` {what} in this execution ({})",
+                        a.text,
+                        eval::describe_final(self.p, s, &a.cond)
+                    );
                     let w = self.witness_with(s, &exec, &names, &[]);
                     self.record(FindingKind::Assertion, msg, w, false);
                 } else if bad {
@@ -333,13 +378,20 @@ impl<'p> Explorer<'p> {
 
     fn at_wait(&self, s: &State, t: usize) -> bool {
         matches!(
-            self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
-            Some(InstrKind::Barrier { op: BarrierOp::Wait(_), .. })
+            self.p
+                .instr(ThreadId(t as u32), s.threads[t].pc)
+                .map(|i| &i.kind),
+            Some(InstrKind::Barrier {
+                op: BarrierOp::Wait(_),
+                ..
+            })
         )
     }
 
     fn instr_text(&self, s: &State, t: usize) -> String {
-        self.p.instr(ThreadId(t as u32), s.threads[t].pc).map_or_else(|| "end".into(), |i| i.text.clone())
+        self.p
+            .instr(ThreadId(t as u32), s.threads[t].pc)
+            .map_or_else(|| "end".into(), |i| i.text.clone())
     }
 
     fn barrier_of(&self, t: usize, decl: u32) -> usize {

@@ -58,7 +58,10 @@ pub enum HKind {
     Drop,
     Arrive(Option<i64>),
     ArriveDrop,
-    Wait { participants: Vec<(u32, u32)>, token_phase: Option<u32> },
+    Wait {
+        participants: Vec<(u32, u32)>,
+        token_phase: Option<u32>,
+    },
     Read,
     Write,
 }
@@ -113,7 +116,18 @@ impl State {
                 })
                 .collect(),
             hist: vec![Vec::new(); nt],
-            bmo: p.barriers.iter().enumerate().map(|(i, b)| if b.launch_count.is_some() { vec![(LAUNCH, i as u32)] } else { vec![] }).collect(),
+            bmo: p
+                .barriers
+                .iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    if b.launch_count.is_some() {
+                        vec![(LAUNCH, i as u32)]
+                    } else {
+                        vec![]
+                    }
+                })
+                .collect(),
         }
     }
 }

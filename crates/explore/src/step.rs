@@ -5,6 +5,7 @@ use crate::state::{HEvent, HKind, Phase, State, Status};
 use crate::{Choice, Explorer, Step};
 use bc_graph::bits::Bits;
 use bc_graph::*;
+use bc_models::Rule;
 use bc_syntax::{FindingKind, UbKind};
 
 /// Local steps one thread may take in a row before it counts as looping
@@ -25,8 +26,20 @@ pub fn decode_token(v: i64) -> Option<(usize, u32)> {
 }
 
 impl Explorer<'_> {
+    /// Records an operational finding, unless the model data disables the
+    /// rule behind it.
     fn ub(&mut self, kind: UbKind, msg: String) {
-        self.pending.push((FindingKind::Ub(kind), msg));
+        let rule = match kind {
+            UbKind::UninitializedBarrier => Rule::FirstBmoInit,
+            UbKind::DropWithoutJoin => Rule::DropNeedsJoin,
+            UbKind::NegativeExpectedCount => Rule::DropNotNegative,
+            UbKind::ExpectedCountTooSmall => Rule::ExpectedCountUpdate,
+            UbKind::WaitWithoutJoin => Rule::WaitNeedsJoin,
+            _ => return self.pending.push((FindingKind::Ub(kind), msg)),
+        };
+        if self.p.model.rules.has(rule) {
+            self.pending.push((FindingKind::Ub(kind), msg));
+        }
     }
 
     fn tname(&self, t: usize) -> &str {
@@ -82,15 +95,26 @@ impl Explorer<'_> {
             .done
             .iter()
             .enumerate()
-            .filter(|(_, ph)| ph.mask.get(t * nb + b) && !ph.bound.get(t) && token_phase.is_none_or(|n| n == ph.number))
+            .filter(|(_, ph)| {
+                ph.mask.get(t * nb + b)
+                    && !ph.bound.get(t)
+                    && token_phase.is_none_or(|n| n == ph.number)
+            })
             .map(|(i, _)| i as u32)
             .collect()
     }
 
     /// What a wait of thread `t` waits for: `Err(())` when it has no
     /// joined-before join (it acts as a no-op), else the token phase.
-    fn wait_target(&self, s: &State, t: usize, b: usize, token: Option<RegId>) -> Result<Option<u32>, ()> {
-        if !s.threads[t].joined.contains(&(b as u32)) && self.p.model.rules.has(bc_models::Rule::JoinedBefore) {
+    fn wait_target(
+        &self,
+        s: &State,
+        t: usize,
+        b: usize,
+        token: Option<RegId>,
+    ) -> Result<Option<u32>, ()> {
+        if !s.threads[t].joined.contains(&(b as u32)) && self.p.model.rules.has(Rule::JoinedBefore)
+        {
             return Err(());
         }
         Ok(match token {
@@ -109,23 +133,41 @@ impl Explorer<'_> {
             if th.status != Status::Running {
                 continue;
             }
-            let Some(ins) = self.p.instr(ThreadId(t as u32), th.pc) else { continue };
+            let Some(ins) = self.p.instr(ThreadId(t as u32), th.pc) else {
+                continue;
+            };
             match &ins.kind {
-                InstrKind::Barrier { op: BarrierOp::Wait(token), decl, .. } => {
+                InstrKind::Barrier {
+                    op: BarrierOp::Wait(token),
+                    decl,
+                    ..
+                } => {
                     let b = self.barrier_of(t, *decl);
                     match self.wait_target(s, t, b, *token) {
-                        Err(()) => out.push(Choice { thread: t as u32, phase: None }),
+                        Err(()) => out.push(Choice {
+                            thread: t as u32,
+                            phase: None,
+                        }),
                         Ok(tp) => {
-                            out.extend(self.eligible(s, t, b, tp).into_iter().map(|i| Choice { thread: t as u32, phase: Some(i) }))
+                            out.extend(self.eligible(s, t, b, tp).into_iter().map(|i| Choice {
+                                thread: t as u32,
+                                phase: Some(i),
+                            }))
                         }
                     }
                 }
                 InstrKind::Await(cond) => {
                     if eval(self.p, s, t, cond) != 0 {
-                        out.push(Choice { thread: t as u32, phase: None });
+                        out.push(Choice {
+                            thread: t as u32,
+                            phase: None,
+                        });
                     }
                 }
-                _ => out.push(Choice { thread: t as u32, phase: None }),
+                _ => out.push(Choice {
+                    thread: t as u32,
+                    phase: None,
+                }),
             }
         }
         out
@@ -135,7 +177,10 @@ impl Explorer<'_> {
     pub(crate) fn step(&mut self, s: &mut State, c: Choice) -> Step {
         let t = c.thread as usize;
         let tid = ThreadId(c.thread);
-        let ins = self.p.instr(tid, s.threads[t].pc).expect("choices point at instructions");
+        let ins = self
+            .p
+            .instr(tid, s.threads[t].pc)
+            .expect("choices point at instructions");
         let (span, text) = (ins.span, ins.text.clone());
         let pc = s.threads[t].pc;
         let info = &self.p.threads[t];
@@ -149,7 +194,14 @@ impl Explorer<'_> {
                     BarrierOp::Init(k) => {
                         let k = eval(self.p, s, t, &k);
                         if k <= 0 {
-                            self.ub(UbKind::NegativeExpectedCount, format!("{} initializes {} with expected count {k}", self.tname(t), self.bname(b)));
+                            self.ub(
+                                UbKind::NegativeExpectedCount,
+                                format!(
+                                    "{} initializes {} with expected count {k}",
+                                    self.tname(t),
+                                    self.bname(b)
+                                ),
+                            );
                         }
                         let bar = &mut s.bars[b];
                         bar.init = true;
@@ -158,20 +210,39 @@ impl Explorer<'_> {
                         bar.pending_drop = 0;
                         bar.open = None;
                         s.bmo[b].push((c.thread, po));
-                        s.hist[t].push(HEvent { pc, kind: HKind::Init(k), target });
+                        s.hist[t].push(HEvent {
+                            pc,
+                            kind: HKind::Init(k),
+                            target,
+                        });
                         format!("{}: expected count {}", self.bname(b), k.max(0))
                     }
                     BarrierOp::Join => {
                         self.join(s, t, b);
-                        s.hist[t].push(HEvent { pc, kind: HKind::Join, target });
+                        s.hist[t].push(HEvent {
+                            pc,
+                            kind: HKind::Join,
+                            target,
+                        });
                         format!("joins {}", self.bname(b))
                     }
                     BarrierOp::Drop => {
                         if !s.threads[t].joined.contains(&(b as u32)) {
-                            self.ub(UbKind::DropWithoutJoin, format!("{} drops {} with no joined-before join", self.tname(t), self.bname(b)));
+                            self.ub(
+                                UbKind::DropWithoutJoin,
+                                format!(
+                                    "{} drops {} with no joined-before join",
+                                    self.tname(t),
+                                    self.bname(b)
+                                ),
+                            );
                         }
                         s.threads[t].joined.retain(|&x| x != b as u32);
-                        s.hist[t].push(HEvent { pc, kind: HKind::Drop, target });
+                        s.hist[t].push(HEvent {
+                            pc,
+                            kind: HKind::Drop,
+                            target,
+                        });
                         self.modify(s, t, b, po, HKind::Drop)
                     }
                     BarrierOp::Arrive(set) => {
@@ -188,32 +259,72 @@ impl Explorer<'_> {
                                 s.bars[b].expected = k;
                             }
                         }
-                        let phase = s.bars[b].open.as_ref().map_or(s.bars[b].next_phase, |p| p.number);
+                        let phase = s.bars[b]
+                            .open
+                            .as_ref()
+                            .map_or(s.bars[b].next_phase, |p| p.number);
                         if let Some(d) = dest {
                             s.threads[t].regs[d.index()] = encode_token(b, phase);
                         }
-                        s.hist[t].push(HEvent { pc, kind: HKind::Arrive(set), target });
+                        s.hist[t].push(HEvent {
+                            pc,
+                            kind: HKind::Arrive(set),
+                            target,
+                        });
                         self.modify(s, t, b, po, HKind::Arrive(set))
                     }
                     BarrierOp::ArriveDrop => {
-                        s.hist[t].push(HEvent { pc, kind: HKind::ArriveDrop, target });
+                        s.hist[t].push(HEvent {
+                            pc,
+                            kind: HKind::ArriveDrop,
+                            target,
+                        });
                         self.modify(s, t, b, po, HKind::ArriveDrop)
                     }
                     BarrierOp::Wait(token) => match (self.wait_target(s, t, b, token), c.phase) {
                         (Err(()), _) => {
-                            self.ub(UbKind::WaitWithoutJoin, format!("{} waits on {} with no joined-before join", self.tname(t), self.bname(b)));
-                            s.hist[t].push(HEvent { pc, kind: HKind::Wait { participants: vec![], token_phase: None }, target });
+                            self.ub(
+                                UbKind::WaitWithoutJoin,
+                                format!(
+                                    "{} waits on {} with no joined-before join",
+                                    self.tname(t),
+                                    self.bname(b)
+                                ),
+                            );
+                            s.hist[t].push(HEvent {
+                                pc,
+                                kind: HKind::Wait {
+                                    participants: vec![],
+                                    token_phase: None,
+                                },
+                                target,
+                            });
                             "no joined-before join: the wait has no effect".into()
                         }
                         (Ok(tp), Some(i)) => {
                             let ph = &mut s.bars[b].done[i as usize];
                             ph.bound.set(t);
-                            let (number, members, mask) = (ph.number, ph.members.clone(), ph.mask.clone());
+                            let (number, members, mask) =
+                                (ph.number, ph.members.clone(), ph.mask.clone());
                             s.threads[t].jmask.union_with(&mask);
-                            let who: Vec<String> = members.iter().map(|&(u, q)| self.label_of(s, u, q)).collect();
-                            s.hist[t].push(HEvent { pc, kind: HKind::Wait { participants: members, token_phase: tp }, target });
+                            let who: Vec<String> = members
+                                .iter()
+                                .map(|&(u, q)| self.label_of(s, u, q))
+                                .collect();
+                            s.hist[t].push(HEvent {
+                                pc,
+                                kind: HKind::Wait {
+                                    participants: members,
+                                    token_phase: tp,
+                                },
+                                target,
+                            });
                             self.collect(s, b);
-                            format!("completes on phase {number} of {} (participants: {})", self.bname(b), who.join(", "))
+                            format!(
+                                "completes on phase {number} of {} (participants: {})",
+                                self.bname(b),
+                                who.join(", ")
+                            )
                         }
                         (Ok(_), None) => unreachable!("an enabled wait has a phase"),
                     },
@@ -231,7 +342,12 @@ impl Explorer<'_> {
                 self.set(s, t, dest, v);
                 format!("reads {} = {v}", self.p.locs[l].name)
             }
-            InstrKind::Rmw { rmw, decl, value, dest } => {
+            InstrKind::Rmw {
+                rmw,
+                decl,
+                value,
+                dest,
+            } => {
                 let v = eval(self.p, s, t, &value);
                 let l = info.locs[decl as usize].index();
                 let old = s.mem[l];
@@ -242,7 +358,12 @@ impl Explorer<'_> {
                 self.set(s, t, dest, old);
                 format!("{}: {old} -> {}", self.p.locs[l].name, s.mem[l])
             }
-            InstrKind::Cas { decl, expected, new, dest } => {
+            InstrKind::Cas {
+                decl,
+                expected,
+                new,
+                dest,
+            } => {
                 let e = eval(self.p, s, t, &expected);
                 let n = eval(self.p, s, t, &new);
                 let l = info.locs[decl as usize].index();
@@ -256,17 +377,33 @@ impl Explorer<'_> {
             InstrKind::Await(_) => "condition holds".into(),
             InstrKind::Read { decl } | InstrKind::Write { decl } => {
                 let l = info.locs[decl as usize];
-                let kind = if matches!(ins.kind, InstrKind::Read { .. }) { HKind::Read } else { HKind::Write };
-                s.hist[t].push(HEvent { pc, kind, target: Target::Loc(l) });
+                let kind = if matches!(ins.kind, InstrKind::Read { .. }) {
+                    HKind::Read
+                } else {
+                    HKind::Write
+                };
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind,
+                    target: Target::Loc(l),
+                });
                 String::new()
             }
-            InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_) | InstrKind::Exit => {
+            InstrKind::Assign { .. }
+            | InstrKind::Branch { .. }
+            | InstrKind::Jump(_)
+            | InstrKind::Exit => {
                 unreachable!("local instructions never wait for a choice")
             }
         };
         s.threads[t].pc = next_pc;
         self.run_local(s, t);
-        Step { thread: self.p.threads[t].name.clone(), span, text, effect }
+        Step {
+            thread: self.p.threads[t].name.clone(),
+            span,
+            text,
+            effect,
+        }
     }
 
     fn set(&self, s: &mut State, t: usize, dest: Option<RegId>, v: i64) {
@@ -291,12 +428,17 @@ impl Explorer<'_> {
         let th = &mut s.threads[t];
         th.jmask.set(bit);
         let me = BarrierId(b as u32);
-        let exclusive: Vec<u32> = th
-            .joined
-            .iter()
-            .copied()
-            .filter(|&o| o as usize == b || self.p.mutually_exclusive.iter().any(|&(x, y)| (x, y) == (me, BarrierId(o)) || (y, x) == (me, BarrierId(o))))
-            .collect();
+        let exclusive: Vec<u32> =
+            th.joined
+                .iter()
+                .copied()
+                .filter(|&o| {
+                    o as usize == b
+                        || self.p.mutually_exclusive.iter().any(|&(x, y)| {
+                            (x, y) == (me, BarrierId(o)) || (y, x) == (me, BarrierId(o))
+                        })
+                })
+                .collect();
         th.joined.retain(|o| !exclusive.contains(o));
         th.joined.push(b as u32);
         th.joined.sort_unstable();
@@ -311,12 +453,24 @@ impl Explorer<'_> {
         let nt = self.p.threads.len();
         let nb = self.p.barriers.len();
         if !s.bars[b].init {
-            self.ub(UbKind::UninitializedBarrier, format!("{} operates on {} before any init", self.tname(t), self.bname(b)));
+            self.ub(
+                UbKind::UninitializedBarrier,
+                format!(
+                    "{} operates on {} before any init",
+                    self.tname(t),
+                    self.bname(b)
+                ),
+            );
         }
         let mask = s.threads[t].jmask.clone();
         let bar = &mut s.bars[b];
         if bar.open.is_none() {
-            bar.open = Some(Phase { number: bar.next_phase, members: Vec::new(), mask: Bits::new(nt * nb), bound: Bits::new(nt) });
+            bar.open = Some(Phase {
+                number: bar.next_phase,
+                members: Vec::new(),
+                mask: Bits::new(nt * nb),
+                bound: Bits::new(nt),
+            });
             bar.next_phase += 1;
         }
         let open = bar.open.as_mut().expect("just opened");
@@ -348,12 +502,22 @@ impl Explorer<'_> {
             bar.pending_drop = 0;
             format!("{}: completes phase {number}", self.p.barriers[b].name)
         } else if bar.init {
-            format!("{}: {} of {} arrived (phase {number})", self.p.barriers[b].name, bar.arrived, bar.expected)
+            format!(
+                "{}: {} of {} arrived (phase {number})",
+                self.p.barriers[b].name, bar.arrived, bar.expected
+            )
         } else {
             format!("{}: uninitialized", self.p.barriers[b].name)
         };
         if negative {
-            self.ub(UbKind::NegativeExpectedCount, format!("{} drops {} below an expected count of zero", self.tname(t), self.bname(b)));
+            self.ub(
+                UbKind::NegativeExpectedCount,
+                format!(
+                    "{} drops {} below an expected count of zero",
+                    self.tname(t),
+                    self.bname(b)
+                ),
+            );
         }
         self.collect(s, b);
         effect
@@ -364,6 +528,8 @@ impl Explorer<'_> {
     fn collect(&self, s: &mut State, b: usize) {
         let nt = self.p.threads.len();
         let nb = self.p.barriers.len();
-        s.bars[b].done.retain(|ph| (0..nt).any(|u| ph.mask.get(u * nb + b) && !ph.bound.get(u)));
+        s.bars[b]
+            .done
+            .retain(|ph| (0..nt).any(|u| ph.mask.get(u * nb + b) && !ph.bound.get(u)));
     }
 }

@@ -31,7 +31,10 @@ impl Explorer<'_> {
             return format!("launch: {} = {}", b.name, b.launch_count.unwrap_or(0));
         }
         let ev = &s.hist[t as usize][po as usize];
-        let text = self.p.instr(ThreadId(t), ev.pc).map_or("?", |i| i.text.as_str());
+        let text = self
+            .p
+            .instr(ThreadId(t), ev.pc)
+            .map_or("?", |i| i.text.as_str());
         format!("{}#{} {}", self.p.threads[t as usize].name, po + 1, text)
     }
 
@@ -43,7 +46,12 @@ impl Explorer<'_> {
         let mut ids: HashMap<(u32, u32), EventId> = HashMap::new();
         for (i, bar) in p.barriers.iter().enumerate() {
             if let Some(k) = bar.launch_count {
-                let id = b.event(None, 0, EventKind::Init { count: k }, Target::Barrier(BarrierId(i as u32)));
+                let id = b.event(
+                    None,
+                    0,
+                    EventKind::Init { count: k },
+                    Target::Barrier(BarrierId(i as u32)),
+                );
                 ids.insert((LAUNCH, i as u32), id);
                 labels.push(self.label_of(s, LAUNCH, i as u32));
             }
@@ -57,7 +65,11 @@ impl Explorer<'_> {
                     HKind::Drop => EventKind::Drop,
                     HKind::Arrive(k) => EventKind::Arrive { set_count: *k },
                     HKind::ArriveDrop => EventKind::ArriveDrop,
-                    HKind::Wait { token_phase, .. } => EventKind::Wait { participants: vec![], completed: true, token_phase: *token_phase },
+                    HKind::Wait { token_phase, .. } => EventKind::Wait {
+                        participants: vec![],
+                        completed: true,
+                        token_phase: *token_phase,
+                    },
                     HKind::Read => EventKind::Read,
                     HKind::Write => EventKind::Write,
                 };
@@ -71,15 +83,39 @@ impl Explorer<'_> {
         }
         for &t in stuck {
             let pc = s.threads[t].pc;
-            let Some(InstrKind::Barrier { op: BarrierOp::Wait(token), decl, .. }) = p.instr(ThreadId(t as u32), pc).map(|i| &i.kind) else {
+            let Some(InstrKind::Barrier {
+                op: BarrierOp::Wait(token),
+                decl,
+                ..
+            }) = p.instr(ThreadId(t as u32), pc).map(|i| &i.kind)
+            else {
                 continue;
             };
             let bar = self.barrier_of(t, *decl);
-            let token_phase = token.and_then(|r| decode_token(s.threads[t].regs[r.index()])).filter(|&(tb, _)| tb == bar).map(|(_, ph)| ph);
-            let kind = EventKind::Wait { participants: vec![], completed: false, token_phase };
-            b.event(Some(ThreadId(t as u32)), pc, kind, Target::Barrier(BarrierId(bar as u32)));
-            let text = p.instr(ThreadId(t as u32), pc).map_or("?", |i| i.text.as_str());
-            labels.push(format!("{}#{} {}", p.threads[t].name, s.hist[t].len() + 1, text));
+            let token_phase = token
+                .and_then(|r| decode_token(s.threads[t].regs[r.index()]))
+                .filter(|&(tb, _)| tb == bar)
+                .map(|(_, ph)| ph);
+            let kind = EventKind::Wait {
+                participants: vec![],
+                completed: false,
+                token_phase,
+            };
+            b.event(
+                Some(ThreadId(t as u32)),
+                pc,
+                kind,
+                Target::Barrier(BarrierId(bar as u32)),
+            );
+            let text = p
+                .instr(ThreadId(t as u32), pc)
+                .map_or("?", |i| i.text.as_str());
+            labels.push(format!(
+                "{}#{} {}",
+                p.threads[t].name,
+                s.hist[t].len() + 1,
+                text
+            ));
         }
         for (w, ps) in waits {
             let ps = ps.iter().filter_map(|k| ids.get(k).copied()).collect();
@@ -96,7 +132,10 @@ impl Explorer<'_> {
         for &(x, y) in &p.mutually_exclusive {
             b.mutually_exclusive(x, y);
         }
-        let names = ExecNames { labels, barriers: p.barriers.iter().map(|b| b.name.clone()).collect() };
+        let names = ExecNames {
+            labels,
+            barriers: p.barriers.iter().map(|b| b.name.clone()).collect(),
+        };
         (b.finish(), names)
     }
 
@@ -105,26 +144,49 @@ impl Explorer<'_> {
         self.witness_with(s, &exec, &names, focus)
     }
 
-    pub(crate) fn witness_with(&self, _s: &State, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
+    pub(crate) fn witness_with(
+        &self,
+        _s: &State,
+        exec: &Execution,
+        names: &ExecNames,
+        focus: &[EventId],
+    ) -> Witness {
         let label = |e: EventId| names.labels[e.index()].clone();
         let bmo = exec
             .bmo
             .iter()
             .enumerate()
             .filter(|(_, o)| !o.is_empty())
-            .map(|(b, o)| (self.p.barriers[b].name.clone(), o.iter().map(|&e| label(e)).collect()))
+            .map(|(b, o)| {
+                (
+                    self.p.barriers[b].name.clone(),
+                    o.iter().map(|&e| label(e)).collect(),
+                )
+            })
             .collect();
         let mut participates_in = Vec::new();
         let mut stuck = Vec::new();
         for e in exec.ids() {
-            if let EventKind::Wait { participants, completed, .. } = &exec.event(e).kind {
+            if let EventKind::Wait {
+                participants,
+                completed,
+                ..
+            } = &exec.event(e).kind
+            {
                 if *completed {
-                    participates_in.push((label(e), participants.iter().map(|&x| label(x)).collect()));
+                    participates_in
+                        .push((label(e), participants.iter().map(|&x| label(x)).collect()));
                 } else {
                     stuck.push(label(e));
                 }
             }
         }
-        Witness { steps: self.path.clone(), bmo, participates_in, stuck, focus: focus.iter().map(|&e| label(e)).collect() }
+        Witness {
+            steps: self.path.clone(),
+            bmo,
+            participates_in,
+            stuck,
+            focus: focus.iter().map(|&e| label(e)).collect(),
+        }
     }
 }

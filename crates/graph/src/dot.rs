@@ -42,7 +42,13 @@ pub fn operation_graph(p: &Program) -> DiGraph<OpNode, OpEdge> {
                     InstrKind::Barrier { decl, .. } => Some(info.barriers[decl as usize]),
                     _ => None,
                 };
-                g.add_node(OpNode { thread: tid, pc: pc as u32, barrier, text: ins.text.clone(), span: ins.span })
+                g.add_node(OpNode {
+                    thread: tid,
+                    pc: pc as u32,
+                    barrier,
+                    text: ins.text.clone(),
+                    span: ins.span,
+                })
             })
             .collect();
         for pc in 0..code.instrs.len() as u32 {
@@ -59,7 +65,9 @@ pub fn operation_graph(p: &Program) -> DiGraph<OpNode, OpEdge> {
             let mut seen = vec![false; nodes.len()];
             let mut stack: Vec<u32> = code.successors(pc as u32);
             while let Some(s) = stack.pop() {
-                let Some(&m) = nodes.get(s as usize) else { continue };
+                let Some(&m) = nodes.get(s as usize) else {
+                    continue;
+                };
                 if std::mem::replace(&mut seen[s as usize], true) {
                     continue;
                 }
@@ -83,17 +91,32 @@ pub fn to_dot(p: &Program) -> String {
     let g = operation_graph(p);
     let mut out = String::new();
     let _ = writeln!(out, "digraph \"{}\" {{", escape(&p.test));
-    let _ = writeln!(out, "  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];");
+    let _ = writeln!(
+        out,
+        "  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];"
+    );
     for (t, info) in p.threads.iter().enumerate() {
-        let _ = writeln!(out, "  subgraph cluster_t{t} {{\n    label=\"{}\";", escape(&info.name));
+        let _ = writeln!(
+            out,
+            "  subgraph cluster_t{t} {{\n    label=\"{}\";",
+            escape(&info.name)
+        );
         let _ = writeln!(out, "    t{t}_start [shape=point];");
         for n in g.node_indices().filter(|&n| g[n].thread.index() == t) {
             let node = &g[n];
             let label = match node.barrier {
-                Some(b) => format!("{}\\n[{}]", escape(&node.text), escape(&p.barriers[b.index()].name)),
+                Some(b) => format!(
+                    "{}\\n[{}]",
+                    escape(&node.text),
+                    escape(&p.barriers[b.index()].name)
+                ),
                 None => escape(&node.text),
             };
-            let style = if node.barrier.is_some() { ", style=bold" } else { "" };
+            let style = if node.barrier.is_some() {
+                ", style=bold"
+            } else {
+                ""
+            };
             let _ = writeln!(out, "    n{} [label=\"{label}\"{style}];", n.index());
         }
         if let Some(first) = g.node_indices().find(|&n| g[n].thread.index() == t) {
@@ -106,7 +129,12 @@ pub fn to_dot(p: &Program) -> String {
             OpEdge::ProgramOrder => "",
             OpEdge::ThreadBarrierOrder => " [style=dashed, color=blue, label=\"tbo\"]",
         };
-        let _ = writeln!(out, "  n{} -> n{}{style};", e.source().index(), e.target().index());
+        let _ = writeln!(
+            out,
+            "  n{} -> n{}{style};",
+            e.source().index(),
+            e.target().index()
+        );
     }
     out.push_str("}\n");
     out

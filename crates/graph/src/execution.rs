@@ -11,17 +11,25 @@ use crate::ids::*;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum EventKind {
-    Init { count: i64 },
+    Init {
+        count: i64,
+    },
     Join,
     Drop,
     /// Arrive, optionally setting the expected count to `set_count` first.
-    Arrive { set_count: Option<i64> },
+    Arrive {
+        set_count: Option<i64>,
+    },
     /// `arrive_drop`: arrive, and lower the expected count of later phases.
     ArriveDrop,
     /// A wait. `completed` is false for a wait that is stuck forever (the
     /// execution ends with the thread blocked on it). `token_phase` is the
     /// bmo phase number a token wait names.
-    Wait { participants: Vec<EventId>, completed: bool, token_phase: Option<u32> },
+    Wait {
+        participants: Vec<EventId>,
+        completed: bool,
+        token_phase: Option<u32>,
+    },
     Read,
     Write,
 }
@@ -29,7 +37,13 @@ pub enum EventKind {
 impl EventKind {
     /// Init, drop, arrive: the operations ordered by bmo.
     pub fn is_modification(&self) -> bool {
-        matches!(self, EventKind::Init { .. } | EventKind::Drop | EventKind::Arrive { .. } | EventKind::ArriveDrop)
+        matches!(
+            self,
+            EventKind::Init { .. }
+                | EventKind::Drop
+                | EventKind::Arrive { .. }
+                | EventKind::ArriveDrop
+        )
     }
     pub fn name(&self) -> &'static str {
         match self {
@@ -99,7 +113,11 @@ impl Execution {
         }
     }
     pub fn mutually_exclusive(&self, a: BarrierId, b: BarrierId) -> bool {
-        a != b && self.mutually_exclusive.iter().any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
+        a != b
+            && self
+                .mutually_exclusive
+                .iter()
+                .any(|&(x, y)| (x, y) == (a, b) || (x, y) == (b, a))
     }
 }
 
@@ -112,15 +130,30 @@ pub struct ExecutionBuilder {
 impl ExecutionBuilder {
     pub fn new(threads: usize, barriers: usize) -> ExecutionBuilder {
         ExecutionBuilder {
-            exec: Execution { program_order: vec![Vec::new(); threads], bmo: vec![Vec::new(); barriers], ..Default::default() },
+            exec: Execution {
+                program_order: vec![Vec::new(); threads],
+                bmo: vec![Vec::new(); barriers],
+                ..Default::default()
+            },
         }
     }
     /// Adds an event at the end of its thread's program order (launch events
     /// have no thread). Modification events are not put in bmo: call
     /// [`ExecutionBuilder::bmo`].
-    pub fn event(&mut self, thread: Option<ThreadId>, pc: u32, kind: EventKind, target: Target) -> EventId {
+    pub fn event(
+        &mut self,
+        thread: Option<ThreadId>,
+        pc: u32,
+        kind: EventKind,
+        target: Target,
+    ) -> EventId {
         let id = EventId(self.exec.events.len() as u32);
-        self.exec.events.push(Event { thread, pc, kind, target });
+        self.exec.events.push(Event {
+            thread,
+            pc,
+            kind,
+            target,
+        });
         if let Some(t) = thread {
             self.exec.program_order[t.index()].push(id);
         }
@@ -128,7 +161,9 @@ impl ExecutionBuilder {
     }
     /// Appends `e` to the bmo of its barrier.
     pub fn bmo(&mut self, e: EventId) {
-        let b = self.exec.events[e.index()].barrier().expect("bmo events are barrier events");
+        let b = self.exec.events[e.index()]
+            .barrier()
+            .expect("bmo events are barrier events");
         self.exec.bmo[b.index()].push(e);
     }
     pub fn set_participants(&mut self, wait: EventId, ps: Vec<EventId>) {

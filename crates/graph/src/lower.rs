@@ -35,20 +35,28 @@ pub fn resolve_model(lit: &Litmus, explicit: Option<Model>) -> Result<Model, Dia
         Some(id) => bc_models::lookup(&id.name).map_err(|msg| Diagnostic::error(id.span, msg)),
         None => {
             let span = lit.name.as_ref().map(|n| n.span).unwrap_or_default();
-            Err(Diagnostic::error(span, "no `model` line and no `--model` given"))
+            Err(Diagnostic::error(
+                span,
+                "no `model` line and no `--model` given",
+            ))
         }
     }
 }
 
 /// Lowers a parsed file. `text` is the file's source (for statement text).
 pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diagnostic>> {
-    let mut l = Lowerer { text, model: &model, diags: Vec::new() };
+    let mut l = Lowerer {
+        text,
+        model: &model,
+        diags: Vec::new(),
+    };
     let program = l.program(lit);
-    if l.diags.is_empty() {
-        Ok(program.expect("no diagnostics means a program"))
-    } else {
-        l.diags.sort_by_key(|d| d.span.map(|s| s.start));
-        Err(l.diags)
+    l.diags.sort_by_key(|d| d.span.map(|s| s.start));
+    match program {
+        Some(p) if l.diags.is_empty() => Ok(p),
+        // No program and no diagnostic: the parser already reported why
+        // (a missing `litmus` line).
+        _ => Err(l.diags),
     }
 }
 
@@ -100,7 +108,10 @@ impl Lowerer<'_> {
             for k in &e.kinds {
                 if k.name == "ok" {
                     if e.kinds.len() > 1 {
-                        self.err(k.span, "`ok` means no finding and cannot be combined with finding kinds");
+                        self.err(
+                            k.span,
+                            "`ok` means no finding and cannot be combined with finding kinds",
+                        );
                     }
                 } else if let Some(f) = FindingKind::parse(&k.name) {
                     set.insert(f);
@@ -135,7 +146,10 @@ impl Lowerer<'_> {
             self.err(span, "the test declares no thread or kernel");
         }
         if nthreads > MAX_THREADS {
-            self.err(lit.threads[0].span, format!("the test creates {nthreads} threads; at most {MAX_THREADS} are supported"));
+            self.err(
+                lit.threads[0].span,
+                format!("the test creates {nthreads} threads; at most {MAX_THREADS} are supported"),
+            );
             return None;
         }
 
@@ -165,7 +179,11 @@ impl Lowerer<'_> {
         let mut thread_barriers = vec![Vec::new(); placed.len()];
         for (d, b) in lit.barriers.iter().enumerate() {
             let scope = barrier_scopes[d];
-            let keys: Vec<_> = placed.iter().enumerate().map(|(i, p)| key(p, i, scope)).collect();
+            let keys: Vec<_> = placed
+                .iter()
+                .enumerate()
+                .map(|(i, p)| key(p, i, scope))
+                .collect();
             let distinct: BTreeSet<_> = keys.iter().copied().collect();
             let mut ids = BTreeMap::new();
             for (i, k) in keys.iter().enumerate() {
@@ -181,7 +199,12 @@ impl Lowerer<'_> {
                 thread_barriers[i].push(id);
             }
             if placed.is_empty() {
-                barriers.push(BarrierInstance { name: b.name.name.clone(), decl_name: b.name.name.clone(), launch_count: b.count.map(|(c, _)| c), decl_span: b.span });
+                barriers.push(BarrierInstance {
+                    name: b.name.name.clone(),
+                    decl_name: b.name.name.clone(),
+                    launch_count: b.count.map(|(c, _)| c),
+                    decl_span: b.span,
+                });
             }
         }
         let mut locs = Vec::new();
@@ -189,18 +212,28 @@ impl Lowerer<'_> {
         let mut loc_instances_of_decl: Vec<Vec<LocId>> = Vec::new();
         for (d, v) in lit.vars.iter().enumerate() {
             let scope = var_scopes[d];
-            let keys: Vec<_> = placed.iter().enumerate().map(|(i, p)| key(p, i, scope)).collect();
+            let keys: Vec<_> = placed
+                .iter()
+                .enumerate()
+                .map(|(i, p)| key(p, i, scope))
+                .collect();
             let distinct: BTreeSet<_> = keys.iter().copied().collect();
             let mut ids = BTreeMap::new();
             for (i, k) in keys.iter().enumerate() {
                 let id = *ids.entry(*k).or_insert_with(|| {
-                    locs.push(LocInstance { name: inst_name(&v.name.name, *k, &placed[i], distinct.len() > 1), init: v.init });
+                    locs.push(LocInstance {
+                        name: inst_name(&v.name.name, *k, &placed[i], distinct.len() > 1),
+                        init: v.init,
+                    });
                     LocId(locs.len() as u32 - 1)
                 });
                 thread_locs[i].push(id);
             }
             if placed.is_empty() {
-                locs.push(LocInstance { name: v.name.name.clone(), init: v.init });
+                locs.push(LocInstance {
+                    name: v.name.name.clone(),
+                    init: v.init,
+                });
             }
             loc_instances_of_decl.push(ids.values().copied().collect());
         }
@@ -236,7 +269,10 @@ impl Lowerer<'_> {
         for (i, t) in threads.iter().enumerate() {
             if let Some(prev) = seen.insert(t.name.clone(), i) {
                 let span = lit.threads[threads[prev].code.index()].span;
-                self.err(lit.threads[t.code.index()].span, format!("thread name `{}` is used twice", t.name));
+                self.err(
+                    lit.threads[t.code.index()].span,
+                    format!("thread name `{}` is used twice", t.name),
+                );
                 let _ = span;
             }
         }
@@ -244,14 +280,29 @@ impl Lowerer<'_> {
         // Assertions.
         let mut asserts = Vec::new();
         for a in &lit.asserts {
-            if let Some(cond) = self.assert_expr(&a.cond, &threads, &codes, &names, &loc_instances_of_decl) {
-                let text = self.text.get(a.span.start as usize..a.span.end as usize).unwrap_or("").to_string();
-                asserts.push(AssertSpec { quantifier: a.quantifier, cond, span: a.span, text });
+            if let Some(cond) =
+                self.assert_expr(&a.cond, &threads, &codes, &names, &loc_instances_of_decl)
+            {
+                let text = self
+                    .text
+                    .get(a.span.start as usize..a.span.end as usize)
+                    .unwrap_or("")
+                    .to_string();
+                asserts.push(AssertSpec {
+                    quantifier: a.quantifier,
+                    cond,
+                    span: a.span,
+                    text,
+                });
             }
         }
 
         Some(Program {
-            test: lit.name.as_ref().map(|n| n.name.clone()).unwrap_or_default(),
+            test: lit
+                .name
+                .as_ref()
+                .map(|n| n.name.clone())
+                .unwrap_or_default(),
             about: lit.about.clone(),
             model: self.model.clone(),
             progress,
@@ -267,21 +318,37 @@ impl Lowerer<'_> {
 
     fn declare<'b>(&mut self, names: &mut HashMap<&'b str, Span>, id: &'b Ident) {
         if BUILTINS.iter().any(|(b, _)| *b == id.name) {
-            self.err(id.span, format!("`{}` is a builtin and cannot be declared", id.name));
+            self.err(
+                id.span,
+                format!("`{}` is a builtin and cannot be declared", id.name),
+            );
         } else if names.insert(&id.name, id.span).is_some() {
             self.err(id.span, format!("`{}` is declared twice", id.name));
         }
     }
 
     fn scope_attr(&mut self, attrs: &[Attr], what: &str) -> Scope {
-        let mut scope = if what == "var" { Scope::Device } else { Scope::Block };
+        let mut scope = if what == "var" {
+            Scope::Device
+        } else {
+            Scope::Block
+        };
         for a in attrs {
             match (a.key.name.as_str(), &a.name_value) {
                 ("scope", Some(v)) => match Scope::parse(&v.name) {
                     Some(s) => scope = s,
-                    None => self.err(v.span, format!("unknown scope `{}` (thread, warp, block, cluster, device)", v.name)),
+                    None => self.err(
+                        v.span,
+                        format!(
+                            "unknown scope `{}` (thread, warp, block, cluster, device)",
+                            v.name
+                        ),
+                    ),
                 },
-                _ => self.err(a.key.span, format!("unknown {what} attribute `{}` (only `scope=`)", a.key.name)),
+                _ => self.err(
+                    a.key.span,
+                    format!("unknown {what} attribute `{}` (only `scope=`)", a.key.name),
+                ),
             }
         }
         scope
@@ -295,7 +362,13 @@ impl Lowerer<'_> {
         // Explicit threads first pass: count per block for `ntid`.
         for t in &lit.threads {
             if t.form == ThreadForm::Thread {
-                let block = t.attrs.iter().find(|a| a.key.name == "block").and_then(attr_int).unwrap_or(0).max(0) as u32;
+                let block = t
+                    .attrs
+                    .iter()
+                    .find(|a| a.key.name == "block")
+                    .and_then(attr_int)
+                    .unwrap_or(0)
+                    .max(0) as u32;
                 *per_block.entry(block).or_default() += 1;
             }
         }
@@ -310,10 +383,14 @@ impl Lowerer<'_> {
                             (ThreadForm::Thread, "block", Some(v)) if v >= 0 => block = v,
                             (ThreadForm::Thread, "cluster", Some(v)) if v >= 0 => cluster = Some(v),
                             (ThreadForm::Thread, "warp", Some(v)) if v >= 0 => warp = Some(v),
-                            (ThreadForm::Thread, "block" | "cluster" | "warp", _) => {
-                                self.err(a.key.span, format!("`{}` needs a non-negative integer value", a.key.name))
-                            }
-                            _ => self.err(a.key.span, format!("unknown thread attribute `{}`", a.key.name)),
+                            (ThreadForm::Thread, "block" | "cluster" | "warp", _) => self.err(
+                                a.key.span,
+                                format!("`{}` needs a non-negative integer value", a.key.name),
+                            ),
+                            _ => self.err(
+                                a.key.span,
+                                format!("unknown thread attribute `{}`", a.key.name),
+                            ),
                         }
                     }
                     let name = t.name.as_ref().map(|n| n.name.clone()).unwrap_or_default();
@@ -321,7 +398,17 @@ impl Lowerer<'_> {
                         if !hosts_ok {
                             self.err(t.span, format!("model `{}` has no host threads (host threads need a CUDA model)", self.model.name));
                         }
-                        out.push(Placed { name, kind: ThreadKind::Host, decl: d, block: 0, cluster: 0, warp: 0, tid: 0, ntid: 1, lane: 0 });
+                        out.push(Placed {
+                            name,
+                            kind: ThreadKind::Host,
+                            decl: d,
+                            block: 0,
+                            cluster: 0,
+                            warp: 0,
+                            tid: 0,
+                            ntid: 1,
+                            lane: 0,
+                        });
                         continue;
                     }
                     let block = block as u32;
@@ -349,10 +436,14 @@ impl Lowerer<'_> {
                             ("threads", Some(v)) if v >= 1 => threads = v,
                             ("cluster_size", Some(v)) if v >= 1 => cluster_size = v,
                             ("cooperative", None) => {}
-                            ("blocks" | "threads" | "cluster_size", _) => {
-                                self.err(a.key.span, format!("`{}` needs a positive integer value", a.key.name))
-                            }
-                            _ => self.err(a.key.span, format!("unknown kernel attribute `{}`", a.key.name)),
+                            ("blocks" | "threads" | "cluster_size", _) => self.err(
+                                a.key.span,
+                                format!("`{}` needs a positive integer value", a.key.name),
+                            ),
+                            _ => self.err(
+                                a.key.span,
+                                format!("unknown kernel attribute `{}`", a.key.name),
+                            ),
                         }
                     }
                     if let Some(n) = &t.name {
@@ -361,13 +452,28 @@ impl Lowerer<'_> {
                         }
                     }
                     if blocks * threads > MAX_THREADS as i64 {
-                        self.err(t.span, format!("kernel creates {} threads; at most {MAX_THREADS} are supported", blocks * threads));
+                        self.err(
+                            t.span,
+                            format!(
+                                "kernel creates {} threads; at most {MAX_THREADS} are supported",
+                                blocks * threads
+                            ),
+                        );
                         continue;
                     }
                     if blocks % cluster_size != 0 {
-                        self.err(t.span, format!("blocks={blocks} is not a multiple of cluster_size={cluster_size}"));
+                        self.err(
+                            t.span,
+                            format!(
+                                "blocks={blocks} is not a multiple of cluster_size={cluster_size}"
+                            ),
+                        );
                     }
-                    let prefix = t.name.as_ref().map(|n| format!("{}.", n.name)).unwrap_or_default();
+                    let prefix = t
+                        .name
+                        .as_ref()
+                        .map(|n| format!("{}.", n.name))
+                        .unwrap_or_default();
                     for b in 0..blocks as u32 {
                         for i in 0..threads as u32 {
                             out.push(Placed {
@@ -390,7 +496,11 @@ impl Lowerer<'_> {
     }
 
     fn code(&mut self, body: &[Stmt], names: &Names) -> Code {
-        let mut c = CodeBuilder { code: Code::default(), labels: HashMap::new(), gotos: Vec::new() };
+        let mut c = CodeBuilder {
+            code: Code::default(),
+            labels: HashMap::new(),
+            gotos: Vec::new(),
+        };
         self.stmts(&mut c, body, names);
         let end = c.code.instrs.len() as u32;
         for (at, label) in std::mem::take(&mut c.gotos) {
@@ -409,21 +519,37 @@ impl Lowerer<'_> {
     }
 
     fn stmt_text(&self, span: Span) -> String {
-        let t = self.text.get(span.start as usize..span.end as usize).unwrap_or("");
+        let t = self
+            .text
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or("");
         // Compound statements: show their first line only.
-        t.lines().next().unwrap_or("").trim().trim_end_matches('{').trim().to_string()
+        t.lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_end_matches('{')
+            .trim()
+            .to_string()
     }
 
     fn stmt(&mut self, c: &mut CodeBuilder, s: &Stmt, names: &Names) {
         let pc = c.code.instrs.len() as u32;
         for l in &s.labels {
             if c.labels.insert(l.name.clone(), pc).is_some() {
-                self.err(l.span, format!("label `{}` is defined twice in this body", l.name));
+                self.err(
+                    l.span,
+                    format!("label `{}` is defined twice in this body", l.name),
+                );
             }
         }
         let text = self.stmt_text(s.span);
         let push = |c: &mut CodeBuilder, kind: InstrKind, span: Span, text: &str| -> usize {
-            c.code.instrs.push(Instr { kind, span, text: text.to_string() });
+            c.code.instrs.push(Instr {
+                kind,
+                span,
+                text: text.to_string(),
+            });
             c.code.instrs.len() - 1
         };
         match &s.kind {
@@ -447,9 +573,22 @@ impl Lowerer<'_> {
             }
             StmtKind::If { cond, then, els } => {
                 let cond = self.expr(c, cond, names, false);
-                let br = push(c, InstrKind::Branch { cond, then: pc + 1, els: 0 }, s.span, &text);
+                let br = push(
+                    c,
+                    InstrKind::Branch {
+                        cond,
+                        then: pc + 1,
+                        els: 0,
+                    },
+                    s.span,
+                    &text,
+                );
                 self.stmts(c, then, names);
-                let jump = if els.is_empty() { None } else { Some(push(c, InstrKind::Jump(0), s.span, "else")) };
+                let jump = if els.is_empty() {
+                    None
+                } else {
+                    Some(push(c, InstrKind::Jump(0), s.span, "else"))
+                };
                 let else_pc = c.code.instrs.len() as u32;
                 self.stmts(c, els, names);
                 let end = c.code.instrs.len() as u32;
@@ -462,7 +601,16 @@ impl Lowerer<'_> {
             }
             StmtKind::While { cond, body } => {
                 let cond = self.expr(c, cond, names, false);
-                let br = push(c, InstrKind::Branch { cond, then: pc + 1, els: 0 }, s.span, &text);
+                let br = push(
+                    c,
+                    InstrKind::Branch {
+                        cond,
+                        then: pc + 1,
+                        els: 0,
+                    },
+                    s.span,
+                    &text,
+                );
                 self.stmts(c, body, names);
                 push(c, InstrKind::Jump(pc), s.span, "end while");
                 let end = c.code.instrs.len() as u32;
@@ -473,13 +621,46 @@ impl Lowerer<'_> {
             StmtKind::Repeat { count, body } => {
                 let count = self.expr(c, count, names, false);
                 let counter = c.reg(&format!("repeat@{}", s.span.start));
-                push(c, InstrKind::Assign { dest: counter, value: count }, s.span, &text);
+                push(
+                    c,
+                    InstrKind::Assign {
+                        dest: counter,
+                        value: count,
+                    },
+                    s.span,
+                    &text,
+                );
                 let head = c.code.instrs.len() as u32;
-                let cond = CExpr::Binary(Op::Gt, Box::new(CExpr::Reg(counter)), Box::new(CExpr::Int(0)));
-                let br = push(c, InstrKind::Branch { cond, then: head + 1, els: 0 }, s.span, &text);
+                let cond = CExpr::Binary(
+                    Op::Gt,
+                    Box::new(CExpr::Reg(counter)),
+                    Box::new(CExpr::Int(0)),
+                );
+                let br = push(
+                    c,
+                    InstrKind::Branch {
+                        cond,
+                        then: head + 1,
+                        els: 0,
+                    },
+                    s.span,
+                    &text,
+                );
                 self.stmts(c, body, names);
-                let dec = CExpr::Binary(Op::Sub, Box::new(CExpr::Reg(counter)), Box::new(CExpr::Int(1)));
-                push(c, InstrKind::Assign { dest: counter, value: dec }, s.span, "end repeat");
+                let dec = CExpr::Binary(
+                    Op::Sub,
+                    Box::new(CExpr::Reg(counter)),
+                    Box::new(CExpr::Int(1)),
+                );
+                push(
+                    c,
+                    InstrKind::Assign {
+                        dest: counter,
+                        value: dec,
+                    },
+                    s.span,
+                    "end repeat",
+                );
                 push(c, InstrKind::Jump(head), s.span, "end repeat");
                 let end = c.code.instrs.len() as u32;
                 if let InstrKind::Branch { els, .. } = &mut c.code.instrs[br].kind {
@@ -500,19 +681,33 @@ impl Lowerer<'_> {
         if self.model.provides(statement) {
             return true;
         }
-        self.err(span, format!("model `{}` does not provide `{statement}`", self.model.name));
+        self.err(
+            span,
+            format!("model `{}` does not provide `{statement}`", self.model.name),
+        );
         false
     }
 
     fn dest_reg(&mut self, c: &mut CodeBuilder, dest: &Ident, names: &Names) -> RegId {
-        if BUILTINS.iter().any(|(b, _)| *b == dest.name) || names.barriers.contains(&dest.name.as_str()) || names.vars.contains(&dest.name.as_str()) {
+        if BUILTINS.iter().any(|(b, _)| *b == dest.name)
+            || names.barriers.contains(&dest.name.as_str())
+            || names.vars.contains(&dest.name.as_str())
+        {
             self.err(dest.span, format!("`{}` is not a register (registers are names that are not builtins, barriers or locations)", dest.name));
         }
         c.reg(&dest.name)
     }
 
     /// Lowers one instruction statement; `None` after an error.
-    fn instr(&mut self, c: &mut CodeBuilder, s: &Stmt, dest: Option<&Ident>, name: &Ident, args: &[Arg], names: &Names) -> Option<Vec<InstrKind>> {
+    fn instr(
+        &mut self,
+        c: &mut CodeBuilder,
+        s: &Stmt,
+        dest: Option<&Ident>,
+        name: &Ident,
+        args: &[Arg],
+        names: &Names,
+    ) -> Option<Vec<InstrKind>> {
         let n = name.name.as_str();
         if !bc_syntax::kinds::INSTRUCTION_NAMES.contains(&n) {
             self.err(name.span, format!("unknown statement `{n}`"));
@@ -532,14 +727,27 @@ impl Lowerer<'_> {
             "read" | "write" => (&[1], false, 'l'),
             "cas" => (&[3], true, 'l'),
             _ => {
-                self.err(name.span, format!("`{n}` is not implemented in this build (model `{}` lists it)", self.model.name));
+                self.err(
+                    name.span,
+                    format!(
+                        "`{n}` is not implemented in this build (model `{}` lists it)",
+                        self.model.name
+                    ),
+                );
                 return None;
             }
         };
         if !arity.contains(&args.len()) {
             let want: Vec<String> = arity.iter().map(|a| a.to_string()).collect();
             let span = args.last().map_or(name.span, |a| name.span.to(a.span()));
-            self.err(span, format!("`{n}` takes {} operand(s), found {}", want.join(" or "), args.len()));
+            self.err(
+                span,
+                format!(
+                    "`{n}` takes {} operand(s), found {}",
+                    want.join(" or "),
+                    args.len()
+                ),
+            );
             return None;
         }
         if dest.is_some() && !returns {
@@ -565,17 +773,35 @@ impl Lowerer<'_> {
         };
         let first_name = operand_name(exprs[0]);
         let decl = match first {
-            'b' => match first_name.as_deref().and_then(|f| names.barriers.iter().position(|b| *b == f)) {
+            'b' => match first_name
+                .as_deref()
+                .and_then(|f| names.barriers.iter().position(|b| *b == f))
+            {
                 Some(d) => d as u32,
                 None => {
-                    self.err(exprs[0].span, format!("`{n}` needs a declared barrier, found `{}`", self.snippet(exprs[0].span)));
+                    self.err(
+                        exprs[0].span,
+                        format!(
+                            "`{n}` needs a declared barrier, found `{}`",
+                            self.snippet(exprs[0].span)
+                        ),
+                    );
                     return None;
                 }
             },
-            _ => match first_name.as_deref().and_then(|f| names.vars.iter().position(|b| *b == f)) {
+            _ => match first_name
+                .as_deref()
+                .and_then(|f| names.vars.iter().position(|b| *b == f))
+            {
                 Some(d) => d as u32,
                 None => {
-                    self.err(exprs[0].span, format!("`{n}` needs a declared location (`var`), found `{}`", self.snippet(exprs[0].span)));
+                    self.err(
+                        exprs[0].span,
+                        format!(
+                            "`{n}` needs a declared location (`var`), found `{}`",
+                            self.snippet(exprs[0].span)
+                        ),
+                    );
                     return None;
                 }
             },
@@ -583,18 +809,48 @@ impl Lowerer<'_> {
         let dest = dest.map(|d| self.dest_reg(c, d, names));
         let mut ex = |i: usize, this: &mut Self| this.expr(c, exprs[i], names, false);
         let kind = match n {
-            "init" => InstrKind::Barrier { op: BarrierOp::Init(ex(1, self)), decl, dest: None },
-            "join" => InstrKind::Barrier { op: BarrierOp::Join, decl, dest: None },
-            "drop" => InstrKind::Barrier { op: BarrierOp::Drop, decl, dest: None },
-            "arrive_drop" => InstrKind::Barrier { op: BarrierOp::ArriveDrop, decl, dest: None },
+            "init" => InstrKind::Barrier {
+                op: BarrierOp::Init(ex(1, self)),
+                decl,
+                dest: None,
+            },
+            "join" => InstrKind::Barrier {
+                op: BarrierOp::Join,
+                decl,
+                dest: None,
+            },
+            "drop" => InstrKind::Barrier {
+                op: BarrierOp::Drop,
+                decl,
+                dest: None,
+            },
+            "arrive_drop" => InstrKind::Barrier {
+                op: BarrierOp::ArriveDrop,
+                decl,
+                dest: None,
+            },
             "arrive" => {
-                let count = if exprs.len() == 2 { Some(ex(1, self)) } else { None };
-                InstrKind::Barrier { op: BarrierOp::Arrive(count), decl, dest }
+                let count = if exprs.len() == 2 {
+                    Some(ex(1, self))
+                } else {
+                    None
+                };
+                InstrKind::Barrier {
+                    op: BarrierOp::Arrive(count),
+                    decl,
+                    dest,
+                }
             }
             "wait" => {
                 let token = if exprs.len() == 2 {
                     match operand_name(exprs[1]) {
-                        Some(t) if !names.barriers.contains(&t.as_str()) && !names.vars.contains(&t.as_str()) && !BUILTINS.iter().any(|(b, _)| *b == t) => Some(c.reg(&t)),
+                        Some(t)
+                            if !names.barriers.contains(&t.as_str())
+                                && !names.vars.contains(&t.as_str())
+                                && !BUILTINS.iter().any(|(b, _)| *b == t) =>
+                        {
+                            Some(c.reg(&t))
+                        }
                         _ => {
                             self.err(exprs[1].span, "the token of `wait B, t` must be a register");
                             return None;
@@ -603,25 +859,55 @@ impl Lowerer<'_> {
                 } else {
                     None
                 };
-                InstrKind::Barrier { op: BarrierOp::Wait(token), decl, dest: None }
+                InstrKind::Barrier {
+                    op: BarrierOp::Wait(token),
+                    decl,
+                    dest: None,
+                }
             }
             "arrive_wait" => {
                 let token = c.reg(&format!("token@{}", s.span.start));
                 return Some(vec![
-                    InstrKind::Barrier { op: BarrierOp::Arrive(None), decl, dest: Some(token) },
-                    InstrKind::Barrier { op: BarrierOp::Wait(Some(token)), decl, dest: None },
+                    InstrKind::Barrier {
+                        op: BarrierOp::Arrive(None),
+                        decl,
+                        dest: Some(token),
+                    },
+                    InstrKind::Barrier {
+                        op: BarrierOp::Wait(Some(token)),
+                        decl,
+                        dest: None,
+                    },
                 ]);
             }
-            "store" => InstrKind::Store { decl, value: ex(1, self) },
+            "store" => InstrKind::Store {
+                decl,
+                value: ex(1, self),
+            },
             "load" => InstrKind::Load { decl, dest },
             "read" => InstrKind::Read { decl },
             "write" => InstrKind::Write { decl },
-            "exch" => InstrKind::Rmw { rmw: Rmw::Exch, decl, value: ex(1, self), dest },
-            "fetch_add" => InstrKind::Rmw { rmw: Rmw::FetchAdd, decl, value: ex(1, self), dest },
+            "exch" => InstrKind::Rmw {
+                rmw: Rmw::Exch,
+                decl,
+                value: ex(1, self),
+                dest,
+            },
+            "fetch_add" => InstrKind::Rmw {
+                rmw: Rmw::FetchAdd,
+                decl,
+                value: ex(1, self),
+                dest,
+            },
             "cas" => {
                 let expected = ex(1, self);
                 let new = ex(2, self);
-                InstrKind::Cas { decl, expected, new, dest }
+                InstrKind::Cas {
+                    decl,
+                    expected,
+                    new,
+                    dest,
+                }
             }
             _ => unreachable!("arity table covers every lowered statement"),
         };
@@ -629,7 +915,9 @@ impl Lowerer<'_> {
     }
 
     fn snippet(&self, span: Span) -> &str {
-        self.text.get(span.start as usize..span.end as usize).unwrap_or("?")
+        self.text
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or("?")
     }
 
     fn expr(&mut self, c: &mut CodeBuilder, e: &Expr, names: &Names, locations: bool) -> CExpr {
@@ -654,7 +942,9 @@ impl Lowerer<'_> {
                 self.err(t.span, "`THREAD:reg` is only allowed in `assert`");
                 CExpr::Int(0)
             }
-            ExprKind::Unary(op, x) => CExpr::Unary(*op, Box::new(self.expr(c, x, names, locations))),
+            ExprKind::Unary(op, x) => {
+                CExpr::Unary(*op, Box::new(self.expr(c, x, names, locations)))
+            }
             ExprKind::Binary(op, a, b) => {
                 let a = self.expr(c, a, names, locations);
                 let b = self.expr(c, b, names, locations);
@@ -663,7 +953,14 @@ impl Lowerer<'_> {
         }
     }
 
-    fn assert_expr(&mut self, e: &Expr, threads: &[ThreadInfo], codes: &[Code], names: &Names, loc_insts: &[Vec<LocId>]) -> Option<CExpr> {
+    fn assert_expr(
+        &mut self,
+        e: &Expr,
+        threads: &[ThreadInfo],
+        codes: &[Code],
+        names: &Names,
+        loc_insts: &[Vec<LocId>],
+    ) -> Option<CExpr> {
         Some(match &e.kind {
             ExprKind::Int(v) => CExpr::Int(*v),
             ExprKind::Qualified(t, r) => {
@@ -673,7 +970,10 @@ impl Lowerer<'_> {
                 };
                 let code = &codes[threads[tid].code.index()];
                 let Some(reg) = code.reg(&r.name) else {
-                    self.err(r.span, format!("thread `{}` has no register `{}`", t.name, r.name));
+                    self.err(
+                        r.span,
+                        format!("thread `{}` has no register `{}`", t.name, r.name),
+                    );
                     return None;
                 };
                 CExpr::ThreadReg(ThreadId(tid as u32), reg)
@@ -685,11 +985,17 @@ impl Lowerer<'_> {
                     return None;
                 }
                 None => {
-                    self.err(e.span, format!("`{n}` is not a location; name registers as `THREAD:{n}`"));
+                    self.err(
+                        e.span,
+                        format!("`{n}` is not a location; name registers as `THREAD:{n}`"),
+                    );
                     return None;
                 }
             },
-            ExprKind::Unary(op, x) => CExpr::Unary(*op, Box::new(self.assert_expr(x, threads, codes, names, loc_insts)?)),
+            ExprKind::Unary(op, x) => CExpr::Unary(
+                *op,
+                Box::new(self.assert_expr(x, threads, codes, names, loc_insts)?),
+            ),
             ExprKind::Binary(op, a, b) => {
                 let a = self.assert_expr(a, threads, codes, names, loc_insts);
                 let b = self.assert_expr(b, threads, codes, names, loc_insts);

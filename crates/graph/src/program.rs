@@ -142,18 +142,49 @@ pub enum Rmw {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum InstrKind {
     /// A barrier operation on a declared barrier (index into declarations).
-    Barrier { op: BarrierOp, decl: u32, dest: Option<RegId> },
-    Store { decl: u32, value: CExpr },
-    Load { decl: u32, dest: Option<RegId> },
-    Rmw { rmw: Rmw, decl: u32, value: CExpr, dest: Option<RegId> },
-    Cas { decl: u32, expected: CExpr, new: CExpr, dest: Option<RegId> },
+    Barrier {
+        op: BarrierOp,
+        decl: u32,
+        dest: Option<RegId>,
+    },
+    Store {
+        decl: u32,
+        value: CExpr,
+    },
+    Load {
+        decl: u32,
+        dest: Option<RegId>,
+    },
+    Rmw {
+        rmw: Rmw,
+        decl: u32,
+        value: CExpr,
+        dest: Option<RegId>,
+    },
+    Cas {
+        decl: u32,
+        expected: CExpr,
+        new: CExpr,
+        dest: Option<RegId>,
+    },
     /// Block until the condition (over locations and registers) holds.
     Await(CExpr),
-    Read { decl: u32 },
-    Write { decl: u32 },
-    Assign { dest: RegId, value: CExpr },
+    Read {
+        decl: u32,
+    },
+    Write {
+        decl: u32,
+    },
+    Assign {
+        dest: RegId,
+        value: CExpr,
+    },
     /// Go to `then` if the condition is non-zero, else to `els`.
-    Branch { cond: CExpr, then: u32, els: u32 },
+    Branch {
+        cond: CExpr,
+        then: u32,
+        els: u32,
+    },
     Jump(u32),
     Exit,
 }
@@ -161,7 +192,10 @@ pub enum InstrKind {
 impl InstrKind {
     /// Local instructions touch only the thread's own registers and pc.
     pub fn is_local(&self) -> bool {
-        matches!(self, InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_))
+        matches!(
+            self,
+            InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_)
+        )
     }
 }
 
@@ -183,7 +217,10 @@ pub struct Code {
 
 impl Code {
     pub fn reg(&self, name: &str) -> Option<RegId> {
-        self.regs.iter().position(|r| r == name).map(|i| RegId(i as u32))
+        self.regs
+            .iter()
+            .position(|r| r == name)
+            .map(|i| RegId(i as u32))
     }
     /// Control-flow successors of pc (the end pc has none).
     pub fn successors(&self, pc: u32) -> Vec<u32> {

@@ -75,7 +75,9 @@ pub struct RuleSet(u32);
 
 impl RuleSet {
     pub fn all() -> RuleSet {
-        Rule::ALL.into_iter().fold(RuleSet::default(), |s, r| s.with(r))
+        Rule::ALL
+            .into_iter()
+            .fold(RuleSet::default(), |s, r| s.with(r))
     }
     pub fn with(self, r: Rule) -> RuleSet {
         RuleSet(self.0 | 1 << r as u32)
@@ -99,7 +101,9 @@ pub struct Model {
 
 impl Model {
     pub fn provides(&self, statement: &str) -> bool {
-        self.statements.binary_search_by(|s| s.as_str().cmp(statement)).is_ok()
+        self.statements
+            .binary_search_by(|s| s.as_str().cmp(statement))
+            .is_ok()
     }
 
     /// Parses a model file; errors are messages about the file as a whole.
@@ -118,17 +122,26 @@ impl fmt::Display for ModelError {
 }
 
 /// The model files built into the binary: (file name, text).
-pub const BUILTIN_FILES: &[(&str, &str)] = &[("amdgpu.toml", include_str!("../../../models/amdgpu.toml"))];
+pub const BUILTIN_FILES: &[(&str, &str)] =
+    &[("amdgpu.toml", include_str!("../../../models/amdgpu.toml"))];
 
 /// Model names the litmus spec defines that this build has no data for yet.
-pub const PLANNED: &[&str] = &["amdgpu-gfx11", "amdgpu-gfx12", "amdgpu-gfx1250", "cuda-sm80", "cuda-sm90"];
+pub const PLANNED: &[&str] = &[
+    "amdgpu-gfx11",
+    "amdgpu-gfx12",
+    "amdgpu-gfx1250",
+    "cuda-sm80",
+    "cuda-sm90",
+];
 
 /// Every built-in model, in file order. The embedded files are tested to
 /// parse, so this cannot fail at run time.
 pub fn builtin() -> Vec<Model> {
     BUILTIN_FILES
         .iter()
-        .map(|(name, text)| Model::from_toml(text).unwrap_or_else(|e| panic!("built-in model {name}: {e}")))
+        .map(|(name, text)| {
+            Model::from_toml(text).unwrap_or_else(|e| panic!("built-in model {name}: {e}"))
+        })
         .collect()
 }
 
@@ -138,10 +151,15 @@ pub fn lookup(name: &str) -> Result<Model, String> {
         return Ok(m);
     }
     if PLANNED.contains(&name) {
-        return Err(format!("model `{name}` is part of the litmus format but not available in this build yet"));
+        return Err(format!(
+            "model `{name}` is part of the litmus format but not available in this build yet"
+        ));
     }
     let known: Vec<_> = builtin().into_iter().map(|m| m.name).collect();
-    Err(format!("unknown model `{name}` (available: {})", known.join(", ")))
+    Err(format!(
+        "unknown model `{name}` (available: {})",
+        known.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -160,9 +178,15 @@ mod tests {
     #[test]
     fn bad_files_are_errors() {
         assert!(Model::from_toml("name = 3").is_err());
-        let e = Model::from_toml(&BUILTIN_FILES[0].1.replace("\"phase-with\"", "\"no-such-rule\"")).unwrap_err();
+        let e = Model::from_toml(
+            &BUILTIN_FILES[0]
+                .1
+                .replace("\"phase-with\"", "\"no-such-rule\""),
+        )
+        .unwrap_err();
         assert!(e.0.contains("no-such-rule"), "{e}");
-        let e = Model::from_toml(&BUILTIN_FILES[0].1.replace("\"cas\"", "\"frobnicate\"")).unwrap_err();
+        let e =
+            Model::from_toml(&BUILTIN_FILES[0].1.replace("\"cas\"", "\"frobnicate\"")).unwrap_err();
         assert!(e.0.contains("frobnicate"), "{e}");
     }
 

@@ -30,7 +30,10 @@ impl TestReport {
         self.outcome.is_none()
     }
     pub fn verdict(&self) -> BTreeSet<FindingKind> {
-        self.outcome.as_ref().map(|o| o.verdict()).unwrap_or_default()
+        self.outcome
+            .as_ref()
+            .map(|o| o.verdict())
+            .unwrap_or_default()
     }
     pub fn stop(&self) -> Option<Stop> {
         self.outcome.as_ref().map(|o| o.stop)
@@ -41,7 +44,9 @@ impl TestReport {
         match &self.outcome {
             None => false,
             Some(o) => {
-                o.stop == Stop::Exhausted && o.internal_errors.is_empty() && self.verdict() == self.expected.clone().unwrap_or_default()
+                o.stop == Stop::Exhausted
+                    && o.internal_errors.is_empty()
+                    && self.verdict() == self.expected.clone().unwrap_or_default()
             }
         }
     }
@@ -52,7 +57,10 @@ pub fn verdict_text(v: &BTreeSet<FindingKind>) -> String {
     if v.is_empty() {
         "ok".into()
     } else {
-        v.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
+        v.iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -67,7 +75,10 @@ pub struct Summary {
 }
 
 pub fn summarize(reports: &[TestReport]) -> Summary {
-    let mut s = Summary { tests: reports.len(), ..Summary::default() };
+    let mut s = Summary {
+        tests: reports.len(),
+        ..Summary::default()
+    };
     for r in reports {
         if r.is_error() {
             s.errors += 1;

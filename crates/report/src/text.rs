@@ -32,7 +32,11 @@ pub fn line(r: &TestReport, opts: &TextOptions) -> String {
         let exp = r.expected.clone().unwrap_or_default();
         let _ = write!(out, " (expected {})", verdict_text(&exp));
     }
-    let _ = write!(out, "  [{} states, {} executions", o.stats.states, o.stats.executions);
+    let _ = write!(
+        out,
+        "  [{} states, {} executions",
+        o.stats.states, o.stats.executions
+    );
     if opts.timing {
         let _ = write!(out, ", {:.1} ms", o.stats.elapsed.as_secs_f64() * 1000.0);
     }
@@ -55,14 +59,29 @@ pub fn finding(r: &TestReport, f: &Finding) -> String {
     let sw = w.steps.iter().map(|s| s.text.len()).max().unwrap_or(0);
     for (i, s) in w.steps.iter().enumerate() {
         let lc = r.source.line_col(s.span.start);
-        let effect = if s.effect.is_empty() { String::new() } else { format!("  {}", s.effect) };
-        let _ = writeln!(out, "      {:>3}. {:<tw$}  {:<sw$}  (line {}){effect}", i + 1, s.thread, s.text, lc.line);
+        let effect = if s.effect.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", s.effect)
+        };
+        let _ = writeln!(
+            out,
+            "      {:>3}. {:<tw$}  {:<sw$}  (line {}){effect}",
+            i + 1,
+            s.thread,
+            s.text,
+            lc.line
+        );
     }
     for (b, ops) in &w.bmo {
         let _ = writeln!(out, "    bmo {b}: {}", ops.join(", "));
     }
     for (wait, ps) in &w.participates_in {
-        let ps = if ps.is_empty() { "(none: no effect)".to_string() } else { ps.join(", ") };
+        let ps = if ps.is_empty() {
+            "(none: no effect)".to_string()
+        } else {
+            ps.join(", ")
+        };
         let _ = writeln!(out, "    participates-in {wait} <- {ps}");
     }
     for s in &w.stuck {

@@ -93,13 +93,21 @@ fn kinds(v: &std::collections::BTreeSet<bc_syntax::FindingKind>) -> Vec<String> 
 }
 
 pub fn result(r: &TestReport) -> Result {
-    let error = if r.is_error() { Some(crate::diagnostic::render_all(&r.source, &r.diagnostics)) } else { None };
+    let error = if r.is_error() {
+        Some(crate::diagnostic::render_all(&r.source, &r.diagnostics))
+    } else {
+        None
+    };
     let diagnostics = r
         .diagnostics
         .iter()
         .map(|d| {
             let lc = d.span.map(|s| r.source.line_col(s.start));
-            Diagnostic { line: lc.map(|l| l.line), col: lc.map(|l| l.col), message: d.message.clone() }
+            Diagnostic {
+                line: lc.map(|l| l.line),
+                col: lc.map(|l| l.col),
+                message: d.message.clone(),
+            }
         })
         .collect();
     let findings = r
@@ -116,11 +124,25 @@ pub fn result(r: &TestReport) -> Result {
                     .iter()
                     .map(|s| {
                         let lc = r.source.line_col(s.span.start);
-                        Step { thread: s.thread.clone(), statement: s.text.clone(), line: lc.line, col: lc.col, effect: s.effect.clone() }
+                        Step {
+                            thread: s.thread.clone(),
+                            statement: s.text.clone(),
+                            line: lc.line,
+                            col: lc.col,
+                            effect: s.effect.clone(),
+                        }
                     })
                     .collect(),
                 bmo: f.witness.bmo.iter().cloned().collect(),
-                participates_in: f.witness.participates_in.iter().map(|(w, ps)| Participation { wait: w.clone(), participants: ps.clone() }).collect(),
+                participates_in: f
+                    .witness
+                    .participates_in
+                    .iter()
+                    .map(|(w, ps)| Participation {
+                        wait: w.clone(),
+                        participants: ps.clone(),
+                    })
+                    .collect(),
                 stuck: f.witness.stuck.clone(),
                 focus: f.witness.focus.clone(),
             },
@@ -143,7 +165,11 @@ pub fn result(r: &TestReport) -> Result {
         stop: r.outcome.as_ref().map(|o| o.stop.name().to_string()),
         error,
         diagnostics,
-        internal_errors: r.outcome.as_ref().map(|o| o.internal_errors.clone()).unwrap_or_default(),
+        internal_errors: r
+            .outcome
+            .as_ref()
+            .map(|o| o.internal_errors.clone())
+            .unwrap_or_default(),
     }
 }
 
@@ -152,7 +178,13 @@ pub fn document(reports: &[TestReport]) -> Document {
     Document {
         schema: SCHEMA,
         results: reports.iter().map(result).collect(),
-        summary: Summary { tests: s.tests, passed: s.passed, failed: s.failed, errors: s.errors, stopped: s.stopped },
+        summary: Summary {
+            tests: s.tests,
+            passed: s.passed,
+            failed: s.failed,
+            errors: s.errors,
+            stopped: s.stopped,
+        },
     }
 }
 

@@ -10,12 +10,10 @@
 //! [`Violation::inconsistent`] - a bug in whoever built it, never a user
 //! finding.
 
-
-
+use bc_graph::bits::Bits;
 use bc_graph::{BarrierId, EventId, EventKind, Execution, Target, ThreadId};
 use bc_models::{Rule, RuleSet};
 use bc_syntax::{FindingKind, UbKind};
-use bc_graph::bits::Bits;
 
 /// One broken rule in one execution.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -70,7 +68,12 @@ impl Names for Numbered {
 
 /// Judges `exec` against the enabled `rules`.
 pub fn check(exec: &Execution, rules: RuleSet, name: &dyn Names) -> Vec<Violation> {
-    let mut c = Checker { exec, rules, name, out: Vec::new() };
+    let mut c = Checker {
+        exec,
+        rules,
+        name,
+        out: Vec::new(),
+    };
     c.run();
     c.out
 }
@@ -85,11 +88,21 @@ struct Checker<'a> {
 impl Checker<'_> {
     fn report(&mut self, rule: Rule, kind: FindingKind, message: String, events: Vec<EventId>) {
         if self.rules.has(rule) {
-            self.out.push(Violation { kind: Some(kind), rule: rule.name(), message, events });
+            self.out.push(Violation {
+                kind: Some(kind),
+                rule: rule.name(),
+                message,
+                events,
+            });
         }
     }
     fn inconsistent(&mut self, rule: &'static str, message: String, events: Vec<EventId>) {
-        self.out.push(Violation { kind: None, rule, message, events });
+        self.out.push(Violation {
+            kind: None,
+            rule,
+            message,
+            events,
+        });
     }
     fn n(&self, e: EventId) -> String {
         self.name.event(e)
@@ -101,23 +114,31 @@ impl Checker<'_> {
         // Program-order predecessor of every event, and each event's index
         // in its thread.
         let n = exec.events.len();
-        let launch: Vec<EventId> = exec.ids().filter(|&e| exec.event(e).thread.is_none()).collect();
+        let launch: Vec<EventId> = exec
+            .ids()
+            .filter(|&e| exec.event(e).thread.is_none())
+            .collect();
         let mut po_index = vec![0usize; n];
         for evs in &exec.program_order {
             for (i, &e) in evs.iter().enumerate() {
                 po_index[e.index()] = i;
             }
         }
-        let Some(before) = self.executes_before(&launch) else { return };
-        let eb = |a: EventId, b: EventId| before[b.index()].get(a.index());
-
         self.participates_in(&phases, &pos, &po_index);
+        let Some(before) = self.executes_before(&launch) else {
+            return;
+        };
+        let eb = |a: EventId, b: EventId| before[b.index()].get(a.index());
         // executes-before is consistent with every bmo.
         for order in &exec.bmo {
             for (i, &a) in order.iter().enumerate() {
                 for &b in &order[i + 1..] {
                     if eb(b, a) {
-                        let msg = format!("{} executes before {} but follows it in bmo", self.n(b), self.n(a));
+                        let msg = format!(
+                            "{} executes before {} but follows it in bmo",
+                            self.n(b),
+                            self.n(a)
+                        );
                         self.inconsistent("executes-before-consistent", msg, vec![a, b]);
                     }
                 }
@@ -135,12 +156,23 @@ impl Checker<'_> {
 
         for e in exec.ids() {
             let ev = exec.event(e);
-            let Target::Barrier(b) = ev.target else { continue };
+            let Target::Barrier(b) = ev.target else {
+                continue;
+            };
             match &ev.kind {
                 EventKind::Drop => {
                     if jb[e.index()].is_none() {
-                        let msg = format!("{} drops {} with no joined-before join", self.n(e), self.barrier_name(b));
-                        self.report(Rule::DropNeedsJoin, FindingKind::Ub(UbKind::DropWithoutJoin), msg, vec![e]);
+                        let msg = format!(
+                            "{} drops {} with no joined-before join",
+                            self.n(e),
+                            self.barrier_name(b)
+                        );
+                        self.report(
+                            Rule::DropNeedsJoin,
+                            FindingKind::Ub(UbKind::DropWithoutJoin),
+                            msg,
+                            vec![e],
+                        );
                     }
                     // arrive-then-drop: every earlier arrive of this thread
                     // that participates in a wait must complete first.
@@ -158,22 +190,53 @@ impl Checker<'_> {
                                 self.n(e),
                                 self.n(ws[0])
                             );
-                            self.report(Rule::ArriveThenDrop, FindingKind::Ub(UbKind::ArriveThenDrop), msg, vec![a, e, ws[0]]);
+                            self.report(
+                                Rule::ArriveThenDrop,
+                                FindingKind::Ub(UbKind::ArriveThenDrop),
+                                msg,
+                                vec![a, e, ws[0]],
+                            );
                         }
                     }
                 }
-                EventKind::Wait { participants, completed, token_phase } => {
+                EventKind::Wait {
+                    participants,
+                    completed,
+                    token_phase,
+                } => {
                     let Some(j) = jb[e.index()] else {
-                        let msg = format!("{} waits on {} with no joined-before join", self.n(e), self.barrier_name(b));
-                        self.report(Rule::WaitNeedsJoin, FindingKind::Ub(UbKind::WaitWithoutJoin), msg, vec![e]);
+                        let msg = format!(
+                            "{} waits on {} with no joined-before join",
+                            self.n(e),
+                            self.barrier_name(b)
+                        );
+                        self.report(
+                            Rule::WaitNeedsJoin,
+                            FindingKind::Ub(UbKind::WaitWithoutJoin),
+                            msg,
+                            vec![e],
+                        );
                         continue;
                     };
                     if *completed {
                         if participants.is_empty() {
-                            self.inconsistent("participates-in", format!("{} completes with no participant", self.n(e)), vec![e]);
+                            self.inconsistent(
+                                "participates-in",
+                                format!("{} completes with no participant", self.n(e)),
+                                vec![e],
+                            );
                         } else if !participants.iter().any(|&x| eb(j, x)) {
-                            let msg = format!("{} completes on a phase that its join {} does not execute before", self.n(e), self.n(j));
-                            self.report(Rule::WaitNeedsJoin, FindingKind::Ub(UbKind::WaitWithoutJoin), msg, vec![e, j]);
+                            let msg = format!(
+                                "{} completes on a phase that its join {} does not execute before",
+                                self.n(e),
+                                self.n(j)
+                            );
+                            self.report(
+                                Rule::WaitNeedsJoin,
+                                FindingKind::Ub(UbKind::WaitWithoutJoin),
+                                msg,
+                                vec![e, j],
+                            );
                         }
                         continue;
                     }
@@ -183,15 +246,21 @@ impl Checker<'_> {
                     let eligible = phases.iter().enumerate().find(|(pi, p)| {
                         p.barrier == b
                             && p.completed
-                            && token_phase.is_none_or(|tp| tp as usize == self.phase_number(&phases, *pi))
+                            && token_phase
+                                .is_none_or(|tp| tp as usize == self.phase_number(&phases, *pi))
                             && p.members.iter().any(|&x| eb(j, x))
-                            && !p.members.iter().any(|&x| waits_of[x.index()].iter().any(|&w| exec.event(w).thread == Some(t)))
+                            && !p.members.iter().any(|&x| {
+                                waits_of[x.index()]
+                                    .iter()
+                                    .any(|&w| exec.event(w).thread == Some(t))
+                            })
                     });
                     if let Some((_, p)) = eligible {
                         let msg = format!("{} is stuck although a completed phase (first op {}) could complete it", self.n(e), self.n(p.members[0]));
                         self.inconsistent("wait-completes", msg, vec![e, p.members[0]]);
                     } else {
-                        let msg = format!("{} on {} never completes", self.n(e), self.barrier_name(b));
+                        let msg =
+                            format!("{} on {} never completes", self.n(e), self.barrier_name(b));
                         self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, vec![e, j]);
                     }
                 }
@@ -204,11 +273,23 @@ impl Checker<'_> {
             let class = self.phase_classes();
             'waits: for w in exec.ids() {
                 let ev = exec.event(w);
-                let EventKind::Wait { participants, completed: true, .. } = &ev.kind else { continue };
+                let EventKind::Wait {
+                    participants,
+                    completed: true,
+                    ..
+                } = &ev.kind
+                else {
+                    continue;
+                };
                 for &a in participants {
                     for x in exec.ids() {
                         let ex = exec.event(x);
-                        if x == a || x == w || ex.target != ev.target || class[x.index()].1 < 2 || class[x.index()].0 == class[w.index()].0 {
+                        if x == a
+                            || x == w
+                            || ex.target != ev.target
+                            || class[x.index()].1 < 2
+                            || class[x.index()].0 == class[w.index()].0
+                        {
                             continue;
                         }
                         if eb(a, x) && eb(x, w) {
@@ -218,7 +299,12 @@ impl Checker<'_> {
                                 self.n(w),
                                 self.n(x)
                             );
-                            self.report(Rule::PhaseWith, FindingKind::Ub(UbKind::StalePhase), msg, vec![w, a, x]);
+                            self.report(
+                                Rule::PhaseWith,
+                                FindingKind::Ub(UbKind::StalePhase),
+                                msg,
+                                vec![w, a, x],
+                            );
                             continue 'waits;
                         }
                     }
@@ -228,7 +314,10 @@ impl Checker<'_> {
 
         // Races: plain accesses of one location from different threads, one
         // a write, unordered by executes-before.
-        let plain: Vec<EventId> = exec.ids().filter(|&e| matches!(exec.event(e).kind, EventKind::Read | EventKind::Write)).collect();
+        let plain: Vec<EventId> = exec
+            .ids()
+            .filter(|&e| matches!(exec.event(e).kind, EventKind::Read | EventKind::Write))
+            .collect();
         for (i, &a) in plain.iter().enumerate() {
             for &b in &plain[i + 1..] {
                 let (ea, ebv) = (exec.event(a), exec.event(b));
@@ -239,8 +328,17 @@ impl Checker<'_> {
                     continue;
                 }
                 if !eb(a, b) && !eb(b, a) {
-                    let msg = format!("{} and {} are not ordered by executes-before", self.n(a), self.n(b));
-                    self.out.push(Violation { kind: Some(FindingKind::Race), rule: "race", message: msg, events: vec![a, b] });
+                    let msg = format!(
+                        "{} and {} are not ordered by executes-before",
+                        self.n(a),
+                        self.n(b)
+                    );
+                    self.out.push(Violation {
+                        kind: Some(FindingKind::Race),
+                        rule: "race",
+                        message: msg,
+                        events: vec![a, b],
+                    });
                 }
             }
         }
@@ -269,20 +367,39 @@ impl Checker<'_> {
             let mut current: Option<usize> = None;
             if let Some(&first) = order.first() {
                 if !matches!(exec.event(first).kind, EventKind::Init { .. }) {
-                    let msg = format!("the first operation on {} in bmo is {}, not an init", self.barrier_name(b), self.n(first));
-                    self.report(Rule::FirstBmoInit, FindingKind::Ub(UbKind::UninitializedBarrier), msg, vec![first]);
+                    let msg = format!(
+                        "the first operation on {} in bmo is {}, not an init",
+                        self.barrier_name(b),
+                        self.n(first)
+                    );
+                    self.report(
+                        Rule::FirstBmoInit,
+                        FindingKind::Ub(UbKind::UninitializedBarrier),
+                        msg,
+                        vec![first],
+                    );
                 }
             }
             for &e in order {
                 let ev = exec.event(e);
                 if !ev.kind.is_modification() || ev.target != Target::Barrier(b) {
-                    self.inconsistent("bmo", format!("{} is in the bmo of {}", self.n(e), self.barrier_name(b)), vec![e]);
+                    self.inconsistent(
+                        "bmo",
+                        format!("{} is in the bmo of {}", self.n(e), self.barrier_name(b)),
+                        vec![e],
+                    );
                     continue;
                 }
                 if let EventKind::Init { count } = ev.kind {
                     if count <= 0 {
-                        let msg = format!("{} sets a non-positive expected count {count}", self.n(e));
-                        self.report(Rule::DropNotNegative, FindingKind::Ub(UbKind::NegativeExpectedCount), msg, vec![e]);
+                        let msg =
+                            format!("{} sets a non-positive expected count {count}", self.n(e));
+                        self.report(
+                            Rule::DropNotNegative,
+                            FindingKind::Ub(UbKind::NegativeExpectedCount),
+                            msg,
+                            vec![e],
+                        );
                     }
                     expected = Some(count.max(0));
                     arrived = 0;
@@ -291,7 +408,11 @@ impl Checker<'_> {
                     continue;
                 }
                 let pi = *current.get_or_insert_with(|| {
-                    phases.push(Phase { barrier: b, members: Vec::new(), completed: false });
+                    phases.push(Phase {
+                        barrier: b,
+                        members: Vec::new(),
+                        completed: false,
+                    });
                     phases.len() - 1
                 });
                 phases[pi].members.push(e);
@@ -301,7 +422,12 @@ impl Checker<'_> {
                         if let Some(k) = set_count {
                             if k <= arrived {
                                 let msg = format!("{} sets the expected count to {k} with {arrived} arrive(s) already counted", self.n(e));
-                                self.report(Rule::ExpectedCountUpdate, FindingKind::Ub(UbKind::ExpectedCountTooSmall), msg, vec![e]);
+                                self.report(
+                                    Rule::ExpectedCountUpdate,
+                                    FindingKind::Ub(UbKind::ExpectedCountTooSmall),
+                                    msg,
+                                    vec![e],
+                                );
                             }
                             if expected.is_some() {
                                 expected = Some(k);
@@ -316,8 +442,17 @@ impl Checker<'_> {
                     EventKind::Drop => {
                         if let Some(x) = expected {
                             if x <= 0 {
-                                let msg = format!("{} makes the expected count of {} negative", self.n(e), self.barrier_name(b));
-                                self.report(Rule::DropNotNegative, FindingKind::Ub(UbKind::NegativeExpectedCount), msg, vec![e]);
+                                let msg = format!(
+                                    "{} makes the expected count of {} negative",
+                                    self.n(e),
+                                    self.barrier_name(b)
+                                );
+                                self.report(
+                                    Rule::DropNotNegative,
+                                    FindingKind::Ub(UbKind::NegativeExpectedCount),
+                                    msg,
+                                    vec![e],
+                                );
                             }
                             expected = Some((x - 1).max(0));
                         }
@@ -342,19 +477,34 @@ impl Checker<'_> {
         let mut used: std::collections::HashSet<(ThreadId, EventId)> = Default::default();
         for w in exec.ids() {
             let ev = exec.event(w);
-            let EventKind::Wait { participants, completed, token_phase } = &ev.kind else { continue };
+            let EventKind::Wait {
+                participants,
+                completed,
+                token_phase,
+            } = &ev.kind
+            else {
+                continue;
+            };
             if participants.is_empty() {
                 continue;
             }
             if !completed {
-                self.inconsistent("participates-in", format!("stuck {} has participants", self.n(w)), vec![w]);
+                self.inconsistent(
+                    "participates-in",
+                    format!("stuck {} has participants", self.n(w)),
+                    vec![w],
+                );
                 continue;
             }
             let t = ev.thread.expect("waits belong to threads");
             let phase = pos[participants[0].index()].phase;
             let ok_members = participants.iter().all(|&x| {
                 let ex = exec.event(x);
-                ex.target == ev.target && matches!(ex.kind, EventKind::Arrive { .. } | EventKind::Drop | EventKind::ArriveDrop)
+                ex.target == ev.target
+                    && matches!(
+                        ex.kind,
+                        EventKind::Arrive { .. } | EventKind::Drop | EventKind::ArriveDrop
+                    )
             });
             let whole_phase = phase.is_some_and(|pi| {
                 let mut a = phases[pi].members.clone();
@@ -364,19 +514,33 @@ impl Checker<'_> {
                 phases[pi].completed && a == b
             });
             if !ok_members || !whole_phase {
-                let msg = format!("the participants of {} are not exactly one completed phase of its barrier", self.n(w));
+                let msg = format!(
+                    "the participants of {} are not exactly one completed phase of its barrier",
+                    self.n(w)
+                );
                 self.inconsistent("participates-in", msg, vec![w]);
                 continue;
             }
             if let (Some(tp), Some(pi)) = (token_phase, phase) {
                 if self.phase_number(phases, pi) != *tp as usize {
-                    self.inconsistent("participates-in", format!("{} completes on another phase than its token names", self.n(w)), vec![w]);
+                    self.inconsistent(
+                        "participates-in",
+                        format!(
+                            "{} completes on another phase than its token names",
+                            self.n(w)
+                        ),
+                        vec![w],
+                    );
                 }
             }
             for &x in participants {
                 let ex = exec.event(x);
                 if ex.thread == Some(t) && po_index[x.index()] > po_index[w.index()] {
-                    self.inconsistent("participates-in", format!("{} participates in the earlier {}", self.n(x), self.n(w)), vec![w, x]);
+                    self.inconsistent(
+                        "participates-in",
+                        format!("{} participates in the earlier {}", self.n(x), self.n(w)),
+                        vec![w, x],
+                    );
                 }
                 if !used.insert((t, x)) {
                     let msg = format!("{} participates in two waits of one thread", self.n(x));
@@ -431,7 +595,11 @@ impl Checker<'_> {
         }
         if order.len() != n {
             let stuck: Vec<EventId> = exec.ids().filter(|e| indeg[e.index()] > 0).collect();
-            self.inconsistent("executes-before-consistent", "executes-before has a cycle".into(), stuck);
+            self.inconsistent(
+                "executes-before-consistent",
+                "executes-before has a cycle".into(),
+                stuck,
+            );
             return None;
         }
         let mut before = vec![Bits::new(n); n];
@@ -454,7 +622,9 @@ impl Checker<'_> {
             let mut joined: Vec<(BarrierId, EventId)> = Vec::new();
             for &e in evs {
                 let ev = exec.event(e);
-                let Target::Barrier(b) = ev.target else { continue };
+                let Target::Barrier(b) = ev.target else {
+                    continue;
+                };
                 match ev.kind {
                     EventKind::Join => {
                         joined.retain(|&(o, _)| o != b && !exec.mutually_exclusive(o, b));

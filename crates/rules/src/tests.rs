@@ -1,1 +1,364 @@
+//! The rule checker on hand-built executions: each rule firing and not
+//! firing, and each structural constraint on participates-in rejecting a
+//! bad candidate.
 
+use super::*;
+use bc_graph::{EventKind as K, ExecutionBuilder, LocId, Target};
+
+const B: Target = Target::Barrier(BarrierId(0));
+const C: Target = Target::Barrier(BarrierId(1));
+fn t(i: u32) -> Option<ThreadId> {
+    Some(ThreadId(i))
+}
+fn arrive() -> K {
+    K::Arrive { set_count: None }
+}
+fn wait() -> K {
+    K::Wait {
+        participants: vec![],
+        completed: true,
+        token_phase: None,
+    }
+}
+fn stuck() -> K {
+    K::Wait {
+        participants: vec![],
+        completed: false,
+        token_phase: None,
+    }
+}
+fn kinds(v: &[Violation]) -> Vec<String> {
+    let mut k: Vec<String> = v
+        .iter()
+        .map(|v| {
+            v.kind
+                .map_or_else(|| format!("inconsistent:{}", v.rule), |k| k.to_string())
+        })
+        .collect();
+    k.sort();
+    k.dedup();
+    k
+}
+fn judge(b: ExecutionBuilder) -> Vec<String> {
+    kinds(&check(&b.finish(), RuleSet::all(), &Numbered))
+}
+
+/// launch init B = count; two threads each join, arrive, wait, with both
+/// waits completing on the one phase.
+fn one_phase(count: i64) -> (ExecutionBuilder, [EventId; 2], [EventId; 2]) {
+    let mut b = ExecutionBuilder::new(2, 2);
+    let init = b.event(None, 0, K::Init { count }, B);
+    b.bmo(init);
+    let mut arrives = [EventId(0); 2];
+    let mut waits = [EventId(0); 2];
+    for i in 0..2 {
+        b.event(t(i), 0, K::Join, B);
+        arrives[i as usize] = b.event(t(i), 1, arrive(), B);
+        waits[i as usize] = b.event(t(i), 2, wait(), B);
+    }
+    for a in arrives {
+        b.bmo(a);
+    }
+    for w in waits {
+        b.set_participants(w, arrives.to_vec());
+    }
+    (b, arrives, waits)
+}
+
+#[test]
+fn a_valid_phase_is_ok() {
+    let (b, _, _) = one_phase(2);
+    assert_eq!(judge(b), Vec::<String>::new());
+}
+
+#[test]
+fn first_bmo_init_fires_without_init() {
+    let mut b = ExecutionBuilder::new(1, 1);
+    b.event(t(0), 0, K::Join, B);
+    let a = b.event(t(0), 1, arrive(), B);
+    b.bmo(a);
+    b.event(t(0), 2, stuck(), B);
+    assert_eq!(judge(b), ["deadlock", "ub(uninitialized-barrier)"]);
+}
+
+#[test]
+fn participants_must_be_one_whole_phase() {
+    // Count 2 but only one participant listed.
+    let (mut b, arrives, waits) = one_phase(2);
+    b.set_participants(waits[0], vec![arrives[0]]);
+    assert_eq!(judge(b), ["inconsistent:participates-in"]);
+    // Count 1: two phases; a wait listing both is not one phase.
+    let (b, _, _) = one_phase(1);
+    assert_eq!(judge(b), ["inconsistent:participates-in"]);
+}
+
+#[test]
+fn participants_may_not_follow_the_wait() {
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count: 1 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Join, B);
+    let w = b.event(t(0), 1, wait(), B);
+    let a = b.event(t(0), 2, arrive(), B);
+    b.bmo(a);
+    b.set_participants(w, vec![a]);
+    let got = judge(b);
+    assert!(
+        got.contains(&"inconsistent:participates-in".to_string()),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn an_op_participates_in_one_wait_per_thread() {
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count: 1 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Join, B);
+    let a = b.event(t(0), 1, arrive(), B);
+    b.bmo(a);
+    let w1 = b.event(t(0), 2, wait(), B);
+    let w2 = b.event(t(0), 3, wait(), B);
+    b.set_participants(w1, vec![a]);
+    b.set_participants(w2, vec![a]);
+    assert_eq!(judge(b), ["inconsistent:participates-in"]);
+}
+
+#[test]
+fn executes_before_must_agree_with_bmo() {
+    // T1 arrives after waiting on T0's phase, yet its arrive comes first in bmo.
+    let mut b = ExecutionBuilder::new(2, 1);
+    let init = b.event(None, 0, K::Init { count: 1 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Join, B);
+    let a0 = b.event(t(0), 1, arrive(), B);
+    b.event(t(1), 0, K::Join, B);
+    let w1 = b.event(t(1), 1, wait(), B);
+    let a1 = b.event(t(1), 2, arrive(), B);
+    b.bmo(a1);
+    b.bmo(a0);
+    b.set_participants(w1, vec![a0]);
+    let got = judge(b);
+    assert!(
+        got.contains(&"inconsistent:executes-before-consistent".to_string()),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn wait_needs_a_joined_before_join() {
+    let (mut b, _, _) = one_phase(2);
+    // A third thread waits with no join.
+    let w = b.event(t(1), 3, wait(), B);
+    let _ = w;
+    // T1 already waited on the only phase, so its second wait must not
+    // take it; leave it without participants and without join: UB.
+    let ex = b.finish();
+    let mut ex2 = ex.clone();
+    // Remove T1's join to show wait-without-join on its first wait instead.
+    let join = ex2.program_order[1][0];
+    ex2.events[join.index()].kind = K::Read;
+    ex2.events[join.index()].target = Target::Loc(LocId(0));
+    let got = kinds(&check(&ex2, RuleSet::all(), &Numbered));
+    assert!(
+        got.contains(&"ub(wait-without-join)".to_string()),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn mutually_exclusive_join_breaks_joined_before() {
+    // T0: join B; join C; arrive B; wait B - with B, C mutually exclusive the
+    // join of C ends joined-before for B.
+    let build = |exclusive: bool| {
+        let mut b = ExecutionBuilder::new(1, 2);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        let initc = b.event(None, 0, K::Init { count: 1 }, C);
+        b.bmo(initc);
+        b.event(t(0), 0, K::Join, B);
+        b.event(t(0), 1, K::Join, C);
+        let a = b.event(t(0), 2, arrive(), B);
+        b.bmo(a);
+        let w = b.event(t(0), 3, wait(), B);
+        b.set_participants(w, vec![a]);
+        if exclusive {
+            b.mutually_exclusive(BarrierId(0), BarrierId(1));
+        }
+        judge(b)
+    };
+    assert_eq!(build(false), Vec::<String>::new());
+    assert_eq!(build(true), ["ub(wait-without-join)"]);
+}
+
+#[test]
+fn drop_rules() {
+    // drop without join, and below zero.
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count: 1 }, B);
+    b.bmo(init);
+    let d1 = b.event(t(0), 0, K::Drop, B);
+    let d2 = b.event(t(0), 1, K::Drop, B);
+    b.bmo(d1);
+    b.bmo(d2);
+    assert_eq!(
+        judge(b),
+        ["ub(drop-without-join)", "ub(negative-expected-count)"]
+    );
+    // join then drop: fine.
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count: 2 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Join, B);
+    let d = b.event(t(0), 1, K::Drop, B);
+    b.bmo(d);
+    assert_eq!(judge(b), Vec::<String>::new());
+}
+
+#[test]
+fn arrive_then_drop() {
+    // T0: join; arrive; drop. T1: join; arrive; wait on {A0, A1}: the wait
+    // does not execute before T0's drop.
+    let build = |t0_waits: bool| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        b.event(t(0), 0, K::Join, B);
+        let a0 = b.event(t(0), 1, arrive(), B);
+        let w0 = if t0_waits {
+            Some(b.event(t(0), 2, wait(), B))
+        } else {
+            None
+        };
+        let d0 = b.event(t(0), 3, K::Drop, B);
+        b.event(t(1), 0, K::Join, B);
+        let a1 = b.event(t(1), 1, arrive(), B);
+        let w1 = b.event(t(1), 2, wait(), B);
+        b.bmo(a0);
+        b.bmo(a1);
+        b.bmo(d0);
+        b.set_participants(w1, vec![a0, a1]);
+        if let Some(w0) = w0 {
+            b.set_participants(w0, vec![a0, a1]);
+        }
+        judge(b)
+    };
+    assert_eq!(build(false), ["ub(arrive-then-drop)"]);
+    assert_eq!(build(true), Vec::<String>::new());
+}
+
+#[test]
+fn expected_count_update_bound() {
+    let build = |set: i64| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 3 }, B);
+        b.bmo(init);
+        b.event(t(0), 0, K::Join, B);
+        let a0 = b.event(t(0), 1, arrive(), B);
+        b.event(t(1), 0, K::Join, B);
+        let a1 = b.event(
+            t(1),
+            1,
+            K::Arrive {
+                set_count: Some(set),
+            },
+            B,
+        );
+        b.bmo(a0);
+        b.bmo(a1);
+        judge(b)
+    };
+    // One arrive counted: setting 1 is UB (not above the count), 2 is fine.
+    assert!(build(1).contains(&"ub(expected-count-too-small)".to_string()));
+    assert!(!build(2).contains(&"ub(expected-count-too-small)".to_string()));
+}
+
+#[test]
+fn phase_with_rule() {
+    // T0 and T1 each arrive twice, then wait. bmo: A0 A1 | A0' A1'.
+    // T0's wait takes phase 0 and T1's phase 1: A0 -> A0' -> W0 with A0' in
+    // phase 1, which T1's wait makes a non-empty class: stale-phase.
+    let build = |w1_phase: usize| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        let mut a = [[EventId(0); 2]; 2];
+        let mut w = [EventId(0); 2];
+        for i in 0..2u32 {
+            b.event(t(i), 0, K::Join, B);
+            a[i as usize][0] = b.event(t(i), 1, arrive(), B);
+            a[i as usize][1] = b.event(t(i), 2, arrive(), B);
+            w[i as usize] = b.event(t(i), 3, wait(), B);
+        }
+        for ph in 0..2 {
+            b.bmo(a[0][ph]);
+            b.bmo(a[1][ph]);
+        }
+        b.set_participants(w[0], vec![a[0][0], a[1][0]]);
+        b.set_participants(w[1], vec![a[0][w1_phase], a[1][w1_phase]]);
+        judge(b)
+    };
+    assert_eq!(build(1), ["ub(stale-phase)"]);
+    assert_eq!(build(0), Vec::<String>::new());
+}
+
+#[test]
+fn stuck_wait_is_deadlock_unless_a_phase_was_available() {
+    // Count 2, one thread arrives and waits: stuck, deadlock.
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count: 2 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Join, B);
+    let a = b.event(t(0), 1, arrive(), B);
+    b.bmo(a);
+    b.event(t(0), 2, stuck(), B);
+    assert_eq!(judge(b), ["deadlock"]);
+    // Count 1: the phase completed, so a stuck wait means a broken explorer.
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count: 1 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Join, B);
+    let a = b.event(t(0), 1, arrive(), B);
+    b.bmo(a);
+    b.event(t(0), 2, stuck(), B);
+    assert_eq!(judge(b), ["inconsistent:wait-completes"]);
+}
+
+#[test]
+fn races_need_executes_before() {
+    let x = Target::Loc(LocId(0));
+    // Unordered write/read: race. Read/read: none. Ordered by the phase: none.
+    let mut b = ExecutionBuilder::new(2, 0);
+    b.event(t(0), 0, K::Write, x);
+    b.event(t(1), 0, K::Read, x);
+    assert_eq!(judge(b), ["race"]);
+    let mut b = ExecutionBuilder::new(2, 0);
+    b.event(t(0), 0, K::Read, x);
+    b.event(t(1), 0, K::Read, x);
+    assert_eq!(judge(b), Vec::<String>::new());
+    let mut b = ExecutionBuilder::new(2, 1);
+    let init = b.event(None, 0, K::Init { count: 2 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Write, x);
+    b.event(t(0), 1, K::Join, B);
+    let a0 = b.event(t(0), 2, arrive(), B);
+    b.event(t(1), 0, K::Join, B);
+    let a1 = b.event(t(1), 1, arrive(), B);
+    let w1 = b.event(t(1), 2, wait(), B);
+    b.event(t(1), 3, K::Read, x);
+    b.bmo(a0);
+    b.bmo(a1);
+    b.set_participants(w1, vec![a0, a1]);
+    assert_eq!(judge(b), Vec::<String>::new());
+}
+
+#[test]
+fn disabled_rules_are_not_reported() {
+    let mut b = ExecutionBuilder::new(1, 1);
+    let d = b.event(t(0), 0, K::Drop, B);
+    let init = b.event(None, 0, K::Init { count: 2 }, B);
+    b.bmo(init);
+    b.bmo(d);
+    let got = check(&b.finish(), RuleSet::default(), &Numbered);
+    assert!(got.is_empty(), "{got:?}");
+}

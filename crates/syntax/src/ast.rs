@@ -77,14 +77,31 @@ pub struct Stmt {
 #[derive(Clone, Debug)]
 pub enum StmtKind {
     /// `[dest =] name arg, arg` - every barrier, memory and host instruction.
-    Instr { dest: Option<Ident>, name: Ident, args: Vec<Arg> },
+    Instr {
+        dest: Option<Ident>,
+        name: Ident,
+        args: Vec<Arg>,
+    },
     /// `r = expr`
-    Assign { dest: Ident, expr: Expr },
+    Assign {
+        dest: Ident,
+        expr: Expr,
+    },
     /// `await cond`
     Await(Expr),
-    If { cond: Expr, then: Vec<Stmt>, els: Vec<Stmt> },
-    Repeat { count: Expr, body: Vec<Stmt> },
-    While { cond: Expr, body: Vec<Stmt> },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+    },
+    Repeat {
+        count: Expr,
+        body: Vec<Stmt>,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+    },
     Goto(Ident),
     Exit,
     /// A label standing alone (e.g. `END:` on the last line).

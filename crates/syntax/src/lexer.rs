@@ -101,7 +101,10 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
     let bytes = text.as_bytes();
     let mut chars = text.char_indices().peekable();
     while let Some(&(i, c)) = chars.peek() {
-        let single = |tok: Tok| Token { tok, span: Span::new(i, i + c.len_utf8()) };
+        let single = |tok: Tok| Token {
+            tok,
+            span: Span::new(i, i + c.len_utf8()),
+        };
         match c {
             ' ' | '\t' | '\r' => {
                 chars.next();
@@ -152,7 +155,10 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                 if !closed {
                     diags.push(Diagnostic::error(Span::new(i, end), "unterminated string"));
                 }
-                out.push(Token { tok: Tok::Str(s), span: Span::new(i, end) });
+                out.push(Token {
+                    tok: Tok::Str(s),
+                    span: Span::new(i, end),
+                });
             }
             c if c.is_ascii_digit() => {
                 let mut end = i;
@@ -165,17 +171,25 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                     }
                 }
                 let word = &text[i..end];
-                let parsed = if let Some(hex) = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X")) {
+                let parsed = if let Some(hex) =
+                    word.strip_prefix("0x").or_else(|| word.strip_prefix("0X"))
+                {
                     i64::from_str_radix(hex, 16).ok()
                 } else {
                     word.parse::<i64>().ok()
                 };
                 let span = Span::new(i, end);
                 match parsed {
-                    Some(v) => out.push(Token { tok: Tok::Int(v), span }),
+                    Some(v) => out.push(Token {
+                        tok: Tok::Int(v),
+                        span,
+                    }),
                     None => {
                         diags.push(Diagnostic::error(span, format!("invalid integer `{word}`")));
-                        out.push(Token { tok: Tok::Int(0), span });
+                        out.push(Token {
+                            tok: Tok::Int(0),
+                            span,
+                        });
                     }
                 }
             }
@@ -189,12 +203,18 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                         break;
                     }
                 }
-                out.push(Token { tok: Tok::Ident(text[i..end].to_string()), span: Span::new(i, end) });
+                out.push(Token {
+                    tok: Tok::Ident(text[i..end].to_string()),
+                    span: Span::new(i, end),
+                });
             }
             _ => {
                 chars.next();
                 let next = chars.peek().map(|&(_, c)| c);
-                let two = |op: Op| Token { tok: Tok::Op(op), span: Span::new(i, i + 2) };
+                let two = |op: Op| Token {
+                    tok: Tok::Op(op),
+                    span: Span::new(i, i + 2),
+                };
                 let tok = match (c, next) {
                     ('=', Some('=')) => Some(two(Op::Eq)),
                     ('!', Some('=')) => Some(two(Op::Ne)),
@@ -231,7 +251,10 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                         } else {
                             format!("`{c}`")
                         };
-                        diags.push(Diagnostic::error(single(Tok::Eof).span, format!("unexpected character {shown}")));
+                        diags.push(Diagnostic::error(
+                            single(Tok::Eof).span,
+                            format!("unexpected character {shown}"),
+                        ));
                         continue;
                     }
                 };
@@ -239,6 +262,9 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
             }
         }
     }
-    out.push(Token { tok: Tok::Eof, span: Span::new(text.len(), text.len()) });
+    out.push(Token {
+        tok: Tok::Eof,
+        span: Span::new(text.len(), text.len()),
+    });
     out
 }

@@ -13,7 +13,11 @@ use crate::source::Span;
 pub fn parse(text: &str) -> (Litmus, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let toks = lex(text, &mut diags);
-    let mut p = Parser { toks, pos: 0, diags };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        diags,
+    };
     let lit = p.file();
     let mut diags = p.diags;
     diags.sort_by_key(|d| d.span.map(|s| (s.start, s.end)));
@@ -181,7 +185,10 @@ impl Parser {
             let is_litmus = self.at_ident("litmus");
             if first && !is_litmus {
                 let s = self.span();
-                self.diags.push(Diagnostic::error(s, "a litmus file must start with `litmus \"NAME\"`"));
+                self.diags.push(Diagnostic::error(
+                    s,
+                    "a litmus file must start with `litmus \"NAME\"`",
+                ));
             }
             first = false;
             if self.top_item(&mut lit).is_err() {
@@ -191,7 +198,10 @@ impl Parser {
         }
         if first {
             let s = self.span();
-            self.diags.push(Diagnostic::error(s, "empty file: a litmus file must start with `litmus \"NAME\"`"));
+            self.diags.push(Diagnostic::error(
+                s,
+                "empty file: a litmus file must start with `litmus \"NAME\"`",
+            ));
         }
         lit
     }
@@ -230,27 +240,55 @@ impl Parser {
             }
             "barrier" => {
                 let name = self.ident("a barrier name")?;
-                let count = if self.eat(&Tok::Assign) { Some(self.signed_int("an expected count")?) } else { None };
+                let count = if self.eat(&Tok::Assign) {
+                    Some(self.signed_int("the expected count (an integer)")?)
+                } else {
+                    None
+                };
                 let attrs = self.attrs()?;
                 let span = kw.span.to(self.prev_span());
-                lit.barriers.push(BarrierDecl { name, count, attrs, span });
+                lit.barriers.push(BarrierDecl {
+                    name,
+                    count,
+                    attrs,
+                    span,
+                });
                 self.end_of_stmt()
             }
             "var" => {
                 let name = self.ident("a location name")?;
-                let init = if self.eat(&Tok::Assign) { self.signed_int("an initial value")?.0 } else { 0 };
+                let init = if self.eat(&Tok::Assign) {
+                    self.signed_int("an initial value")?.0
+                } else {
+                    0
+                };
                 let attrs = self.attrs()?;
                 let span = kw.span.to(self.prev_span());
-                lit.vars.push(VarDecl { name, init, attrs, span });
+                lit.vars.push(VarDecl {
+                    name,
+                    init,
+                    attrs,
+                    span,
+                });
                 self.end_of_stmt()
             }
             "thread" | "host" => {
-                let form = if kw.name == "thread" { ThreadForm::Thread } else { ThreadForm::Host };
+                let form = if kw.name == "thread" {
+                    ThreadForm::Thread
+                } else {
+                    ThreadForm::Host
+                };
                 let name = self.ident("a thread name")?;
                 let attrs = self.attrs()?;
                 let body = self.block()?;
                 let span = kw.span.to(self.prev_span());
-                lit.threads.push(ThreadDecl { form, name: Some(name), attrs, body, span });
+                lit.threads.push(ThreadDecl {
+                    form,
+                    name: Some(name),
+                    attrs,
+                    body,
+                    span,
+                });
                 self.end_of_stmt()
             }
             "kernel" => {
@@ -262,7 +300,13 @@ impl Parser {
                 let attrs = self.attrs()?;
                 let body = self.block()?;
                 let span = kw.span.to(self.prev_span());
-                lit.threads.push(ThreadDecl { form: ThreadForm::Kernel, name, attrs, body, span });
+                lit.threads.push(ThreadDecl {
+                    form: ThreadForm::Kernel,
+                    name,
+                    attrs,
+                    body,
+                    span,
+                });
                 self.end_of_stmt()
             }
             "expect" => {
@@ -287,11 +331,23 @@ impl Parser {
                     "always" => Quantifier::Always,
                     "sometimes" => Quantifier::Sometimes,
                     "never" => Quantifier::Never,
-                    _ => return self.error(q.span, format!("expected `always`, `sometimes` or `never`, found `{}`", q.name)),
+                    _ => {
+                        return self.error(
+                            q.span,
+                            format!(
+                                "expected `always`, `sometimes` or `never`, found `{}`",
+                                q.name
+                            ),
+                        )
+                    }
                 };
                 let cond = self.expr()?;
                 let span = kw.span.to(cond.span);
-                lit.asserts.push(Assert { quantifier, cond, span });
+                lit.asserts.push(Assert {
+                    quantifier,
+                    cond,
+                    span,
+                });
                 self.end_of_stmt()
             }
             other => self.error(kw.span, format!("unknown declaration `{other}`")),
@@ -327,7 +383,11 @@ impl Parser {
                     value = Some(self.signed_int("an integer value")?);
                 }
             }
-            out.push(Attr { key, value, name_value });
+            out.push(Attr {
+                key,
+                value,
+                name_value,
+            });
         }
         Ok(out)
     }
@@ -343,7 +403,8 @@ impl Parser {
                     return Ok(body);
                 }
                 Tok::Eof => {
-                    self.diags.push(Diagnostic::error(open, "this `{` is never closed"));
+                    self.diags
+                        .push(Diagnostic::error(open, "this `{` is never closed"));
                     return Err(Fail);
                 }
                 _ => {
@@ -365,16 +426,16 @@ impl Parser {
             self.bump();
             if matches!(self.peek(), Tok::Newline | Tok::RBrace | Tok::Eof) {
                 self.end_of_stmt()?;
-                return Ok(Stmt { labels, kind: StmtKind::Nop, span: start.to(self.prev_span()) });
+                return Ok(Stmt {
+                    labels,
+                    kind: StmtKind::Nop,
+                    span: start.to(self.prev_span()),
+                });
             }
         }
         let kind = self.stmt_kind()?;
         let span = start.to(self.prev_span());
-        if !matches!(kind, StmtKind::If { .. } | StmtKind::Repeat { .. } | StmtKind::While { .. }) {
-            self.end_of_stmt()?;
-        } else {
-            self.end_of_stmt()?;
-        }
+        self.end_of_stmt()?;
         Ok(Stmt { labels, kind, span })
     }
 
@@ -402,7 +463,11 @@ impl Parser {
                     Tok::Ident(n) if INSTRUCTION_NAMES.contains(&n.as_str()) => {
                         let name = self.ident("an instruction")?;
                         let args = self.args()?;
-                        Ok(StmtKind::Instr { dest: Some(head), name, args })
+                        Ok(StmtKind::Instr {
+                            dest: Some(head),
+                            name,
+                            args,
+                        })
                     }
                     _ => {
                         let expr = self.expr()?;
@@ -412,7 +477,11 @@ impl Parser {
             }
             _ => {
                 let args = self.args()?;
-                Ok(StmtKind::Instr { dest: None, name: head, args })
+                Ok(StmtKind::Instr {
+                    dest: None,
+                    name: head,
+                    args,
+                })
             }
         }
     }
@@ -428,7 +497,11 @@ impl Parser {
             if self.at_ident("if") {
                 let start = self.bump().span;
                 let kind = self.if_rest()?;
-                vec![Stmt { labels: vec![], kind, span: start.to(self.prev_span()) }]
+                vec![Stmt {
+                    labels: vec![],
+                    kind,
+                    span: start.to(self.prev_span()),
+                }]
             } else {
                 self.block()?
             }
@@ -484,7 +557,10 @@ impl Parser {
             self.bump();
             let rhs = self.binary(level + 1)?;
             let span = lhs.span.to(rhs.span);
-            lhs = Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span };
+            lhs = Expr {
+                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                span,
+            };
         }
     }
 
@@ -497,9 +573,15 @@ impl Parser {
                 let e = self.unary()?;
                 let span = start.to(e.span);
                 if let (Op::Sub, ExprKind::Int(v)) = (op, &e.kind) {
-                    return Ok(Expr { kind: ExprKind::Int(v.wrapping_neg()), span });
+                    return Ok(Expr {
+                        kind: ExprKind::Int(v.wrapping_neg()),
+                        span,
+                    });
                 }
-                Ok(Expr { kind: ExprKind::Unary(op, Box::new(e)), span })
+                Ok(Expr {
+                    kind: ExprKind::Unary(op, Box::new(e)),
+                    span,
+                })
             }
             _ => self.atom(),
         }
@@ -509,7 +591,10 @@ impl Parser {
         match self.peek().clone() {
             Tok::Int(v) => {
                 let span = self.bump().span;
-                Ok(Expr { kind: ExprKind::Int(v), span })
+                Ok(Expr {
+                    kind: ExprKind::Int(v),
+                    span,
+                })
             }
             Tok::Ident(_) => {
                 let id = self.ident("a name")?;
@@ -517,9 +602,15 @@ impl Parser {
                     self.bump();
                     let reg = self.ident("a register")?;
                     let span = id.span.to(reg.span);
-                    return Ok(Expr { kind: ExprKind::Qualified(id, reg), span });
+                    return Ok(Expr {
+                        kind: ExprKind::Qualified(id, reg),
+                        span,
+                    });
                 }
-                Ok(Expr { kind: ExprKind::Name(id.name), span: id.span })
+                Ok(Expr {
+                    kind: ExprKind::Name(id.name),
+                    span: id.span,
+                })
             }
             Tok::LParen => {
                 let open = self.bump().span;

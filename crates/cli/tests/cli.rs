@@ -1,0 +1,411 @@
+//! The command line end to end: exit codes, JSON, limits, bad input,
+//! directories, model selection, `graph` and `models`; insta snapshots pin
+//! the text and JSON renderings.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_barrier-check"))
+}
+
+fn corpus(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../litmus")
+        .join(rel)
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A scratch file under the target directory.
+fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// Runs with the corpus root as working directory so reported file names
+/// are stable in snapshots.
+fn run_in_corpus(args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .current_dir(corpus(""))
+        .output()
+        .expect("runs")
+}
+
+#[test]
+fn text_report_snapshots() {
+    for name in [
+        "amdgpu/deadlock-third-thread.litmus",
+        "amdgpu/stale-phase.litmus",
+        "amdgpu/race-split-work-between.litmus",
+        "amdgpu/phase-basic.litmus",
+    ] {
+        let o = run_in_corpus(&["check", "--no-timing", name]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        insta::assert_snapshot!(name.replace(['/', '.'], "_"), stdout(&o));
+    }
+}
+
+#[test]
+fn json_snapshot() {
+    let o = run_in_corpus(&[
+        "check",
+        "--format",
+        "json",
+        "amdgpu/wait-after-drop.litmus",
+        "amdgpu/phase-basic.litmus",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
+    insta::assert_json_snapshot!("json_two_tests", v, { ".results[].stats.elapsed_ms" => "[ms]" });
+}
+
+#[test]
+fn json_has_the_spec_fields() {
+    let o = run(&[
+        "check",
+        "--format",
+        "json",
+        corpus("amdgpu/deadlock-too-few.litmus").to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["schema"], 1);
+    let r = &v["results"][0];
+    for field in [
+        "file", "test", "model", "verdict", "expected", "pass", "findings", "stats", "stop",
+    ] {
+        assert!(r.get(field).is_some(), "missing {field}");
+    }
+    assert_eq!(r["verdict"], serde_json::json!(["deadlock"]));
+    assert_eq!(r["stop"], "exhausted");
+    assert!(r["stats"]["states"].as_u64().unwrap() > 0);
+    assert!(r["stats"]["executions"].as_u64().unwrap() > 0);
+    assert!(r["stats"]["elapsed_ms"].is_number());
+    let f = &r["findings"][0];
+    assert_eq!(f["kind"], "deadlock");
+    assert!(!f["witness"]["steps"].as_array().unwrap().is_empty());
+    assert!(v["summary"]["tests"] == 1);
+}
+
+#[test]
+fn output_is_deterministic() {
+    let args = ["check", "--format", "json", "amdgpu"];
+    let strip = |o: Output| {
+        let mut v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        for r in v["results"].as_array_mut().unwrap() {
+            r["stats"]["elapsed_ms"] = serde_json::Value::Null;
+        }
+        v
+    };
+    let a = strip(run_in_corpus(&args));
+    let b = strip(run_in_corpus(&args));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn exit_codes() {
+    // 0: every verdict as expected.
+    assert_eq!(
+        run(&[
+            "check",
+            "-q",
+            corpus("amdgpu/phase-basic.litmus").to_str().unwrap()
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    // 1: a verdict differs from `expect`.
+    let wrong = scratch("wrong.litmus", b"litmus \"w\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { join B; arrive B; wait B }\nexpect ok\n");
+    let o = run(&["check", wrong.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("FAIL"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("(expected ok)"));
+    // No expect: passes only when ok.
+    let noexp = scratch(
+        "noexp.litmus",
+        b"litmus \"n\"\nmodel amdgpu\nvar x\nthread T0 { write x }\nthread T1 { write x }\n",
+    );
+    assert_eq!(
+        run(&["check", noexp.to_str().unwrap()]).status.code(),
+        Some(1)
+    );
+    // 2: parse error, unreadable file, usage error.
+    let bad = scratch(
+        "bad.litmus",
+        b"litmus \"b\"\nmodel amdgpu\nthread T0 { arrive }\n",
+    );
+    assert_eq!(
+        run(&["check", bad.to_str().unwrap()]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["check", "/no/such/file.litmus"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["check", "--format", "yaml", "x"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&[
+            "check",
+            "--model",
+            "nope",
+            corpus("amdgpu").to_str().unwrap()
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn a_search_stopped_at_a_limit_is_never_ok() {
+    let p = corpus("amdgpu/phase-three-threads-two-rounds.litmus");
+    let o = run(&["check", "--max-states", "10", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).contains("stop: state-limit"), "{}", stdout(&o));
+    let o = run(&[
+        "check",
+        "--format",
+        "json",
+        "--max-states",
+        "10",
+        p.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["results"][0]["stop"], "state-limit");
+    assert_eq!(v["results"][0]["pass"], false);
+    assert_eq!(v["summary"]["stopped"], 1);
+    // A timeout that cannot be met stops too.
+    let o = run(&[
+        "check",
+        "--timeout",
+        "0.000001",
+        "--format",
+        "json",
+        corpus("amdgpu/kernel-device-scope.litmus")
+            .to_str()
+            .unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let stop = v["results"][0]["stop"].as_str().unwrap().to_string();
+    // The deadline is checked every 1024 states; the test is small, so it
+    // may finish first - but it must never report a stopped search as ok.
+    assert!(stop == "timeout" || stop == "exhausted", "{stop}");
+    if stop == "timeout" {
+        assert_eq!(o.status.code(), Some(1));
+    }
+    assert_eq!(
+        run(&["check", "--timeout", "-1", p.to_str().unwrap()])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn bad_input_gets_diagnostics_not_panics() {
+    let cases: &[(&str, &[u8])] = &[
+        ("empty.litmus", b""),
+        ("garbage.litmus", b"@@@ $$$ ~~~\n{{{ }}} ((((\n"),
+        (
+            "binary.litmus",
+            &[
+                0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0xff, 0xfe, 0x00, 0x9c,
+            ],
+        ),
+        (
+            "truncated.litmus",
+            b"litmus \"t\"\nmodel amdgpu\nbarrier B = 2\nthread T0 { join B; arr",
+        ),
+        ("unclosed.litmus", b"litmus \"u\nmodel amdgpu\n"),
+    ];
+    for (name, bytes) in cases {
+        let p = scratch(name, bytes);
+        let o = run(&["check", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("{name}:")) && err.contains(": error: "),
+            "{name}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        let o = run(&["check", "--format", "json", p.to_str().unwrap()]);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        assert!(v["results"][0]["error"].is_string(), "{name}");
+    }
+}
+
+#[test]
+fn diagnostics_snapshot() {
+    let p = scratch(
+        "errors.litmus",
+        b"litmus \"errors\"\nmodel amdgpu\nbarrier B = 2\nthread T0 {\n  join B; arrive B, ; wait C\n  s_barrier\n  r = 1 +\n  goto NOWHERE\n}\nexpect bogus\n",
+    );
+    let o = bin()
+        .args(["check", "errors.litmus"])
+        .current_dir(p.parent().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    insta::assert_snapshot!("diagnostics", stderr(&o));
+}
+
+#[test]
+fn model_not_providing_a_construct_is_an_error() {
+    let p = scratch(
+        "cuda.litmus",
+        b"litmus \"c\"\nmodel amdgpu\nthread T0 { __syncthreads }\n",
+    );
+    let o = run(&["check", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("model `amdgpu` does not provide `__syncthreads`"),
+        "{}",
+        stderr(&o)
+    );
+    let p = scratch(
+        "later.litmus",
+        b"litmus \"c\"\nmodel cuda-sm90\nthread T0 { __syncthreads }\n",
+    );
+    let o = run(&["check", p.to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("model `cuda-sm90` is part of the litmus format but not available"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn model_override_and_model_file() {
+    let p = scratch(
+        "nomodel.litmus",
+        b"litmus \"n\"\nbarrier B = 1\nthread T0 { join B; arrive B; wait B }\nexpect ok\n",
+    );
+    assert_eq!(run(&["check", p.to_str().unwrap()]).status.code(), Some(2));
+    assert_eq!(
+        run(&["check", "--model", "amdgpu", p.to_str().unwrap()])
+            .status
+            .code(),
+        Some(0)
+    );
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/amdgpu.toml");
+    assert_eq!(
+        run(&[
+            "check",
+            "--model-file",
+            models.to_str().unwrap(),
+            p.to_str().unwrap()
+        ])
+        .status
+        .code(),
+        Some(0)
+    );
+    // An edited model without the wait-needs-join rule: the join-less wait
+    // still has no effect, but it is no longer reported.
+    let edited = std::fs::read_to_string(&models)
+        .unwrap()
+        .replace("  \"wait-needs-join\",\n", "");
+    let m = scratch("edited.toml", edited.as_bytes());
+    let q = scratch("nojoin.litmus", b"litmus \"n\"\nmodel amdgpu\nbarrier B = 2\nthread T0 { arrive B; wait B }\nthread T1 { join B; arrive B; wait B }\n");
+    let o = run(&["check", "--format", "json", q.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["results"][0]["verdict"],
+        serde_json::json!(["ub(wait-without-join)"])
+    );
+    let o = run(&[
+        "check",
+        "--format",
+        "json",
+        "--model-file",
+        m.to_str().unwrap(),
+        q.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v["results"][0]["verdict"],
+        serde_json::json!([]),
+        "neither the explorer nor the rule checker reports a disabled rule"
+    );
+    let broken = scratch("broken.toml", b"format = 1\nname = 3\n");
+    assert_eq!(
+        run(&[
+            "check",
+            "--model-file",
+            broken.to_str().unwrap(),
+            p.to_str().unwrap()
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn directories_recurse_in_sorted_order() {
+    let o = run(&[
+        "check",
+        "-q",
+        "--format",
+        "json",
+        corpus("").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let files: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["file"].as_str().unwrap().to_string())
+        .collect();
+    let mut sorted = files.clone();
+    sorted.sort();
+    assert_eq!(files, sorted);
+    assert!(files.len() >= 40);
+}
+
+#[test]
+fn graph_prints_dot() {
+    let o = run(&[
+        "graph",
+        corpus("amdgpu/phase-three-threads-two-rounds.litmus")
+            .to_str()
+            .unwrap(),
+        "--format",
+        "dot",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let dot = stdout(&o);
+    assert!(dot.starts_with("digraph"));
+    assert!(dot.contains("subgraph cluster_t2"));
+    assert!(dot.contains("label=\"tbo\""), "thread-barrier-order edges");
+    insta::assert_snapshot!(
+        "graph_phase_basic",
+        stdout(&run_in_corpus(&["graph", "amdgpu/phase-basic.litmus"]))
+    );
+}
+
+#[test]
+fn models_lists_and_shows() {
+    let o = run(&["models"]);
+    assert!(stdout(&o).starts_with("amdgpu "));
+    let o = run(&["models", "amdgpu"]);
+    assert!(stdout(&o).contains("rules: first-bmo-init"));
+    assert_eq!(run(&["models", "nope"]).status.code(), Some(2));
+}

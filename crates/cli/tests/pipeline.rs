@@ -1,0 +1,49 @@
+//! Property test: the whole pipeline (decode, parse, lower, explore) never
+//! panics, whatever the bytes.
+
+use barrier_check::{check_bytes, CheckOptions};
+use bc_explore::Limits;
+use proptest::prelude::*;
+
+const SEED: &str = "litmus \"s\"\nmodel amdgpu\nbarrier B = 2\nbarrier C\nvar x = 0\nvar s scope=block\n\
+thread T0 { join B; init C, 1; write s; r = exch x, 1; if r == 0 { arrive B, 3 } else { drop B }; wait B, r }\n\
+thread T1 { join B; L: arrive B; wait B; repeat 2 { arrive_wait B }; while r < 1 { r = load x; goto L } }\n\
+kernel blocks=2 threads=2 { join C; arrive_drop C; read s; await x == 1 }\n\
+assert sometimes T0:r == 1\nexpect deadlock\n";
+
+fn opts() -> CheckOptions {
+    CheckOptions {
+        model: None,
+        limits: Limits {
+            max_states: 2_000,
+            timeout: None,
+        },
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        let _ = check_bytes("f.litmus", &bytes, &opts());
+    }
+
+    #[test]
+    fn mutations_of_a_valid_file(cut in 0usize..SEED.len(), junk in "[ -~\n]{0,12}", at in 0usize..SEED.len()) {
+        let mut s = SEED.as_bytes()[..cut].to_vec();
+        let at = at.min(s.len());
+        s.splice(at..at, junk.bytes());
+        let r = check_bytes("f.litmus", &s, &opts());
+        // Either it lowered and explored, or it says why with a position.
+        if r.outcome.is_none() {
+            prop_assert!(!r.diagnostics.is_empty());
+        }
+    }
+}
+
+#[test]
+fn the_seed_itself_checks() {
+    let r = check_bytes("seed.litmus", SEED.as_bytes(), &opts());
+    assert!(r.outcome.is_some(), "{:?}", r.diagnostics);
+}
