@@ -409,3 +409,33 @@ fn models_lists_and_shows() {
     assert!(stdout(&o).contains("rules: first-bmo-init"));
     assert_eq!(run(&["models", "nope"]).status.code(), Some(2));
 }
+
+#[test]
+fn a_model_without_joined_before_joins_every_thread_at_launch() {
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/amdgpu.toml");
+    let edited = std::fs::read_to_string(&models)
+        .unwrap()
+        .replace("  \"joined-before\",\n", "");
+    let m = scratch("nojb.toml", edited.as_bytes());
+    let ok = scratch("nojoins.litmus", b"litmus \"n\"\nmodel amdgpu\nbarrier B = 2\nthread T0 { arrive B; wait B }\nthread T1 { arrive B; wait B }\nexpect ok\n");
+    assert_eq!(
+        run(&["check", ok.to_str().unwrap()]).status.code(),
+        Some(1),
+        "the full model reports the missing joins"
+    );
+    let o = run(&[
+        "check",
+        "--model-file",
+        m.to_str().unwrap(),
+        ok.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let dl = scratch("nojoins-dl.litmus", b"litmus \"n\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { arrive B; wait B }\nthread T1 { arrive B; wait B }\nexpect deadlock\n");
+    let o = run(&[
+        "check",
+        "--model-file",
+        m.to_str().unwrap(),
+        dl.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}

@@ -86,19 +86,33 @@ pub struct State {
 }
 
 impl State {
+    /// The state at launch. A model without the `joined-before` rule joins
+    /// every thread to every barrier at launch.
     pub fn initial(p: &Program) -> State {
         let nt = p.threads.len();
         let nb = p.barriers.len();
+        let joined_at_launch = !p.model.rules.has(bc_models::Rule::JoinedBefore);
         State {
             threads: p
                 .threads
                 .iter()
-                .map(|t| TState {
-                    pc: 0,
-                    status: Status::Running,
-                    regs: vec![0; p.codes[t.code.index()].regs.len()],
-                    jmask: Bits::new(nt * nb),
-                    joined: Vec::new(),
+                .enumerate()
+                .map(|(i, t)| {
+                    let mut jmask = Bits::new(nt * nb);
+                    let mut joined = Vec::new();
+                    if joined_at_launch {
+                        for b in 0..nb {
+                            jmask.set(i * nb + b);
+                            joined.push(b as u32);
+                        }
+                    }
+                    TState {
+                        pc: 0,
+                        status: Status::Running,
+                        regs: vec![0; p.codes[t.code.index()].regs.len()],
+                        jmask,
+                        joined,
+                    }
                 })
                 .collect(),
             mem: p.locs.iter().map(|l| l.init).collect(),

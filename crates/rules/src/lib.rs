@@ -34,6 +34,14 @@ impl Violation {
     }
 }
 
+/// The join that entitles a wait: a join event, or (for models without
+/// the `joined-before` rule) the thread's implicit join at launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Join {
+    Event(EventId),
+    Launch(ThreadId),
+}
+
 /// Where a modification event sits in its barrier's phase structure.
 #[derive(Clone, Copy, Debug, Default)]
 struct PhasePos {
@@ -146,6 +154,25 @@ impl Checker<'_> {
         }
 
         let jb = self.joined_before();
+        // Does join `j` execute before event `x`?
+        let entitles = |j: Join, x: EventId| match j {
+            Join::Event(j) => eb(j, x),
+            Join::Launch(t) => {
+                exec.event(x).thread == Some(t)
+                    || exec.program_order[t.index()]
+                        .first()
+                        .is_some_and(|&f| eb(f, x))
+            }
+        };
+        let names = self.name;
+        let join_name = |j: Join| match j {
+            Join::Event(j) => names.event(j),
+            Join::Launch(_) => "its join at launch".to_string(),
+        };
+        let join_events = |j: Join| match j {
+            Join::Event(j) => vec![j],
+            Join::Launch(_) => vec![],
+        };
         // Waits on each (thread, phase): which waits each event participates in.
         let mut waits_of = vec![Vec::new(); n];
         for w in exec.ids() {
@@ -225,17 +252,19 @@ impl Checker<'_> {
                                 format!("{} completes with no participant", self.n(e)),
                                 vec![e],
                             );
-                        } else if !participants.iter().any(|&x| eb(j, x)) {
+                        } else if !participants.iter().any(|&x| entitles(j, x)) {
                             let msg = format!(
-                                "{} completes on a phase that its join {} does not execute before",
+                                "{} completes on a phase that {} does not execute before",
                                 self.n(e),
-                                self.n(j)
+                                join_name(j)
                             );
+                            let mut evs = vec![e];
+                            evs.extend(join_events(j));
                             self.report(
                                 Rule::WaitNeedsJoin,
                                 FindingKind::Ub(UbKind::WaitWithoutJoin),
                                 msg,
-                                vec![e, j],
+                                evs,
                             );
                         }
                         continue;
@@ -248,7 +277,7 @@ impl Checker<'_> {
                             && p.completed
                             && token_phase
                                 .is_none_or(|tp| tp as usize == self.phase_number(&phases, *pi))
-                            && p.members.iter().any(|&x| eb(j, x))
+                            && p.members.iter().any(|&x| entitles(j, x))
                             && !p.members.iter().any(|&x| {
                                 waits_of[x.index()]
                                     .iter()
@@ -261,7 +290,9 @@ impl Checker<'_> {
                     } else {
                         let msg =
                             format!("{} on {} never completes", self.n(e), self.barrier_name(b));
-                        self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, vec![e, j]);
+                        let mut evs = vec![e];
+                        evs.extend(join_events(j));
+                        self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, evs);
                     }
                 }
                 _ => {}
@@ -615,9 +646,19 @@ impl Checker<'_> {
     }
 
     /// For each event, the join that is barrier-joined-before it, if any.
-    fn joined_before(&self) -> Vec<Option<EventId>> {
+    /// A model without the `joined-before` rule joins every thread to every
+    /// barrier at launch.
+    fn joined_before(&self) -> Vec<Option<Join>> {
         let exec = self.exec;
         let mut jb = vec![None; exec.events.len()];
+        if !self.rules.has(Rule::JoinedBefore) {
+            for (t, evs) in exec.program_order.iter().enumerate() {
+                for &e in evs {
+                    jb[e.index()] = Some(Join::Launch(ThreadId(t as u32)));
+                }
+            }
+            return jb;
+        }
         for evs in &exec.program_order {
             let mut joined: Vec<(BarrierId, EventId)> = Vec::new();
             for &e in evs {
@@ -631,10 +672,18 @@ impl Checker<'_> {
                         joined.push((b, e));
                     }
                     EventKind::Drop => {
-                        jb[e.index()] = joined.iter().find(|&&(o, _)| o == b).map(|&(_, j)| j);
+                        jb[e.index()] = joined
+                            .iter()
+                            .find(|&&(o, _)| o == b)
+                            .map(|&(_, j)| Join::Event(j));
                         joined.retain(|&(o, _)| o != b);
                     }
-                    _ => jb[e.index()] = joined.iter().find(|&&(o, _)| o == b).map(|&(_, j)| j),
+                    _ => {
+                        jb[e.index()] = joined
+                            .iter()
+                            .find(|&&(o, _)| o == b)
+                            .map(|&(_, j)| Join::Event(j))
+                    }
                 }
             }
         }

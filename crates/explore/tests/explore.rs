@@ -1,0 +1,63 @@
+//! Explorer behaviour that the corpus cannot show: limits, and today's
+//! handling of cycles in the state graph.
+
+use bc_explore::{explore, Limits, Stop};
+use bc_syntax::FindingKind;
+
+fn program(text: &str) -> bc_graph::Program {
+    let (lit, diags) = bc_syntax::parse(text);
+    assert!(diags.is_empty(), "{diags:?}");
+    let model = bc_graph::lower::resolve_model(&lit, None).unwrap();
+    bc_graph::lower(&lit, text, model).unwrap()
+}
+
+#[test]
+fn spin_cycle_without_end_state_today() {
+    // FIXME(forward progress): this spin loop can never exit, which is
+    // `nontermination`; without fair-cycle detection the explorer closes the
+    // cycle through the visited set and reports nothing. When lasso
+    // detection lands, this must become `[Nontermination]`.
+    let p = program("litmus \"spin\"\nmodel amdgpu\nvar x = 0\nthread T0 { L: r = load x; if r == 0 { goto L } }\n");
+    let o = explore(&p, Limits::default());
+    assert_eq!(o.stop, Stop::Exhausted);
+    assert_eq!(
+        o.verdict().into_iter().collect::<Vec<_>>(),
+        Vec::<FindingKind>::new()
+    );
+    assert_eq!(o.stats.executions, 0, "no execution ends");
+}
+
+#[test]
+fn a_local_infinite_loop_is_nontermination() {
+    let p = program("litmus \"loop\"\nmodel amdgpu\nthread T0 { while 1 { r = r + 1 } }\n");
+    let o = explore(&p, Limits::default());
+    assert_eq!(
+        o.verdict().into_iter().collect::<Vec<_>>(),
+        [FindingKind::Nontermination]
+    );
+}
+
+#[test]
+fn the_state_limit_stops_the_search() {
+    let p = program("litmus \"big\"\nmodel amdgpu\nbarrier B = 3\nkernel blocks=1 threads=3 { join B; repeat 3 { arrive B; wait B } }\n");
+    let full = explore(&p, Limits::default());
+    assert_eq!(full.stop, Stop::Exhausted);
+    let cut = explore(
+        &p,
+        Limits {
+            max_states: full.stats.states / 2,
+            timeout: None,
+        },
+    );
+    assert_eq!(cut.stop, Stop::StateLimit);
+    assert!(cut.stats.states <= full.stats.states / 2);
+}
+
+#[test]
+fn findings_and_witnesses_are_deterministic() {
+    let text = "litmus \"d\"\nmodel amdgpu\nbarrier B = 2\nvar x\nthread T0 { join B; arrive B; write x; wait B }\nthread T1 { join B; arrive B; wait B; read x }\nthread T2 { join B; arrive B; wait B }\n";
+    let a = explore(&program(text), Limits::default());
+    let b = explore(&program(text), Limits::default());
+    assert_eq!(a.findings, b.findings);
+    assert_eq!(a.stats.states, b.stats.states);
+}
