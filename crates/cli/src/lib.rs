@@ -89,9 +89,7 @@ fn lower_parsed(
         Err(more) => {
             diags.extend(more);
             if diags.is_empty() {
-                diags.push(Diagnostic::file_error(
-                    "the file does not describe a litmus test",
-                ));
+                diags.push(Diagnostic::file_error("the file does not describe a litmus test"));
             }
             diags.sort_by_key(|d| d.span.map(|s| (s.start, s.end)));
             diags.dedup();

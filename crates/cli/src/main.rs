@@ -104,10 +104,7 @@ fn main() -> ExitCode {
             };
             let opts = CheckOptions {
                 model,
-                limits: Limits {
-                    max_states,
-                    timeout,
-                },
+                limits: Limits { max_states, timeout },
             };
             check(&paths, format, &opts, quiet, !no_timing)
         }
@@ -186,13 +183,7 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn check(
-    paths: &[PathBuf],
-    format: Format,
-    opts: &CheckOptions,
-    quiet: bool,
-    timing: bool,
-) -> ExitCode {
+fn check(paths: &[PathBuf], format: Format, opts: &CheckOptions, quiet: bool, timing: bool) -> ExitCode {
     let files = match collect(paths) {
         Ok(f) => f,
         Err(e) => return usage_error(&e),
@@ -221,10 +212,7 @@ fn check(
         let r = check_bytes(&name, &bytes, opts);
         if format == Format::Text {
             if r.is_error() {
-                eprint!(
-                    "{}",
-                    bc_report::diagnostic::render_all(&r.source, &r.diagnostics)
-                );
+                eprint!("{}", bc_report::diagnostic::render_all(&r.source, &r.diagnostics));
             }
             let _ = out.write_all(bc_report::text::test(&r, &text_opts).as_bytes());
             let _ = out.flush();
@@ -252,7 +240,7 @@ fn check(
 fn models(name: Option<&str>) -> ExitCode {
     match name {
         None => {
-            for m in bc_models::builtin() {
+            for m in bc_models::builtin().iter() {
                 println!("{:<16} {}", m.name, m.description);
             }
             for p in bc_models::PLANNED {
@@ -262,19 +250,70 @@ fn models(name: Option<&str>) -> ExitCode {
         }
         Some(n) => match bc_models::lookup(n) {
             Ok(m) => {
-                println!("model {}: {}", m.name, m.description);
-                println!("warp size: {}", m.warp_size);
-                println!("default progress model: {}", m.default_progress);
-                println!("statements: {}", m.statements.join(", "));
-                let rules: Vec<&str> = bc_models::Rule::ALL
-                    .into_iter()
-                    .filter(|r| m.rules.has(*r))
-                    .map(|r| r.name())
-                    .collect();
-                println!("rules: {}", rules.join(", "));
+                print!("{}", describe_model(&m));
                 ExitCode::SUCCESS
             }
             Err(e) => usage_error(&e),
         },
     }
+}
+
+/// `barrier-check models NAME`: the model's parameters, barriers and instructions.
+fn describe_model(m: &Model) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "model {}: {}", m.name, m.description);
+    let _ = writeln!(out, "warp size: {}", m.warp_size);
+    let _ = writeln!(out, "default progress model: {}", m.default_progress);
+    let rules: Vec<&str> = bc_models::Rule::ALL.into_iter().filter(|r| m.rules.has(*r)).map(|r| r.name()).collect();
+    let _ = writeln!(out, "rules: {}", rules.join(", "));
+    let abstract_ops: Vec<&str> =
+        m.statements.iter().map(String::as_str).filter(|s| m.instruction(s).is_none()).collect();
+    let _ = writeln!(out, "statements: {}", abstract_ops.join(", "));
+    if !m.barriers.is_empty() {
+        let _ = writeln!(out, "barriers:");
+        for b in &m.barriers {
+            let mut flags = Vec::new();
+            if b.join_at_launch {
+                flags.push("joined at launch");
+            }
+            if b.drop_at_end {
+                flags.push("dropped at wave end");
+            }
+            if b.privileged {
+                flags.push("privileged");
+            }
+            if b.noop {
+                flags.push("no-op but join");
+            }
+            let flags = if flags.is_empty() { String::new() } else { format!("; {}", flags.join(", ")) };
+            let _ = writeln!(out, "  {:>3}  {:<15} scope {:<8} count {}{flags}", b.id, b.name, b.scope.name(), b.count);
+        }
+    }
+    for g in &m.groups {
+        let ids: Vec<String> = g.ids.iter().map(|i| i.to_string()).collect();
+        let wait = if g.wait_on_joined { " (a wait on a member waits on the member joined last)" } else { "" };
+        let _ = writeln!(out, "mutually exclusive `{}`: {}{wait}", g.name, ids.join(", "));
+    }
+    if !m.instructions.is_empty() {
+        let _ = writeln!(out, "instructions:");
+        for i in &m.instructions {
+            let ops: Vec<String> = i
+                .operands
+                .iter()
+                .enumerate()
+                .map(|(k, o)| {
+                    let opt = if k >= i.operands.len() - i.optional { "?" } else { "" };
+                    match o {
+                        bc_models::OperandKind::Barrier => format!("ID{opt}"),
+                        bc_models::OperandKind::Int => format!("K{opt}"),
+                    }
+                })
+                .collect();
+            let res = if i.result { "r = " } else { "" };
+            let sig = format!("{res}{} {}", i.name, ops.join(", "));
+            let _ = writeln!(out, "  {:<38} -> {}", sig.trim_end(), i.text);
+        }
+    }
+    out
 }

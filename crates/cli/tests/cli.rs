@@ -10,9 +10,7 @@ fn bin() -> Command {
 }
 
 fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../litmus")
-        .join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../litmus").join(rel)
 }
 
 fn run(args: &[&str]) -> Output {
@@ -38,11 +36,7 @@ fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
 /// Runs with the corpus root as working directory so reported file names
 /// are stable in snapshots.
 fn run_in_corpus(args: &[&str]) -> Output {
-    bin()
-        .args(args)
-        .current_dir(corpus(""))
-        .output()
-        .expect("runs")
+    bin().args(args).current_dir(corpus("")).output().expect("runs")
 }
 
 #[test]
@@ -119,17 +113,16 @@ fn output_is_deterministic() {
 fn exit_codes() {
     // 0: every verdict as expected.
     assert_eq!(
-        run(&[
-            "check",
-            "-q",
-            corpus("amdgpu/phase-basic.litmus").to_str().unwrap()
-        ])
-        .status
-        .code(),
+        run(&["check", "-q", corpus("amdgpu/phase-basic.litmus").to_str().unwrap()])
+            .status
+            .code(),
         Some(0)
     );
     // 1: a verdict differs from `expect`.
-    let wrong = scratch("wrong.litmus", b"litmus \"w\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { join B; arrive B; wait B }\nexpect ok\n");
+    let wrong = scratch(
+        "wrong.litmus",
+        b"litmus \"w\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { join B; arrive B; wait B }\nexpect ok\n",
+    );
     let o = run(&["check", wrong.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("FAIL"), "{}", stdout(&o));
@@ -139,36 +132,16 @@ fn exit_codes() {
         "noexp.litmus",
         b"litmus \"n\"\nmodel amdgpu\nvar x\nthread T0 { write x }\nthread T1 { write x }\n",
     );
-    assert_eq!(
-        run(&["check", noexp.to_str().unwrap()]).status.code(),
-        Some(1)
-    );
+    assert_eq!(run(&["check", noexp.to_str().unwrap()]).status.code(), Some(1));
     // 2: parse error, unreadable file, usage error.
-    let bad = scratch(
-        "bad.litmus",
-        b"litmus \"b\"\nmodel amdgpu\nthread T0 { arrive }\n",
-    );
+    let bad = scratch("bad.litmus", b"litmus \"b\"\nmodel amdgpu\nthread T0 { arrive }\n");
+    assert_eq!(run(&["check", bad.to_str().unwrap()]).status.code(), Some(2));
+    assert_eq!(run(&["check", "/no/such/file.litmus"]).status.code(), Some(2));
+    assert_eq!(run(&["check", "--format", "yaml", "x"]).status.code(), Some(2));
     assert_eq!(
-        run(&["check", bad.to_str().unwrap()]).status.code(),
-        Some(2)
-    );
-    assert_eq!(
-        run(&["check", "/no/such/file.litmus"]).status.code(),
-        Some(2)
-    );
-    assert_eq!(
-        run(&["check", "--format", "yaml", "x"]).status.code(),
-        Some(2)
-    );
-    assert_eq!(
-        run(&[
-            "check",
-            "--model",
-            "nope",
-            corpus("amdgpu").to_str().unwrap()
-        ])
-        .status
-        .code(),
+        run(&["check", "--model", "nope", corpus("amdgpu").to_str().unwrap()])
+            .status
+            .code(),
         Some(2)
     );
 }
@@ -179,14 +152,7 @@ fn a_search_stopped_at_a_limit_is_never_ok() {
     let o = run(&["check", "--max-states", "10", p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).contains("stop: state-limit"), "{}", stdout(&o));
-    let o = run(&[
-        "check",
-        "--format",
-        "json",
-        "--max-states",
-        "10",
-        p.to_str().unwrap(),
-    ]);
+    let o = run(&["check", "--format", "json", "--max-states", "10", p.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["results"][0]["stop"], "state-limit");
     assert_eq!(v["results"][0]["pass"], false);
@@ -198,9 +164,7 @@ fn a_search_stopped_at_a_limit_is_never_ok() {
         "0.000001",
         "--format",
         "json",
-        corpus("amdgpu/kernel-device-scope.litmus")
-            .to_str()
-            .unwrap(),
+        corpus("amdgpu/kernel-device-scope.litmus").to_str().unwrap(),
     ]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let stop = v["results"][0]["stop"].as_str().unwrap().to_string();
@@ -211,9 +175,7 @@ fn a_search_stopped_at_a_limit_is_never_ok() {
         assert_eq!(o.status.code(), Some(1));
     }
     assert_eq!(
-        run(&["check", "--timeout", "-1", p.to_str().unwrap()])
-            .status
-            .code(),
+        run(&["check", "--timeout", "-1", p.to_str().unwrap()]).status.code(),
         Some(2)
     );
 }
@@ -225,9 +187,7 @@ fn bad_input_gets_diagnostics_not_panics() {
         ("garbage.litmus", b"@@@ $$$ ~~~\n{{{ }}} ((((\n"),
         (
             "binary.litmus",
-            &[
-                0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0xff, 0xfe, 0x00, 0x9c,
-            ],
+            &[0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01, 0x00, 0xff, 0xfe, 0x00, 0x9c],
         ),
         (
             "truncated.litmus",
@@ -299,21 +259,14 @@ fn model_override_and_model_file() {
     );
     assert_eq!(run(&["check", p.to_str().unwrap()]).status.code(), Some(2));
     assert_eq!(
-        run(&["check", "--model", "amdgpu", p.to_str().unwrap()])
-            .status
-            .code(),
+        run(&["check", "--model", "amdgpu", p.to_str().unwrap()]).status.code(),
         Some(0)
     );
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/amdgpu.toml");
     assert_eq!(
-        run(&[
-            "check",
-            "--model-file",
-            models.to_str().unwrap(),
-            p.to_str().unwrap()
-        ])
-        .status
-        .code(),
+        run(&["check", "--model-file", models.to_str().unwrap(), p.to_str().unwrap()])
+            .status
+            .code(),
         Some(0)
     );
     // An edited model without the wait-needs-join rule: the join-less wait
@@ -325,10 +278,7 @@ fn model_override_and_model_file() {
     let q = scratch("nojoin.litmus", b"litmus \"n\"\nmodel amdgpu\nbarrier B = 2\nthread T0 { arrive B; wait B }\nthread T1 { join B; arrive B; wait B }\n");
     let o = run(&["check", "--format", "json", q.to_str().unwrap()]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    assert_eq!(
-        v["results"][0]["verdict"],
-        serde_json::json!(["ub(wait-without-join)"])
-    );
+    assert_eq!(v["results"][0]["verdict"], serde_json::json!(["ub(wait-without-join)"]));
     let o = run(&[
         "check",
         "--format",
@@ -345,27 +295,16 @@ fn model_override_and_model_file() {
     );
     let broken = scratch("broken.toml", b"format = 1\nname = 3\n");
     assert_eq!(
-        run(&[
-            "check",
-            "--model-file",
-            broken.to_str().unwrap(),
-            p.to_str().unwrap()
-        ])
-        .status
-        .code(),
+        run(&["check", "--model-file", broken.to_str().unwrap(), p.to_str().unwrap()])
+            .status
+            .code(),
         Some(2)
     );
 }
 
 #[test]
 fn directories_recurse_in_sorted_order() {
-    let o = run(&[
-        "check",
-        "-q",
-        "--format",
-        "json",
-        corpus("").to_str().unwrap(),
-    ]);
+    let o = run(&["check", "-q", "--format", "json", corpus("").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let files: Vec<String> = v["results"]
@@ -384,9 +323,7 @@ fn directories_recurse_in_sorted_order() {
 fn graph_prints_dot() {
     let o = run(&[
         "graph",
-        corpus("amdgpu/phase-three-threads-two-rounds.litmus")
-            .to_str()
-            .unwrap(),
+        corpus("amdgpu/phase-three-threads-two-rounds.litmus").to_str().unwrap(),
         "--format",
         "dot",
     ]);
@@ -423,19 +360,9 @@ fn a_model_without_joined_before_joins_every_thread_at_launch() {
         Some(1),
         "the full model reports the missing joins"
     );
-    let o = run(&[
-        "check",
-        "--model-file",
-        m.to_str().unwrap(),
-        ok.to_str().unwrap(),
-    ]);
+    let o = run(&["check", "--model-file", m.to_str().unwrap(), ok.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let dl = scratch("nojoins-dl.litmus", b"litmus \"n\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { arrive B; wait B }\nthread T1 { arrive B; wait B }\nexpect deadlock\n");
-    let o = run(&[
-        "check",
-        "--model-file",
-        m.to_str().unwrap(),
-        dl.to_str().unwrap(),
-    ]);
+    let o = run(&["check", "--model-file", m.to_str().unwrap(), dl.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
 }

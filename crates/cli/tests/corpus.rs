@@ -36,11 +36,7 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     let bytes = std::fs::read(path).map_err(|e| format!("{e}"))?;
-    let name = path
-        .strip_prefix(root)
-        .unwrap_or(path)
-        .display()
-        .to_string();
+    let name = path.strip_prefix(root).unwrap_or(path).display().to_string();
     let r = check_bytes(&name, &bytes, &CheckOptions::default());
     let Some(o) = &r.outcome else {
         return Err(bc_report::diagnostic::render_all(&r.source, &r.diagnostics).into());
@@ -49,17 +45,9 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
         return Err("every corpus file must carry an `expect` line".into());
     }
     if !o.internal_errors.is_empty() {
-        return Err(format!(
-            "rule checker rejected an explored execution: {:?}",
-            o.internal_errors
-        )
-        .into());
+        return Err(format!("rule checker rejected an explored execution: {:?}", o.internal_errors).into());
     }
-    let op: Vec<_> = o
-        .operational
-        .iter()
-        .filter(|k| SHARED.contains(k))
-        .collect();
+    let op: Vec<_> = o.operational.iter().filter(|k| SHARED.contains(k)).collect();
     let judged: Vec<_> = o.judged.iter().filter(|k| SHARED.contains(k)).collect();
     if op != judged {
         return Err(format!("explorer saw {op:?} but the rule checker judged {judged:?}").into());

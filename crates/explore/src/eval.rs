@@ -75,9 +75,7 @@ pub fn describe_final(p: &Program, s: &State, e: &CExpr) -> String {
                     s.threads[t.index()].regs[r.index()]
                 ));
             }
-            CExpr::LocInst(l) => {
-                out.push(format!("{} = {}", p.locs[l.index()].name, s.mem[l.index()]))
-            }
+            CExpr::LocInst(l) => out.push(format!("{} = {}", p.locs[l.index()].name, s.mem[l.index()])),
             CExpr::Unary(_, x) => walk(p, s, x, out),
             CExpr::Binary(_, a, b) => {
                 walk(p, s, a, out);

@@ -267,11 +267,7 @@ impl<'p> Explorer<'p> {
         } else {
             self.operational.insert(kind);
         }
-        self.findings.entry(kind).or_insert(Finding {
-            kind,
-            message,
-            witness,
-        });
+        self.findings.entry(kind).or_insert(Finding { kind, message, witness });
     }
 
     fn flush_pending(&mut self, s: &State, focus: &[EventId]) {
@@ -294,21 +290,15 @@ impl<'p> Explorer<'p> {
         let blocked: Vec<usize> = (0..s.threads.len())
             .filter(|&t| s.threads[t].status != Status::Done)
             .collect();
-        let stuck_waits: Vec<usize> = blocked
-            .iter()
-            .copied()
-            .filter(|&t| self.at_wait(s, t))
-            .collect();
+        let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.at_wait(s, t)).collect();
         if !blocked.is_empty() {
             if !stuck_waits.is_empty() && self.p.model.rules.has(bc_models::Rule::WaitCompletes) {
                 let names: Vec<String> = stuck_waits
                     .iter()
                     .map(|&t| format!("{} at `{}`", self.p.threads[t].name, self.instr_text(s, t)))
                     .collect();
-                self.pending.push((
-                    FindingKind::Deadlock,
-                    format!("stuck forever: {}", names.join(", ")),
-                ));
+                self.pending
+                    .push((FindingKind::Deadlock, format!("stuck forever: {}", names.join(", "))));
             } else if stuck_waits.is_empty() {
                 let names: Vec<String> = blocked
                     .iter()
@@ -334,8 +324,7 @@ impl<'p> Explorer<'p> {
             match v.kind {
                 None => {
                     if self.internal_errors.len() < 8 {
-                        self.internal_errors
-                            .push(format!("{}: {}", v.rule, v.message));
+                        self.internal_errors.push(format!("{}: {}", v.rule, v.message));
                     }
                 }
                 Some(kind) => {
@@ -378,9 +367,7 @@ impl<'p> Explorer<'p> {
 
     fn at_wait(&self, s: &State, t: usize) -> bool {
         matches!(
-            self.p
-                .instr(ThreadId(t as u32), s.threads[t].pc)
-                .map(|i| &i.kind),
+            self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
             Some(InstrKind::Barrier {
                 op: BarrierOp::Wait(_),
                 ..
@@ -392,10 +379,6 @@ impl<'p> Explorer<'p> {
         self.p
             .instr(ThreadId(t as u32), s.threads[t].pc)
             .map_or_else(|| "end".into(), |i| i.text.clone())
-    }
-
-    fn barrier_of(&self, t: usize, decl: u32) -> usize {
-        self.p.threads[t].barriers[decl as usize].index()
     }
 }
 

@@ -8,6 +8,11 @@ use bc_graph::{Program, Target};
 /// Marks launch operations in bmo entries (`(LAUNCH, barrier)`).
 pub const LAUNCH: u32 = u32::MAX;
 
+/// The pc of an implicit join at launch in a thread's history.
+pub const AT_LAUNCH: u32 = u32::MAX;
+/// The pc of an implicit drop at the thread's end.
+pub const AT_END: u32 = u32::MAX - 1;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Status {
     Running,
@@ -92,7 +97,7 @@ impl State {
         let nt = p.threads.len();
         let nb = p.barriers.len();
         let joined_at_launch = !p.model.rules.has(bc_models::Rule::JoinedBefore);
-        State {
+        let mut s = State {
             threads: p
                 .threads
                 .iter()
@@ -142,6 +147,28 @@ impl State {
                     }
                 })
                 .collect(),
+        };
+        // Implicit joins at launch (the workgroup barrier of the GFX targets).
+        for (i, t) in p.threads.iter().enumerate() {
+            let mut seen = Vec::new();
+            for &b in &t.barriers {
+                if !p.barriers[b.index()].props.join_at_launch || seen.contains(&b) {
+                    continue;
+                }
+                seen.push(b);
+                let th = &mut s.threads[i];
+                th.jmask.set(i * nb + b.index());
+                if !th.joined.contains(&b.0) {
+                    th.joined.push(b.0);
+                    th.joined.sort_unstable();
+                }
+                s.hist[i].push(HEvent {
+                    pc: AT_LAUNCH,
+                    kind: HKind::Join,
+                    target: Target::Barrier(b),
+                });
+            }
         }
+        s
     }
 }

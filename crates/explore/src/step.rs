@@ -1,7 +1,7 @@
 //! Transitions: which choices a state offers and what one choice does.
 
 use crate::eval::eval;
-use crate::state::{HEvent, HKind, Phase, State, Status};
+use crate::state::{HEvent, HKind, Phase, State, Status, AT_END};
 use crate::{Choice, Explorer, Step};
 use bc_graph::bits::Bits;
 use bc_graph::*;
@@ -35,6 +35,7 @@ impl Explorer<'_> {
             UbKind::NegativeExpectedCount => Rule::DropNotNegative,
             UbKind::ExpectedCountTooSmall => Rule::ExpectedCountUpdate,
             UbKind::WaitWithoutJoin => Rule::WaitNeedsJoin,
+            UbKind::PrivilegedBarrier => Rule::PrivilegedBarrier,
             _ => return self.pending.push((FindingKind::Ub(kind), msg)),
         };
         if self.p.model.rules.has(rule) {
@@ -61,8 +62,7 @@ impl Explorer<'_> {
                 return;
             }
             let Some(ins) = self.p.instr(tid, th.pc) else {
-                s.threads[t].status = Status::Done;
-                return;
+                return self.finish(s, t);
             };
             n += 1;
             if n > MAX_LOCAL_STEPS {
@@ -70,7 +70,7 @@ impl Explorer<'_> {
                 return;
             }
             match &ins.kind {
-                InstrKind::Exit => s.threads[t].status = Status::Done,
+                InstrKind::Exit => return self.finish(s, t),
                 InstrKind::Assign { dest, value } => {
                     let v = eval(self.p, s, t, value);
                     s.threads[t].regs[dest.index()] = v;
@@ -86,6 +86,42 @@ impl Explorer<'_> {
         }
     }
 
+    /// Thread `t` ends: it drops every barrier it holds a join on whose
+    /// model data says so (the workgroup barrier drop at wave end).
+    fn finish(&mut self, s: &mut State, t: usize) {
+        s.threads[t].status = Status::Done;
+        let mut held: Vec<u32> = s.threads[t].joined.clone();
+        held.retain(|&b| self.p.barriers[b as usize].props.drop_at_end);
+        for b in held {
+            let b = b as usize;
+            let po = s.hist[t].len() as u32;
+            s.threads[t].joined.retain(|&x| x != b as u32);
+            s.hist[t].push(HEvent {
+                pc: AT_END,
+                kind: HKind::Drop,
+                target: Target::Barrier(BarrierId(b as u32)),
+            });
+            self.modify(s, t, b, po, HKind::Drop);
+        }
+    }
+
+    /// The barrier instance a barrier instruction acts on for thread `t`, if any.
+    pub(crate) fn resolve(&self, s: &State, t: usize, sel: BarrierSel) -> Option<usize> {
+        let info = &self.p.threads[t];
+        let joined_in = |group: u32| {
+            self.p.groups[group as usize]
+                .iter()
+                .map(|&d| info.barriers[d as usize].0)
+                .find(|b| s.threads[t].joined.contains(b))
+                .map(|b| b as usize)
+        };
+        match sel {
+            BarrierSel::Decl(d) => Some(info.barriers[d as usize].index()),
+            BarrierSel::Joined { group } => joined_in(group),
+            BarrierSel::JoinedOr { group, decl } => joined_in(group).or(Some(info.barriers[decl as usize].index())),
+        }
+    }
+
     /// Completed phases of barrier `b` that thread `t`'s wait may complete
     /// on: its join executes before a member, it has not completed a wait
     /// on the phase already, and a token wait names it.
@@ -95,26 +131,15 @@ impl Explorer<'_> {
             .done
             .iter()
             .enumerate()
-            .filter(|(_, ph)| {
-                ph.mask.get(t * nb + b)
-                    && !ph.bound.get(t)
-                    && token_phase.is_none_or(|n| n == ph.number)
-            })
+            .filter(|(_, ph)| ph.mask.get(t * nb + b) && !ph.bound.get(t) && token_phase.is_none_or(|n| n == ph.number))
             .map(|(i, _)| i as u32)
             .collect()
     }
 
     /// What a wait of thread `t` waits for: `Err(())` when it has no
     /// joined-before join (it acts as a no-op), else the token phase.
-    fn wait_target(
-        &self,
-        s: &State,
-        t: usize,
-        b: usize,
-        token: Option<RegId>,
-    ) -> Result<Option<u32>, ()> {
-        if !s.threads[t].joined.contains(&(b as u32)) && self.p.model.rules.has(Rule::JoinedBefore)
-        {
+    fn wait_target(&self, s: &State, t: usize, b: usize, token: Option<RegId>) -> Result<Option<u32>, ()> {
+        if !s.threads[t].joined.contains(&(b as u32)) {
             return Err(());
         }
         Ok(match token {
@@ -139,21 +164,28 @@ impl Explorer<'_> {
             match &ins.kind {
                 InstrKind::Barrier {
                     op: BarrierOp::Wait(token),
-                    decl,
+                    sel,
                     ..
                 } => {
-                    let b = self.barrier_of(t, *decl);
+                    let b = match self.resolve(s, t, *sel) {
+                        Some(b) if !self.p.barriers[b].props.privileged && !self.p.barriers[b].props.noop => b,
+                        _ => {
+                            out.push(Choice {
+                                thread: t as u32,
+                                phase: None,
+                            });
+                            continue;
+                        }
+                    };
                     match self.wait_target(s, t, b, *token) {
                         Err(()) => out.push(Choice {
                             thread: t as u32,
                             phase: None,
                         }),
-                        Ok(tp) => {
-                            out.extend(self.eligible(s, t, b, tp).into_iter().map(|i| Choice {
-                                thread: t as u32,
-                                phase: Some(i),
-                            }))
-                        }
+                        Ok(tp) => out.extend(self.eligible(s, t, b, tp).into_iter().map(|i| Choice {
+                            thread: t as u32,
+                            phase: Some(i),
+                        })),
                     }
                 }
                 InstrKind::Await(cond) => {
@@ -187,8 +219,27 @@ impl Explorer<'_> {
         let po = s.hist[t].len() as u32;
         let next_pc = pc + 1;
         let effect = match ins.kind.clone() {
-            InstrKind::Barrier { op, decl, dest } => {
-                let b = info.barriers[decl as usize].index();
+            InstrKind::Barrier { op, sel, result } => 'bar: {
+                let Some(b) = self.resolve(s, t, sel) else {
+                    if matches!(op, BarrierOp::Drop) {
+                        self.ub(
+                            UbKind::DropWithoutJoin,
+                            format!("{} leaves with no joined barrier", self.tname(t)),
+                        );
+                    }
+                    break 'bar "no joined barrier of its group: no effect".to_string();
+                };
+                let props = self.p.barriers[b].props;
+                if props.privileged {
+                    self.ub(
+                        UbKind::PrivilegedBarrier,
+                        format!("{} uses the privileged barrier {}", self.tname(t), self.bname(b)),
+                    );
+                    break 'bar format!("{} is privileged: no effect", self.bname(b));
+                }
+                if props.noop && !matches!(op, BarrierOp::Join) {
+                    break 'bar format!("{}: no effect", self.bname(b));
+                }
                 let target = Target::Barrier(BarrierId(b as u32));
                 match op {
                     BarrierOp::Init(k) => {
@@ -230,11 +281,7 @@ impl Explorer<'_> {
                         if !s.threads[t].joined.contains(&(b as u32)) {
                             self.ub(
                                 UbKind::DropWithoutJoin,
-                                format!(
-                                    "{} drops {} with no joined-before join",
-                                    self.tname(t),
-                                    self.bname(b)
-                                ),
+                                format!("{} drops {} with no joined-before join", self.tname(t), self.bname(b)),
                             );
                         }
                         s.threads[t].joined.retain(|&x| x != b as u32);
@@ -252,19 +299,24 @@ impl Explorer<'_> {
                             if k <= arrived {
                                 self.ub(
                                     UbKind::ExpectedCountTooSmall,
-                                    format!("{} sets the expected count of {} to {k} with {arrived} arrive(s) counted", self.tname(t), self.bname(b)),
+                                    format!(
+                                        "{} sets the expected count of {} to {k} with {arrived} arrive(s) counted",
+                                        self.tname(t),
+                                        self.bname(b)
+                                    ),
                                 );
                             }
                             if s.bars[b].init {
                                 s.bars[b].expected = k;
                             }
                         }
-                        let phase = s.bars[b]
-                            .open
-                            .as_ref()
-                            .map_or(s.bars[b].next_phase, |p| p.number);
-                        if let Some(d) = dest {
-                            s.threads[t].regs[d.index()] = encode_token(b, phase);
+                        let phase = s.bars[b].open.as_ref().map_or(s.bars[b].next_phase, |p| p.number);
+                        match result {
+                            Some(BarrierResult::Token(r)) => s.threads[t].regs[r.index()] = encode_token(b, phase),
+                            Some(BarrierResult::IsFirst(r)) => {
+                                s.threads[t].regs[r.index()] = (s.bars[b].arrived == 0) as i64
+                            }
+                            None => {}
                         }
                         s.hist[t].push(HEvent {
                             pc,
@@ -304,13 +356,9 @@ impl Explorer<'_> {
                         (Ok(tp), Some(i)) => {
                             let ph = &mut s.bars[b].done[i as usize];
                             ph.bound.set(t);
-                            let (number, members, mask) =
-                                (ph.number, ph.members.clone(), ph.mask.clone());
+                            let (number, members, mask) = (ph.number, ph.members.clone(), ph.mask.clone());
                             s.threads[t].jmask.union_with(&mask);
-                            let who: Vec<String> = members
-                                .iter()
-                                .map(|&(u, q)| self.label_of(s, u, q))
-                                .collect();
+                            let who: Vec<String> = members.iter().map(|&(u, q)| self.label_of(s, u, q)).collect();
                             s.hist[t].push(HEvent {
                                 pc,
                                 kind: HKind::Wait {
@@ -342,12 +390,7 @@ impl Explorer<'_> {
                 self.set(s, t, dest, v);
                 format!("reads {} = {v}", self.p.locs[l].name)
             }
-            InstrKind::Rmw {
-                rmw,
-                decl,
-                value,
-                dest,
-            } => {
+            InstrKind::Rmw { rmw, decl, value, dest } => {
                 let v = eval(self.p, s, t, &value);
                 let l = info.locs[decl as usize].index();
                 let old = s.mem[l];
@@ -389,10 +432,7 @@ impl Explorer<'_> {
                 });
                 String::new()
             }
-            InstrKind::Assign { .. }
-            | InstrKind::Branch { .. }
-            | InstrKind::Jump(_)
-            | InstrKind::Exit => {
+            InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_) | InstrKind::Exit => {
                 unreachable!("local instructions never wait for a choice")
             }
         };
@@ -428,17 +468,19 @@ impl Explorer<'_> {
         let th = &mut s.threads[t];
         th.jmask.set(bit);
         let me = BarrierId(b as u32);
-        let exclusive: Vec<u32> =
-            th.joined
-                .iter()
-                .copied()
-                .filter(|&o| {
-                    o as usize == b
-                        || self.p.mutually_exclusive.iter().any(|&(x, y)| {
-                            (x, y) == (me, BarrierId(o)) || (y, x) == (me, BarrierId(o))
-                        })
-                })
-                .collect();
+        let exclusive: Vec<u32> = th
+            .joined
+            .iter()
+            .copied()
+            .filter(|&o| {
+                o as usize == b
+                    || self
+                        .p
+                        .mutually_exclusive
+                        .iter()
+                        .any(|&(x, y)| (x, y) == (me, BarrierId(o)) || (y, x) == (me, BarrierId(o)))
+            })
+            .collect();
         th.joined.retain(|o| !exclusive.contains(o));
         th.joined.push(b as u32);
         th.joined.sort_unstable();
@@ -455,11 +497,7 @@ impl Explorer<'_> {
         if !s.bars[b].init {
             self.ub(
                 UbKind::UninitializedBarrier,
-                format!(
-                    "{} operates on {} before any init",
-                    self.tname(t),
-                    self.bname(b)
-                ),
+                format!("{} operates on {} before any init", self.tname(t), self.bname(b)),
             );
         }
         let mask = s.threads[t].jmask.clone();

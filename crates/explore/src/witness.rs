@@ -1,7 +1,7 @@
 //! Turning explorer history into an [`Execution`] for the rule checker, and
 //! into the witness a finding carries.
 
-use crate::state::{HKind, State, LAUNCH};
+use crate::state::{HKind, State, AT_END, AT_LAUNCH, LAUNCH};
 use crate::step::decode_token;
 use crate::{Explorer, Witness};
 use bc_graph::*;
@@ -31,11 +31,23 @@ impl Explorer<'_> {
             return format!("launch: {} = {}", b.name, b.launch_count.unwrap_or(0));
         }
         let ev = &s.hist[t as usize][po as usize];
-        let text = self
-            .p
-            .instr(ThreadId(t), ev.pc)
-            .map_or("?", |i| i.text.as_str());
-        format!("{}#{} {}", self.p.threads[t as usize].name, po + 1, text)
+        let thread = &self.p.threads[t as usize].name;
+        let implicit = |what: &str, when: &str| match ev.target {
+            Target::Barrier(b) => format!(
+                "{thread}#{} {what} {} ({when})",
+                po + 1,
+                self.p.barriers[b.index()].name
+            ),
+            Target::Loc(_) => format!("{thread}#{} {what} ({when})", po + 1),
+        };
+        match ev.pc {
+            AT_LAUNCH => implicit("join", "at launch"),
+            AT_END => implicit("drop", "at wave end"),
+            pc => {
+                let text = self.p.instr(ThreadId(t), pc).map_or("?", |i| i.text.as_str());
+                format!("{thread}#{} {text}", po + 1)
+            }
+        }
     }
 
     /// The execution so far, with `stuck` threads blocked on their waits.
@@ -85,13 +97,13 @@ impl Explorer<'_> {
             let pc = s.threads[t].pc;
             let Some(InstrKind::Barrier {
                 op: BarrierOp::Wait(token),
-                decl,
+                sel,
                 ..
             }) = p.instr(ThreadId(t as u32), pc).map(|i| &i.kind)
             else {
                 continue;
             };
-            let bar = self.barrier_of(t, *decl);
+            let Some(bar) = self.resolve(s, t, *sel) else { continue };
             let token_phase = token
                 .and_then(|r| decode_token(s.threads[t].regs[r.index()]))
                 .filter(|&(tb, _)| tb == bar)
@@ -107,15 +119,8 @@ impl Explorer<'_> {
                 kind,
                 Target::Barrier(BarrierId(bar as u32)),
             );
-            let text = p
-                .instr(ThreadId(t as u32), pc)
-                .map_or("?", |i| i.text.as_str());
-            labels.push(format!(
-                "{}#{} {}",
-                p.threads[t].name,
-                s.hist[t].len() + 1,
-                text
-            ));
+            let text = p.instr(ThreadId(t as u32), pc).map_or("?", |i| i.text.as_str());
+            labels.push(format!("{}#{} {}", p.threads[t].name, s.hist[t].len() + 1, text));
         }
         for (w, ps) in waits {
             let ps = ps.iter().filter_map(|k| ids.get(k).copied()).collect();
@@ -144,25 +149,14 @@ impl Explorer<'_> {
         self.witness_with(s, &exec, &names, focus)
     }
 
-    pub(crate) fn witness_with(
-        &self,
-        _s: &State,
-        exec: &Execution,
-        names: &ExecNames,
-        focus: &[EventId],
-    ) -> Witness {
+    pub(crate) fn witness_with(&self, _s: &State, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
         let label = |e: EventId| names.labels[e.index()].clone();
         let bmo = exec
             .bmo
             .iter()
             .enumerate()
             .filter(|(_, o)| !o.is_empty())
-            .map(|(b, o)| {
-                (
-                    self.p.barriers[b].name.clone(),
-                    o.iter().map(|&e| label(e)).collect(),
-                )
-            })
+            .map(|(b, o)| (self.p.barriers[b].name.clone(), o.iter().map(|&e| label(e)).collect()))
             .collect();
         let mut participates_in = Vec::new();
         let mut stuck = Vec::new();
@@ -174,8 +168,7 @@ impl Explorer<'_> {
             } = &exec.event(e).kind
             {
                 if *completed {
-                    participates_in
-                        .push((label(e), participants.iter().map(|&x| label(x)).collect()));
+                    participates_in.push((label(e), participants.iter().map(|&x| label(x)).collect()));
                 } else {
                     stuck.push(label(e));
                 }

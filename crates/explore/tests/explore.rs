@@ -20,10 +20,7 @@ fn spin_cycle_without_end_state_today() {
     let p = program("litmus \"spin\"\nmodel amdgpu\nvar x = 0\nthread T0 { L: r = load x; if r == 0 { goto L } }\n");
     let o = explore(&p, Limits::default());
     assert_eq!(o.stop, Stop::Exhausted);
-    assert_eq!(
-        o.verdict().into_iter().collect::<Vec<_>>(),
-        Vec::<FindingKind>::new()
-    );
+    assert_eq!(o.verdict().into_iter().collect::<Vec<_>>(), Vec::<FindingKind>::new());
     assert_eq!(o.stats.executions, 0, "no execution ends");
 }
 

@@ -39,7 +39,10 @@ pub fn operation_graph(p: &Program) -> DiGraph<OpNode, OpEdge> {
             .enumerate()
             .map(|(pc, ins)| {
                 let barrier = match ins.kind {
-                    InstrKind::Barrier { decl, .. } => Some(info.barriers[decl as usize]),
+                    InstrKind::Barrier {
+                        sel: BarrierSel::Decl(d) | BarrierSel::JoinedOr { decl: d, .. },
+                        ..
+                    } => Some(info.barriers[d as usize]),
                     _ => None,
                 };
                 g.add_node(OpNode {
@@ -91,32 +94,17 @@ pub fn to_dot(p: &Program) -> String {
     let g = operation_graph(p);
     let mut out = String::new();
     let _ = writeln!(out, "digraph \"{}\" {{", escape(&p.test));
-    let _ = writeln!(
-        out,
-        "  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];"
-    );
+    let _ = writeln!(out, "  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];");
     for (t, info) in p.threads.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "  subgraph cluster_t{t} {{\n    label=\"{}\";",
-            escape(&info.name)
-        );
+        let _ = writeln!(out, "  subgraph cluster_t{t} {{\n    label=\"{}\";", escape(&info.name));
         let _ = writeln!(out, "    t{t}_start [shape=point];");
         for n in g.node_indices().filter(|&n| g[n].thread.index() == t) {
             let node = &g[n];
             let label = match node.barrier {
-                Some(b) => format!(
-                    "{}\\n[{}]",
-                    escape(&node.text),
-                    escape(&p.barriers[b.index()].name)
-                ),
+                Some(b) => format!("{}\\n[{}]", escape(&node.text), escape(&p.barriers[b.index()].name)),
                 None => escape(&node.text),
             };
-            let style = if node.barrier.is_some() {
-                ", style=bold"
-            } else {
-                ""
-            };
+            let style = if node.barrier.is_some() { ", style=bold" } else { "" };
             let _ = writeln!(out, "    n{} [label=\"{label}\"{style}];", n.index());
         }
         if let Some(first) = g.node_indices().find(|&n| g[n].thread.index() == t) {
@@ -129,12 +117,7 @@ pub fn to_dot(p: &Program) -> String {
             OpEdge::ProgramOrder => "",
             OpEdge::ThreadBarrierOrder => " [style=dashed, color=blue, label=\"tbo\"]",
         };
-        let _ = writeln!(
-            out,
-            "  n{} -> n{}{style};",
-            e.source().index(),
-            e.target().index()
-        );
+        let _ = writeln!(out, "  n{} -> n{}{style};", e.source().index(), e.target().index());
     }
     out.push_str("}\n");
     out

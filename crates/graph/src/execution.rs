@@ -39,10 +39,7 @@ impl EventKind {
     pub fn is_modification(&self) -> bool {
         matches!(
             self,
-            EventKind::Init { .. }
-                | EventKind::Drop
-                | EventKind::Arrive { .. }
-                | EventKind::ArriveDrop
+            EventKind::Init { .. } | EventKind::Drop | EventKind::Arrive { .. } | EventKind::ArriveDrop
         )
     }
     pub fn name(&self) -> &'static str {
@@ -140,13 +137,7 @@ impl ExecutionBuilder {
     /// Adds an event at the end of its thread's program order (launch events
     /// have no thread). Modification events are not put in bmo: call
     /// [`ExecutionBuilder::bmo`].
-    pub fn event(
-        &mut self,
-        thread: Option<ThreadId>,
-        pc: u32,
-        kind: EventKind,
-        target: Target,
-    ) -> EventId {
+    pub fn event(&mut self, thread: Option<ThreadId>, pc: u32, kind: EventKind, target: Target) -> EventId {
         let id = EventId(self.exec.events.len() as u32);
         self.exec.events.push(Event {
             thread,

@@ -6,7 +6,7 @@
 
 use crate::ids::*;
 use crate::program::*;
-use bc_models::Model;
+use bc_models::{AbstractOp, BarrierRef, LaunchCount, Model, OperandKind};
 use bc_syntax::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -35,10 +35,7 @@ pub fn resolve_model(lit: &Litmus, explicit: Option<Model>) -> Result<Model, Dia
         Some(id) => bc_models::lookup(&id.name).map_err(|msg| Diagnostic::error(id.span, msg)),
         None => {
             let span = lit.name.as_ref().map(|n| n.span).unwrap_or_default();
-            Err(Diagnostic::error(
-                span,
-                "no `model` line and no `--model` given",
-            ))
+            Err(Diagnostic::error(span, "no `model` line and no `--model` given"))
         }
     }
 }
@@ -97,7 +94,14 @@ impl Lowerer<'_> {
             Some(p) => {
                 let base = p.name.strip_suffix("-strong").unwrap_or(&p.name);
                 if !PROGRESS_MODELS.contains(&base) || p.name == "cuda-strong" {
-                    self.err(p.span, format!("unknown progress model `{}` (known: {}, each but cuda also with -strong)", p.name, PROGRESS_MODELS.join(", ")));
+                    self.err(
+                        p.span,
+                        format!(
+                            "unknown progress model `{}` (known: {}, each but cuda also with -strong)",
+                            p.name,
+                            PROGRESS_MODELS.join(", ")
+                        ),
+                    );
                 }
                 p.name.clone()
             }
@@ -175,24 +179,76 @@ impl Lowerer<'_> {
                 _ => decl.to_string(),
             }
         };
+        // Barrier declarations: the file's, then the model's predefined
+        // barriers that the test's instructions name.
+        let mut decls: Vec<BarrierDecl> = lit
+            .barriers
+            .iter()
+            .enumerate()
+            .map(|(d, b)| BarrierDecl {
+                name: b.name.name.clone(),
+                scope: barrier_scopes[d],
+                count: match b.count {
+                    Some((c, _)) => LaunchCount::Fixed(c),
+                    None => LaunchCount::None,
+                },
+                props: BarrierProps::default(),
+                span: b.span,
+                id: None,
+            })
+            .collect();
+        let mut used_ids: Vec<i64> = Vec::new();
+        for t in &lit.threads {
+            self.predefined_ids(&t.body, &mut used_ids);
+        }
+        for pb in self.model.barriers.iter().filter(|pb| used_ids.contains(&pb.id)) {
+            decls.push(BarrierDecl {
+                name: format!("{}({})", pb.name, pb.id),
+                scope: pb.scope,
+                count: pb.count,
+                props: BarrierProps {
+                    join_at_launch: pb.join_at_launch,
+                    drop_at_end: pb.drop_at_end,
+                    privileged: pb.privileged,
+                    noop: pb.noop,
+                },
+                span: Span::default(),
+                id: Some(pb.id),
+            });
+        }
         let mut barriers = Vec::new();
         let mut thread_barriers = vec![Vec::new(); placed.len()];
-        for (d, b) in lit.barriers.iter().enumerate() {
-            let scope = barrier_scopes[d];
-            let keys: Vec<_> = placed
-                .iter()
-                .enumerate()
-                .map(|(i, p)| key(p, i, scope))
-                .collect();
+        for b in &decls {
+            let keys: Vec<_> = placed.iter().enumerate().map(|(i, p)| key(p, i, b.scope)).collect();
             let distinct: BTreeSet<_> = keys.iter().copied().collect();
             let mut ids = BTreeMap::new();
             for (i, k) in keys.iter().enumerate() {
                 let id = *ids.entry(*k).or_insert_with(|| {
+                    let here = &placed[i];
+                    let launch_count = match b.count {
+                        LaunchCount::None => None,
+                        LaunchCount::Fixed(c) => Some(c),
+                        LaunchCount::WavesInBlock => Some(
+                            placed
+                                .iter()
+                                .filter(|p| p.kind == ThreadKind::Device && p.block == here.block)
+                                .count() as i64,
+                        ),
+                        LaunchCount::BlocksInCluster => Some(
+                            placed
+                                .iter()
+                                .filter(|p| p.kind == ThreadKind::Device && p.cluster == here.cluster)
+                                .map(|p| p.block)
+                                .collect::<BTreeSet<_>>()
+                                .len() as i64,
+                        ),
+                    };
                     barriers.push(BarrierInstance {
-                        name: inst_name(&b.name.name, *k, &placed[i], distinct.len() > 1),
-                        decl_name: b.name.name.clone(),
-                        launch_count: b.count.map(|(c, _)| c),
+                        name: inst_name(&b.name, *k, here, distinct.len() > 1),
+                        decl_name: b.name.clone(),
+                        launch_count,
                         decl_span: b.span,
+                        props: b.props,
                     });
                     BarrierId(barriers.len() as u32 - 1)
                 });
@@ -200,11 +256,40 @@ impl Lowerer<'_> {
             }
             if placed.is_empty() {
                 barriers.push(BarrierInstance {
-                    name: b.name.name.clone(),
-                    decl_name: b.name.name.clone(),
-                    launch_count: b.count.map(|(c, _)| c),
+                    name: b.name.clone(),
+                    decl_name: b.name.clone(),
+                    launch_count: match b.count {
+                        LaunchCount::Fixed(c) => Some(c),
+                        _ => None,
+                    },
                     decl_span: b.span,
+                    props: b.props,
                 });
+            }
+        }
+        // Exclusion groups, as declaration indices, and the mutually
+        // exclusive instance pairs they give in each thread's scope.
+        let groups: Vec<Vec<u32>> = self
+            .model
+            .groups
+            .iter()
+            .map(|g| {
+                decls
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| d.id.is_some_and(|id| g.ids.contains(&id)))
+                    .map(|(i, _)| i as u32)
+                    .collect()
+            })
+            .collect();
+        let mut mutually_exclusive = BTreeSet::new();
+        for tb in &thread_barriers {
+            for g in &groups {
+                for (x, &a) in g.iter().enumerate() {
+                    for &b in &g[x + 1..] {
+                        mutually_exclusive.insert((tb[a as usize], tb[b as usize]));
+                    }
+                }
             }
         }
         let mut locs = Vec::new();
@@ -212,11 +297,7 @@ impl Lowerer<'_> {
         let mut loc_instances_of_decl: Vec<Vec<LocId>> = Vec::new();
         for (d, v) in lit.vars.iter().enumerate() {
             let scope = var_scopes[d];
-            let keys: Vec<_> = placed
-                .iter()
-                .enumerate()
-                .map(|(i, p)| key(p, i, scope))
-                .collect();
+            let keys: Vec<_> = placed.iter().enumerate().map(|(i, p)| key(p, i, scope)).collect();
             let distinct: BTreeSet<_> = keys.iter().copied().collect();
             let mut ids = BTreeMap::new();
             for (i, k) in keys.iter().enumerate() {
@@ -242,6 +323,11 @@ impl Lowerer<'_> {
         let names = Names {
             barriers: lit.barriers.iter().map(|b| b.name.name.as_str()).collect(),
             vars: lit.vars.iter().map(|v| v.name.name.as_str()).collect(),
+            predefined: decls
+                .iter()
+                .enumerate()
+                .filter_map(|(i, d)| d.id.map(|id| (id, i as u32)))
+                .collect(),
         };
         let mut codes = Vec::new();
         for t in &lit.threads {
@@ -280,9 +366,7 @@ impl Lowerer<'_> {
         // Assertions.
         let mut asserts = Vec::new();
         for a in &lit.asserts {
-            if let Some(cond) =
-                self.assert_expr(&a.cond, &threads, &codes, &names, &loc_instances_of_decl)
-            {
+            if let Some(cond) = self.assert_expr(&a.cond, &threads, &codes, &names, &loc_instances_of_decl) {
                 let text = self
                     .text
                     .get(a.span.start as usize..a.span.end as usize)
@@ -298,11 +382,7 @@ impl Lowerer<'_> {
         }
 
         Some(Program {
-            test: lit
-                .name
-                .as_ref()
-                .map(|n| n.name.clone())
-                .unwrap_or_default(),
+            test: lit.name.as_ref().map(|n| n.name.clone()).unwrap_or_default(),
             about: lit.about.clone(),
             model: self.model.clone(),
             progress,
@@ -310,7 +390,8 @@ impl Lowerer<'_> {
             codes,
             barriers,
             locs,
-            mutually_exclusive: Vec::new(),
+            mutually_exclusive: mutually_exclusive.into_iter().collect(),
+            groups,
             asserts,
             expect,
         })
@@ -318,31 +399,21 @@ impl Lowerer<'_> {
 
     fn declare<'b>(&mut self, names: &mut HashMap<&'b str, Span>, id: &'b Ident) {
         if BUILTINS.iter().any(|(b, _)| *b == id.name) {
-            self.err(
-                id.span,
-                format!("`{}` is a builtin and cannot be declared", id.name),
-            );
+            self.err(id.span, format!("`{}` is a builtin and cannot be declared", id.name));
         } else if names.insert(&id.name, id.span).is_some() {
             self.err(id.span, format!("`{}` is declared twice", id.name));
         }
     }
 
     fn scope_attr(&mut self, attrs: &[Attr], what: &str) -> Scope {
-        let mut scope = if what == "var" {
-            Scope::Device
-        } else {
-            Scope::Block
-        };
+        let mut scope = if what == "var" { Scope::Device } else { Scope::Block };
         for a in attrs {
             match (a.key.name.as_str(), &a.name_value) {
                 ("scope", Some(v)) => match Scope::parse(&v.name) {
                     Some(s) => scope = s,
                     None => self.err(
                         v.span,
-                        format!(
-                            "unknown scope `{}` (thread, warp, block, cluster, device)",
-                            v.name
-                        ),
+                        format!("unknown scope `{}` (thread, warp, block, cluster, device)", v.name),
                     ),
                 },
                 _ => self.err(
@@ -387,16 +458,19 @@ impl Lowerer<'_> {
                                 a.key.span,
                                 format!("`{}` needs a non-negative integer value", a.key.name),
                             ),
-                            _ => self.err(
-                                a.key.span,
-                                format!("unknown thread attribute `{}`", a.key.name),
-                            ),
+                            _ => self.err(a.key.span, format!("unknown thread attribute `{}`", a.key.name)),
                         }
                     }
                     let name = t.name.as_ref().map(|n| n.name.clone()).unwrap_or_default();
                     if t.form == ThreadForm::Host {
                         if !hosts_ok {
-                            self.err(t.span, format!("model `{}` has no host threads (host threads need a CUDA model)", self.model.name));
+                            self.err(
+                                t.span,
+                                format!(
+                                    "model `{}` has no host threads (host threads need a CUDA model)",
+                                    self.model.name
+                                ),
+                            );
                         }
                         out.push(Placed {
                             name,
@@ -436,14 +510,10 @@ impl Lowerer<'_> {
                             ("threads", Some(v)) if v >= 1 => threads = v,
                             ("cluster_size", Some(v)) if v >= 1 => cluster_size = v,
                             ("cooperative", None) => {}
-                            ("blocks" | "threads" | "cluster_size", _) => self.err(
-                                a.key.span,
-                                format!("`{}` needs a positive integer value", a.key.name),
-                            ),
-                            _ => self.err(
-                                a.key.span,
-                                format!("unknown kernel attribute `{}`", a.key.name),
-                            ),
+                            ("blocks" | "threads" | "cluster_size", _) => {
+                                self.err(a.key.span, format!("`{}` needs a positive integer value", a.key.name))
+                            }
+                            _ => self.err(a.key.span, format!("unknown kernel attribute `{}`", a.key.name)),
                         }
                     }
                     if let Some(n) = &t.name {
@@ -464,16 +534,10 @@ impl Lowerer<'_> {
                     if blocks % cluster_size != 0 {
                         self.err(
                             t.span,
-                            format!(
-                                "blocks={blocks} is not a multiple of cluster_size={cluster_size}"
-                            ),
+                            format!("blocks={blocks} is not a multiple of cluster_size={cluster_size}"),
                         );
                     }
-                    let prefix = t
-                        .name
-                        .as_ref()
-                        .map(|n| format!("{}.", n.name))
-                        .unwrap_or_default();
+                    let prefix = t.name.as_ref().map(|n| format!("{}.", n.name)).unwrap_or_default();
                     for b in 0..blocks as u32 {
                         for i in 0..threads as u32 {
                             out.push(Placed {
@@ -519,10 +583,7 @@ impl Lowerer<'_> {
     }
 
     fn stmt_text(&self, span: Span) -> String {
-        let t = self
-            .text
-            .get(span.start as usize..span.end as usize)
-            .unwrap_or("");
+        let t = self.text.get(span.start as usize..span.end as usize).unwrap_or("");
         // Compound statements: show their first line only.
         t.lines()
             .next()
@@ -537,10 +598,7 @@ impl Lowerer<'_> {
         let pc = c.code.instrs.len() as u32;
         for l in &s.labels {
             if c.labels.insert(l.name.clone(), pc).is_some() {
-                self.err(
-                    l.span,
-                    format!("label `{}` is defined twice in this body", l.name),
-                );
+                self.err(l.span, format!("label `{}` is defined twice in this body", l.name));
             }
         }
         let text = self.stmt_text(s.span);
@@ -631,11 +689,7 @@ impl Lowerer<'_> {
                     &text,
                 );
                 let head = c.code.instrs.len() as u32;
-                let cond = CExpr::Binary(
-                    Op::Gt,
-                    Box::new(CExpr::Reg(counter)),
-                    Box::new(CExpr::Int(0)),
-                );
+                let cond = CExpr::Binary(Op::Gt, Box::new(CExpr::Reg(counter)), Box::new(CExpr::Int(0)));
                 let br = push(
                     c,
                     InstrKind::Branch {
@@ -647,11 +701,7 @@ impl Lowerer<'_> {
                     &text,
                 );
                 self.stmts(c, body, names);
-                let dec = CExpr::Binary(
-                    Op::Sub,
-                    Box::new(CExpr::Reg(counter)),
-                    Box::new(CExpr::Int(1)),
-                );
+                let dec = CExpr::Binary(Op::Sub, Box::new(CExpr::Reg(counter)), Box::new(CExpr::Int(1)));
                 push(
                     c,
                     InstrKind::Assign {
@@ -681,11 +731,163 @@ impl Lowerer<'_> {
         if self.model.provides(statement) {
             return true;
         }
+        let others = bc_models::models_providing(statement);
+        let hint = if others.is_empty() {
+            String::new()
+        } else {
+            format!(" (it is provided by {})", others.join(", "))
+        };
         self.err(
             span,
-            format!("model `{}` does not provide `{statement}`", self.model.name),
+            format!("model `{}` does not provide `{statement}`{hint}", self.model.name),
         );
         false
+    }
+
+    /// The predefined barrier ids the model instructions in `body` name.
+    fn predefined_ids(&self, body: &[Stmt], out: &mut Vec<i64>) {
+        for s in body {
+            match &s.kind {
+                StmtKind::Instr { name, args, .. } => {
+                    let Some(ins) = self.model.instruction(&name.name) else {
+                        continue;
+                    };
+                    for l in &ins.lowering {
+                        let id = match l.barrier {
+                            BarrierRef::Id(id) => Some(id),
+                            BarrierRef::Operand(n) => match args.get(n) {
+                                Some(Arg::Expr(Expr {
+                                    kind: ExprKind::Int(id),
+                                    ..
+                                })) => Some(*id),
+                                _ => None,
+                            },
+                            BarrierRef::JoinedInGroup(_) => None,
+                        };
+                        if let Some(id) = id.filter(|id| !out.contains(id)) {
+                            out.push(id);
+                        }
+                    }
+                }
+                StmtKind::If { then, els, .. } => {
+                    self.predefined_ids(then, out);
+                    self.predefined_ids(els, out);
+                }
+                StmtKind::Repeat { body, .. } | StmtKind::While { body, .. } => self.predefined_ids(body, out),
+                _ => {}
+            }
+        }
+    }
+
+    /// Lowers a target instruction through the model's data.
+    fn model_instr(
+        &mut self,
+        c: &mut CodeBuilder,
+        ins: &bc_models::Instruction,
+        dest: Option<&Ident>,
+        name: &Ident,
+        args: &[Arg],
+        names: &Names,
+    ) -> Option<Vec<InstrKind>> {
+        let n = &ins.name;
+        let (min, max) = (ins.operands.len() - ins.optional, ins.operands.len());
+        if args.len() < min || args.len() > max {
+            let want = if min == max {
+                min.to_string()
+            } else {
+                format!("{min} to {max}")
+            };
+            let span = args.last().map_or(name.span, |a| name.span.to(a.span()));
+            self.err(span, format!("`{n}` takes {want} operand(s), found {}", args.len()));
+            return None;
+        }
+        if let (Some(d), false) = (dest, ins.result) {
+            self.err(d.span, format!("`{n}` returns no value"));
+            return None;
+        }
+        let mut exprs = Vec::new();
+        for a in args {
+            match a {
+                Arg::Expr(e) => exprs.push(e),
+                Arg::Key(k, _) => {
+                    self.err(k.span, format!("`{n}` takes no `{}=` operand", k.name));
+                    return None;
+                }
+            }
+        }
+        // Barrier operands are constant ids of the model's barriers.
+        let mut barrier_decl = vec![None; exprs.len()];
+        for (i, kind) in ins.operands.iter().enumerate().take(exprs.len()) {
+            if *kind != OperandKind::Barrier {
+                continue;
+            }
+            let ExprKind::Int(id) = exprs[i].kind else {
+                self.err(
+                    exprs[i].span,
+                    format!(
+                        "`{n}` needs a constant barrier id, found `{}`",
+                        self.snippet(exprs[i].span)
+                    ),
+                );
+                return None;
+            };
+            match names.predefined.iter().find(|(x, _)| *x == id) {
+                Some(&(_, d)) => barrier_decl[i] = Some((id, d)),
+                None => {
+                    let others = bc_models::models_with_barrier(id);
+                    let hint = if others.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (it is in {})", others.join(", "))
+                    };
+                    self.err(
+                        exprs[i].span,
+                        format!("barrier id {id} is not a barrier of model `{}`{hint}", self.model.name),
+                    );
+                    return None;
+                }
+            }
+        }
+        let dest = dest.map(|d| self.dest_reg(c, d, names));
+        let mut out = Vec::new();
+        for l in &ins.lowering {
+            let sel = match l.barrier {
+                BarrierRef::Operand(i) => {
+                    let (id, decl) = barrier_decl[i].expect("barrier operands were resolved");
+                    let group = self
+                        .model
+                        .groups
+                        .iter()
+                        .position(|g| g.wait_on_joined && g.ids.contains(&id));
+                    match (l.op, group) {
+                        (AbstractOp::Wait, Some(g)) => BarrierSel::JoinedOr { group: g as u32, decl },
+                        _ => BarrierSel::Decl(decl),
+                    }
+                }
+                BarrierRef::Id(id) => match names.predefined.iter().find(|(x, _)| *x == id) {
+                    Some(&(_, d)) => BarrierSel::Decl(d),
+                    None => unreachable!("fixed ids are collected before lowering"),
+                },
+                BarrierRef::JoinedInGroup(g) => BarrierSel::Joined { group: g as u32 },
+            };
+            let count = l
+                .count
+                .and_then(|i| exprs.get(i))
+                .map(|e| self.expr(c, e, names, false));
+            let op = match l.op {
+                AbstractOp::Init => BarrierOp::Init(count.unwrap_or(CExpr::Int(0))),
+                AbstractOp::Join => BarrierOp::Join,
+                AbstractOp::Drop => BarrierOp::Drop,
+                AbstractOp::Arrive => BarrierOp::Arrive(count),
+                AbstractOp::Wait => BarrierOp::Wait(None),
+            };
+            let result = match (l.isfirst, dest) {
+                (true, Some(r)) => Some(BarrierResult::IsFirst(r)),
+                _ => None,
+            };
+            out.push(InstrKind::Barrier { op, sel, result });
+        }
+        Some(out)
     }
 
     fn dest_reg(&mut self, c: &mut CodeBuilder, dest: &Ident, names: &Names) -> RegId {
@@ -693,7 +895,13 @@ impl Lowerer<'_> {
             || names.barriers.contains(&dest.name.as_str())
             || names.vars.contains(&dest.name.as_str())
         {
-            self.err(dest.span, format!("`{}` is not a register (registers are names that are not builtins, barriers or locations)", dest.name));
+            self.err(
+                dest.span,
+                format!(
+                    "`{}` is not a register (registers are names that are not builtins, barriers or locations)",
+                    dest.name
+                ),
+            );
         }
         c.reg(&dest.name)
     }
@@ -715,6 +923,9 @@ impl Lowerer<'_> {
         }
         if !self.require(name.span, n) {
             return None;
+        }
+        if let Some(ins) = self.model.instruction(n) {
+            return self.model_instr(c, ins, dest, name, args, names);
         }
         // (arity, returns a value, first operand: b = barrier, l = location)
         let (arity, returns, first): (&[usize], bool, char) = match n {
@@ -742,11 +953,7 @@ impl Lowerer<'_> {
             let span = args.last().map_or(name.span, |a| name.span.to(a.span()));
             self.err(
                 span,
-                format!(
-                    "`{n}` takes {} operand(s), found {}",
-                    want.join(" or "),
-                    args.len()
-                ),
+                format!("`{n}` takes {} operand(s), found {}", want.join(" or "), args.len()),
             );
             return None;
         }
@@ -811,34 +1018,30 @@ impl Lowerer<'_> {
         let kind = match n {
             "init" => InstrKind::Barrier {
                 op: BarrierOp::Init(ex(1, self)),
-                decl,
-                dest: None,
+                sel: BarrierSel::Decl(decl),
+                result: None,
             },
             "join" => InstrKind::Barrier {
                 op: BarrierOp::Join,
-                decl,
-                dest: None,
+                sel: BarrierSel::Decl(decl),
+                result: None,
             },
             "drop" => InstrKind::Barrier {
                 op: BarrierOp::Drop,
-                decl,
-                dest: None,
+                sel: BarrierSel::Decl(decl),
+                result: None,
             },
             "arrive_drop" => InstrKind::Barrier {
                 op: BarrierOp::ArriveDrop,
-                decl,
-                dest: None,
+                sel: BarrierSel::Decl(decl),
+                result: None,
             },
             "arrive" => {
-                let count = if exprs.len() == 2 {
-                    Some(ex(1, self))
-                } else {
-                    None
-                };
+                let count = if exprs.len() == 2 { Some(ex(1, self)) } else { None };
                 InstrKind::Barrier {
                     op: BarrierOp::Arrive(count),
-                    decl,
-                    dest,
+                    sel: BarrierSel::Decl(decl),
+                    result: dest.map(BarrierResult::Token),
                 }
             }
             "wait" => {
@@ -861,8 +1064,8 @@ impl Lowerer<'_> {
                 };
                 InstrKind::Barrier {
                     op: BarrierOp::Wait(token),
-                    decl,
-                    dest: None,
+                    sel: BarrierSel::Decl(decl),
+                    result: None,
                 }
             }
             "arrive_wait" => {
@@ -870,13 +1073,13 @@ impl Lowerer<'_> {
                 return Some(vec![
                     InstrKind::Barrier {
                         op: BarrierOp::Arrive(None),
-                        decl,
-                        dest: Some(token),
+                        sel: BarrierSel::Decl(decl),
+                        result: Some(BarrierResult::Token(token)),
                     },
                     InstrKind::Barrier {
                         op: BarrierOp::Wait(Some(token)),
-                        decl,
-                        dest: None,
+                        sel: BarrierSel::Decl(decl),
+                        result: None,
                     },
                 ]);
             }
@@ -915,9 +1118,7 @@ impl Lowerer<'_> {
     }
 
     fn snippet(&self, span: Span) -> &str {
-        self.text
-            .get(span.start as usize..span.end as usize)
-            .unwrap_or("?")
+        self.text.get(span.start as usize..span.end as usize).unwrap_or("?")
     }
 
     fn expr(&mut self, c: &mut CodeBuilder, e: &Expr, names: &Names, locations: bool) -> CExpr {
@@ -928,7 +1129,10 @@ impl Lowerer<'_> {
                     CExpr::Builtin(*b)
                 } else if let Some(d) = names.vars.iter().position(|v| v == n) {
                     if !locations {
-                        self.err(e.span, format!("location `{n}` can only be read with `r = load {n}` (or in `await`)"));
+                        self.err(
+                            e.span,
+                            format!("location `{n}` can only be read with `r = load {n}` (or in `await`)"),
+                        );
                     }
                     CExpr::Loc(d as u32)
                 } else if names.barriers.contains(&n.as_str()) {
@@ -942,9 +1146,7 @@ impl Lowerer<'_> {
                 self.err(t.span, "`THREAD:reg` is only allowed in `assert`");
                 CExpr::Int(0)
             }
-            ExprKind::Unary(op, x) => {
-                CExpr::Unary(*op, Box::new(self.expr(c, x, names, locations)))
-            }
+            ExprKind::Unary(op, x) => CExpr::Unary(*op, Box::new(self.expr(c, x, names, locations))),
             ExprKind::Binary(op, a, b) => {
                 let a = self.expr(c, a, names, locations);
                 let b = self.expr(c, b, names, locations);
@@ -970,10 +1172,7 @@ impl Lowerer<'_> {
                 };
                 let code = &codes[threads[tid].code.index()];
                 let Some(reg) = code.reg(&r.name) else {
-                    self.err(
-                        r.span,
-                        format!("thread `{}` has no register `{}`", t.name, r.name),
-                    );
+                    self.err(r.span, format!("thread `{}` has no register `{}`", t.name, r.name));
                     return None;
                 };
                 CExpr::ThreadReg(ThreadId(tid as u32), reg)
@@ -992,10 +1191,9 @@ impl Lowerer<'_> {
                     return None;
                 }
             },
-            ExprKind::Unary(op, x) => CExpr::Unary(
-                *op,
-                Box::new(self.assert_expr(x, threads, codes, names, loc_insts)?),
-            ),
+            ExprKind::Unary(op, x) => {
+                CExpr::Unary(*op, Box::new(self.assert_expr(x, threads, codes, names, loc_insts)?))
+            }
             ExprKind::Binary(op, a, b) => {
                 let a = self.assert_expr(a, threads, codes, names, loc_insts);
                 let b = self.assert_expr(b, threads, codes, names, loc_insts);
@@ -1008,6 +1206,20 @@ impl Lowerer<'_> {
 struct Names<'a> {
     barriers: Vec<&'a str>,
     vars: Vec<&'a str>,
+    /// Predefined barrier id -> declaration index (for those the test uses).
+    predefined: Vec<(i64, u32)>,
+}
+
+/// A barrier declaration: the file's `barrier` lines and the model's
+/// predefined barriers alike.
+struct BarrierDecl {
+    name: String,
+    scope: Scope,
+    count: LaunchCount,
+    props: BarrierProps,
+    span: Span,
+    /// The predefined barrier id, for model barriers.
+    id: Option<i64>,
 }
 
 struct CodeBuilder {

@@ -5,37 +5,7 @@ use bc_models::Model;
 use bc_syntax::{FindingKind, Quantifier, Span};
 use std::collections::BTreeSet;
 
-/// A declared scope of a barrier or location.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Scope {
-    Thread,
-    Warp,
-    Block,
-    Cluster,
-    Device,
-}
-
-impl Scope {
-    pub fn parse(s: &str) -> Option<Scope> {
-        Some(match s {
-            "thread" => Scope::Thread,
-            "warp" => Scope::Warp,
-            "block" => Scope::Block,
-            "cluster" => Scope::Cluster,
-            "device" => Scope::Device,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Scope::Thread => "thread",
-            Scope::Warp => "warp",
-            Scope::Block => "block",
-            Scope::Cluster => "cluster",
-            Scope::Device => "device",
-        }
-    }
-}
+pub use bc_models::Scope;
 
 #[derive(Clone, Debug)]
 pub struct BarrierInstance {
@@ -46,6 +16,42 @@ pub struct BarrierInstance {
     /// Expected count set at launch (`barrier B = K`), or `None` (needs `init`).
     pub launch_count: Option<i64>,
     pub decl_span: Span,
+    /// Properties of a model's predefined barrier (all false for declared ones).
+    pub props: BarrierProps,
+}
+
+/// What a target's predefined barrier does beyond the formal model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BarrierProps {
+    /// Every thread joins it at launch.
+    pub join_at_launch: bool,
+    /// A thread that ends while joined drops it.
+    pub drop_at_end: bool,
+    /// Any use is `ub(privileged-barrier)`, then a no-op.
+    pub privileged: bool,
+    /// Every operation but join is a no-op.
+    pub noop: bool,
+}
+
+/// Which barrier a barrier instruction acts on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierSel {
+    /// A declaration (user `barrier` or model-predefined), per thread instance.
+    Decl(u32),
+    /// The member of exclusion group `group` the thread has joined (none: the
+    /// operation has no barrier).
+    Joined { group: u32 },
+    /// `decl`, unless the thread has joined a member of `group`: then that one.
+    JoinedOr { group: u32, decl: u32 },
+}
+
+/// What a barrier instruction writes to its result register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierResult {
+    /// A phase token (`t = arrive B`).
+    Token(RegId),
+    /// 1 if the arrive was the first of its phase (`s_barrier_signal_isfirst`).
+    IsFirst(RegId),
 }
 
 #[derive(Clone, Debug)]
@@ -144,8 +150,8 @@ pub enum InstrKind {
     /// A barrier operation on a declared barrier (index into declarations).
     Barrier {
         op: BarrierOp,
-        decl: u32,
-        dest: Option<RegId>,
+        sel: BarrierSel,
+        result: Option<BarrierResult>,
     },
     Store {
         decl: u32,
@@ -217,10 +223,7 @@ pub struct Code {
 
 impl Code {
     pub fn reg(&self, name: &str) -> Option<RegId> {
-        self.regs
-            .iter()
-            .position(|r| r == name)
-            .map(|i| RegId(i as u32))
+        self.regs.iter().position(|r| r == name).map(|i| RegId(i as u32))
     }
     /// Control-flow successors of pc (the end pc has none).
     pub fn successors(&self, pc: u32) -> Vec<u32> {
@@ -255,6 +258,8 @@ pub struct Program {
     pub locs: Vec<LocInstance>,
     /// Pairs of barrier instances that are barrier-mutually-exclusive.
     pub mutually_exclusive: Vec<(BarrierId, BarrierId)>,
+    /// Exclusion groups of the model, as barrier declaration indices.
+    pub groups: Vec<Vec<u32>>,
     pub asserts: Vec<AssertSpec>,
     /// `None` when the file has no `expect` (then it passes when ok).
     pub expect: Option<BTreeSet<FindingKind>>,

@@ -1,7 +1,8 @@
 //! The on-disk model format (TOML, `format = 1`) and its translation into
 //! the core [`Model`]. Serde types stay in this module.
 
-use crate::{Model, ModelError, Rule, RuleSet};
+use crate::target::*;
+use crate::{ExclusionGroup, Model, ModelError, Rule, RuleSet};
 use serde::Deserialize;
 
 /// Statement names every model may list (the litmus v1 statement vocabulary
@@ -62,11 +63,150 @@ struct ModelFile {
     progress: String,
     statements: Vec<String>,
     rules: Vec<String>,
+    #[serde(default)]
+    barrier: Vec<BarrierFile>,
+    #[serde(default)]
+    group: Vec<GroupFile>,
+    #[serde(default)]
+    instruction: Vec<InstructionFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BarrierFile {
+    id: i64,
+    name: String,
+    scope: String,
+    count: toml::Value,
+    #[serde(default)]
+    join_at_launch: bool,
+    #[serde(default)]
+    drop_at_end: bool,
+    #[serde(default)]
+    privileged: bool,
+    #[serde(default)]
+    noop: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupFile {
+    name: String,
+    ids: Vec<i64>,
+    #[serde(default)]
+    wait_on_joined: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InstructionFile {
+    name: String,
+    #[serde(default)]
+    operands: Vec<String>,
+    #[serde(default)]
+    result: bool,
+    lowering: String,
+}
+
+fn err<T>(msg: String) -> Result<T, ModelError> {
+    Err(ModelError(format!("model file: {msg}")))
+}
+
+fn barrier(b: BarrierFile) -> Result<PredefinedBarrier, ModelError> {
+    let scope = match Scope::parse(&b.scope) {
+        Some(s) => s,
+        None => return err(format!("barrier {}: unknown scope `{}`", b.id, b.scope)),
+    };
+    let count = match &b.count {
+        toml::Value::Integer(k) if *k > 0 => LaunchCount::Fixed(*k),
+        toml::Value::String(s) if s == "none" => LaunchCount::None,
+        toml::Value::String(s) if s == "waves-in-block" => LaunchCount::WavesInBlock,
+        toml::Value::String(s) if s == "blocks-in-cluster" => LaunchCount::BlocksInCluster,
+        other => return err(format!("barrier {}: count must be a positive integer, \"none\", \"waves-in-block\" or \"blocks-in-cluster\", found {other}", b.id)),
+    };
+    Ok(PredefinedBarrier {
+        id: b.id,
+        name: b.name,
+        scope,
+        count,
+        join_at_launch: b.join_at_launch,
+        drop_at_end: b.drop_at_end,
+        privileged: b.privileged,
+        noop: b.noop,
+    })
+}
+
+/// Parses a lowering such as `arrive $1, $2 isfirst; wait -1`.
+fn lowering(text: &str, nops: usize, groups: &[ExclusionGroup], ids: &[i64]) -> Result<Vec<LoweredOp>, String> {
+    let operand = |tok: &str| -> Result<usize, String> {
+        let n: usize = tok
+            .strip_prefix('$')
+            .and_then(|n| n.parse().ok())
+            .ok_or(format!("expected an operand `$N`, found `{tok}`"))?;
+        if n == 0 || n > nops {
+            return Err(format!("operand `{tok}` out of range (the instruction has {nops})"));
+        }
+        Ok(n - 1)
+    };
+    let mut out = Vec::new();
+    for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let cleaned = part.replace(',', " ");
+        let mut words = cleaned.split_whitespace();
+        let op = match words.next() {
+            Some("init") => AbstractOp::Init,
+            Some("join") => AbstractOp::Join,
+            Some("drop") => AbstractOp::Drop,
+            Some("arrive") => AbstractOp::Arrive,
+            Some("wait") => AbstractOp::Wait,
+            other => return Err(format!("unknown abstract operation `{}`", other.unwrap_or(""))),
+        };
+        let target = words.next().ok_or(format!("`{part}` names no barrier"))?;
+        let barrier = if target.starts_with('$') {
+            BarrierRef::Operand(operand(target)?)
+        } else if let Some(g) = target.strip_prefix("joined(").and_then(|g| g.strip_suffix(')')) {
+            BarrierRef::JoinedInGroup(
+                groups
+                    .iter()
+                    .position(|x| x.name == g)
+                    .ok_or(format!("unknown group `{g}`"))?,
+            )
+        } else {
+            let id: i64 = target
+                .parse()
+                .map_err(|_| format!("expected `$N`, `joined(GROUP)` or a barrier id, found `{target}`"))?;
+            if !ids.contains(&id) {
+                return Err(format!("barrier id {id} is not a barrier of this model"));
+            }
+            BarrierRef::Id(id)
+        };
+        let (mut count, mut isfirst) = (None, false);
+        for w in words {
+            if w == "isfirst" && op == AbstractOp::Arrive {
+                isfirst = true;
+            } else if w.starts_with('$') && matches!(op, AbstractOp::Init | AbstractOp::Arrive) && count.is_none() {
+                count = Some(operand(w)?);
+            } else {
+                return Err(format!("unexpected `{w}` in `{part}`"));
+            }
+        }
+        if op == AbstractOp::Init && count.is_none() {
+            return Err(format!("`{part}`: init needs a count operand"));
+        }
+        out.push(LoweredOp {
+            op,
+            barrier,
+            count,
+            isfirst,
+        });
+    }
+    if out.is_empty() {
+        return Err("empty lowering".into());
+    }
+    Ok(out)
 }
 
 pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
-    let f: ModelFile =
-        toml::from_str(text).map_err(|e| ModelError(format!("model file: {}", e.message())))?;
+    let f: ModelFile = toml::from_str(text).map_err(|e| ModelError(format!("model file: {}", e.message())))?;
     if f.format != 1 {
         return Err(ModelError(format!(
             "model file: unsupported format {} (this build reads format 1)",
@@ -74,9 +214,7 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
         )));
     }
     if f.warp_size == 0 {
-        return Err(ModelError(
-            "model file: warp_size must be at least 1".into(),
-        ));
+        return Err(ModelError("model file: warp_size must be at least 1".into()));
     }
     let mut statements = f.statements;
     for s in &statements {
@@ -88,10 +226,72 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
     statements.dedup();
     let mut rules = RuleSet::default();
     for r in &f.rules {
-        let rule = Rule::from_name(r)
-            .ok_or_else(|| ModelError(format!("model file: unknown rule `{r}`")))?;
+        let rule = Rule::from_name(r).ok_or_else(|| ModelError(format!("model file: unknown rule `{r}`")))?;
         rules = rules.with(rule);
     }
+    let barriers: Vec<PredefinedBarrier> = f.barrier.into_iter().map(barrier).collect::<Result<_, _>>()?;
+    let ids: Vec<i64> = barriers.iter().map(|b| b.id).collect();
+    for (i, id) in ids.iter().enumerate() {
+        if ids[..i].contains(id) {
+            return err(format!("barrier id {id} is defined twice"));
+        }
+    }
+    let mut groups = Vec::new();
+    for g in f.group {
+        if let Some(bad) = g.ids.iter().find(|i| !ids.contains(i)) {
+            return err(format!("group `{}`: barrier id {bad} is not defined", g.name));
+        }
+        groups.push(ExclusionGroup {
+            name: g.name,
+            ids: g.ids,
+            wait_on_joined: g.wait_on_joined,
+        });
+    }
+    let mut instructions = Vec::new();
+    for i in f.instruction {
+        if !KNOWN_STATEMENTS.contains(&i.name.as_str()) {
+            return err(format!("unknown instruction `{}`", i.name));
+        }
+        let mut operands = Vec::new();
+        let mut optional = 0;
+        for o in &i.operands {
+            let (kind, opt) = match o.as_str() {
+                "barrier" => (OperandKind::Barrier, false),
+                "int" => (OperandKind::Int, false),
+                "int?" => (OperandKind::Int, true),
+                other => {
+                    return err(format!(
+                        "instruction `{}`: unknown operand kind `{other}` (barrier, int, int?)",
+                        i.name
+                    ))
+                }
+            };
+            if opt {
+                optional += 1;
+            } else if optional > 0 {
+                return err(format!("instruction `{}`: optional operands must come last", i.name));
+            }
+            operands.push(kind);
+        }
+        let lowered = lowering(&i.lowering, operands.len(), &groups, &ids)
+            .map_err(|e| ModelError(format!("model file: instruction `{}`: {e}", i.name)))?;
+        if lowered.iter().any(|l| l.isfirst) && !i.result {
+            return err(format!("instruction `{}`: `isfirst` needs `result = true`", i.name));
+        }
+        instructions.push(Instruction {
+            name: i.name,
+            operands,
+            optional,
+            result: i.result,
+            lowering: lowered,
+            text: i.lowering,
+        });
+    }
+    for i in &instructions {
+        statements.push(i.name.clone());
+    }
+    statements.sort();
+    statements.dedup();
     Ok(Model {
         name: f.name,
         description: f.description,
@@ -99,5 +299,8 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
         default_progress: f.progress,
         statements,
         rules,
+        barriers,
+        groups,
+        instructions,
     })
 }

@@ -5,6 +5,9 @@
 //! (`--model-file`). The format is documented in `docs/models.md`.
 
 mod file;
+mod target;
+
+pub use target::*;
 
 use std::fmt;
 
@@ -33,10 +36,12 @@ pub enum Rule {
     ExpectedCountUpdate,
     /// Every wait completes (`deadlock` otherwise).
     WaitCompletes,
+    /// Privileged (trap) barriers are not used (`ub(privileged-barrier)`).
+    PrivilegedBarrier,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 11] = [
+    pub const ALL: [Rule; 12] = [
         Rule::FirstBmoInit,
         Rule::ParticipatesIn,
         Rule::JoinedBefore,
@@ -48,6 +53,7 @@ impl Rule {
         Rule::PhaseWith,
         Rule::ExpectedCountUpdate,
         Rule::WaitCompletes,
+        Rule::PrivilegedBarrier,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -62,6 +68,7 @@ impl Rule {
             Rule::PhaseWith => "phase-with",
             Rule::ExpectedCountUpdate => "expected-count-update",
             Rule::WaitCompletes => "wait-completes",
+            Rule::PrivilegedBarrier => "privileged-barrier",
         }
     }
     pub fn from_name(s: &str) -> Option<Rule> {
@@ -75,9 +82,7 @@ pub struct RuleSet(u32);
 
 impl RuleSet {
     pub fn all() -> RuleSet {
-        Rule::ALL
-            .into_iter()
-            .fold(RuleSet::default(), |s, r| s.with(r))
+        Rule::ALL.into_iter().fold(RuleSet::default(), |s, r| s.with(r))
     }
     pub fn with(self, r: Rule) -> RuleSet {
         RuleSet(self.0 | 1 << r as u32)
@@ -97,13 +102,34 @@ pub struct Model {
     /// Statement names the model provides, sorted.
     pub statements: Vec<String>,
     pub rules: RuleSet,
+    /// Barrier objects the target predefines.
+    pub barriers: Vec<PredefinedBarrier>,
+    /// Groups of barrier-mutually-exclusive predefined barriers.
+    pub groups: Vec<ExclusionGroup>,
+    /// Target instructions and their lowerings.
+    pub instructions: Vec<Instruction>,
+}
+
+/// Barriers that are pairwise barrier-mutually-exclusive: joining one ends
+/// joined-before for the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExclusionGroup {
+    pub name: String,
+    pub ids: Vec<i64>,
+    /// A wait on a member waits on the member the thread joined last,
+    /// whatever its operand says (gfx1250 named barriers).
+    pub wait_on_joined: bool,
 }
 
 impl Model {
     pub fn provides(&self, statement: &str) -> bool {
-        self.statements
-            .binary_search_by(|s| s.as_str().cmp(statement))
-            .is_ok()
+        self.statements.binary_search_by(|s| s.as_str().cmp(statement)).is_ok()
+    }
+    pub fn instruction(&self, name: &str) -> Option<&Instruction> {
+        self.instructions.iter().find(|i| i.name == name)
+    }
+    pub fn barrier(&self, id: i64) -> Option<&PredefinedBarrier> {
+        self.barriers.iter().find(|b| b.id == id)
     }
 
     /// Parses a model file; errors are messages about the file as a whole.
@@ -122,44 +148,61 @@ impl fmt::Display for ModelError {
 }
 
 /// The model files built into the binary: (file name, text).
-pub const BUILTIN_FILES: &[(&str, &str)] =
-    &[("amdgpu.toml", include_str!("../../../models/amdgpu.toml"))];
-
-/// Model names the litmus spec defines that this build has no data for yet.
-pub const PLANNED: &[&str] = &[
-    "amdgpu-gfx11",
-    "amdgpu-gfx12",
-    "amdgpu-gfx1250",
-    "cuda-sm80",
-    "cuda-sm90",
+pub const BUILTIN_FILES: &[(&str, &str)] = &[
+    ("amdgpu.toml", include_str!("../../../models/amdgpu.toml")),
+    ("amdgpu-gfx11.toml", include_str!("../../../models/amdgpu-gfx11.toml")),
+    ("amdgpu-gfx12.toml", include_str!("../../../models/amdgpu-gfx12.toml")),
+    (
+        "amdgpu-gfx1250.toml",
+        include_str!("../../../models/amdgpu-gfx1250.toml"),
+    ),
 ];
 
-/// Every built-in model, in file order. The embedded files are tested to
-/// parse, so this cannot fail at run time.
-pub fn builtin() -> Vec<Model> {
-    BUILTIN_FILES
+/// Model names the litmus spec defines that this build has no data for yet.
+pub const PLANNED: &[&str] = &["cuda-sm80", "cuda-sm90"];
+
+/// Built-in models that provide `statement`, by name.
+pub fn models_providing(statement: &str) -> Vec<String> {
+    builtin()
         .iter()
-        .map(|(name, text)| {
-            Model::from_toml(text).unwrap_or_else(|e| panic!("built-in model {name}: {e}"))
-        })
+        .filter(|m| m.provides(statement))
+        .map(|m| m.name.clone())
         .collect()
+}
+
+/// Built-in models that predefine barrier `id`, by name.
+pub fn models_with_barrier(id: i64) -> Vec<String> {
+    builtin()
+        .iter()
+        .filter(|m| m.barrier(id).is_some())
+        .map(|m| m.name.clone())
+        .collect()
+}
+
+/// Every built-in model, in file order, parsed once. The embedded files are
+/// tested to parse, so this cannot fail at run time.
+pub fn builtin() -> &'static [Model] {
+    static MODELS: std::sync::OnceLock<Vec<Model>> = std::sync::OnceLock::new();
+    MODELS.get_or_init(|| {
+        BUILTIN_FILES
+            .iter()
+            .map(|(name, text)| Model::from_toml(text).unwrap_or_else(|e| panic!("built-in model {name}: {e}")))
+            .collect()
+    })
 }
 
 /// A built-in model by name, or a message saying why there is none.
 pub fn lookup(name: &str) -> Result<Model, String> {
-    if let Some(m) = builtin().into_iter().find(|m| m.name == name) {
-        return Ok(m);
+    if let Some(m) = builtin().iter().find(|m| m.name == name) {
+        return Ok(m.clone());
     }
     if PLANNED.contains(&name) {
         return Err(format!(
             "model `{name}` is part of the litmus format but not available in this build yet"
         ));
     }
-    let known: Vec<_> = builtin().into_iter().map(|m| m.name).collect();
-    Err(format!(
-        "unknown model `{name}` (available: {})",
-        known.join(", ")
-    ))
+    let known: Vec<_> = builtin().iter().map(|m| m.name.as_str()).collect();
+    Err(format!("unknown model `{name}` (available: {})", known.join(", ")))
 }
 
 #[cfg(test)]
@@ -178,15 +221,9 @@ mod tests {
     #[test]
     fn bad_files_are_errors() {
         assert!(Model::from_toml("name = 3").is_err());
-        let e = Model::from_toml(
-            &BUILTIN_FILES[0]
-                .1
-                .replace("\"phase-with\"", "\"no-such-rule\""),
-        )
-        .unwrap_err();
+        let e = Model::from_toml(&BUILTIN_FILES[0].1.replace("\"phase-with\"", "\"no-such-rule\"")).unwrap_err();
         assert!(e.0.contains("no-such-rule"), "{e}");
-        let e =
-            Model::from_toml(&BUILTIN_FILES[0].1.replace("\"cas\"", "\"frobnicate\"")).unwrap_err();
+        let e = Model::from_toml(&BUILTIN_FILES[0].1.replace("\"cas\"", "\"frobnicate\"")).unwrap_err();
         assert!(e.0.contains("frobnicate"), "{e}");
     }
 
@@ -194,6 +231,62 @@ mod tests {
     fn lookup_names() {
         assert!(lookup("amdgpu").is_ok());
         assert!(lookup("cuda-sm90").unwrap_err().contains("not available"));
+        assert!(lookup("amdgpu-gfx1250").is_ok());
         assert!(lookup("nope").unwrap_err().contains("unknown model"));
+    }
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_data() {
+        let g11 = lookup("amdgpu-gfx11").unwrap();
+        assert_eq!(g11.barriers.len(), 1);
+        assert!(g11.provides("s_barrier") && !g11.provides("s_barrier_signal"));
+        let g12 = lookup("amdgpu-gfx12").unwrap();
+        assert!(g12.barrier(-2).unwrap().privileged);
+        assert!(g12.barrier(-3).is_none());
+        let g125 = lookup("amdgpu-gfx1250").unwrap();
+        assert_eq!(g125.barriers.len(), 5 + 16);
+        assert_eq!(g125.groups[0].ids.len(), 17);
+        assert!(g125.barrier(0).unwrap().noop);
+        assert_eq!(g125.barrier(-3).unwrap().count, LaunchCount::BlocksInCluster);
+        let leave = g125.instruction("s_barrier_leave").unwrap();
+        assert_eq!(leave.lowering[0].barrier, BarrierRef::JoinedInGroup(0));
+        assert_eq!(models_providing("s_barrier_init"), ["amdgpu-gfx1250"]);
+        assert_eq!(models_with_barrier(-2), ["amdgpu-gfx12", "amdgpu-gfx1250"]);
+    }
+
+    #[test]
+    fn bad_lowerings_are_errors() {
+        let base = "format = 1\nname = \"x\"\ndescription = \"d\"\nwarp_size = 1\nprogress = \"obe\"\nstatements = []\nrules = []\n[[barrier]]\nid = -1\nname = \"wg\"\nscope = \"block\"\ncount = 2\n";
+        let with = |ins: &str| Model::from_toml(&format!("{base}[[instruction]]\n{ins}"));
+        assert!(with("name = \"s_barrier\"\nlowering = \"arrive -1; wait -1\"").is_ok());
+        for (bad, msg) in [
+            ("name = \"s_barrier\"\nlowering = \"arrive -5\"", "not a barrier"),
+            (
+                "name = \"s_barrier\"\nlowering = \"frob -1\"",
+                "unknown abstract operation",
+            ),
+            ("name = \"s_barrier_signal\"\nlowering = \"arrive $1\"", "out of range"),
+            (
+                "name = \"s_barrier_signal\"\noperands = [\"barrier\"]\nlowering = \"arrive $1 isfirst\"",
+                "needs `result = true`",
+            ),
+            (
+                "name = \"s_barrier_init\"\noperands = [\"barrier\"]\nlowering = \"init $1\"",
+                "needs a count",
+            ),
+            (
+                "name = \"s_barrier_leave\"\nlowering = \"drop joined(nope)\"",
+                "unknown group",
+            ),
+            ("name = \"nope\"\nlowering = \"arrive -1\"", "unknown instruction"),
+        ] {
+            let e = with(bad).unwrap_err();
+            assert!(e.0.contains(msg), "{bad}: {e}");
+        }
     }
 }

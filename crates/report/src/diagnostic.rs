@@ -15,24 +15,15 @@ pub fn render(file: &SourceFile, d: &Diagnostic) -> String {
         }
         Some(span) => {
             let lc = file.line_col(span.start);
-            let _ = writeln!(
-                out,
-                "{}:{}:{}: {sev}: {}",
-                file.name, lc.line, lc.col, d.message
-            );
+            let _ = writeln!(out, "{}:{}:{}: {sev}: {}", file.name, lc.line, lc.col, d.message);
             let line = file.line_text(lc.line);
-            let shown: String = line
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect();
+            let shown: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
             let gutter = lc.line.to_string().len();
             let end = file.line_col(span.end.max(span.start));
             let width = if end.line == lc.line {
                 (end.col.saturating_sub(lc.col)).max(1)
             } else {
-                (shown.chars().count() as u32 + 1)
-                    .saturating_sub(lc.col)
-                    .max(1)
+                (shown.chars().count() as u32 + 1).saturating_sub(lc.col).max(1)
             };
             let _ = writeln!(out, "{:gutter$} |", "");
             let _ = writeln!(out, "{} | {}", lc.line, shown);

@@ -30,10 +30,7 @@ impl TestReport {
         self.outcome.is_none()
     }
     pub fn verdict(&self) -> BTreeSet<FindingKind> {
-        self.outcome
-            .as_ref()
-            .map(|o| o.verdict())
-            .unwrap_or_default()
+        self.outcome.as_ref().map(|o| o.verdict()).unwrap_or_default()
     }
     pub fn stop(&self) -> Option<Stop> {
         self.outcome.as_ref().map(|o| o.stop)
@@ -57,10 +54,7 @@ pub fn verdict_text(v: &BTreeSet<FindingKind>) -> String {
     if v.is_empty() {
         "ok".into()
     } else {
-        v.iter()
-            .map(|k| k.to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+        v.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")
     }
 }
 

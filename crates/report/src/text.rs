@@ -32,11 +32,7 @@ pub fn line(r: &TestReport, opts: &TextOptions) -> String {
         let exp = r.expected.clone().unwrap_or_default();
         let _ = write!(out, " (expected {})", verdict_text(&exp));
     }
-    let _ = write!(
-        out,
-        "  [{} states, {} executions",
-        o.stats.states, o.stats.executions
-    );
+    let _ = write!(out, "  [{} states, {} executions", o.stats.states, o.stats.executions);
     if opts.timing {
         let _ = write!(out, ", {:.1} ms", o.stats.elapsed.as_secs_f64() * 1000.0);
     }

@@ -122,10 +122,7 @@ impl Checker<'_> {
         // Program-order predecessor of every event, and each event's index
         // in its thread.
         let n = exec.events.len();
-        let launch: Vec<EventId> = exec
-            .ids()
-            .filter(|&e| exec.event(e).thread.is_none())
-            .collect();
+        let launch: Vec<EventId> = exec.ids().filter(|&e| exec.event(e).thread.is_none()).collect();
         let mut po_index = vec![0usize; n];
         for evs in &exec.program_order {
             for (i, &e) in evs.iter().enumerate() {
@@ -142,11 +139,7 @@ impl Checker<'_> {
             for (i, &a) in order.iter().enumerate() {
                 for &b in &order[i + 1..] {
                     if eb(b, a) {
-                        let msg = format!(
-                            "{} executes before {} but follows it in bmo",
-                            self.n(b),
-                            self.n(a)
-                        );
+                        let msg = format!("{} executes before {} but follows it in bmo", self.n(b), self.n(a));
                         self.inconsistent("executes-before-consistent", msg, vec![a, b]);
                     }
                 }
@@ -158,10 +151,7 @@ impl Checker<'_> {
         let entitles = |j: Join, x: EventId| match j {
             Join::Event(j) => eb(j, x),
             Join::Launch(t) => {
-                exec.event(x).thread == Some(t)
-                    || exec.program_order[t.index()]
-                        .first()
-                        .is_some_and(|&f| eb(f, x))
+                exec.event(x).thread == Some(t) || exec.program_order[t.index()].first().is_some_and(|&f| eb(f, x))
             }
         };
         let names = self.name;
@@ -260,12 +250,7 @@ impl Checker<'_> {
                             );
                             let mut evs = vec![e];
                             evs.extend(join_events(j));
-                            self.report(
-                                Rule::WaitNeedsJoin,
-                                FindingKind::Ub(UbKind::WaitWithoutJoin),
-                                msg,
-                                evs,
-                            );
+                            self.report(Rule::WaitNeedsJoin, FindingKind::Ub(UbKind::WaitWithoutJoin), msg, evs);
                         }
                         continue;
                     }
@@ -275,21 +260,22 @@ impl Checker<'_> {
                     let eligible = phases.iter().enumerate().find(|(pi, p)| {
                         p.barrier == b
                             && p.completed
-                            && token_phase
-                                .is_none_or(|tp| tp as usize == self.phase_number(&phases, *pi))
+                            && token_phase.is_none_or(|tp| tp as usize == self.phase_number(&phases, *pi))
                             && p.members.iter().any(|&x| entitles(j, x))
-                            && !p.members.iter().any(|&x| {
-                                waits_of[x.index()]
-                                    .iter()
-                                    .any(|&w| exec.event(w).thread == Some(t))
-                            })
+                            && !p
+                                .members
+                                .iter()
+                                .any(|&x| waits_of[x.index()].iter().any(|&w| exec.event(w).thread == Some(t)))
                     });
                     if let Some((_, p)) = eligible {
-                        let msg = format!("{} is stuck although a completed phase (first op {}) could complete it", self.n(e), self.n(p.members[0]));
+                        let msg = format!(
+                            "{} is stuck although a completed phase (first op {}) could complete it",
+                            self.n(e),
+                            self.n(p.members[0])
+                        );
                         self.inconsistent("wait-completes", msg, vec![e, p.members[0]]);
                     } else {
-                        let msg =
-                            format!("{} on {} never completes", self.n(e), self.barrier_name(b));
+                        let msg = format!("{} on {} never completes", self.n(e), self.barrier_name(b));
                         let mut evs = vec![e];
                         evs.extend(join_events(j));
                         self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, evs);
@@ -330,12 +316,7 @@ impl Checker<'_> {
                                 self.n(w),
                                 self.n(x)
                             );
-                            self.report(
-                                Rule::PhaseWith,
-                                FindingKind::Ub(UbKind::StalePhase),
-                                msg,
-                                vec![w, a, x],
-                            );
+                            self.report(Rule::PhaseWith, FindingKind::Ub(UbKind::StalePhase), msg, vec![w, a, x]);
                             continue 'waits;
                         }
                     }
@@ -359,11 +340,7 @@ impl Checker<'_> {
                     continue;
                 }
                 if !eb(a, b) && !eb(b, a) {
-                    let msg = format!(
-                        "{} and {} are not ordered by executes-before",
-                        self.n(a),
-                        self.n(b)
-                    );
+                    let msg = format!("{} and {} are not ordered by executes-before", self.n(a), self.n(b));
                     self.out.push(Violation {
                         kind: Some(FindingKind::Race),
                         rule: "race",
@@ -423,8 +400,7 @@ impl Checker<'_> {
                 }
                 if let EventKind::Init { count } = ev.kind {
                     if count <= 0 {
-                        let msg =
-                            format!("{} sets a non-positive expected count {count}", self.n(e));
+                        let msg = format!("{} sets a non-positive expected count {count}", self.n(e));
                         self.report(
                             Rule::DropNotNegative,
                             FindingKind::Ub(UbKind::NegativeExpectedCount),
@@ -452,7 +428,10 @@ impl Checker<'_> {
                     EventKind::Arrive { set_count } => {
                         if let Some(k) = set_count {
                             if k <= arrived {
-                                let msg = format!("{} sets the expected count to {k} with {arrived} arrive(s) already counted", self.n(e));
+                                let msg = format!(
+                                    "{} sets the expected count to {k} with {arrived} arrive(s) already counted",
+                                    self.n(e)
+                                );
                                 self.report(
                                     Rule::ExpectedCountUpdate,
                                     FindingKind::Ub(UbKind::ExpectedCountTooSmall),
@@ -556,10 +535,7 @@ impl Checker<'_> {
                 if self.phase_number(phases, pi) != *tp as usize {
                     self.inconsistent(
                         "participates-in",
-                        format!(
-                            "{} completes on another phase than its token names",
-                            self.n(w)
-                        ),
+                        format!("{} completes on another phase than its token names", self.n(w)),
                         vec![w],
                     );
                 }
@@ -672,18 +648,10 @@ impl Checker<'_> {
                         joined.push((b, e));
                     }
                     EventKind::Drop => {
-                        jb[e.index()] = joined
-                            .iter()
-                            .find(|&&(o, _)| o == b)
-                            .map(|&(_, j)| Join::Event(j));
+                        jb[e.index()] = joined.iter().find(|&&(o, _)| o == b).map(|&(_, j)| Join::Event(j));
                         joined.retain(|&(o, _)| o != b);
                     }
-                    _ => {
-                        jb[e.index()] = joined
-                            .iter()
-                            .find(|&&(o, _)| o == b)
-                            .map(|&(_, j)| Join::Event(j))
-                    }
+                    _ => jb[e.index()] = joined.iter().find(|&&(o, _)| o == b).map(|&(_, j)| Join::Event(j)),
                 }
             }
         }

@@ -103,10 +103,7 @@ fn participants_may_not_follow_the_wait() {
     b.bmo(a);
     b.set_participants(w, vec![a]);
     let got = judge(b);
-    assert!(
-        got.contains(&"inconsistent:participates-in".to_string()),
-        "{got:?}"
-    );
+    assert!(got.contains(&"inconsistent:participates-in".to_string()), "{got:?}");
 }
 
 #[test]
@@ -160,10 +157,7 @@ fn wait_needs_a_joined_before_join() {
     ex2.events[join.index()].kind = K::Read;
     ex2.events[join.index()].target = Target::Loc(LocId(0));
     let got = kinds(&check(&ex2, RuleSet::all(), &Numbered));
-    assert!(
-        got.contains(&"ub(wait-without-join)".to_string()),
-        "{got:?}"
-    );
+    assert!(got.contains(&"ub(wait-without-join)".to_string()), "{got:?}");
 }
 
 #[test]
@@ -201,10 +195,7 @@ fn drop_rules() {
     let d2 = b.event(t(0), 1, K::Drop, B);
     b.bmo(d1);
     b.bmo(d2);
-    assert_eq!(
-        judge(b),
-        ["ub(drop-without-join)", "ub(negative-expected-count)"]
-    );
+    assert_eq!(judge(b), ["ub(drop-without-join)", "ub(negative-expected-count)"]);
     // join then drop: fine.
     let mut b = ExecutionBuilder::new(1, 1);
     let init = b.event(None, 0, K::Init { count: 2 }, B);
@@ -256,14 +247,7 @@ fn expected_count_update_bound() {
         b.event(t(0), 0, K::Join, B);
         let a0 = b.event(t(0), 1, arrive(), B);
         b.event(t(1), 0, K::Join, B);
-        let a1 = b.event(
-            t(1),
-            1,
-            K::Arrive {
-                set_count: Some(set),
-            },
-            B,
-        );
+        let a1 = b.event(t(1), 1, K::Arrive { set_count: Some(set) }, B);
         b.bmo(a0);
         b.bmo(a1);
         judge(b)

@@ -171,25 +171,17 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                     }
                 }
                 let word = &text[i..end];
-                let parsed = if let Some(hex) =
-                    word.strip_prefix("0x").or_else(|| word.strip_prefix("0X"))
-                {
+                let parsed = if let Some(hex) = word.strip_prefix("0x").or_else(|| word.strip_prefix("0X")) {
                     i64::from_str_radix(hex, 16).ok()
                 } else {
                     word.parse::<i64>().ok()
                 };
                 let span = Span::new(i, end);
                 match parsed {
-                    Some(v) => out.push(Token {
-                        tok: Tok::Int(v),
-                        span,
-                    }),
+                    Some(v) => out.push(Token { tok: Tok::Int(v), span }),
                     None => {
                         diags.push(Diagnostic::error(span, format!("invalid integer `{word}`")));
-                        out.push(Token {
-                            tok: Tok::Int(0),
-                            span,
-                        });
+                        out.push(Token { tok: Tok::Int(0), span });
                     }
                 }
             }

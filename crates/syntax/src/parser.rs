@@ -13,11 +13,7 @@ use crate::source::Span;
 pub fn parse(text: &str) -> (Litmus, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let toks = lex(text, &mut diags);
-    let mut p = Parser {
-        toks,
-        pos: 0,
-        diags,
-    };
+    let mut p = Parser { toks, pos: 0, diags };
     let lit = p.file();
     let mut diags = p.diags;
     diags.sort_by_key(|d| d.span.map(|s| (s.start, s.end)));
@@ -185,10 +181,8 @@ impl Parser {
             let is_litmus = self.at_ident("litmus");
             if first && !is_litmus {
                 let s = self.span();
-                self.diags.push(Diagnostic::error(
-                    s,
-                    "a litmus file must start with `litmus \"NAME\"`",
-                ));
+                self.diags
+                    .push(Diagnostic::error(s, "a litmus file must start with `litmus \"NAME\"`"));
             }
             first = false;
             if self.top_item(&mut lit).is_err() {
@@ -334,20 +328,13 @@ impl Parser {
                     _ => {
                         return self.error(
                             q.span,
-                            format!(
-                                "expected `always`, `sometimes` or `never`, found `{}`",
-                                q.name
-                            ),
+                            format!("expected `always`, `sometimes` or `never`, found `{}`", q.name),
                         )
                     }
                 };
                 let cond = self.expr()?;
                 let span = kw.span.to(cond.span);
-                lit.asserts.push(Assert {
-                    quantifier,
-                    cond,
-                    span,
-                });
+                lit.asserts.push(Assert { quantifier, cond, span });
                 self.end_of_stmt()
             }
             other => self.error(kw.span, format!("unknown declaration `{other}`")),
@@ -383,11 +370,7 @@ impl Parser {
                     value = Some(self.signed_int("an integer value")?);
                 }
             }
-            out.push(Attr {
-                key,
-                value,
-                name_value,
-            });
+            out.push(Attr { key, value, name_value });
         }
         Ok(out)
     }
@@ -403,8 +386,7 @@ impl Parser {
                     return Ok(body);
                 }
                 Tok::Eof => {
-                    self.diags
-                        .push(Diagnostic::error(open, "this `{` is never closed"));
+                    self.diags.push(Diagnostic::error(open, "this `{` is never closed"));
                     return Err(Fail);
                 }
                 _ => {

@@ -42,11 +42,7 @@ impl SourceFile {
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
         let mut line_starts = vec![0];
-        line_starts.extend(
-            text.char_indices()
-                .filter(|&(_, c)| c == '\n')
-                .map(|(i, _)| i + 1),
-        );
+        line_starts.extend(text.char_indices().filter(|&(_, c)| c == '\n').map(|(i, _)| i + 1));
         SourceFile {
             name: name.into(),
             text,
@@ -72,14 +68,9 @@ impl SourceFile {
 
     /// The text of a 1-based line, without its newline.
     pub fn line_text(&self, line: u32) -> &str {
-        let i = (line as usize)
-            .saturating_sub(1)
-            .min(self.line_starts.len() - 1);
+        let i = (line as usize).saturating_sub(1).min(self.line_starts.len() - 1);
         let start = self.line_starts[i];
-        let end = self
-            .line_starts
-            .get(i + 1)
-            .map_or(self.text.len(), |&e| e - 1);
+        let end = self.line_starts.get(i + 1).map_or(self.text.len(), |&e| e - 1);
         self.text[start..end].trim_end_matches('\r')
     }
 

@@ -90,10 +90,7 @@ fn every_spec_construct_parses() {
     assert_eq!(lit.name.as_ref().unwrap().name, "everything");
     assert_eq!(lit.model.as_ref().unwrap().name, "cuda-sm90");
     assert_eq!(lit.barriers.len(), 3);
-    assert_eq!(
-        lit.barriers[2].attrs[0].name_value.as_ref().unwrap().name,
-        "cluster"
-    );
+    assert_eq!(lit.barriers[2].attrs[0].name_value.as_ref().unwrap().name, "cluster");
     assert_eq!(lit.vars[2].init, -1);
     let forms: Vec<ThreadForm> = lit.threads.iter().map(|t| t.form).collect();
     assert_eq!(
@@ -116,10 +113,7 @@ fn every_spec_construct_parses() {
         .iter()
         .map(|k| k.name.as_str())
         .collect();
-    assert_eq!(
-        kinds,
-        ["deadlock", "ub(arrive-then-drop)", "ub(wait-without-join)"]
-    );
+    assert_eq!(kinds, ["deadlock", "ub(arrive-then-drop)", "ub(wait-without-join)"]);
     assert_eq!(lit.asserts.len(), 3);
     assert_eq!(lit.asserts[0].quantifier, Quantifier::Never);
     assert_eq!(lit.progress.as_ref().unwrap().name, "obe");
@@ -128,7 +122,11 @@ fn every_spec_construct_parses() {
     assert!(matches!(last.kind, StmtKind::Nop));
     assert_eq!(last.labels[0].name, "END");
     // `r = s_barrier_signal_isfirst -1` is an instruction with a result.
-    let isfirst = &lit.threads[1].body.iter().find(|s| matches!(&s.kind, StmtKind::Instr { name, .. } if name.name == "s_barrier_signal_isfirst")).unwrap();
+    let isfirst = &lit.threads[1]
+        .body
+        .iter()
+        .find(|s| matches!(&s.kind, StmtKind::Instr { name, .. } if name.name == "s_barrier_signal_isfirst"))
+        .unwrap();
     if let StmtKind::Instr { dest, args, .. } = &isfirst.kind {
         assert_eq!(dest.as_ref().unwrap().name, "r");
         assert!(matches!(
@@ -169,15 +167,9 @@ fn the_first_statement_must_be_litmus() {
 #[test]
 fn unclosed_braces_and_strings() {
     let (_, d) = parse("litmus \"x\nthread T0 { arrive B\n");
-    assert!(
-        d.iter().any(|d| d.message.contains("unterminated string")),
-        "{d:?}"
-    );
+    assert!(d.iter().any(|d| d.message.contains("unterminated string")), "{d:?}");
     let (_, d) = parse("litmus \"x\"\nthread T0 { arrive B\n");
-    assert!(
-        d.iter().any(|d| d.message.contains("never closed")),
-        "{d:?}"
-    );
+    assert!(d.iter().any(|d| d.message.contains("never closed")), "{d:?}");
 }
 
 #[test]
@@ -191,10 +183,10 @@ fn hex_and_negative_integers() {
 
 fn token_soup() -> impl Strategy<Value = String> {
     let tokens = prop::sample::select(vec![
-        "litmus", "\"n\"", "model", "amdgpu", "barrier", "B", "=", "2", "-", "var", "x", "thread",
-        "T0", "kernel", "host", "{", "}", "(", ")", ",", ":", ";", "\n", "arrive", "wait", "join",
-        "if", "else", "repeat", "while", "goto", "L", "exit", "await", "==", "&&", "!", "expect",
-        "ub", "assert", "always", "r", "0x", "\"", "#", "//", "\\", "\u{fffd}", "é", "\0",
+        "litmus", "\"n\"", "model", "amdgpu", "barrier", "B", "=", "2", "-", "var", "x", "thread", "T0", "kernel",
+        "host", "{", "}", "(", ")", ",", ":", ";", "\n", "arrive", "wait", "join", "if", "else", "repeat", "while",
+        "goto", "L", "exit", "await", "==", "&&", "!", "expect", "ub", "assert", "always", "r", "0x", "\"", "#", "//",
+        "\\", "\u{fffd}", "é", "\0",
     ]);
     prop::collection::vec(tokens, 0..60).prop_map(|v| v.join(" "))
 }
