@@ -265,10 +265,18 @@ fn describe_model(m: &Model) -> String {
     let _ = writeln!(out, "model {}: {}", m.name, m.description);
     let _ = writeln!(out, "warp size: {}", m.warp_size);
     let _ = writeln!(out, "default progress model: {}", m.default_progress);
-    let rules: Vec<&str> = bc_models::Rule::ALL.into_iter().filter(|r| m.rules.has(*r)).map(|r| r.name()).collect();
+    let rules: Vec<&str> = bc_models::Rule::ALL
+        .into_iter()
+        .filter(|r| m.rules.has(*r))
+        .map(|r| r.name())
+        .collect();
     let _ = writeln!(out, "rules: {}", rules.join(", "));
-    let abstract_ops: Vec<&str> =
-        m.statements.iter().map(String::as_str).filter(|s| m.instruction(s).is_none()).collect();
+    let abstract_ops: Vec<&str> = m
+        .statements
+        .iter()
+        .map(String::as_str)
+        .filter(|s| m.instruction(s).is_none())
+        .collect();
     let _ = writeln!(out, "statements: {}", abstract_ops.join(", "));
     if !m.barriers.is_empty() {
         let _ = writeln!(out, "barriers:");
@@ -286,13 +294,28 @@ fn describe_model(m: &Model) -> String {
             if b.noop {
                 flags.push("no-op but join");
             }
-            let flags = if flags.is_empty() { String::new() } else { format!("; {}", flags.join(", ")) };
-            let _ = writeln!(out, "  {:>3}  {:<15} scope {:<8} count {}{flags}", b.id, b.name, b.scope.name(), b.count);
+            let flags = if flags.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", flags.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "  {:>3}  {:<15} scope {:<8} count {}{flags}",
+                b.id,
+                b.name,
+                b.scope.name(),
+                b.count
+            );
         }
     }
     for g in &m.groups {
         let ids: Vec<String> = g.ids.iter().map(|i| i.to_string()).collect();
-        let wait = if g.wait_on_joined { " (a wait on a member waits on the member joined last)" } else { "" };
+        let wait = if g.wait_on_joined {
+            " (a wait on a member waits on the member joined last)"
+        } else {
+            ""
+        };
         let _ = writeln!(out, "mutually exclusive `{}`: {}{wait}", g.name, ids.join(", "));
     }
     if !m.instructions.is_empty() {

@@ -313,9 +313,14 @@ fn directories_recurse_in_sorted_order() {
         .iter()
         .map(|r| r["file"].as_str().unwrap().to_string())
         .collect();
-    let mut sorted = files.clone();
+    // Sorted by path components (a directory's files before a sibling
+    // directory whose name extends it: `amdgpu/` before `amdgpu-gfx11/`).
+    let mut sorted: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
     sorted.sort();
-    assert_eq!(files, sorted);
+    assert_eq!(
+        files,
+        sorted.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()
+    );
     assert!(files.len() >= 40);
 }
 
@@ -365,4 +370,53 @@ fn a_model_without_joined_before_joins_every_thread_at_launch() {
     let dl = scratch("nojoins-dl.litmus", b"litmus \"n\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { arrive B; wait B }\nthread T1 { arrive B; wait B }\nexpect deadlock\n");
     let o = run(&["check", "--model-file", m.to_str().unwrap(), dl.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+#[test]
+fn another_targets_instruction_or_barrier_is_an_error_naming_the_target() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "model amdgpu-gfx11\nthread T0 { s_barrier_signal -1 }",
+            "model `amdgpu-gfx11` does not provide `s_barrier_signal` (it is provided by amdgpu-gfx12, amdgpu-gfx1250)",
+        ),
+        (
+            "model amdgpu-gfx12\nthread T0 { s_barrier_join 1 }",
+            "(it is provided by amdgpu-gfx1250)",
+        ),
+        (
+            "model amdgpu-gfx12\nthread T0 { s_barrier_signal -3 }",
+            "barrier id -3 is not a barrier of model `amdgpu-gfx12` (it is in amdgpu-gfx1250)",
+        ),
+        (
+            "model amdgpu\nthread T0 { s_barrier }",
+            "(it is provided by amdgpu-gfx11, amdgpu-gfx12, amdgpu-gfx1250)",
+        ),
+        (
+            "model amdgpu-gfx1250\nthread T0 { s_barrier_signal r }",
+            "needs a constant barrier id",
+        ),
+        (
+            "model amdgpu-gfx1250\nthread T0 { s_barrier_init 1 }",
+            "`s_barrier_init` takes 2 operand(s), found 1",
+        ),
+        (
+            "model amdgpu-gfx1250\nthread T0 { r = s_barrier_wait -1 }",
+            "`s_barrier_wait` returns no value",
+        ),
+    ];
+    for (i, (body, msg)) in cases.iter().enumerate() {
+        let p = scratch(
+            &format!("target{i}.litmus"),
+            format!("litmus \"t\"\n{body}\n").as_bytes(),
+        );
+        let o = run(&["check", p.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{body}");
+        assert!(stderr(&o).contains(msg), "{body}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn models_name_prints_barriers_and_instructions() {
+    let o = run(&["models", "amdgpu-gfx1250"]);
+    insta::assert_snapshot!("models_gfx1250", stdout(&o));
 }

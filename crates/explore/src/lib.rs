@@ -114,6 +114,10 @@ pub struct Outcome {
     pub operational: std::collections::BTreeSet<FindingKind>,
     /// Kinds the rule checker reported on finished or stuck executions.
     pub judged: std::collections::BTreeSet<FindingKind>,
+    /// Kinds the explorer saw only on operations that act on no barrier
+    /// object (e.g. `s_barrier_leave` with nothing joined): no execution
+    /// shows them, so the rule checker cannot judge them.
+    pub objectless: std::collections::BTreeSet<FindingKind>,
     /// Executions the rule checker found structurally invalid (explorer bugs).
     pub internal_errors: Vec<String>,
 }
@@ -155,7 +159,10 @@ pub(crate) struct Explorer<'p> {
     path: Vec<Step>,
     executions: u64,
     /// Findings raised while computing the current step (operational).
-    pending: Vec<(FindingKind, String)>,
+    /// (kind, message, objectless): objectless findings come from operations
+    /// that act on no barrier object, so no execution can show them.
+    pending: Vec<(FindingKind, String, bool)>,
+    objectless: std::collections::BTreeSet<FindingKind>,
 }
 
 impl<'p> Explorer<'p> {
@@ -172,6 +179,7 @@ impl<'p> Explorer<'p> {
             path: Vec::new(),
             executions: 0,
             pending: Vec::new(),
+            objectless: Default::default(),
         }
     }
 
@@ -257,6 +265,7 @@ impl<'p> Explorer<'p> {
             stop,
             operational: self.operational,
             judged: self.judged,
+            objectless: self.objectless,
             internal_errors: self.internal_errors,
         }
     }
@@ -270,16 +279,25 @@ impl<'p> Explorer<'p> {
         self.findings.entry(kind).or_insert(Finding { kind, message, witness });
     }
 
-    fn flush_pending(&mut self, s: &State, focus: &[EventId]) {
-        if self.pending.is_empty() {
-            return;
-        }
-        for (kind, msg) in std::mem::take(&mut self.pending) {
-            if !self.findings.contains_key(&kind) {
-                let w = self.witness(s, &[], focus);
-                self.record(kind, msg, w, false);
+    /// Records the operational findings of the last step, with the path so
+    /// far (and `stuck` threads blocked on their waits) as witness.
+    fn flush_pending(&mut self, s: &State, stuck: &[usize]) {
+        for (kind, msg, objectless) in std::mem::take(&mut self.pending) {
+            if objectless {
+                self.objectless.insert(kind);
             } else {
                 self.operational.insert(kind);
+            }
+            if !self.findings.contains_key(&kind) {
+                let w = self.witness(s, stuck, &[]);
+                self.findings.insert(
+                    kind,
+                    Finding {
+                        kind,
+                        message: msg,
+                        witness: w,
+                    },
+                );
             }
         }
     }
@@ -297,8 +315,11 @@ impl<'p> Explorer<'p> {
                     .iter()
                     .map(|&t| format!("{} at `{}`", self.p.threads[t].name, self.instr_text(s, t)))
                     .collect();
-                self.pending
-                    .push((FindingKind::Deadlock, format!("stuck forever: {}", names.join(", "))));
+                self.pending.push((
+                    FindingKind::Deadlock,
+                    format!("stuck forever: {}", names.join(", ")),
+                    false,
+                ));
             } else if stuck_waits.is_empty() {
                 let names: Vec<String> = blocked
                     .iter()
@@ -307,16 +328,11 @@ impl<'p> Explorer<'p> {
                 self.pending.push((
                     FindingKind::Nontermination,
                     format!("spins forever: {}", names.join(", ")),
+                    false,
                 ));
             }
         }
-        if !self.pending.is_empty() {
-            let pending = std::mem::take(&mut self.pending);
-            for (kind, msg) in pending {
-                let w = self.witness(s, &stuck_waits, &[]);
-                self.record(kind, msg, w, false);
-            }
-        }
+        self.flush_pending(s, &stuck_waits);
         // The rule checker judges the execution.
         let (exec, names) = self.execution(s, &stuck_waits);
         let violations = bc_rules::check(&exec, self.p.model.rules, &names);

@@ -36,10 +36,10 @@ impl Explorer<'_> {
             UbKind::ExpectedCountTooSmall => Rule::ExpectedCountUpdate,
             UbKind::WaitWithoutJoin => Rule::WaitNeedsJoin,
             UbKind::PrivilegedBarrier => Rule::PrivilegedBarrier,
-            _ => return self.pending.push((FindingKind::Ub(kind), msg)),
+            _ => return self.pending.push((FindingKind::Ub(kind), msg, false)),
         };
         if self.p.model.rules.has(rule) {
-            self.pending.push((FindingKind::Ub(kind), msg));
+            self.pending.push((FindingKind::Ub(kind), msg, false));
         }
     }
 
@@ -222,10 +222,14 @@ impl Explorer<'_> {
             InstrKind::Barrier { op, sel, result } => 'bar: {
                 let Some(b) = self.resolve(s, t, sel) else {
                     if matches!(op, BarrierOp::Drop) {
+                        let before = self.pending.len();
                         self.ub(
                             UbKind::DropWithoutJoin,
                             format!("{} leaves with no joined barrier", self.tname(t)),
                         );
+                        if let Some(p) = self.pending.get_mut(before) {
+                            p.2 = true;
+                        }
                     }
                     break 'bar "no joined barrier of its group: no effect".to_string();
                 };
