@@ -65,19 +65,53 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     Ok(())
 }
 
+/// Every instruction of every built-in model is used by some corpus file
+/// of that model.
+fn instructions_covered(paths: &[PathBuf]) -> Result<(), Failed> {
+    let files: Vec<String> = paths
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+        .collect();
+    let mut missing = Vec::new();
+    for m in bc_models::builtin() {
+        let header = format!("model {}\n", m.name);
+        let uses = |ins: &str| {
+            files.iter().filter(|f| f.contains(&header)).any(|f| {
+                f.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                    .any(|w| w == ins)
+            })
+        };
+        for i in &m.instructions {
+            if !uses(&i.name) {
+                missing.push(format!("{}: {}", m.name, i.name));
+            }
+        }
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("instructions no corpus test uses: {missing:?}").into())
+    }
+}
+
 fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../litmus");
     let mut paths = Vec::new();
     files(&root, &mut paths);
     assert!(paths.len() >= 40, "the corpus has {} files", paths.len());
-    let trials = paths
-        .into_iter()
-        .map(|p| {
-            let name = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
-            let root = root.clone();
-            Trial::test(name, move || run(&p, &root))
-        })
-        .collect();
+    let mut trials: Vec<Trial> = Vec::new();
+    {
+        let paths = paths.clone();
+        trials.push(Trial::test(
+            "every model instruction appears in the corpus",
+            move || instructions_covered(&paths),
+        ));
+    }
+    trials.extend(paths.into_iter().map(|p| {
+        let name = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
+        let root = root.clone();
+        Trial::test(name, move || run(&p, &root))
+    }));
     libtest_mimic::run(&args, trials).exit();
 }
