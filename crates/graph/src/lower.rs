@@ -979,40 +979,18 @@ impl Lowerer<'_> {
             _ => None,
         };
         let first_name = operand_name(exprs[0]);
-        let decl = match first {
-            'b' => match first_name
-                .as_deref()
-                .and_then(|f| names.barriers.iter().position(|b| *b == f))
-            {
-                Some(d) => d as u32,
-                None => {
-                    self.err(
-                        exprs[0].span,
-                        format!(
-                            "`{n}` needs a declared barrier, found `{}`",
-                            self.snippet(exprs[0].span)
-                        ),
-                    );
-                    return None;
-                }
-            },
-            _ => match first_name
-                .as_deref()
-                .and_then(|f| names.vars.iter().position(|b| *b == f))
-            {
-                Some(d) => d as u32,
-                None => {
-                    self.err(
-                        exprs[0].span,
-                        format!(
-                            "`{n}` needs a declared location (`var`), found `{}`",
-                            self.snippet(exprs[0].span)
-                        ),
-                    );
-                    return None;
-                }
-            },
+        let (table, what) = match first {
+            'b' => (&names.barriers, "a declared barrier"),
+            _ => (&names.vars, "a declared location (`var`)"),
         };
+        let Some(decl) = first_name.as_deref().and_then(|f| table.iter().position(|b| *b == f)) else {
+            self.err(
+                exprs[0].span,
+                format!("`{n}` needs {what}, found `{}`", self.snippet(exprs[0].span)),
+            );
+            return None;
+        };
+        let decl = decl as u32;
         let dest = dest.map(|d| self.dest_reg(c, d, names));
         let mut ex = |i: usize, this: &mut Self| this.expr(c, exprs[i], names, false);
         let kind = match n {
