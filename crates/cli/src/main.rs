@@ -330,6 +330,8 @@ fn describe_model(m: &Model) -> String {
                     match o {
                         bc_models::OperandKind::Barrier => format!("ID{opt}"),
                         bc_models::OperandKind::Int => format!("K{opt}"),
+                        bc_models::OperandKind::Object => format!("B{opt}"),
+                        bc_models::OperandKind::Reg => format!("t{opt}"),
                     }
                 })
                 .collect();

@@ -31,6 +31,9 @@ pub struct TState {
     pub jmask: Bits,
     /// Barriers this thread has a joined-before join on (sorted).
     pub joined: Vec<u32>,
+    /// Barriers on which this thread's arrive completed a phase it has not
+    /// waited on yet (CUDA `arrive-before-wait`).
+    pub owes: Vec<u32>,
 }
 
 /// A phase of a barrier: its members (arrives and drops, as `(thread, po)`),
@@ -42,6 +45,17 @@ pub struct Phase {
     pub members: Vec<(u32, u32)>,
     pub mask: Bits,
     pub bound: Bits,
+    /// Arrivals, and how many carried a non-zero predicate (reductions).
+    pub arrivals: i64,
+    pub preds: i64,
+    /// The count or lane mask of a counted barrier's phase (first arrival).
+    pub key: Option<i64>,
+    /// The instruction site (code, pc) of the first arrival, and whether
+    /// another site of the same code arrived too.
+    pub site: Option<(u32, u32)>,
+    pub mixed_sites: bool,
+    /// A thread's end dropped the barrier in this phase.
+    pub exit_drop: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -50,6 +64,10 @@ pub struct BState {
     pub expected: i64,
     pub arrived: i64,
     pub pending_drop: i64,
+    /// Transaction count (mbarrier); a phase completes only at zero.
+    pub tx: i64,
+    /// Invalidated (`mbarrier.inval`).
+    pub invalid: bool,
     pub next_phase: u32,
     pub open: Option<Phase>,
     /// Completed phases some thread may still complete a wait on.
@@ -66,7 +84,9 @@ pub enum HKind {
     Wait {
         participants: Vec<(u32, u32)>,
         token_phase: Option<u32>,
+        parity: Option<u8>,
     },
+    Tx(i64),
     Read,
     Write,
 }
@@ -117,6 +137,7 @@ impl State {
                         regs: vec![0; p.codes[t.code.index()].regs.len()],
                         jmask,
                         joined,
+                        owes: Vec::new(),
                     }
                 })
                 .collect(),
@@ -129,6 +150,8 @@ impl State {
                     expected: b.launch_count.unwrap_or(0).max(0),
                     arrived: 0,
                     pending_drop: 0,
+                    tx: 0,
+                    invalid: false,
                     next_phase: 0,
                     open: None,
                     done: Vec::new(),

@@ -28,7 +28,7 @@ pub fn decode_token(v: i64) -> Option<(usize, u32)> {
 impl Explorer<'_> {
     /// Records an operational finding, unless the model data disables the
     /// rule behind it.
-    fn ub(&mut self, kind: UbKind, msg: String) {
+    pub(crate) fn ub(&mut self, kind: UbKind, msg: String) {
         let rule = match kind {
             UbKind::UninitializedBarrier => Rule::FirstBmoInit,
             UbKind::DropWithoutJoin => Rule::DropNeedsJoin,
@@ -36,7 +36,16 @@ impl Explorer<'_> {
             UbKind::ExpectedCountTooSmall => Rule::ExpectedCountUpdate,
             UbKind::WaitWithoutJoin => Rule::WaitNeedsJoin,
             UbKind::PrivilegedBarrier => Rule::PrivilegedBarrier,
-            _ => return self.pending.push((FindingKind::Ub(kind), msg, false)),
+            UbKind::ArriveThenDrop => Rule::ArriveThenDrop,
+            UbKind::StalePhase => Rule::TokenPhase,
+            UbKind::DivergentBarrier => Rule::DivergentBarrier,
+            UbKind::CountMismatch => Rule::CountMismatch,
+            UbKind::CountOverflow => Rule::CountOverflow,
+            UbKind::SyncwarpMask => Rule::SyncwarpMask,
+            UbKind::UncooperativeGridSync => Rule::CooperativeGridSync,
+            UbKind::TokenMisuse => Rule::TokenMisuse,
+            UbKind::ArriveBeforeWait => Rule::ArriveBeforeWait,
+            UbKind::InvalidBarrier => Rule::InvalidBarrier,
         };
         if self.p.model.rules.has(rule) {
             self.pending.push((FindingKind::Ub(kind), msg, false));
@@ -101,7 +110,7 @@ impl Explorer<'_> {
                 kind: HKind::Drop,
                 target: Target::Barrier(BarrierId(b as u32)),
             });
-            self.modify(s, t, b, po, HKind::Drop);
+            self.modify(s, t, b, po, Mod::Drop { at_end: true });
         }
     }
 
@@ -136,19 +145,92 @@ impl Explorer<'_> {
             .collect()
     }
 
-    /// What a wait of thread `t` waits for: `Err(())` when it has no
-    /// joined-before join (it acts as a no-op), else the token phase.
-    fn wait_target(&self, s: &State, t: usize, b: usize, token: Option<RegId>) -> Result<Option<u32>, ()> {
-        if !s.threads[t].joined.contains(&(b as u32)) {
-            return Err(());
+    /// The number of the phase barrier `b` is in now (the count of phases
+    /// begun before it).
+    fn current_phase(s: &State, b: usize) -> u32 {
+        s.bars[b].open.as_ref().map_or(s.bars[b].next_phase, |p| p.number)
+    }
+
+    /// Why an operation of thread `t` on barrier `b` has no effect, if it
+    /// has none: a privileged barrier, the NULL barrier, a grid barrier
+    /// outside a cooperative launch, an invalidated barrier.
+    fn neutral(&self, s: &State, t: usize, b: usize, op: &BarrierOp) -> Option<(Option<UbKind>, String)> {
+        let props = self.p.barriers[b].props;
+        let name = self.bname(b);
+        if props.privileged {
+            return Some((Some(UbKind::PrivilegedBarrier), format!("{} uses the privileged barrier {name}", self.tname(t))));
         }
-        Ok(match token {
-            Some(r) => match decode_token(s.threads[t].regs[r.index()]) {
-                Some((tb, phase)) if tb == b => Some(phase),
-                _ => Some(u32::MAX),
-            },
-            None => None,
-        })
+        if props.noop && !matches!(op, BarrierOp::Join) {
+            return Some((None, String::new()));
+        }
+        if props.cooperative && !self.p.threads[t].cooperative {
+            let msg = format!("{} uses {name} in a kernel not launched cooperatively", self.tname(t));
+            return Some((Some(UbKind::UncooperativeGridSync), msg));
+        }
+        if s.bars[b].invalid && !matches!(op, BarrierOp::Init(_)) {
+            return Some((Some(UbKind::InvalidBarrier), format!("{} uses {name} after it was invalidated", self.tname(t))));
+        }
+        None
+    }
+
+    /// What a wait of thread `t` on barrier `b` can do in state `s`.
+    fn wait_plan(&self, s: &State, t: usize, b: usize, spec: &WaitSpec) -> WaitPlan {
+        let rules = self.p.model.rules;
+        let misuse = |msg: String| {
+            if rules.has(Rule::TokenMisuse) {
+                WaitPlan::NoOp(UbKind::TokenMisuse, msg)
+            } else {
+                WaitPlan::Blocked
+            }
+        };
+        if let Some(p) = &spec.parity {
+            let parity = (eval(self.p, s, t, p) & 1) as u8;
+            let cur = Self::current_phase(s, b);
+            if cur == 0 || cur % 2 == parity as u32 {
+                return WaitPlan::Blocked;
+            }
+            let last = s.bars[b].done.iter().position(|ph| ph.number == cur - 1 && !ph.bound.get(t));
+            return WaitPlan::Parity(last.map(|i| i as u32), parity);
+        }
+        let joined = s.threads[t].joined.contains(&(b as u32));
+        if let Some(r) = spec.token {
+            let (tb, tp) = match decode_token(s.threads[t].regs[r.index()]) {
+                Some((tb, tp)) if tb == b => (tb, tp),
+                Some((tb, _)) => {
+                    return misuse(format!("{} waits on {} with a token of {}", self.tname(t), self.bname(b), self.bname(tb)))
+                }
+                None => return misuse(format!("{} waits on {} with no token", self.tname(t), self.bname(b))),
+            };
+            let _ = tb;
+            if !joined {
+                return WaitPlan::NoJoin;
+            }
+            let cur = Self::current_phase(s, b);
+            if tp >= cur {
+                return WaitPlan::Blocked;
+            }
+            let nb = self.p.barriers.len();
+            return match s.bars[b].done.iter().position(|ph| ph.number == tp) {
+                Some(i) if s.bars[b].done[i].bound.get(t) => {
+                    misuse(format!("{} waits twice with one token of {}", self.tname(t), self.bname(b)))
+                }
+                Some(i) if s.bars[b].done[i].mask.get(t * nb + b) => {
+                    WaitPlan::Phases(vec![i as u32], Some(tp), cur >= tp + 2)
+                }
+                Some(_) => WaitPlan::Blocked,
+                // Forgotten: every thread entitled to it has waited on it.
+                None => misuse(format!("{} waits twice with one token of {}", self.tname(t), self.bname(b))),
+            };
+        }
+        if !joined {
+            return WaitPlan::NoJoin;
+        }
+        let idx = self.eligible(s, t, b, None);
+        if idx.is_empty() {
+            WaitPlan::Blocked
+        } else {
+            WaitPlan::Phases(idx, None, false)
+        }
     }
 
     pub(crate) fn choices(&self, s: &State) -> Vec<Choice> {
@@ -158,48 +240,32 @@ impl Explorer<'_> {
             if th.status != Status::Running {
                 continue;
             }
-            let Some(ins) = self.p.instr(ThreadId(t as u32), th.pc) else {
-                continue;
-            };
+            let Some(ins) = self.p.instr(ThreadId(t as u32), th.pc) else { continue };
+            let one = Choice { thread: t as u32, phase: None };
             match &ins.kind {
-                InstrKind::Barrier {
-                    op: BarrierOp::Wait(token),
-                    sel,
-                    ..
-                } => {
-                    let b = match self.resolve(s, t, *sel) {
-                        Some(b) if !self.p.barriers[b].props.privileged && !self.p.barriers[b].props.noop => b,
-                        _ => {
-                            out.push(Choice {
-                                thread: t as u32,
-                                phase: None,
-                            });
-                            continue;
-                        }
+                InstrKind::Barrier { op: op @ BarrierOp::Wait(spec), sel, .. } => {
+                    let Some(b) = self.resolve(s, t, *sel) else {
+                        out.push(one);
+                        continue;
                     };
-                    match self.wait_target(s, t, b, *token) {
-                        Err(()) => out.push(Choice {
-                            thread: t as u32,
-                            phase: None,
-                        }),
-                        Ok(tp) => out.extend(self.eligible(s, t, b, tp).into_iter().map(|i| Choice {
-                            thread: t as u32,
-                            phase: Some(i),
-                        })),
+                    if self.neutral(s, t, b, op).is_some() {
+                        out.push(one);
+                        continue;
+                    }
+                    match self.wait_plan(s, t, b, spec) {
+                        WaitPlan::Blocked => {}
+                        WaitPlan::Phases(idx, _, _) => {
+                            out.extend(idx.into_iter().map(|i| Choice { thread: t as u32, phase: Some(i) }))
+                        }
+                        WaitPlan::NoJoin | WaitPlan::NoOp(..) | WaitPlan::Parity(..) => out.push(one),
                     }
                 }
                 InstrKind::Await(cond) => {
                     if eval(self.p, s, t, cond) != 0 {
-                        out.push(Choice {
-                            thread: t as u32,
-                            phase: None,
-                        });
+                        out.push(one);
                     }
                 }
-                _ => out.push(Choice {
-                    thread: t as u32,
-                    phase: None,
-                }),
+                _ => out.push(one),
             }
         }
         out
@@ -209,179 +275,12 @@ impl Explorer<'_> {
     pub(crate) fn step(&mut self, s: &mut State, c: Choice) -> Step {
         let t = c.thread as usize;
         let tid = ThreadId(c.thread);
-        let ins = self
-            .p
-            .instr(tid, s.threads[t].pc)
-            .expect("choices point at instructions");
+        let ins = self.p.instr(tid, s.threads[t].pc).expect("choices point at instructions");
         let (span, text) = (ins.span, ins.text.clone());
         let pc = s.threads[t].pc;
         let info = &self.p.threads[t];
-        let po = s.hist[t].len() as u32;
-        let next_pc = pc + 1;
         let effect = match ins.kind.clone() {
-            InstrKind::Barrier { op, sel, result } => 'bar: {
-                let Some(b) = self.resolve(s, t, sel) else {
-                    if matches!(op, BarrierOp::Drop) {
-                        let before = self.pending.len();
-                        self.ub(
-                            UbKind::DropWithoutJoin,
-                            format!("{} leaves with no joined barrier", self.tname(t)),
-                        );
-                        if let Some(p) = self.pending.get_mut(before) {
-                            p.2 = true;
-                        }
-                    }
-                    break 'bar "no joined barrier of its group: no effect".to_string();
-                };
-                let props = self.p.barriers[b].props;
-                if props.privileged {
-                    self.ub(
-                        UbKind::PrivilegedBarrier,
-                        format!("{} uses the privileged barrier {}", self.tname(t), self.bname(b)),
-                    );
-                    break 'bar format!("{} is privileged: no effect", self.bname(b));
-                }
-                if props.noop && !matches!(op, BarrierOp::Join) {
-                    break 'bar format!("{}: no effect", self.bname(b));
-                }
-                let target = Target::Barrier(BarrierId(b as u32));
-                match op {
-                    BarrierOp::Init(k) => {
-                        let k = eval(self.p, s, t, &k);
-                        if k <= 0 {
-                            self.ub(
-                                UbKind::NegativeExpectedCount,
-                                format!(
-                                    "{} initializes {} with expected count {k}",
-                                    self.tname(t),
-                                    self.bname(b)
-                                ),
-                            );
-                        }
-                        let bar = &mut s.bars[b];
-                        bar.init = true;
-                        bar.expected = k.max(0);
-                        bar.arrived = 0;
-                        bar.pending_drop = 0;
-                        bar.open = None;
-                        s.bmo[b].push((c.thread, po));
-                        s.hist[t].push(HEvent {
-                            pc,
-                            kind: HKind::Init(k),
-                            target,
-                        });
-                        format!("{}: expected count {}", self.bname(b), k.max(0))
-                    }
-                    BarrierOp::Join => {
-                        self.join(s, t, b);
-                        s.hist[t].push(HEvent {
-                            pc,
-                            kind: HKind::Join,
-                            target,
-                        });
-                        format!("joins {}", self.bname(b))
-                    }
-                    BarrierOp::Drop => {
-                        if !s.threads[t].joined.contains(&(b as u32)) {
-                            self.ub(
-                                UbKind::DropWithoutJoin,
-                                format!("{} drops {} with no joined-before join", self.tname(t), self.bname(b)),
-                            );
-                        }
-                        s.threads[t].joined.retain(|&x| x != b as u32);
-                        s.hist[t].push(HEvent {
-                            pc,
-                            kind: HKind::Drop,
-                            target,
-                        });
-                        self.modify(s, t, b, po, HKind::Drop)
-                    }
-                    BarrierOp::Arrive(set) => {
-                        let set = set.map(|k| eval(self.p, s, t, &k));
-                        if let Some(k) = set {
-                            let arrived = s.bars[b].arrived;
-                            if k <= arrived {
-                                self.ub(
-                                    UbKind::ExpectedCountTooSmall,
-                                    format!(
-                                        "{} sets the expected count of {} to {k} with {arrived} arrive(s) counted",
-                                        self.tname(t),
-                                        self.bname(b)
-                                    ),
-                                );
-                            }
-                            if s.bars[b].init {
-                                s.bars[b].expected = k;
-                            }
-                        }
-                        let phase = s.bars[b].open.as_ref().map_or(s.bars[b].next_phase, |p| p.number);
-                        match result {
-                            Some(BarrierResult::Token(r)) => s.threads[t].regs[r.index()] = encode_token(b, phase),
-                            Some(BarrierResult::IsFirst(r)) => {
-                                s.threads[t].regs[r.index()] = (s.bars[b].arrived == 0) as i64
-                            }
-                            None => {}
-                        }
-                        s.hist[t].push(HEvent {
-                            pc,
-                            kind: HKind::Arrive(set),
-                            target,
-                        });
-                        self.modify(s, t, b, po, HKind::Arrive(set))
-                    }
-                    BarrierOp::ArriveDrop => {
-                        s.hist[t].push(HEvent {
-                            pc,
-                            kind: HKind::ArriveDrop,
-                            target,
-                        });
-                        self.modify(s, t, b, po, HKind::ArriveDrop)
-                    }
-                    BarrierOp::Wait(token) => match (self.wait_target(s, t, b, token), c.phase) {
-                        (Err(()), _) => {
-                            self.ub(
-                                UbKind::WaitWithoutJoin,
-                                format!(
-                                    "{} waits on {} with no joined-before join",
-                                    self.tname(t),
-                                    self.bname(b)
-                                ),
-                            );
-                            s.hist[t].push(HEvent {
-                                pc,
-                                kind: HKind::Wait {
-                                    participants: vec![],
-                                    token_phase: None,
-                                },
-                                target,
-                            });
-                            "no joined-before join: the wait has no effect".into()
-                        }
-                        (Ok(tp), Some(i)) => {
-                            let ph = &mut s.bars[b].done[i as usize];
-                            ph.bound.set(t);
-                            let (number, members, mask) = (ph.number, ph.members.clone(), ph.mask.clone());
-                            s.threads[t].jmask.union_with(&mask);
-                            let who: Vec<String> = members.iter().map(|&(u, q)| self.label_of(s, u, q)).collect();
-                            s.hist[t].push(HEvent {
-                                pc,
-                                kind: HKind::Wait {
-                                    participants: members,
-                                    token_phase: tp,
-                                },
-                                target,
-                            });
-                            self.collect(s, b);
-                            format!(
-                                "completes on phase {number} of {} (participants: {})",
-                                self.bname(b),
-                                who.join(", ")
-                            )
-                        }
-                        (Ok(_), None) => unreachable!("an enabled wait has a phase"),
-                    },
-                }
-            }
+            InstrKind::Barrier { op, sel, result } => self.barrier_step(s, t, pc, op, sel, result, c.phase),
             InstrKind::Store { decl, value } => {
                 let v = eval(self.p, s, t, &value);
                 let l = info.locs[decl as usize].index();
@@ -405,12 +304,7 @@ impl Explorer<'_> {
                 self.set(s, t, dest, old);
                 format!("{}: {old} -> {}", self.p.locs[l].name, s.mem[l])
             }
-            InstrKind::Cas {
-                decl,
-                expected,
-                new,
-                dest,
-            } => {
+            InstrKind::Cas { decl, expected, new, dest } => {
                 let e = eval(self.p, s, t, &expected);
                 let n = eval(self.p, s, t, &new);
                 let l = info.locs[decl as usize].index();
@@ -424,29 +318,220 @@ impl Explorer<'_> {
             InstrKind::Await(_) => "condition holds".into(),
             InstrKind::Read { decl } | InstrKind::Write { decl } => {
                 let l = info.locs[decl as usize];
-                let kind = if matches!(ins.kind, InstrKind::Read { .. }) {
-                    HKind::Read
-                } else {
-                    HKind::Write
-                };
-                s.hist[t].push(HEvent {
-                    pc,
-                    kind,
-                    target: Target::Loc(l),
-                });
+                let kind = if matches!(ins.kind, InstrKind::Read { .. }) { HKind::Read } else { HKind::Write };
+                s.hist[t].push(HEvent { pc, kind, target: Target::Loc(l) });
                 String::new()
             }
             InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_) | InstrKind::Exit => {
                 unreachable!("local instructions never wait for a choice")
             }
         };
-        s.threads[t].pc = next_pc;
+        s.threads[t].pc = pc + 1;
         self.run_local(s, t);
-        Step {
-            thread: self.p.threads[t].name.clone(),
-            span,
-            text,
-            effect,
+        Step { thread: self.p.threads[t].name.clone(), span, text, effect }
+    }
+
+    /// One barrier operation of thread `t`; returns the step's effect text.
+    #[allow(clippy::too_many_arguments)]
+    fn barrier_step(
+        &mut self,
+        s: &mut State,
+        t: usize,
+        pc: u32,
+        op: BarrierOp,
+        sel: BarrierSel,
+        result: Option<BarrierResult>,
+        phase: Option<u32>,
+    ) -> String {
+        let Some(b) = self.resolve(s, t, sel) else {
+            if matches!(op, BarrierOp::Drop) {
+                let before = self.pending.len();
+                self.ub(UbKind::DropWithoutJoin, format!("{} leaves with no joined barrier", self.tname(t)));
+                if let Some(p) = self.pending.get_mut(before) {
+                    p.2 = true;
+                }
+            }
+            return "no joined barrier of its group: no effect".to_string();
+        };
+        if let Some((ub, msg)) = self.neutral(s, t, b, &op) {
+            if let Some(kind) = ub {
+                self.ub(kind, msg);
+            }
+            return format!("{}: no effect", self.bname(b));
+        }
+        let po = s.hist[t].len() as u32;
+        let target = Target::Barrier(BarrierId(b as u32));
+        let rules = self.p.model.rules;
+        match op {
+            BarrierOp::Init(k) => {
+                let k = eval(self.p, s, t, &k);
+                if k <= 0 {
+                    self.ub(UbKind::NegativeExpectedCount, format!("{} initializes {} with expected count {k}", self.tname(t), self.bname(b)));
+                }
+                self.check_max(t, b, k);
+                let bar = &mut s.bars[b];
+                bar.init = true;
+                bar.invalid = false;
+                bar.expected = k.max(0);
+                bar.arrived = 0;
+                bar.pending_drop = 0;
+                bar.tx = 0;
+                bar.open = None;
+                s.bmo[b].push((t as u32, po));
+                s.hist[t].push(HEvent { pc, kind: HKind::Init(k), target });
+                format!("{}: expected count {}", self.bname(b), k.max(0))
+            }
+            BarrierOp::Join => {
+                self.join(s, t, b);
+                s.hist[t].push(HEvent { pc, kind: HKind::Join, target });
+                format!("joins {}", self.bname(b))
+            }
+            BarrierOp::Drop => {
+                if !s.threads[t].joined.contains(&(b as u32)) {
+                    self.ub(UbKind::DropWithoutJoin, format!("{} drops {} with no joined-before join", self.tname(t), self.bname(b)));
+                }
+                s.threads[t].joined.retain(|&x| x != b as u32);
+                s.hist[t].push(HEvent { pc, kind: HKind::Drop, target });
+                self.modify(s, t, b, po, Mod::Drop { at_end: false }).0
+            }
+            BarrierOp::Arrive(spec) => {
+                let mut set = spec.set_count.as_ref().map(|k| eval(self.p, s, t, k));
+                let mut key = None;
+                if let Some(m) = &spec.mask {
+                    let m = eval(self.p, s, t, m);
+                    let lane = self.p.threads[t].lane;
+                    if lane >= 64 || m & (1 << lane) == 0 {
+                        self.ub(UbKind::SyncwarpMask, format!("{} (lane {lane}) is not in its own mask {m:#x}", self.tname(t)));
+                    }
+                    let width = self.p.model.warp_size.min(64);
+                    let lanes = if width == 64 { m } else { m & ((1i64 << width) - 1) };
+                    set = Some(lanes.count_ones() as i64);
+                    key = Some(m);
+                } else if spec.count_match {
+                    set = set.or(self.p.barriers[b].launch_count);
+                    key = set;
+                }
+                if let Some(k) = set {
+                    self.check_max(t, b, k);
+                    let arrived = s.bars[b].arrived;
+                    if key.is_none() && k <= arrived {
+                        self.ub(
+                            UbKind::ExpectedCountTooSmall,
+                            format!("{} sets the expected count of {} to {k} with {arrived} arrive(s) counted", self.tname(t), self.bname(b)),
+                        );
+                    }
+                }
+                if let (Some(k), Some(open_key)) = (key, s.bars[b].open.as_ref().and_then(|p| p.key)) {
+                    if k != open_key {
+                        let (kind, what) = if spec.mask.is_some() { (UbKind::SyncwarpMask, "mask") } else { (UbKind::CountMismatch, "count") };
+                        self.ub(kind, format!("{} arrives on {} with {what} {k} in a phase begun with {open_key}", self.tname(t), self.bname(b)));
+                    }
+                }
+                if rules.has(Rule::ArriveBeforeWait) && s.threads[t].owes.contains(&(b as u32)) {
+                    self.ub(
+                        UbKind::ArriveBeforeWait,
+                        format!("{} arrives on {} again before waiting on the phase its arrive completed", self.tname(t), self.bname(b)),
+                    );
+                }
+                if let Some(k) = set {
+                    if s.bars[b].init {
+                        s.bars[b].expected = k;
+                    }
+                }
+                let number = Self::current_phase(s, b);
+                match result {
+                    Some(BarrierResult::Token(r)) => s.threads[t].regs[r.index()] = encode_token(b, number),
+                    Some(BarrierResult::IsFirst(r)) => s.threads[t].regs[r.index()] = (s.bars[b].arrived == 0) as i64,
+                    _ => {}
+                }
+                let pred = spec.pred.as_ref().map(|p| eval(self.p, s, t, p) != 0);
+                s.hist[t].push(HEvent { pc, kind: HKind::Arrive(set), target });
+                let site = (self.p.threads[t].code.0, pc);
+                let (effect, completed) = self.modify(s, t, b, po, Mod::Arrive { key, pred, site });
+                if completed && rules.has(Rule::ArriveBeforeWait) && !s.threads[t].owes.contains(&(b as u32)) {
+                    s.threads[t].owes.push(b as u32);
+                    s.threads[t].owes.sort_unstable();
+                }
+                effect
+            }
+            BarrierOp::ArriveDrop => {
+                s.hist[t].push(HEvent { pc, kind: HKind::ArriveDrop, target });
+                self.modify(s, t, b, po, Mod::ArriveDrop).0
+            }
+            BarrierOp::ExpectTx(ref n) | BarrierOp::CompleteTx(ref n) => {
+                let n = eval(self.p, s, t, n);
+                let delta = if matches!(op, BarrierOp::ExpectTx(_)) { n } else { n.wrapping_neg() };
+                s.hist[t].push(HEvent { pc, kind: HKind::Tx(delta), target });
+                self.modify(s, t, b, po, Mod::Tx(delta)).0
+            }
+            BarrierOp::Inval => {
+                s.bars[b].invalid = true;
+                format!("{} invalidated", self.bname(b))
+            }
+            BarrierOp::Wait(spec) => match self.wait_plan(s, t, b, &spec) {
+                WaitPlan::NoJoin => {
+                    self.ub(UbKind::WaitWithoutJoin, format!("{} waits on {} with no joined-before join", self.tname(t), self.bname(b)));
+                    s.hist[t].push(HEvent { pc, kind: HKind::Wait { participants: vec![], token_phase: None, parity: None }, target });
+                    "no joined-before join: the wait has no effect".into()
+                }
+                WaitPlan::NoOp(kind, msg) => {
+                    self.ub(kind, msg);
+                    "no effect".into()
+                }
+                WaitPlan::Phases(_, tp, stale) => {
+                    let i = phase.expect("an enabled wait has a phase");
+                    if stale {
+                        self.ub(
+                            UbKind::StalePhase,
+                            format!("{} waits on {} with a token of a phase that is neither current nor previous", self.tname(t), self.bname(b)),
+                        );
+                    }
+                    let (effect, ph) = self.bind(s, t, b, i);
+                    if let (Some(BarrierResult::Reduce(r)), Some(red)) = (result, spec.reduce) {
+                        s.threads[t].regs[r.index()] = match red {
+                            bc_models::Reduce::Popc => ph.preds,
+                            bc_models::Reduce::And => (ph.preds == ph.arrivals) as i64,
+                            bc_models::Reduce::Or => (ph.preds > 0) as i64,
+                        };
+                    }
+                    s.hist[t].push(HEvent { pc, kind: HKind::Wait { participants: ph.members, token_phase: tp, parity: None }, target });
+                    self.collect(s, b);
+                    effect
+                }
+                WaitPlan::Parity(i, parity) => {
+                    let (effect, members) = match i {
+                        Some(i) => {
+                            let (effect, ph) = self.bind(s, t, b, i);
+                            (effect, ph.members)
+                        }
+                        None => ("its phase already completed for it: no new participants".to_string(), vec![]),
+                    };
+                    s.hist[t].push(HEvent { pc, kind: HKind::Wait { participants: members, token_phase: None, parity: Some(parity) }, target });
+                    self.collect(s, b);
+                    effect
+                }
+                WaitPlan::Blocked => unreachable!("a blocked wait is never chosen"),
+            },
+        }
+    }
+
+    /// Thread `t`'s wait completes on completed phase `i` of barrier `b`.
+    fn bind(&mut self, s: &mut State, t: usize, b: usize, i: u32) -> (String, Phase) {
+        let ph = &mut s.bars[b].done[i as usize];
+        ph.bound.set(t);
+        let ph = ph.clone();
+        s.threads[t].jmask.union_with(&ph.mask);
+        s.threads[t].owes.retain(|&x| x != b as u32);
+        let who: Vec<String> = ph.members.iter().map(|&(u, q)| self.label_of(s, u, q)).collect();
+        let effect = format!("completes on phase {} of {} (participants: {})", ph.number, self.bname(b), who.join(", "));
+        (effect, ph)
+    }
+
+    fn check_max(&mut self, t: usize, b: usize, k: i64) {
+        if let Some(max) = self.p.model.max_count {
+            if k > max {
+                self.ub(UbKind::CountOverflow, format!("{} sets the count of {} to {k}, above the maximum {max}", self.tname(t), self.bname(b)));
+            }
         }
     }
 
@@ -478,11 +563,7 @@ impl Explorer<'_> {
             .copied()
             .filter(|&o| {
                 o as usize == b
-                    || self
-                        .p
-                        .mutually_exclusive
-                        .iter()
-                        .any(|&(x, y)| (x, y) == (me, BarrierId(o)) || (y, x) == (me, BarrierId(o)))
+                    || self.p.mutually_exclusive.iter().any(|&(x, y)| (x, y) == (me, BarrierId(o)) || (y, x) == (me, BarrierId(o)))
             })
             .collect();
         th.joined.retain(|o| !exclusive.contains(o));
@@ -493,18 +574,17 @@ impl Explorer<'_> {
         }
     }
 
-    /// A modification operation (arrive, drop, arrive_drop) of thread `t`
-    /// at program-order index `po`: joins the open phase and may complete it.
-    fn modify(&mut self, s: &mut State, t: usize, b: usize, po: u32, kind: HKind) -> String {
+    /// A modification operation of thread `t` at program-order index `po`:
+    /// joins the open phase and may complete it. Returns the effect text and
+    /// whether it completed the phase.
+    fn modify(&mut self, s: &mut State, t: usize, b: usize, po: u32, kind: Mod) -> (String, bool) {
         let nt = self.p.threads.len();
         let nb = self.p.barriers.len();
         if !s.bars[b].init {
-            self.ub(
-                UbKind::UninitializedBarrier,
-                format!("{} operates on {} before any init", self.tname(t), self.bname(b)),
-            );
+            self.ub(UbKind::UninitializedBarrier, format!("{} operates on {} before any init", self.tname(t), self.bname(b)));
         }
         let mask = s.threads[t].jmask.clone();
+        let code = self.p.threads[t].code.0;
         let bar = &mut s.bars[b];
         if bar.open.is_none() {
             bar.open = Some(Phase {
@@ -512,6 +592,12 @@ impl Explorer<'_> {
                 members: Vec::new(),
                 mask: Bits::new(nt * nb),
                 bound: Bits::new(nt),
+                arrivals: 0,
+                preds: 0,
+                key: None,
+                site: None,
+                mixed_sites: false,
+                exit_drop: false,
             });
             bar.next_phase += 1;
         }
@@ -521,57 +607,91 @@ impl Explorer<'_> {
         let number = open.number;
         let mut negative = false;
         match kind {
-            HKind::Arrive(_) => bar.arrived += 1,
-            HKind::ArriveDrop => {
+            Mod::Arrive { key, pred, site } => {
+                bar.arrived += 1;
+                open.arrivals += 1;
+                open.preds += pred.unwrap_or(false) as i64;
+                open.key = open.key.or(key);
+                match open.site {
+                    None => open.site = Some(site),
+                    Some((c, p)) => open.mixed_sites |= c == code && p != site.1,
+                }
+            }
+            Mod::ArriveDrop => {
                 bar.arrived += 1;
                 bar.pending_drop += 1;
+                open.arrivals += 1;
             }
-            HKind::Drop => {
+            Mod::Drop { at_end } => {
+                open.exit_drop |= at_end;
                 if bar.init {
                     negative = bar.expected <= 0;
                     bar.expected = (bar.expected - 1).max(0);
                 }
             }
-            _ => unreachable!("modification operations only"),
+            Mod::Tx(delta) => bar.tx += delta,
         }
         s.bmo[b].push((t as u32, po));
         let bar = &mut s.bars[b];
-        let effect = if bar.init && bar.expected == bar.arrived {
+        let name = &self.p.barriers[b].name;
+        let mut divergent = None;
+        let completed = bar.init && bar.expected == bar.arrived && bar.tx == 0;
+        let effect = if completed {
             let ph = bar.open.take().expect("open phase");
+            if self.p.barriers[b].props.uniform && (ph.mixed_sites || ph.exit_drop) {
+                divergent = Some(if ph.mixed_sites { "different instruction sites" } else { "only some threads (others exited)" });
+            }
             bar.done.push(ph);
             bar.arrived = 0;
             bar.expected = (bar.expected - bar.pending_drop).max(0);
             bar.pending_drop = 0;
-            format!("{}: completes phase {number}", self.p.barriers[b].name)
+            format!("{name}: completes phase {number}")
         } else if bar.init {
-            format!(
-                "{}: {} of {} arrived (phase {number})",
-                self.p.barriers[b].name, bar.arrived, bar.expected
-            )
+            let tx = if bar.tx != 0 { format!(", tx-count {}", bar.tx) } else { String::new() };
+            format!("{name}: {} of {} arrived (phase {number}{tx})", bar.arrived, bar.expected)
         } else {
-            format!("{}: uninitialized", self.p.barriers[b].name)
+            format!("{name}: uninitialized")
         };
         if negative {
-            self.ub(
-                UbKind::NegativeExpectedCount,
-                format!(
-                    "{} drops {} below an expected count of zero",
-                    self.tname(t),
-                    self.bname(b)
-                ),
-            );
+            self.ub(UbKind::NegativeExpectedCount, format!("{} drops {} below an expected count of zero", self.tname(t), self.bname(b)));
+        }
+        if let Some(why) = divergent {
+            self.ub(UbKind::DivergentBarrier, format!("phase {number} of {} is completed by {why}", self.bname(b)));
         }
         self.collect(s, b);
-        effect
+        (effect, completed)
     }
 
     /// Forgets completed phases of barrier `b` that no wait can complete on
-    /// any more (every thread whose join executes before them has used them).
+    /// any more (every thread whose join executes before them has used
+    /// them), except the last one, which parity waits may still take.
     fn collect(&self, s: &mut State, b: usize) {
         let nt = self.p.threads.len();
         let nb = self.p.barriers.len();
-        s.bars[b]
-            .done
-            .retain(|ph| (0..nt).any(|u| ph.mask.get(u * nb + b) && !ph.bound.get(u)));
+        let last = s.bars[b].done.iter().map(|ph| ph.number).max();
+        s.bars[b].done.retain(|ph| Some(ph.number) == last || (0..nt).any(|u| ph.mask.get(u * nb + b) && !ph.bound.get(u)));
     }
+}
+
+/// What a wait can do now.
+pub(crate) enum WaitPlan {
+    /// No joined-before join: `ub(wait-without-join)`, then no effect.
+    NoJoin,
+    /// Undefined behaviour, then no effect (and no event).
+    NoOp(UbKind, String),
+    Blocked,
+    /// Complete on one of these completed phases (indices into `done`);
+    /// the token's phase; whether the token is stale.
+    Phases(Vec<u32>, Option<u32>, bool),
+    /// A parity wait: the last completed phase (`None` when this thread
+    /// already waited on it) and the parity.
+    Parity(Option<u32>, u8),
+}
+
+/// A modification operation's kind and extras.
+pub(crate) enum Mod {
+    Arrive { key: Option<i64>, pred: Option<bool>, site: (u32, u32) },
+    ArriveDrop,
+    Drop { at_end: bool },
+    Tx(i64),
 }

@@ -77,11 +77,13 @@ impl Explorer<'_> {
                     HKind::Drop => EventKind::Drop,
                     HKind::Arrive(k) => EventKind::Arrive { set_count: *k },
                     HKind::ArriveDrop => EventKind::ArriveDrop,
-                    HKind::Wait { token_phase, .. } => EventKind::Wait {
+                    HKind::Wait { token_phase, parity, .. } => EventKind::Wait {
                         participants: vec![],
                         completed: true,
                         token_phase: *token_phase,
+                        parity: *parity,
                     },
+                    HKind::Tx(delta) => EventKind::Tx { delta: *delta },
                     HKind::Read => EventKind::Read,
                     HKind::Write => EventKind::Write,
                 };
@@ -96,7 +98,7 @@ impl Explorer<'_> {
         for &t in stuck {
             let pc = s.threads[t].pc;
             let Some(InstrKind::Barrier {
-                op: BarrierOp::Wait(token),
+                op: BarrierOp::Wait(spec),
                 sel,
                 ..
             }) = p.instr(ThreadId(t as u32), pc).map(|i| &i.kind)
@@ -104,14 +106,17 @@ impl Explorer<'_> {
                 continue;
             };
             let Some(bar) = self.resolve(s, t, *sel) else { continue };
-            let token_phase = token
+            let token_phase = spec
+                .token
                 .and_then(|r| decode_token(s.threads[t].regs[r.index()]))
                 .filter(|&(tb, _)| tb == bar)
                 .map(|(_, ph)| ph);
+            let parity = spec.parity.as_ref().map(|p| (crate::eval::eval(self.p, s, t, p) & 1) as u8);
             let kind = EventKind::Wait {
                 participants: vec![],
                 completed: false,
                 token_phase,
+                parity,
             };
             b.event(
                 Some(ThreadId(t as u32)),

@@ -29,6 +29,15 @@ pub enum EventKind {
         participants: Vec<EventId>,
         completed: bool,
         token_phase: Option<u32>,
+        /// A parity wait (mbarrier): it completes on the last completed phase
+        /// once the current phase's parity differs; a repeated wait on a
+        /// phase the thread already waited on has no participants.
+        parity: Option<u8>,
+    },
+    /// A change of the transaction count (mbarrier `expect_tx` raises it,
+    /// `complete_tx` lowers it); a phase completes only at count zero.
+    Tx {
+        delta: i64,
     },
     Read,
     Write,
@@ -39,7 +48,11 @@ impl EventKind {
     pub fn is_modification(&self) -> bool {
         matches!(
             self,
-            EventKind::Init { .. } | EventKind::Drop | EventKind::Arrive { .. } | EventKind::ArriveDrop
+            EventKind::Init { .. }
+                | EventKind::Drop
+                | EventKind::Arrive { .. }
+                | EventKind::ArriveDrop
+                | EventKind::Tx { .. }
         )
     }
     pub fn name(&self) -> &'static str {
@@ -50,6 +63,7 @@ impl EventKind {
             EventKind::Arrive { .. } => "arrive",
             EventKind::ArriveDrop => "arrive_drop",
             EventKind::Wait { .. } => "wait",
+            EventKind::Tx { .. } => "tx",
             EventKind::Read => "read",
             EventKind::Write => "write",
         }

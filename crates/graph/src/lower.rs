@@ -74,6 +74,7 @@ struct Placed {
     tid: u32,
     ntid: u32,
     lane: u32,
+    cooperative: bool,
 }
 
 fn attr_int(a: &Attr) -> Option<i64> {
@@ -211,6 +212,8 @@ impl Lowerer<'_> {
                     drop_at_end: pb.drop_at_end,
                     privileged: pb.privileged,
                     noop: pb.noop,
+                    uniform: pb.uniform,
+                    cooperative: pb.cooperative,
                 },
                 span: Span::default(),
                 id: Some(pb.id),
@@ -242,6 +245,13 @@ impl Lowerer<'_> {
                                 .collect::<BTreeSet<_>>()
                                 .len() as i64,
                         ),
+                        LaunchCount::ThreadsInCluster => Some(
+                            placed.iter().filter(|p| p.kind == ThreadKind::Device && p.cluster == here.cluster).count()
+                                as i64,
+                        ),
+                        LaunchCount::ThreadsInGrid => {
+                            Some(placed.iter().filter(|p| p.kind == ThreadKind::Device).count() as i64)
+                        }
                     };
                     barriers.push(BarrierInstance {
                         name: inst_name(&b.name, *k, here, distinct.len() > 1),
@@ -347,6 +357,7 @@ impl Lowerer<'_> {
                 tid: p.tid,
                 ntid: p.ntid,
                 lane: p.lane,
+                cooperative: p.cooperative,
                 barriers: std::mem::take(&mut thread_barriers[i]),
                 locs: std::mem::take(&mut thread_locs[i]),
             })
@@ -482,6 +493,7 @@ impl Lowerer<'_> {
                             tid: 0,
                             ntid: 1,
                             lane: 0,
+                            cooperative: false,
                         });
                         continue;
                     }
@@ -499,10 +511,12 @@ impl Lowerer<'_> {
                         tid,
                         ntid: per_block[&block],
                         lane: tid % warp_size,
+                        cooperative: false,
                     });
                 }
                 ThreadForm::Kernel => {
                     let (mut blocks, mut threads, mut cluster_size) = (1i64, 1i64, 1i64);
+                    let cooperative = t.attrs.iter().any(|a| a.key.name == "cooperative");
                     for a in &t.attrs {
                         let v = attr_int(a);
                         match (a.key.name.as_str(), v) {
@@ -550,6 +564,7 @@ impl Lowerer<'_> {
                                 tid: i,
                                 ntid: threads as u32,
                                 lane: i % warp_size,
+                                cooperative,
                             });
                         }
                     }
@@ -762,7 +777,7 @@ impl Lowerer<'_> {
                                 })) => Some(*id),
                                 _ => None,
                             },
-                            BarrierRef::JoinedInGroup(_) => None,
+                            BarrierRef::JoinedInGroup(_) | BarrierRef::Object(_) => None,
                         };
                         if let Some(id) = id.filter(|id| !out.contains(id)) {
                             out.push(id);
@@ -815,11 +830,44 @@ impl Lowerer<'_> {
                 }
             }
         }
-        // Barrier operands are constant ids of the model's barriers.
+        // Barrier operands are constant ids of the model's barriers; object
+        // operands name declared barriers; register operands name registers.
         let mut barrier_decl = vec![None; exprs.len()];
+        let mut object_decl = vec![None; exprs.len()];
+        let mut regs = vec![None; exprs.len()];
         for (i, kind) in ins.operands.iter().enumerate().take(exprs.len()) {
-            if *kind != OperandKind::Barrier {
-                continue;
+            let name_of = |e: &Expr| match &e.kind {
+                ExprKind::Name(n) => Some(n.clone()),
+                _ => None,
+            };
+            match kind {
+                OperandKind::Object => {
+                    match name_of(exprs[i]).and_then(|f| names.barriers.iter().position(|b| *b == f)) {
+                        Some(d) => object_decl[i] = Some(d as u32),
+                        None => {
+                            let found = self.snippet(exprs[i].span).to_string();
+                            self.err(exprs[i].span, format!("`{n}` needs a declared barrier, found `{found}`"));
+                            return None;
+                        }
+                    }
+                    continue;
+                }
+                OperandKind::Reg => {
+                    match name_of(exprs[i]).filter(|t| {
+                        !names.barriers.contains(&t.as_str())
+                            && !names.vars.contains(&t.as_str())
+                            && !BUILTINS.iter().any(|(b, _)| b == t)
+                    }) {
+                        Some(r) => regs[i] = Some(c.reg(&r)),
+                        None => {
+                            self.err(exprs[i].span, format!("`{n}` needs a register here"));
+                            return None;
+                        }
+                    }
+                    continue;
+                }
+                OperandKind::Int => continue,
+                OperandKind::Barrier => {}
             }
             let ExprKind::Int(id) = exprs[i].kind else {
                 self.err(
@@ -869,20 +917,36 @@ impl Lowerer<'_> {
                     None => unreachable!("fixed ids are collected before lowering"),
                 },
                 BarrierRef::JoinedInGroup(g) => BarrierSel::Joined { group: g as u32 },
+                BarrierRef::Object(i) => BarrierSel::Decl(object_decl[i].expect("object operands were resolved")),
             };
-            let count = l
-                .count
-                .and_then(|i| exprs.get(i))
-                .map(|e| self.expr(c, e, names, false));
+            let mut operand = |i: Option<usize>, this: &mut Self| {
+                i.and_then(|i| exprs.get(i)).map(|e| this.expr(c, e, names, false))
+            };
+            let count = operand(l.count, self);
             let op = match l.op {
                 AbstractOp::Init => BarrierOp::Init(count.unwrap_or(CExpr::Int(0))),
                 AbstractOp::Join => BarrierOp::Join,
                 AbstractOp::Drop => BarrierOp::Drop,
-                AbstractOp::Arrive => BarrierOp::Arrive(count),
-                AbstractOp::Wait => BarrierOp::Wait(None),
+                AbstractOp::ArriveDrop => BarrierOp::ArriveDrop,
+                AbstractOp::Arrive => BarrierOp::Arrive(ArriveSpec {
+                    set_count: count,
+                    count_match: l.count_match,
+                    mask: operand(l.mask, self),
+                    pred: operand(l.pred, self),
+                }),
+                AbstractOp::Wait => BarrierOp::Wait(WaitSpec {
+                    token: l.token.and_then(|i| regs[i]),
+                    parity: operand(l.parity, self),
+                    reduce: l.reduce,
+                }),
+                AbstractOp::ExpectTx => BarrierOp::ExpectTx(count.unwrap_or(CExpr::Int(0))),
+                AbstractOp::CompleteTx => BarrierOp::CompleteTx(count.unwrap_or(CExpr::Int(0))),
+                AbstractOp::Inval => BarrierOp::Inval,
             };
-            let result = match (l.isfirst, dest) {
-                (true, Some(r)) => Some(BarrierResult::IsFirst(r)),
+            let result = match (dest, l.isfirst, l.token_result, l.reduce) {
+                (Some(r), true, _, _) => Some(BarrierResult::IsFirst(r)),
+                (Some(r), _, true, _) => Some(BarrierResult::Token(r)),
+                (Some(r), _, _, Some(_)) => Some(BarrierResult::Reduce(r)),
                 _ => None,
             };
             out.push(InstrKind::Barrier { op, sel, result });
@@ -1017,7 +1081,7 @@ impl Lowerer<'_> {
             "arrive" => {
                 let count = if exprs.len() == 2 { Some(ex(1, self)) } else { None };
                 InstrKind::Barrier {
-                    op: BarrierOp::Arrive(count),
+                    op: BarrierOp::Arrive(ArriveSpec { set_count: count, ..ArriveSpec::default() }),
                     sel: BarrierSel::Decl(decl),
                     result: dest.map(BarrierResult::Token),
                 }
@@ -1041,7 +1105,7 @@ impl Lowerer<'_> {
                     None
                 };
                 InstrKind::Barrier {
-                    op: BarrierOp::Wait(token),
+                    op: BarrierOp::Wait(WaitSpec { token, ..WaitSpec::default() }),
                     sel: BarrierSel::Decl(decl),
                     result: None,
                 }
@@ -1050,12 +1114,12 @@ impl Lowerer<'_> {
                 let token = c.reg(&format!("token@{}", s.span.start));
                 return Some(vec![
                     InstrKind::Barrier {
-                        op: BarrierOp::Arrive(None),
+                        op: BarrierOp::Arrive(ArriveSpec::default()),
                         sel: BarrierSel::Decl(decl),
                         result: Some(BarrierResult::Token(token)),
                     },
                     InstrKind::Barrier {
-                        op: BarrierOp::Wait(Some(token)),
+                        op: BarrierOp::Wait(WaitSpec { token: Some(token), ..WaitSpec::default() }),
                         sel: BarrierSel::Decl(decl),
                         result: None,
                     },

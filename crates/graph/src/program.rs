@@ -31,6 +31,11 @@ pub struct BarrierProps {
     pub privileged: bool,
     /// Every operation but join is a no-op.
     pub noop: bool,
+    /// Phases must be completed by one instruction site reached by the whole
+    /// scope (`ub(divergent-barrier)`).
+    pub uniform: bool,
+    /// Needs a cooperative launch (`ub(uncooperative-grid-sync)`).
+    pub cooperative: bool,
 }
 
 /// Which barrier a barrier instruction acts on.
@@ -52,6 +57,8 @@ pub enum BarrierResult {
     Token(RegId),
     /// 1 if the arrive was the first of its phase (`s_barrier_signal_isfirst`).
     IsFirst(RegId),
+    /// The wait's reduction of the phase's predicates (`__syncthreads_count`).
+    Reduce(RegId),
 }
 
 #[derive(Clone, Debug)]
@@ -77,6 +84,8 @@ pub struct ThreadInfo {
     pub tid: u32,
     pub ntid: u32,
     pub lane: u32,
+    /// Launched cooperatively (`kernel ... cooperative`).
+    pub cooperative: bool,
     /// Declared barrier index -> the instance this thread touches.
     pub barriers: Vec<BarrierId>,
     /// Declared location index -> the instance this thread touches.
@@ -116,14 +125,44 @@ pub enum BarrierOp {
     Init(CExpr),
     Join,
     Drop,
-    /// Arrive, optionally setting the expected count first. With a
-    /// destination register, the register receives a phase token.
-    Arrive(Option<CExpr>),
-    /// Wait; with a token register, for the phase the token names.
-    Wait(Option<RegId>),
+    /// Arrive, optionally setting the expected count first.
+    Arrive(ArriveSpec),
+    /// Wait: on an entitled phase, a token's phase, or a parity.
+    Wait(WaitSpec),
     /// CUDA `arrive_and_drop`: arrive, and lower the expected count of the
     /// following phases by one (one atomic operation).
     ArriveDrop,
+    /// Raise the transaction count of the current phase (mbarrier).
+    ExpectTx(CExpr),
+    /// Lower the transaction count (an asynchronous copy completes).
+    CompleteTx(CExpr),
+    /// Invalidate the barrier object.
+    Inval,
+}
+
+/// What an arrive carries besides itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ArriveSpec {
+    /// Set the expected count to this before arriving.
+    pub set_count: Option<CExpr>,
+    /// Counted barrier: the count (or the launch count) is the phase's
+    /// count, and every arrival of the phase must agree.
+    pub count_match: bool,
+    /// `__syncwarp` lane mask.
+    pub mask: Option<CExpr>,
+    /// Predicate for the phase's reduction.
+    pub pred: Option<CExpr>,
+}
+
+/// Which phase a wait completes on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WaitSpec {
+    /// The phase of the token in this register.
+    pub token: Option<RegId>,
+    /// The last completed phase, once the current phase's parity differs.
+    pub parity: Option<CExpr>,
+    /// The reduction written to the result register.
+    pub reduce: Option<bc_models::Reduce>,
 }
 
 impl BarrierOp {
@@ -135,6 +174,9 @@ impl BarrierOp {
             BarrierOp::Arrive(_) => "arrive",
             BarrierOp::Wait(_) => "wait",
             BarrierOp::ArriveDrop => "arrive_drop",
+            BarrierOp::ExpectTx(_) => "expect_tx",
+            BarrierOp::CompleteTx(_) => "complete_tx",
+            BarrierOp::Inval => "inval",
         }
     }
 }

@@ -22,6 +22,8 @@ struct ModelFile {
     statements: Vec<String>,
     rules: Vec<String>,
     #[serde(default)]
+    max_count: Option<i64>,
+    #[serde(default)]
     barrier: Vec<BarrierFile>,
     #[serde(default)]
     group: Vec<GroupFile>,
@@ -44,6 +46,10 @@ struct BarrierFile {
     privileged: bool,
     #[serde(default)]
     noop: bool,
+    #[serde(default)]
+    uniform: bool,
+    #[serde(default)]
+    cooperative: bool,
 }
 
 #[derive(Deserialize)]
@@ -80,7 +86,10 @@ fn barrier(b: BarrierFile) -> Result<PredefinedBarrier, ModelError> {
         toml::Value::String(s) if s == "none" => LaunchCount::None,
         toml::Value::String(s) if s == "waves-in-block" => LaunchCount::WavesInBlock,
         toml::Value::String(s) if s == "blocks-in-cluster" => LaunchCount::BlocksInCluster,
-        other => return err(format!("barrier {}: count must be a positive integer, \"none\", \"waves-in-block\" or \"blocks-in-cluster\", found {other}", b.id)),
+        toml::Value::String(s) if s == "threads-in-block" => LaunchCount::WavesInBlock,
+        toml::Value::String(s) if s == "threads-in-cluster" => LaunchCount::ThreadsInCluster,
+        toml::Value::String(s) if s == "threads-in-grid" => LaunchCount::ThreadsInGrid,
+        other => return err(format!("barrier {}: count must be a positive integer, \"none\", \"waves-in-block\", \"threads-in-block\", \"blocks-in-cluster\", \"threads-in-cluster\" or \"threads-in-grid\", found {other}", b.id)),
     };
     Ok(PredefinedBarrier {
         id: b.id,
@@ -91,16 +100,17 @@ fn barrier(b: BarrierFile) -> Result<PredefinedBarrier, ModelError> {
         drop_at_end: b.drop_at_end,
         privileged: b.privileged,
         noop: b.noop,
+        uniform: b.uniform,
+        cooperative: b.cooperative,
     })
 }
 
 /// Parses a lowering such as `arrive $1, $2 isfirst; wait -1`.
-fn lowering(text: &str, nops: usize, groups: &[ExclusionGroup], ids: &[i64]) -> Result<Vec<LoweredOp>, String> {
+fn lowering(text: &str, operands: &[OperandKind], groups: &[ExclusionGroup], ids: &[i64]) -> Result<Vec<LoweredOp>, String> {
+    let nops = operands.len();
     let operand = |tok: &str| -> Result<usize, String> {
-        let n: usize = tok
-            .strip_prefix('$')
-            .and_then(|n| n.parse().ok())
-            .ok_or(format!("expected an operand `$N`, found `{tok}`"))?;
+        let n: usize =
+            tok.strip_prefix('$').and_then(|n| n.parse().ok()).ok_or(format!("expected an operand `$N`, found `{tok}`"))?;
         if n == 0 || n > nops {
             return Err(format!("operand `{tok}` out of range (the instruction has {nops})"));
         }
@@ -115,19 +125,23 @@ fn lowering(text: &str, nops: usize, groups: &[ExclusionGroup], ids: &[i64]) -> 
             Some("join") => AbstractOp::Join,
             Some("drop") => AbstractOp::Drop,
             Some("arrive") => AbstractOp::Arrive,
+            Some("arrive_drop") => AbstractOp::ArriveDrop,
             Some("wait") => AbstractOp::Wait,
+            Some("expect_tx") => AbstractOp::ExpectTx,
+            Some("complete_tx") => AbstractOp::CompleteTx,
+            Some("inval") => AbstractOp::Inval,
             other => return Err(format!("unknown abstract operation `{}`", other.unwrap_or(""))),
         };
         let target = words.next().ok_or(format!("`{part}` names no barrier"))?;
         let barrier = if target.starts_with('$') {
-            BarrierRef::Operand(operand(target)?)
+            let n = operand(target)?;
+            match operands[n] {
+                OperandKind::Barrier => BarrierRef::Operand(n),
+                OperandKind::Object => BarrierRef::Object(n),
+                _ => return Err(format!("operand `{target}` is not a barrier or barrier object")),
+            }
         } else if let Some(g) = target.strip_prefix("joined(").and_then(|g| g.strip_suffix(')')) {
-            BarrierRef::JoinedInGroup(
-                groups
-                    .iter()
-                    .position(|x| x.name == g)
-                    .ok_or(format!("unknown group `{g}`"))?,
-            )
+            BarrierRef::JoinedInGroup(groups.iter().position(|x| x.name == g).ok_or(format!("unknown group `{g}`"))?)
         } else {
             let id: i64 = target
                 .parse()
@@ -137,25 +151,38 @@ fn lowering(text: &str, nops: usize, groups: &[ExclusionGroup], ids: &[i64]) -> 
             }
             BarrierRef::Id(id)
         };
-        let (mut count, mut isfirst) = (None, false);
+        let mut l = LoweredOp { op, barrier, ..LoweredOp::default() };
+        let arrive = matches!(op, AbstractOp::Arrive | AbstractOp::ArriveDrop);
         for w in words {
-            if w == "isfirst" && op == AbstractOp::Arrive {
-                isfirst = true;
-            } else if w.starts_with('$') && matches!(op, AbstractOp::Init | AbstractOp::Arrive) && count.is_none() {
-                count = Some(operand(w)?);
-            } else {
-                return Err(format!("unexpected `{w}` in `{part}`"));
+            let (key, val) = match w.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (w, None),
+            };
+            match (key, val) {
+                ("isfirst", None) if arrive => l.isfirst = true,
+                ("token", None) if arrive => l.token_result = true,
+                ("match", None) if op == AbstractOp::Arrive => l.count_match = true,
+                ("mask", Some(v)) if op == AbstractOp::Arrive => l.mask = Some(operand(v)?),
+                ("pred", Some(v)) if arrive => l.pred = Some(operand(v)?),
+                ("popc", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::Popc),
+                ("and", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::And),
+                ("or", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::Or),
+                ("token", Some(v)) if op == AbstractOp::Wait => l.token = Some(operand(v)?),
+                ("parity", Some(v)) if op == AbstractOp::Wait => l.parity = Some(operand(v)?),
+                (c, None)
+                    if c.starts_with('$')
+                        && matches!(op, AbstractOp::Init | AbstractOp::Arrive | AbstractOp::ExpectTx | AbstractOp::CompleteTx)
+                        && l.count.is_none() =>
+                {
+                    l.count = Some(operand(c)?)
+                }
+                _ => return Err(format!("unexpected `{w}` in `{part}`")),
             }
         }
-        if op == AbstractOp::Init && count.is_none() {
-            return Err(format!("`{part}`: init needs a count operand"));
+        if matches!(op, AbstractOp::Init | AbstractOp::ExpectTx | AbstractOp::CompleteTx) && l.count.is_none() {
+            return Err(format!("`{part}` needs a count operand"));
         }
-        out.push(LoweredOp {
-            op,
-            barrier,
-            count,
-            isfirst,
-        });
+        out.push(l);
     }
     if out.is_empty() {
         return Err("empty lowering".into());
@@ -215,11 +242,13 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
         for o in &i.operands {
             let (kind, opt) = match o.as_str() {
                 "barrier" => (OperandKind::Barrier, false),
+                "object" => (OperandKind::Object, false),
+                "reg" => (OperandKind::Reg, false),
                 "int" => (OperandKind::Int, false),
                 "int?" => (OperandKind::Int, true),
                 other => {
                     return err(format!(
-                        "instruction `{}`: unknown operand kind `{other}` (barrier, int, int?)",
+                        "instruction `{}`: unknown operand kind `{other}` (barrier, object, int, int?, reg)",
                         i.name
                     ))
                 }
@@ -231,10 +260,10 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
             }
             operands.push(kind);
         }
-        let lowered = lowering(&i.lowering, operands.len(), &groups, &ids)
+        let lowered = lowering(&i.lowering, &operands, &groups, &ids)
             .map_err(|e| ModelError(format!("model file: instruction `{}`: {e}", i.name)))?;
-        if lowered.iter().any(|l| l.isfirst) && !i.result {
-            return err(format!("instruction `{}`: `isfirst` needs `result = true`", i.name));
+        if lowered.iter().any(|l| l.isfirst || l.token_result || l.reduce.is_some()) && !i.result {
+            return err(format!("instruction `{}`: `isfirst`, `token` and reductions need `result = true`", i.name));
         }
         instructions.push(Instruction {
             name: i.name,
@@ -257,6 +286,7 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
         default_progress: f.progress,
         statements,
         rules,
+        max_count: f.max_count,
         barriers,
         groups,
         instructions,

@@ -38,10 +38,28 @@ pub enum Rule {
     WaitCompletes,
     /// Privileged (trap) barriers are not used (`ub(privileged-barrier)`).
     PrivilegedBarrier,
+    /// Arrivals of one phase of a counted barrier use one count.
+    CountMismatch,
+    /// Counts stay within the model's maximum (`max_count`).
+    CountOverflow,
+    /// Uniform barriers: one instruction site, reached by the whole scope.
+    DivergentBarrier,
+    /// A token wait names the current or the previous phase (`ub(stale-phase)`).
+    TokenPhase,
+    /// A token is waited on once, on its own barrier.
+    TokenMisuse,
+    /// A thread whose arrive completed a phase waits before arriving again.
+    ArriveBeforeWait,
+    /// Grid-wide barriers need a cooperative launch.
+    CooperativeGridSync,
+    /// `__syncwarp` masks contain the caller and agree within a phase.
+    SyncwarpMask,
+    /// No use after `inval`.
+    InvalidBarrier,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 12] = [
+    pub const ALL: [Rule; 21] = [
         Rule::FirstBmoInit,
         Rule::ParticipatesIn,
         Rule::JoinedBefore,
@@ -54,6 +72,15 @@ impl Rule {
         Rule::ExpectedCountUpdate,
         Rule::WaitCompletes,
         Rule::PrivilegedBarrier,
+        Rule::CountMismatch,
+        Rule::CountOverflow,
+        Rule::DivergentBarrier,
+        Rule::TokenPhase,
+        Rule::TokenMisuse,
+        Rule::ArriveBeforeWait,
+        Rule::CooperativeGridSync,
+        Rule::SyncwarpMask,
+        Rule::InvalidBarrier,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -69,6 +96,15 @@ impl Rule {
             Rule::ExpectedCountUpdate => "expected-count-update",
             Rule::WaitCompletes => "wait-completes",
             Rule::PrivilegedBarrier => "privileged-barrier",
+            Rule::CountMismatch => "count-mismatch",
+            Rule::CountOverflow => "count-overflow",
+            Rule::DivergentBarrier => "divergent-barrier",
+            Rule::TokenPhase => "token-phase",
+            Rule::TokenMisuse => "token-misuse",
+            Rule::ArriveBeforeWait => "arrive-before-wait",
+            Rule::CooperativeGridSync => "uncooperative-grid-sync",
+            Rule::SyncwarpMask => "syncwarp-mask",
+            Rule::InvalidBarrier => "invalid-barrier",
         }
     }
     pub fn from_name(s: &str) -> Option<Rule> {
@@ -102,6 +138,8 @@ pub struct Model {
     /// Statement names the model provides, sorted.
     pub statements: Vec<String>,
     pub rules: RuleSet,
+    /// The largest expected count a barrier may have (`ub(count-overflow)`).
+    pub max_count: Option<i64>,
     /// Barrier objects the target predefines.
     pub barriers: Vec<PredefinedBarrier>,
     /// Groups of barrier-mutually-exclusive predefined barriers.
@@ -273,7 +311,7 @@ mod target_tests {
             ("name = \"s_barrier_signal\"\nlowering = \"arrive $1\"", "out of range"),
             (
                 "name = \"s_barrier_signal\"\noperands = [\"barrier\"]\nlowering = \"arrive $1 isfirst\"",
-                "needs `result = true`",
+                "need `result = true`",
             ),
             (
                 "name = \"s_barrier_init\"\noperands = [\"barrier\"]\nlowering = \"init $1\"",

@@ -41,10 +41,14 @@ pub enum LaunchCount {
     /// Not initialized at launch: needs an init instruction.
     None,
     Fixed(i64),
-    /// The number of waves (litmus threads) in the block.
+    /// The number of waves or threads (litmus threads) in the block.
     WavesInBlock,
     /// The number of blocks (workgroups) in the cluster.
     BlocksInCluster,
+    /// The number of threads in the cluster.
+    ThreadsInCluster,
+    /// The number of device threads in the grid.
+    ThreadsInGrid,
 }
 
 impl fmt::Display for LaunchCount {
@@ -54,6 +58,8 @@ impl fmt::Display for LaunchCount {
             LaunchCount::Fixed(k) => write!(f, "{k}"),
             LaunchCount::WavesInBlock => f.write_str("waves in the block"),
             LaunchCount::BlocksInCluster => f.write_str("blocks in the cluster"),
+            LaunchCount::ThreadsInCluster => f.write_str("threads in the cluster"),
+            LaunchCount::ThreadsInGrid => f.write_str("threads in the grid"),
         }
     }
 }
@@ -74,6 +80,12 @@ pub struct PredefinedBarrier {
     pub privileged: bool,
     /// Every operation but join is a no-op (the NULL named barrier).
     pub noop: bool,
+    /// Every phase must be completed by one instruction site reached by
+    /// every thread of the scope (`ub(divergent-barrier)` otherwise).
+    pub uniform: bool,
+    /// Only in a cooperative launch (`ub(uncooperative-grid-sync)` otherwise,
+    /// then a no-op).
+    pub cooperative: bool,
 }
 
 /// The kinds of instruction operands.
@@ -81,23 +93,38 @@ pub struct PredefinedBarrier {
 pub enum OperandKind {
     /// A constant barrier id of the model's predefined barriers.
     Barrier,
+    /// A declared barrier object (`barrier B`).
+    Object,
     /// An integer expression.
     Int,
+    /// A register (a phase token).
+    Reg,
 }
 
-/// An abstract operation of the formal model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// An abstract operation of the formal model, plus the mbarrier
+/// transaction-count and invalidation operations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AbstractOp {
     Init,
     Join,
     Drop,
+    #[default]
     Arrive,
+    ArriveDrop,
     Wait,
+    /// Raise the transaction count of the current phase.
+    ExpectTx,
+    /// Lower the transaction count (an asynchronous copy completing).
+    CompleteTx,
+    /// Invalidate the barrier: any later use is `ub(invalid-barrier)`.
+    Inval,
 }
 
 /// Which barrier a lowered operation acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BarrierRef {
+    /// A declared barrier object named by operand N (`mbarrier.arrive B`).
+    Object(usize),
     /// The barrier id given as operand N (0-based).
     Operand(usize),
     /// A fixed barrier id.
@@ -107,15 +134,44 @@ pub enum BarrierRef {
     JoinedInGroup(usize),
 }
 
-/// One abstract operation of an instruction's lowering.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The reduction a block barrier's wait returns (`__syncthreads_count` etc.).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    /// How many participants' predicates were non-zero.
+    Popc,
+    And,
+    Or,
+}
+
+/// One abstract operation of an instruction's lowering, with the options
+/// the lowering text gives it (see docs/models.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoweredOp {
     pub op: AbstractOp,
     pub barrier: BarrierRef,
-    /// The count operand of init, or the expected-count update of arrive.
+    /// The count operand of init, the expected-count update of arrive, or
+    /// the amount of expect_tx / complete_tx.
     pub count: Option<usize>,
+    /// Counted barrier (`bar.sync ID, COUNT`): each arrive sets the phase's
+    /// expected count (the barrier's launch count when the operand is left
+    /// out); arrivals of one phase with different counts are
+    /// `ub(count-mismatch)`.
+    pub count_match: bool,
+    /// `__syncwarp MASK`: the operand is a lane mask; the expected count is
+    /// the lanes in it; the caller's lane must be in it and every arrival of
+    /// a phase must use the same mask (`ub(syncwarp-mask)`).
+    pub mask: Option<usize>,
+    /// A predicate operand, reduced over the phase by the wait's `reduce`.
+    pub pred: Option<usize>,
+    pub reduce: Option<Reduce>,
     /// The instruction's result is 1 if this arrive was the first of its phase.
     pub isfirst: bool,
+    /// The instruction's result is this arrive's phase token.
+    pub token_result: bool,
+    /// A wait for the phase of the token in this operand (a register).
+    pub token: Option<usize>,
+    /// A wait until the phase of this parity has completed (mbarrier).
+    pub parity: Option<usize>,
 }
 
 /// A target instruction and its lowering to abstract operations.
@@ -130,4 +186,10 @@ pub struct Instruction {
     pub lowering: Vec<LoweredOp>,
     /// The original lowering text, for `barrier-check models NAME`.
     pub text: String,
+}
+
+impl Default for BarrierRef {
+    fn default() -> BarrierRef {
+        BarrierRef::Operand(0)
+    }
 }

@@ -220,7 +220,26 @@ impl Checker<'_> {
                     participants,
                     completed,
                     token_phase,
+                    parity,
                 } => {
+                    if let Some(p) = parity {
+                        // A parity wait completes on the last completed phase
+                        // once the current phase's parity differs from p.
+                        if !completed {
+                            let mine: Vec<&Phase> = phases.iter().filter(|ph| ph.barrier == b).collect();
+                            let current = mine.iter().filter(|ph| ph.completed).count();
+                            let ended = mine.last().is_none_or(|ph| ph.completed);
+                            let current = if ended { current } else { mine.len() - 1 };
+                            if current >= 1 && current % 2 != *p as usize {
+                                let msg = format!("{} is stuck although its parity phase completed", self.n(e));
+                                self.inconsistent("wait-completes", msg, vec![e]);
+                            } else {
+                                let msg = format!("{} on {} never sees its parity", self.n(e), self.barrier_name(b));
+                                self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, vec![e]);
+                            }
+                        }
+                        continue;
+                    }
                     let Some(j) = jb[e.index()] else {
                         let msg = format!(
                             "{} waits on {} with no joined-before join",
@@ -372,6 +391,7 @@ impl Checker<'_> {
             let mut expected: Option<i64> = None;
             let mut arrived = 0i64;
             let mut pending_drop = 0i64;
+            let mut tx = 0i64;
             let mut current: Option<usize> = None;
             if let Some(&first) = order.first() {
                 if !matches!(exec.event(first).kind, EventKind::Init { .. }) {
@@ -411,6 +431,7 @@ impl Checker<'_> {
                     expected = Some(count.max(0));
                     arrived = 0;
                     pending_drop = 0;
+                    tx = 0;
                     current = None;
                     continue;
                 }
@@ -467,9 +488,10 @@ impl Checker<'_> {
                             expected = Some((x - 1).max(0));
                         }
                     }
+                    EventKind::Tx { delta } => tx += delta,
                     _ => unreachable!("modification events only"),
                 }
-                if expected == Some(arrived) {
+                if expected == Some(arrived) && tx == 0 {
                     phases[pi].completed = true;
                     current = None;
                     arrived = 0;
@@ -491,6 +513,7 @@ impl Checker<'_> {
                 participants,
                 completed,
                 token_phase,
+                parity,
             } = &ev.kind
             else {
                 continue;
@@ -513,7 +536,7 @@ impl Checker<'_> {
                 ex.target == ev.target
                     && matches!(
                         ex.kind,
-                        EventKind::Arrive { .. } | EventKind::Drop | EventKind::ArriveDrop
+                        EventKind::Arrive { .. } | EventKind::Drop | EventKind::ArriveDrop | EventKind::Tx { .. }
                     )
             });
             let whole_phase = phase.is_some_and(|pi| {
@@ -530,6 +553,12 @@ impl Checker<'_> {
                 );
                 self.inconsistent("participates-in", msg, vec![w]);
                 continue;
+            }
+            if let (Some(p), Some(pi)) = (parity, phase) {
+                if self.phase_number(phases, pi) % 2 != *p as usize {
+                    let msg = format!("{} completes on a phase of the other parity", self.n(w));
+                    self.inconsistent("participates-in", msg, vec![w]);
+                }
             }
             if let (Some(tp), Some(pi)) = (token_phase, phase) {
                 if self.phase_number(phases, pi) != *tp as usize {

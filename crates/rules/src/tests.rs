@@ -18,6 +18,7 @@ fn wait() -> K {
         participants: vec![],
         completed: true,
         token_phase: None,
+        parity: None,
     }
 }
 fn stuck() -> K {
@@ -25,6 +26,7 @@ fn stuck() -> K {
         participants: vec![],
         completed: false,
         token_phase: None,
+        parity: None,
     }
 }
 fn kinds(v: &[Violation]) -> Vec<String> {
@@ -345,4 +347,56 @@ fn disabled_rules_are_not_reported() {
     b.bmo(d);
     let got = check(&b.finish(), RuleSet::default(), &Numbered);
     assert!(got.is_empty(), "{got:?}");
+}
+
+#[test]
+fn transaction_counts_hold_a_phase_open() {
+    // count 1: one arrive, but expect_tx 2 keeps the phase open until
+    // complete_tx 2 brings the transaction count back to zero.
+    let build = |complete: bool| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        b.event(t(0), 0, K::Join, B);
+        let x = b.event(t(0), 0, K::Tx { delta: 2 }, B);
+        let a = b.event(t(0), 1, arrive(), B);
+        b.bmo(x);
+        b.bmo(a);
+        let mut members = vec![x, a];
+        if complete {
+            let c = b.event(t(1), 0, K::Tx { delta: -2 }, B);
+            b.bmo(c);
+            members.push(c);
+        }
+        let w = b.event(t(0), 2, wait(), B);
+        b.set_participants(w, members);
+        judge(b)
+    };
+    assert_eq!(build(true), Vec::<String>::new());
+    assert_eq!(build(false), ["inconsistent:participates-in"]);
+}
+
+#[test]
+fn parity_waits() {
+    // Two phases of count 1 by T0; T1 waits for parity 1 (phase 1).
+    let build = |parity: u8, completed: bool, on_phase: Option<usize>| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        let a0 = b.event(t(0), 0, arrive(), B);
+        let a1 = b.event(t(0), 1, arrive(), B);
+        b.bmo(a0);
+        b.bmo(a1);
+        let w = b.event(t(1), 0, K::Wait { participants: vec![], completed, token_phase: None, parity: Some(parity) }, B);
+        if let Some(ph) = on_phase {
+            b.set_participants(w, vec![[a0, a1][ph]]);
+        }
+        judge(b)
+    };
+    assert_eq!(build(1, true, Some(1)), Vec::<String>::new());
+    assert_eq!(build(1, true, Some(0)), ["inconsistent:participates-in"]);
+    // Two phases done: the current phase (2) has parity 0, so a wait for
+    // parity 0 is stuck - the phase two behind aliases.
+    assert_eq!(build(0, false, None), ["deadlock"]);
+    assert_eq!(build(1, false, None), ["inconsistent:wait-completes"]);
 }
