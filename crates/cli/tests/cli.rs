@@ -240,12 +240,22 @@ fn model_not_providing_a_construct_is_an_error() {
         stderr(&o)
     );
     let p = scratch(
-        "later.litmus",
-        b"litmus \"c\"\nmodel cuda-sm90\nthread T0 { __syncthreads }\n",
+        "host.litmus",
+        b"litmus \"c\"\nmodel cuda-sm90\nhost H { device_sync }\n",
     );
     let o = run(&["check", p.to_str().unwrap()]);
     assert!(
-        stderr(&o).contains("model `cuda-sm90` is part of the litmus format but not available"),
+        stderr(&o).contains("model `cuda-sm90` has no host threads"),
+        "{}",
+        stderr(&o)
+    );
+    let p = scratch(
+        "sm80cluster.litmus",
+        b"litmus \"c\"\nmodel cuda-sm80\nthread T0 { cluster.sync }\n",
+    );
+    let o = run(&["check", p.to_str().unwrap()]);
+    assert!(
+        stderr(&o).contains("does not provide `cluster.sync` (it is provided by cuda-sm90)"),
         "{}",
         stderr(&o)
     );

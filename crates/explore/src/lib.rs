@@ -312,10 +312,15 @@ impl<'p> Explorer<'p> {
         // A uniform (block-wide) barrier that some threads reached while
         // others never will: divergent.
         for &t in &stuck_waits {
-            if let Some(InstrKind::Barrier { sel, .. }) = self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind) {
+            if let Some(InstrKind::Barrier { sel, .. }) =
+                self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
+            {
                 if let Some(b) = self.resolve(s, t, *sel) {
                     if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.arrivals > 0) {
-                        let msg = format!("{} is reached by only some threads of its scope", self.p.barriers[b].name);
+                        let msg = format!(
+                            "{} is reached by only some threads of its scope",
+                            self.p.barriers[b].name
+                        );
                         self.ub(bc_syntax::UbKind::DivergentBarrier, msg);
                     }
                 }

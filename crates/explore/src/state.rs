@@ -126,10 +126,13 @@ impl State {
                     let mut jmask = Bits::new(nt * nb);
                     let mut joined = Vec::new();
                     if joined_at_launch {
-                        for b in 0..nb {
-                            jmask.set(i * nb + b);
-                            joined.push(b as u32);
+                        // Only the instances this thread can reach.
+                        for b in &t.barriers {
+                            jmask.set(i * nb + b.index());
+                            joined.push(b.0);
                         }
+                        joined.sort_unstable();
+                        joined.dedup();
                     }
                     TState {
                         pc: 0,

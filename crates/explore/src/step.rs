@@ -158,7 +158,10 @@ impl Explorer<'_> {
         let props = self.p.barriers[b].props;
         let name = self.bname(b);
         if props.privileged {
-            return Some((Some(UbKind::PrivilegedBarrier), format!("{} uses the privileged barrier {name}", self.tname(t))));
+            return Some((
+                Some(UbKind::PrivilegedBarrier),
+                format!("{} uses the privileged barrier {name}", self.tname(t)),
+            ));
         }
         if props.noop && !matches!(op, BarrierOp::Join) {
             return Some((None, String::new()));
@@ -168,7 +171,10 @@ impl Explorer<'_> {
             return Some((Some(UbKind::UncooperativeGridSync), msg));
         }
         if s.bars[b].invalid && !matches!(op, BarrierOp::Init(_)) {
-            return Some((Some(UbKind::InvalidBarrier), format!("{} uses {name} after it was invalidated", self.tname(t))));
+            return Some((
+                Some(UbKind::InvalidBarrier),
+                format!("{} uses {name} after it was invalidated", self.tname(t)),
+            ));
         }
         None
     }
@@ -189,7 +195,10 @@ impl Explorer<'_> {
             if cur == 0 || cur % 2 == parity as u32 {
                 return WaitPlan::Blocked;
             }
-            let last = s.bars[b].done.iter().position(|ph| ph.number == cur - 1 && !ph.bound.get(t));
+            let last = s.bars[b]
+                .done
+                .iter()
+                .position(|ph| ph.number == cur - 1 && !ph.bound.get(t));
             return WaitPlan::Parity(last.map(|i| i as u32), parity);
         }
         let joined = s.threads[t].joined.contains(&(b as u32));
@@ -197,7 +206,12 @@ impl Explorer<'_> {
             let (tb, tp) = match decode_token(s.threads[t].regs[r.index()]) {
                 Some((tb, tp)) if tb == b => (tb, tp),
                 Some((tb, _)) => {
-                    return misuse(format!("{} waits on {} with a token of {}", self.tname(t), self.bname(b), self.bname(tb)))
+                    return misuse(format!(
+                        "{} waits on {} with a token of {}",
+                        self.tname(t),
+                        self.bname(b),
+                        self.bname(tb)
+                    ))
                 }
                 None => return misuse(format!("{} waits on {} with no token", self.tname(t), self.bname(b))),
             };
@@ -210,16 +224,24 @@ impl Explorer<'_> {
                 return WaitPlan::Blocked;
             }
             let nb = self.p.barriers.len();
+            // Waited on already: this thread's history has a wait for it.
+            let used = s.hist[t].iter().any(|e| {
+                e.target == Target::Barrier(BarrierId(b as u32))
+                    && matches!(e.kind, HKind::Wait { token_phase: Some(p), .. } if p == tp)
+            });
+            if used {
+                return misuse(format!(
+                    "{} waits twice with one token of {}",
+                    self.tname(t),
+                    self.bname(b)
+                ));
+            }
             return match s.bars[b].done.iter().position(|ph| ph.number == tp) {
-                Some(i) if s.bars[b].done[i].bound.get(t) => {
-                    misuse(format!("{} waits twice with one token of {}", self.tname(t), self.bname(b)))
-                }
-                Some(i) if s.bars[b].done[i].mask.get(t * nb + b) => {
+                Some(i) if s.bars[b].done[i].mask.get(t * nb + b) && !s.bars[b].done[i].bound.get(t) => {
                     WaitPlan::Phases(vec![i as u32], Some(tp), cur >= tp + 2)
                 }
-                Some(_) => WaitPlan::Blocked,
-                // Forgotten: every thread entitled to it has waited on it.
-                None => misuse(format!("{} waits twice with one token of {}", self.tname(t), self.bname(b))),
+                // Not entitled, or a phase an init abandoned: it never completes.
+                _ => WaitPlan::Blocked,
             };
         }
         if !joined {
@@ -240,10 +262,19 @@ impl Explorer<'_> {
             if th.status != Status::Running {
                 continue;
             }
-            let Some(ins) = self.p.instr(ThreadId(t as u32), th.pc) else { continue };
-            let one = Choice { thread: t as u32, phase: None };
+            let Some(ins) = self.p.instr(ThreadId(t as u32), th.pc) else {
+                continue;
+            };
+            let one = Choice {
+                thread: t as u32,
+                phase: None,
+            };
             match &ins.kind {
-                InstrKind::Barrier { op: op @ BarrierOp::Wait(spec), sel, .. } => {
+                InstrKind::Barrier {
+                    op: op @ BarrierOp::Wait(spec),
+                    sel,
+                    ..
+                } => {
                     let Some(b) = self.resolve(s, t, *sel) else {
                         out.push(one);
                         continue;
@@ -254,9 +285,10 @@ impl Explorer<'_> {
                     }
                     match self.wait_plan(s, t, b, spec) {
                         WaitPlan::Blocked => {}
-                        WaitPlan::Phases(idx, _, _) => {
-                            out.extend(idx.into_iter().map(|i| Choice { thread: t as u32, phase: Some(i) }))
-                        }
+                        WaitPlan::Phases(idx, _, _) => out.extend(idx.into_iter().map(|i| Choice {
+                            thread: t as u32,
+                            phase: Some(i),
+                        })),
                         WaitPlan::NoJoin | WaitPlan::NoOp(..) | WaitPlan::Parity(..) => out.push(one),
                     }
                 }
@@ -275,7 +307,10 @@ impl Explorer<'_> {
     pub(crate) fn step(&mut self, s: &mut State, c: Choice) -> Step {
         let t = c.thread as usize;
         let tid = ThreadId(c.thread);
-        let ins = self.p.instr(tid, s.threads[t].pc).expect("choices point at instructions");
+        let ins = self
+            .p
+            .instr(tid, s.threads[t].pc)
+            .expect("choices point at instructions");
         let (span, text) = (ins.span, ins.text.clone());
         let pc = s.threads[t].pc;
         let info = &self.p.threads[t];
@@ -304,7 +339,12 @@ impl Explorer<'_> {
                 self.set(s, t, dest, old);
                 format!("{}: {old} -> {}", self.p.locs[l].name, s.mem[l])
             }
-            InstrKind::Cas { decl, expected, new, dest } => {
+            InstrKind::Cas {
+                decl,
+                expected,
+                new,
+                dest,
+            } => {
                 let e = eval(self.p, s, t, &expected);
                 let n = eval(self.p, s, t, &new);
                 let l = info.locs[decl as usize].index();
@@ -318,8 +358,16 @@ impl Explorer<'_> {
             InstrKind::Await(_) => "condition holds".into(),
             InstrKind::Read { decl } | InstrKind::Write { decl } => {
                 let l = info.locs[decl as usize];
-                let kind = if matches!(ins.kind, InstrKind::Read { .. }) { HKind::Read } else { HKind::Write };
-                s.hist[t].push(HEvent { pc, kind, target: Target::Loc(l) });
+                let kind = if matches!(ins.kind, InstrKind::Read { .. }) {
+                    HKind::Read
+                } else {
+                    HKind::Write
+                };
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind,
+                    target: Target::Loc(l),
+                });
                 String::new()
             }
             InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_) | InstrKind::Exit => {
@@ -328,7 +376,12 @@ impl Explorer<'_> {
         };
         s.threads[t].pc = pc + 1;
         self.run_local(s, t);
-        Step { thread: self.p.threads[t].name.clone(), span, text, effect }
+        Step {
+            thread: self.p.threads[t].name.clone(),
+            span,
+            text,
+            effect,
+        }
     }
 
     /// One barrier operation of thread `t`; returns the step's effect text.
@@ -346,7 +399,10 @@ impl Explorer<'_> {
         let Some(b) = self.resolve(s, t, sel) else {
             if matches!(op, BarrierOp::Drop) {
                 let before = self.pending.len();
-                self.ub(UbKind::DropWithoutJoin, format!("{} leaves with no joined barrier", self.tname(t)));
+                self.ub(
+                    UbKind::DropWithoutJoin,
+                    format!("{} leaves with no joined barrier", self.tname(t)),
+                );
                 if let Some(p) = self.pending.get_mut(before) {
                     p.2 = true;
                 }
@@ -366,7 +422,14 @@ impl Explorer<'_> {
             BarrierOp::Init(k) => {
                 let k = eval(self.p, s, t, &k);
                 if k <= 0 {
-                    self.ub(UbKind::NegativeExpectedCount, format!("{} initializes {} with expected count {k}", self.tname(t), self.bname(b)));
+                    self.ub(
+                        UbKind::NegativeExpectedCount,
+                        format!(
+                            "{} initializes {} with expected count {k}",
+                            self.tname(t),
+                            self.bname(b)
+                        ),
+                    );
                 }
                 self.check_max(t, b, k);
                 let bar = &mut s.bars[b];
@@ -378,20 +441,35 @@ impl Explorer<'_> {
                 bar.tx = 0;
                 bar.open = None;
                 s.bmo[b].push((t as u32, po));
-                s.hist[t].push(HEvent { pc, kind: HKind::Init(k), target });
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Init(k),
+                    target,
+                });
                 format!("{}: expected count {}", self.bname(b), k.max(0))
             }
             BarrierOp::Join => {
                 self.join(s, t, b);
-                s.hist[t].push(HEvent { pc, kind: HKind::Join, target });
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Join,
+                    target,
+                });
                 format!("joins {}", self.bname(b))
             }
             BarrierOp::Drop => {
                 if !s.threads[t].joined.contains(&(b as u32)) {
-                    self.ub(UbKind::DropWithoutJoin, format!("{} drops {} with no joined-before join", self.tname(t), self.bname(b)));
+                    self.ub(
+                        UbKind::DropWithoutJoin,
+                        format!("{} drops {} with no joined-before join", self.tname(t), self.bname(b)),
+                    );
                 }
                 s.threads[t].joined.retain(|&x| x != b as u32);
-                s.hist[t].push(HEvent { pc, kind: HKind::Drop, target });
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Drop,
+                    target,
+                });
                 self.modify(s, t, b, po, Mod::Drop { at_end: false }).0
             }
             BarrierOp::Arrive(spec) => {
@@ -401,10 +479,14 @@ impl Explorer<'_> {
                     let m = eval(self.p, s, t, m);
                     let lane = self.p.threads[t].lane;
                     if lane >= 64 || m & (1 << lane) == 0 {
-                        self.ub(UbKind::SyncwarpMask, format!("{} (lane {lane}) is not in its own mask {m:#x}", self.tname(t)));
+                        self.ub(
+                            UbKind::SyncwarpMask,
+                            format!("{} (lane {lane}) is not in its own mask {m:#x}", self.tname(t)),
+                        );
                     }
-                    let width = self.p.model.warp_size.min(64);
-                    let lanes = if width == 64 { m } else { m & ((1i64 << width) - 1) };
+                    // Lanes that do not exist (past the block's last thread)
+                    // are inactive and not waited for.
+                    let lanes = (m as u64) & self.p.threads[t].warp_lanes;
                     set = Some(lanes.count_ones() as i64);
                     key = Some(m);
                 } else if spec.count_match {
@@ -417,20 +499,40 @@ impl Explorer<'_> {
                     if key.is_none() && k <= arrived {
                         self.ub(
                             UbKind::ExpectedCountTooSmall,
-                            format!("{} sets the expected count of {} to {k} with {arrived} arrive(s) counted", self.tname(t), self.bname(b)),
+                            format!(
+                                "{} sets the expected count of {} to {k} with {arrived} arrive(s) counted",
+                                self.tname(t),
+                                self.bname(b)
+                            ),
                         );
                     }
                 }
                 if let (Some(k), Some(open_key)) = (key, s.bars[b].open.as_ref().and_then(|p| p.key)) {
                     if k != open_key {
-                        let (kind, what) = if spec.mask.is_some() { (UbKind::SyncwarpMask, "mask") } else { (UbKind::CountMismatch, "count") };
-                        self.ub(kind, format!("{} arrives on {} with {what} {k} in a phase begun with {open_key}", self.tname(t), self.bname(b)));
+                        let (kind, what) = if spec.mask.is_some() {
+                            (UbKind::SyncwarpMask, "mask")
+                        } else {
+                            (UbKind::CountMismatch, "count")
+                        };
+                        self.ub(
+                            kind,
+                            format!(
+                                "{} arrives on {} with {what} {k} in a phase begun with {open_key}",
+                                self.tname(t),
+                                self.bname(b)
+                            ),
+                        );
                     }
                 }
-                if rules.has(Rule::ArriveBeforeWait) && s.threads[t].owes.contains(&(b as u32)) {
+                let owes_rule = spec.object && rules.has(Rule::ArriveBeforeWait);
+                if owes_rule && s.threads[t].owes.contains(&(b as u32)) {
                     self.ub(
                         UbKind::ArriveBeforeWait,
-                        format!("{} arrives on {} again before waiting on the phase its arrive completed", self.tname(t), self.bname(b)),
+                        format!(
+                            "{} arrives on {} again before waiting on the phase its arrive completed",
+                            self.tname(t),
+                            self.bname(b)
+                        ),
                     );
                 }
                 if let Some(k) = set {
@@ -445,23 +547,39 @@ impl Explorer<'_> {
                     _ => {}
                 }
                 let pred = spec.pred.as_ref().map(|p| eval(self.p, s, t, p) != 0);
-                s.hist[t].push(HEvent { pc, kind: HKind::Arrive(set), target });
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Arrive(set),
+                    target,
+                });
                 let site = (self.p.threads[t].code.0, pc);
                 let (effect, completed) = self.modify(s, t, b, po, Mod::Arrive { key, pred, site });
-                if completed && rules.has(Rule::ArriveBeforeWait) && !s.threads[t].owes.contains(&(b as u32)) {
+                if completed && owes_rule && !s.threads[t].owes.contains(&(b as u32)) {
                     s.threads[t].owes.push(b as u32);
                     s.threads[t].owes.sort_unstable();
                 }
                 effect
             }
             BarrierOp::ArriveDrop => {
-                s.hist[t].push(HEvent { pc, kind: HKind::ArriveDrop, target });
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::ArriveDrop,
+                    target,
+                });
                 self.modify(s, t, b, po, Mod::ArriveDrop).0
             }
             BarrierOp::ExpectTx(ref n) | BarrierOp::CompleteTx(ref n) => {
                 let n = eval(self.p, s, t, n);
-                let delta = if matches!(op, BarrierOp::ExpectTx(_)) { n } else { n.wrapping_neg() };
-                s.hist[t].push(HEvent { pc, kind: HKind::Tx(delta), target });
+                let delta = if matches!(op, BarrierOp::ExpectTx(_)) {
+                    n
+                } else {
+                    n.wrapping_neg()
+                };
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Tx(delta),
+                    target,
+                });
                 self.modify(s, t, b, po, Mod::Tx(delta)).0
             }
             BarrierOp::Inval => {
@@ -470,8 +588,23 @@ impl Explorer<'_> {
             }
             BarrierOp::Wait(spec) => match self.wait_plan(s, t, b, &spec) {
                 WaitPlan::NoJoin => {
-                    self.ub(UbKind::WaitWithoutJoin, format!("{} waits on {} with no joined-before join", self.tname(t), self.bname(b)));
-                    s.hist[t].push(HEvent { pc, kind: HKind::Wait { participants: vec![], token_phase: None, parity: None }, target });
+                    self.ub(
+                        UbKind::WaitWithoutJoin,
+                        format!(
+                            "{} waits on {} with no joined-before join",
+                            self.tname(t),
+                            self.bname(b)
+                        ),
+                    );
+                    s.hist[t].push(HEvent {
+                        pc,
+                        kind: HKind::Wait {
+                            participants: vec![],
+                            token_phase: None,
+                            parity: None,
+                        },
+                        target,
+                    });
                     "no joined-before join: the wait has no effect".into()
                 }
                 WaitPlan::NoOp(kind, msg) => {
@@ -483,7 +616,11 @@ impl Explorer<'_> {
                     if stale {
                         self.ub(
                             UbKind::StalePhase,
-                            format!("{} waits on {} with a token of a phase that is neither current nor previous", self.tname(t), self.bname(b)),
+                            format!(
+                                "{} waits on {} with a token of a phase that is neither current nor previous",
+                                self.tname(t),
+                                self.bname(b)
+                            ),
                         );
                     }
                     let (effect, ph) = self.bind(s, t, b, i);
@@ -494,7 +631,15 @@ impl Explorer<'_> {
                             bc_models::Reduce::Or => (ph.preds > 0) as i64,
                         };
                     }
-                    s.hist[t].push(HEvent { pc, kind: HKind::Wait { participants: ph.members, token_phase: tp, parity: None }, target });
+                    s.hist[t].push(HEvent {
+                        pc,
+                        kind: HKind::Wait {
+                            participants: ph.members,
+                            token_phase: tp,
+                            parity: None,
+                        },
+                        target,
+                    });
                     self.collect(s, b);
                     effect
                 }
@@ -504,9 +649,20 @@ impl Explorer<'_> {
                             let (effect, ph) = self.bind(s, t, b, i);
                             (effect, ph.members)
                         }
-                        None => ("its phase already completed for it: no new participants".to_string(), vec![]),
+                        None => (
+                            "its phase already completed for it: no new participants".to_string(),
+                            vec![],
+                        ),
                     };
-                    s.hist[t].push(HEvent { pc, kind: HKind::Wait { participants: members, token_phase: None, parity: Some(parity) }, target });
+                    s.hist[t].push(HEvent {
+                        pc,
+                        kind: HKind::Wait {
+                            participants: members,
+                            token_phase: None,
+                            parity: Some(parity),
+                        },
+                        target,
+                    });
                     self.collect(s, b);
                     effect
                 }
@@ -523,14 +679,26 @@ impl Explorer<'_> {
         s.threads[t].jmask.union_with(&ph.mask);
         s.threads[t].owes.retain(|&x| x != b as u32);
         let who: Vec<String> = ph.members.iter().map(|&(u, q)| self.label_of(s, u, q)).collect();
-        let effect = format!("completes on phase {} of {} (participants: {})", ph.number, self.bname(b), who.join(", "));
+        let effect = format!(
+            "completes on phase {} of {} (participants: {})",
+            ph.number,
+            self.bname(b),
+            who.join(", ")
+        );
         (effect, ph)
     }
 
     fn check_max(&mut self, t: usize, b: usize, k: i64) {
         if let Some(max) = self.p.model.max_count {
             if k > max {
-                self.ub(UbKind::CountOverflow, format!("{} sets the count of {} to {k}, above the maximum {max}", self.tname(t), self.bname(b)));
+                self.ub(
+                    UbKind::CountOverflow,
+                    format!(
+                        "{} sets the count of {} to {k}, above the maximum {max}",
+                        self.tname(t),
+                        self.bname(b)
+                    ),
+                );
             }
         }
     }
@@ -563,7 +731,11 @@ impl Explorer<'_> {
             .copied()
             .filter(|&o| {
                 o as usize == b
-                    || self.p.mutually_exclusive.iter().any(|&(x, y)| (x, y) == (me, BarrierId(o)) || (y, x) == (me, BarrierId(o)))
+                    || self
+                        .p
+                        .mutually_exclusive
+                        .iter()
+                        .any(|&(x, y)| (x, y) == (me, BarrierId(o)) || (y, x) == (me, BarrierId(o)))
             })
             .collect();
         th.joined.retain(|o| !exclusive.contains(o));
@@ -581,7 +753,10 @@ impl Explorer<'_> {
         let nt = self.p.threads.len();
         let nb = self.p.barriers.len();
         if !s.bars[b].init {
-            self.ub(UbKind::UninitializedBarrier, format!("{} operates on {} before any init", self.tname(t), self.bname(b)));
+            self.ub(
+                UbKind::UninitializedBarrier,
+                format!("{} operates on {} before any init", self.tname(t), self.bname(b)),
+            );
         }
         let mask = s.threads[t].jmask.clone();
         let code = self.p.threads[t].code.0;
@@ -638,8 +813,12 @@ impl Explorer<'_> {
         let completed = bar.init && bar.expected == bar.arrived && bar.tx == 0;
         let effect = if completed {
             let ph = bar.open.take().expect("open phase");
-            if self.p.barriers[b].props.uniform && (ph.mixed_sites || ph.exit_drop) {
-                divergent = Some(if ph.mixed_sites { "different instruction sites" } else { "only some threads (others exited)" });
+            if self.p.barriers[b].props.uniform && ph.arrivals > 0 && (ph.mixed_sites || ph.exit_drop) {
+                divergent = Some(if ph.mixed_sites {
+                    "different instruction sites"
+                } else {
+                    "only some threads (others exited)"
+                });
             }
             bar.done.push(ph);
             bar.arrived = 0;
@@ -647,16 +826,33 @@ impl Explorer<'_> {
             bar.pending_drop = 0;
             format!("{name}: completes phase {number}")
         } else if bar.init {
-            let tx = if bar.tx != 0 { format!(", tx-count {}", bar.tx) } else { String::new() };
-            format!("{name}: {} of {} arrived (phase {number}{tx})", bar.arrived, bar.expected)
+            let tx = if bar.tx != 0 {
+                format!(", tx-count {}", bar.tx)
+            } else {
+                String::new()
+            };
+            format!(
+                "{name}: {} of {} arrived (phase {number}{tx})",
+                bar.arrived, bar.expected
+            )
         } else {
             format!("{name}: uninitialized")
         };
         if negative {
-            self.ub(UbKind::NegativeExpectedCount, format!("{} drops {} below an expected count of zero", self.tname(t), self.bname(b)));
+            self.ub(
+                UbKind::NegativeExpectedCount,
+                format!(
+                    "{} drops {} below an expected count of zero",
+                    self.tname(t),
+                    self.bname(b)
+                ),
+            );
         }
         if let Some(why) = divergent {
-            self.ub(UbKind::DivergentBarrier, format!("phase {number} of {} is completed by {why}", self.bname(b)));
+            self.ub(
+                UbKind::DivergentBarrier,
+                format!("phase {number} of {} is completed by {why}", self.bname(b)),
+            );
         }
         self.collect(s, b);
         (effect, completed)
@@ -669,7 +865,9 @@ impl Explorer<'_> {
         let nt = self.p.threads.len();
         let nb = self.p.barriers.len();
         let last = s.bars[b].done.iter().map(|ph| ph.number).max();
-        s.bars[b].done.retain(|ph| Some(ph.number) == last || (0..nt).any(|u| ph.mask.get(u * nb + b) && !ph.bound.get(u)));
+        s.bars[b]
+            .done
+            .retain(|ph| Some(ph.number) == last || (0..nt).any(|u| ph.mask.get(u * nb + b) && !ph.bound.get(u)));
     }
 }
 
@@ -690,8 +888,14 @@ pub(crate) enum WaitPlan {
 
 /// A modification operation's kind and extras.
 pub(crate) enum Mod {
-    Arrive { key: Option<i64>, pred: Option<bool>, site: (u32, u32) },
+    Arrive {
+        key: Option<i64>,
+        pred: Option<bool>,
+        site: (u32, u32),
+    },
     ArriveDrop,
-    Drop { at_end: bool },
+    Drop {
+        at_end: bool,
+    },
     Tx(i64),
 }

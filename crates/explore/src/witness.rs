@@ -77,7 +77,9 @@ impl Explorer<'_> {
                     HKind::Drop => EventKind::Drop,
                     HKind::Arrive(k) => EventKind::Arrive { set_count: *k },
                     HKind::ArriveDrop => EventKind::ArriveDrop,
-                    HKind::Wait { token_phase, parity, .. } => EventKind::Wait {
+                    HKind::Wait {
+                        token_phase, parity, ..
+                    } => EventKind::Wait {
                         participants: vec![],
                         completed: true,
                         token_phase: *token_phase,
@@ -111,7 +113,10 @@ impl Explorer<'_> {
                 .and_then(|r| decode_token(s.threads[t].regs[r.index()]))
                 .filter(|&(tb, _)| tb == bar)
                 .map(|(_, ph)| ph);
-            let parity = spec.parity.as_ref().map(|p| (crate::eval::eval(self.p, s, t, p) & 1) as u8);
+            let parity = spec
+                .parity
+                .as_ref()
+                .map(|p| (crate::eval::eval(self.p, s, t, p) & 1) as u8);
             let kind = EventKind::Wait {
                 participants: vec![],
                 completed: false,

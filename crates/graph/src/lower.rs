@@ -246,8 +246,10 @@ impl Lowerer<'_> {
                                 .len() as i64,
                         ),
                         LaunchCount::ThreadsInCluster => Some(
-                            placed.iter().filter(|p| p.kind == ThreadKind::Device && p.cluster == here.cluster).count()
-                                as i64,
+                            placed
+                                .iter()
+                                .filter(|p| p.kind == ThreadKind::Device && p.cluster == here.cluster)
+                                .count() as i64,
                         ),
                         LaunchCount::ThreadsInGrid => {
                             Some(placed.iter().filter(|p| p.kind == ThreadKind::Device).count() as i64)
@@ -344,6 +346,15 @@ impl Lowerer<'_> {
             codes.push(self.code(&t.body, &names));
         }
 
+        let warp_lanes: Vec<u64> = placed
+            .iter()
+            .map(|p| {
+                placed
+                    .iter()
+                    .filter(|q| q.kind == ThreadKind::Device && q.block == p.block && q.warp == p.warp && q.lane < 64)
+                    .fold(0u64, |m, q| m | 1 << q.lane)
+            })
+            .collect();
         let threads: Vec<ThreadInfo> = placed
             .into_iter()
             .enumerate()
@@ -358,6 +369,7 @@ impl Lowerer<'_> {
                 ntid: p.ntid,
                 lane: p.lane,
                 cooperative: p.cooperative,
+                warp_lanes: warp_lanes[i],
                 barriers: std::mem::take(&mut thread_barriers[i]),
                 locs: std::mem::take(&mut thread_locs[i]),
             })
@@ -478,7 +490,7 @@ impl Lowerer<'_> {
                             self.err(
                                 t.span,
                                 format!(
-                                    "model `{}` has no host threads (host threads need a CUDA model)",
+                                    "model `{}` has no host threads (they need a model that provides `launch`)",
                                     self.model.name
                                 ),
                             );
@@ -532,7 +544,13 @@ impl Lowerer<'_> {
                     }
                     if let Some(n) = &t.name {
                         if !hosts_ok {
-                            self.err(n.span, format!("model `{}` has no host `launch`, so a named kernel would never start (named kernels need a CUDA model)", self.model.name));
+                            self.err(
+                                n.span,
+                                format!(
+                                    "model `{}` has no host `launch`, so a named kernel would never start",
+                                    self.model.name
+                                ),
+                            );
                         }
                     }
                     if blocks * threads > MAX_THREADS as i64 {
@@ -846,7 +864,10 @@ impl Lowerer<'_> {
                         Some(d) => object_decl[i] = Some(d as u32),
                         None => {
                             let found = self.snippet(exprs[i].span).to_string();
-                            self.err(exprs[i].span, format!("`{n}` needs a declared barrier, found `{found}`"));
+                            self.err(
+                                exprs[i].span,
+                                format!("`{n}` needs a declared barrier, found `{found}`"),
+                            );
                             return None;
                         }
                     }
@@ -879,7 +900,8 @@ impl Lowerer<'_> {
                 );
                 return None;
             };
-            match names.predefined.iter().find(|(x, _)| *x == id) {
+            let addressable = self.model.barrier(id).is_some_and(|b| b.operand);
+            match names.predefined.iter().find(|(x, _)| *x == id).filter(|_| addressable) {
                 Some(&(_, d)) => barrier_decl[i] = Some((id, d)),
                 None => {
                     let others = bc_models::models_with_barrier(id);
@@ -919,9 +941,8 @@ impl Lowerer<'_> {
                 BarrierRef::JoinedInGroup(g) => BarrierSel::Joined { group: g as u32 },
                 BarrierRef::Object(i) => BarrierSel::Decl(object_decl[i].expect("object operands were resolved")),
             };
-            let mut operand = |i: Option<usize>, this: &mut Self| {
-                i.and_then(|i| exprs.get(i)).map(|e| this.expr(c, e, names, false))
-            };
+            let mut operand =
+                |i: Option<usize>, this: &mut Self| i.and_then(|i| exprs.get(i)).map(|e| this.expr(c, e, names, false));
             let count = operand(l.count, self);
             let op = match l.op {
                 AbstractOp::Init => BarrierOp::Init(count.unwrap_or(CExpr::Int(0))),
@@ -933,6 +954,7 @@ impl Lowerer<'_> {
                     count_match: l.count_match,
                     mask: operand(l.mask, self),
                     pred: operand(l.pred, self),
+                    object: false,
                 }),
                 AbstractOp::Wait => BarrierOp::Wait(WaitSpec {
                     token: l.token.and_then(|i| regs[i]),
@@ -1081,7 +1103,11 @@ impl Lowerer<'_> {
             "arrive" => {
                 let count = if exprs.len() == 2 { Some(ex(1, self)) } else { None };
                 InstrKind::Barrier {
-                    op: BarrierOp::Arrive(ArriveSpec { set_count: count, ..ArriveSpec::default() }),
+                    op: BarrierOp::Arrive(ArriveSpec {
+                        set_count: count,
+                        object: true,
+                        ..ArriveSpec::default()
+                    }),
                     sel: BarrierSel::Decl(decl),
                     result: dest.map(BarrierResult::Token),
                 }
@@ -1105,7 +1131,10 @@ impl Lowerer<'_> {
                     None
                 };
                 InstrKind::Barrier {
-                    op: BarrierOp::Wait(WaitSpec { token, ..WaitSpec::default() }),
+                    op: BarrierOp::Wait(WaitSpec {
+                        token,
+                        ..WaitSpec::default()
+                    }),
                     sel: BarrierSel::Decl(decl),
                     result: None,
                 }
@@ -1114,12 +1143,18 @@ impl Lowerer<'_> {
                 let token = c.reg(&format!("token@{}", s.span.start));
                 return Some(vec![
                     InstrKind::Barrier {
-                        op: BarrierOp::Arrive(ArriveSpec::default()),
+                        op: BarrierOp::Arrive(ArriveSpec {
+                            object: true,
+                            ..ArriveSpec::default()
+                        }),
                         sel: BarrierSel::Decl(decl),
                         result: Some(BarrierResult::Token(token)),
                     },
                     InstrKind::Barrier {
-                        op: BarrierOp::Wait(WaitSpec { token: Some(token), ..WaitSpec::default() }),
+                        op: BarrierOp::Wait(WaitSpec {
+                            token: Some(token),
+                            ..WaitSpec::default()
+                        }),
                         sel: BarrierSel::Decl(decl),
                         result: None,
                     },

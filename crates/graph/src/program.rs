@@ -86,6 +86,8 @@ pub struct ThreadInfo {
     pub lane: u32,
     /// Launched cooperatively (`kernel ... cooperative`).
     pub cooperative: bool,
+    /// The lanes (bit per lane) of the threads in this thread's warp.
+    pub warp_lanes: u64,
     /// Declared barrier index -> the instance this thread touches.
     pub barriers: Vec<BarrierId>,
     /// Declared location index -> the instance this thread touches.
@@ -152,6 +154,9 @@ pub struct ArriveSpec {
     pub mask: Option<CExpr>,
     /// Predicate for the phase's reduction.
     pub pred: Option<CExpr>,
+    /// A `cuda::barrier`-style arrive (the abstract `arrive` statement):
+    /// the arrive-before-wait rule applies to it.
+    pub object: bool,
 }
 
 /// Which phase a wait completes on.

@@ -50,6 +50,12 @@ struct BarrierFile {
     uniform: bool,
     #[serde(default)]
     cooperative: bool,
+    #[serde(default = "yes")]
+    operand: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Deserialize)]
@@ -102,15 +108,23 @@ fn barrier(b: BarrierFile) -> Result<PredefinedBarrier, ModelError> {
         noop: b.noop,
         uniform: b.uniform,
         cooperative: b.cooperative,
+        operand: b.operand,
     })
 }
 
 /// Parses a lowering such as `arrive $1, $2 isfirst; wait -1`.
-fn lowering(text: &str, operands: &[OperandKind], groups: &[ExclusionGroup], ids: &[i64]) -> Result<Vec<LoweredOp>, String> {
+fn lowering(
+    text: &str,
+    operands: &[OperandKind],
+    groups: &[ExclusionGroup],
+    ids: &[i64],
+) -> Result<Vec<LoweredOp>, String> {
     let nops = operands.len();
     let operand = |tok: &str| -> Result<usize, String> {
-        let n: usize =
-            tok.strip_prefix('$').and_then(|n| n.parse().ok()).ok_or(format!("expected an operand `$N`, found `{tok}`"))?;
+        let n: usize = tok
+            .strip_prefix('$')
+            .and_then(|n| n.parse().ok())
+            .ok_or(format!("expected an operand `$N`, found `{tok}`"))?;
         if n == 0 || n > nops {
             return Err(format!("operand `{tok}` out of range (the instruction has {nops})"));
         }
@@ -141,7 +155,12 @@ fn lowering(text: &str, operands: &[OperandKind], groups: &[ExclusionGroup], ids
                 _ => return Err(format!("operand `{target}` is not a barrier or barrier object")),
             }
         } else if let Some(g) = target.strip_prefix("joined(").and_then(|g| g.strip_suffix(')')) {
-            BarrierRef::JoinedInGroup(groups.iter().position(|x| x.name == g).ok_or(format!("unknown group `{g}`"))?)
+            BarrierRef::JoinedInGroup(
+                groups
+                    .iter()
+                    .position(|x| x.name == g)
+                    .ok_or(format!("unknown group `{g}`"))?,
+            )
         } else {
             let id: i64 = target
                 .parse()
@@ -151,7 +170,11 @@ fn lowering(text: &str, operands: &[OperandKind], groups: &[ExclusionGroup], ids
             }
             BarrierRef::Id(id)
         };
-        let mut l = LoweredOp { op, barrier, ..LoweredOp::default() };
+        let mut l = LoweredOp {
+            op,
+            barrier,
+            ..LoweredOp::default()
+        };
         let arrive = matches!(op, AbstractOp::Arrive | AbstractOp::ArriveDrop);
         for w in words {
             let (key, val) = match w.split_once('=') {
@@ -171,7 +194,10 @@ fn lowering(text: &str, operands: &[OperandKind], groups: &[ExclusionGroup], ids
                 ("parity", Some(v)) if op == AbstractOp::Wait => l.parity = Some(operand(v)?),
                 (c, None)
                     if c.starts_with('$')
-                        && matches!(op, AbstractOp::Init | AbstractOp::Arrive | AbstractOp::ExpectTx | AbstractOp::CompleteTx)
+                        && matches!(
+                            op,
+                            AbstractOp::Init | AbstractOp::Arrive | AbstractOp::ExpectTx | AbstractOp::CompleteTx
+                        )
                         && l.count.is_none() =>
                 {
                     l.count = Some(operand(c)?)
@@ -262,8 +288,15 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
         }
         let lowered = lowering(&i.lowering, &operands, &groups, &ids)
             .map_err(|e| ModelError(format!("model file: instruction `{}`: {e}", i.name)))?;
-        if lowered.iter().any(|l| l.isfirst || l.token_result || l.reduce.is_some()) && !i.result {
-            return err(format!("instruction `{}`: `isfirst`, `token` and reductions need `result = true`", i.name));
+        if lowered
+            .iter()
+            .any(|l| l.isfirst || l.token_result || l.reduce.is_some())
+            && !i.result
+        {
+            return err(format!(
+                "instruction `{}`: `isfirst`, `token` and reductions need `result = true`",
+                i.name
+            ));
         }
         instructions.push(Instruction {
             name: i.name,

@@ -86,6 +86,9 @@ pub struct PredefinedBarrier {
     /// Only in a cooperative launch (`ub(uncooperative-grid-sync)` otherwise,
     /// then a no-op).
     pub cooperative: bool,
+    /// Instructions may name it by an id operand (`bar.sync 3`); barriers
+    /// only fixed lowerings use (the warp barrier of `__syncwarp`) say no.
+    pub operand: bool,
 }
 
 /// The kinds of instruction operands.

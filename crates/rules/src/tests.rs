@@ -387,7 +387,17 @@ fn parity_waits() {
         let a1 = b.event(t(0), 1, arrive(), B);
         b.bmo(a0);
         b.bmo(a1);
-        let w = b.event(t(1), 0, K::Wait { participants: vec![], completed, token_phase: None, parity: Some(parity) }, B);
+        let w = b.event(
+            t(1),
+            0,
+            K::Wait {
+                participants: vec![],
+                completed,
+                token_phase: None,
+                parity: Some(parity),
+            },
+            B,
+        );
         if let Some(ph) = on_phase {
             b.set_participants(w, vec![[a0, a1][ph]]);
         }
