@@ -13,6 +13,8 @@ pub struct CheckOptions {
     /// A model that overrides the file's `model` line (`--model`, `--model-file`).
     pub model: Option<Model>,
     pub limits: Limits,
+    /// A progress model that overrides the file's `progress` line.
+    pub progress: Option<String>,
 }
 
 /// Decodes a file's bytes; invalid UTF-8 is a diagnostic at the first bad byte.
@@ -65,7 +67,12 @@ pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport 
     });
     let result = lower_parsed(&report.source, &lit, diags, opts.model.clone());
     match result {
-        Ok(program) => report.outcome = Some(bc_explore::explore(&program, opts.limits)),
+        Ok(mut program) => {
+            if let Some(p) = &opts.progress {
+                program.progress = p.clone();
+            }
+            report.outcome = Some(bc_explore::explore(&program, opts.limits))
+        }
         Err(ds) => report.diagnostics = ds,
     }
     report

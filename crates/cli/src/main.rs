@@ -65,6 +65,13 @@ enum Command {
         /// Leave elapsed times out of the text report.
         #[arg(long)]
         no_timing: bool,
+        /// Check under this progress model instead of the file's `progress`
+        /// line (unfair, fair, hsa, obe, lobe, hsa-obe, each with -strong; cuda).
+        #[arg(long, value_name = "NAME")]
+        progress: Option<String>,
+        /// Skip the fair-cycle (nontermination) analysis (for benchmarks).
+        #[arg(long, hide = true)]
+        no_liveness: bool,
     },
     /// Print a test's operation graph (per-thread control flow and
     /// thread-barrier-order).
@@ -90,7 +97,14 @@ fn main() -> ExitCode {
             timeout,
             quiet,
             no_timing,
+            progress,
+            no_liveness,
         } => {
+            if let Some(p) = &progress {
+                if bc_explore::liveness::Progress::parse(p).is_none() {
+                    return usage_error(&format!("unknown progress model `{p}`"));
+                }
+            }
             let model = match load_model(&model) {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
@@ -104,7 +118,12 @@ fn main() -> ExitCode {
             };
             let opts = CheckOptions {
                 model,
-                limits: Limits { max_states, timeout },
+                limits: Limits {
+                    max_states,
+                    timeout,
+                    liveness: !no_liveness,
+                },
+                progress,
             };
             check(&paths, format, &opts, quiet, !no_timing)
         }

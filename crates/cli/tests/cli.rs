@@ -239,13 +239,10 @@ fn model_not_providing_a_construct_is_an_error() {
         "{}",
         stderr(&o)
     );
-    let p = scratch(
-        "host.litmus",
-        b"litmus \"c\"\nmodel cuda-sm90\nhost H { device_sync }\n",
-    );
+    let p = scratch("host.litmus", b"litmus \"c\"\nmodel amdgpu\nhost H { device_sync }\n");
     let o = run(&["check", p.to_str().unwrap()]);
     assert!(
-        stderr(&o).contains("model `cuda-sm90` has no host threads"),
+        stderr(&o).contains("model `amdgpu` has no host threads"),
         "{}",
         stderr(&o)
     );

@@ -14,9 +14,11 @@ assert sometimes T0:r == 1\nexpect deadlock\n";
 fn opts() -> CheckOptions {
     CheckOptions {
         model: None,
+        progress: None,
         limits: Limits {
             max_states: 2_000,
             timeout: None,
+            liveness: true,
         },
     }
 }

@@ -17,11 +17,13 @@
 //! verdicts are kept apart in [`Outcome`] so tests can compare them.
 
 mod eval;
+pub mod liveness;
 mod state;
 
+use bc_graph::bits::Bits;
 use bc_graph::*;
 use bc_syntax::{FindingKind, Quantifier, Span};
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
 use state::{State, Status};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -31,6 +33,8 @@ use std::time::{Duration, Instant};
 pub struct Limits {
     pub max_states: u64,
     pub timeout: Option<Duration>,
+    /// Look for fair cycles (nontermination) after the search.
+    pub liveness: bool,
 }
 
 impl Default for Limits {
@@ -38,6 +42,7 @@ impl Default for Limits {
         Limits {
             max_states: 2_000_000,
             timeout: None,
+            liveness: true,
         }
     }
 }
@@ -85,6 +90,9 @@ pub struct Witness {
     pub stuck: Vec<String>,
     /// Labels of the events the finding is about.
     pub focus: Vec<String>,
+    /// For a lasso (a fair infinite execution): the step where the cycle
+    /// begins; the steps from there on repeat forever.
+    pub cycle_start: Option<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,8 +138,8 @@ impl Outcome {
 
 /// A choice at one state: thread `thread` steps; for a wait, `phase` picks
 /// the completed phase (index into the barrier's done list) it completes on.
-#[derive(Clone, Copy, Debug)]
-struct Choice {
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Choice {
     thread: u32,
     phase: Option<u32>,
 }
@@ -140,6 +148,13 @@ struct Frame {
     state: State,
     choices: Vec<Choice>,
     next: usize,
+    /// This state's index in the state graph.
+    node: u32,
+}
+
+/// The state on top of the DFS stack (the source of the step being taken).
+fn stack_state(stack: &[Frame]) -> &State {
+    &stack.last().expect("a step has a source state").state
 }
 
 /// Explores every reachable state of `program`.
@@ -189,18 +204,21 @@ impl<'p> Explorer<'p> {
             self.run_local(&mut init, t);
         }
         self.flush_pending(&init, &[]);
-        let mut visited: FxHashSet<State> = FxHashSet::default();
-        visited.insert(init.clone());
-        let mut stack = Vec::new();
+        let mut index: FxHashMap<State, u32> = FxHashMap::default();
+        let mut nodes: Vec<liveness::Node> = Vec::new();
+        let mut edges: Vec<liveness::Edge> = Vec::new();
         let choices = self.choices(&init);
+        nodes.push(self.node(&init, &choices, u32::MAX, None, &mut edges, 0));
+        index.insert(init.clone(), 0);
         if choices.is_empty() {
             self.at_end(&init);
         }
-        stack.push(Frame {
+        let mut stack = vec![Frame {
             state: init,
             choices,
             next: 0,
-        });
+            node: 0,
+        }];
         let mut stop = Stop::Exhausted;
         let mut tick = 0u32;
         while let Some(top) = stack.last_mut() {
@@ -211,15 +229,24 @@ impl<'p> Explorer<'p> {
             }
             let choice = top.choices[top.next];
             top.next += 1;
+            let from = top.node;
             let mut s = top.state.clone();
             let step = self.step(&mut s, choice);
             self.path.push(step);
             self.flush_pending(&s, &[]);
-            if visited.contains(&s) {
+            if let Some(&to) = index.get(&s) {
+                edges.push(liveness::Edge {
+                    from,
+                    to,
+                    thread: choice.thread,
+                    query: self.is_query(&stack_state(&stack), choice),
+                    spin: false,
+                    choice,
+                });
                 self.path.pop();
                 continue;
             }
-            if visited.len() as u64 >= self.limits.max_states {
+            if nodes.len() as u64 >= self.limits.max_states {
                 stop = Stop::StateLimit;
                 break;
             }
@@ -232,8 +259,18 @@ impl<'p> Explorer<'p> {
                     }
                 }
             }
-            visited.insert(s.clone());
+            let to = nodes.len() as u32;
+            edges.push(liveness::Edge {
+                from,
+                to,
+                thread: choice.thread,
+                query: self.is_query(&stack_state(&stack), choice),
+                spin: false,
+                choice,
+            });
             let choices = self.choices(&s);
+            nodes.push(self.node(&s, &choices, from, Some(choice), &mut edges, to));
+            index.insert(s.clone(), to);
             if choices.is_empty() {
                 self.at_end(&s);
             }
@@ -241,7 +278,14 @@ impl<'p> Explorer<'p> {
                 state: s,
                 choices,
                 next: 0,
+                node: to,
             });
+        }
+        let states = index.len() as u64;
+        drop(stack);
+        drop(index);
+        if stop == Stop::Exhausted && self.limits.liveness {
+            self.liveness(&nodes, &edges);
         }
         // `sometimes` assertions fail when no finished execution satisfies them.
         if stop == Stop::Exhausted {
@@ -258,7 +302,7 @@ impl<'p> Explorer<'p> {
         Outcome {
             findings: self.findings.into_values().collect(),
             stats: Stats {
-                states: visited.len() as u64,
+                states,
                 executions: self.executions,
                 elapsed: self.start.elapsed(),
             },
@@ -268,6 +312,161 @@ impl<'p> Explorer<'p> {
             objectless: self.objectless,
             internal_errors: self.internal_errors,
         }
+    }
+
+    /// The analysis record of a new state, and the self-loops of its spins.
+    fn node(
+        &self,
+        s: &State,
+        choices: &[Choice],
+        parent: u32,
+        via: Option<Choice>,
+        edges: &mut Vec<liveness::Edge>,
+        me: u32,
+    ) -> liveness::Node {
+        let n = self.p.threads.len();
+        let mut node = liveness::Node {
+            parent,
+            via,
+            enabled: Bits::new(n),
+            spinning: Bits::new(n),
+            alive: Bits::new(n),
+            started: Bits::new(n),
+            at_wait: Bits::new(n),
+            host_sync: false,
+        };
+        for c in choices {
+            node.enabled.set(c.thread as usize);
+        }
+        for (t, th) in s.threads.iter().enumerate() {
+            if !matches!(th.status, Status::Done | Status::NotLaunched) {
+                node.alive.set(t);
+            }
+            if th.started {
+                node.started.set(t);
+            }
+            if node.enabled.get(t) || matches!(th.status, Status::Done | Status::NotLaunched) {
+                continue;
+            }
+            let ins = self.p.instr(ThreadId(t as u32), th.pc).map(|i| &i.kind);
+            let spins = th.status == Status::Diverged || matches!(ins, Some(InstrKind::Await(_)));
+            if spins {
+                node.spinning.set(t);
+                node.enabled.set(t);
+                let choice = Choice {
+                    thread: t as u32,
+                    phase: None,
+                };
+                edges.push(liveness::Edge {
+                    from: me,
+                    to: me,
+                    thread: t as u32,
+                    query: false,
+                    spin: true,
+                    choice,
+                });
+            } else if self.at_wait(s, t) {
+                node.at_wait.set(t);
+            } else if matches!(ins, Some(InstrKind::DeviceSync)) && self.p.threads[t].kind == ThreadKind::Host {
+                node.host_sync = true;
+            }
+        }
+        node
+    }
+
+    /// Whether thread `c.thread`'s next step in `s` is a `stream_query`.
+    fn is_query(&self, s: &State, c: Choice) -> bool {
+        let t = c.thread as usize;
+        matches!(
+            self.p.instr(ThreadId(c.thread), s.threads[t].pc).map(|i| &i.kind),
+            Some(InstrKind::StreamQuery { .. })
+        )
+    }
+
+    /// Looks for a fair cycle in which some thread never ends, and records
+    /// it as `nontermination` (or `deadlock`, when a thread waits on a
+    /// barrier throughout it) with a lasso witness.
+    fn liveness(&mut self, nodes: &[liveness::Node], edges: &[liveness::Edge]) {
+        let Some((progress, strong)) = liveness::Progress::parse(&self.p.progress) else {
+            return;
+        };
+        let analysis = liveness::Analysis::new(self.p, progress, strong, nodes, edges);
+        let Some(cycle) = analysis.find() else { return };
+        let kind = if cycle.stuck_waiter.is_some() {
+            FindingKind::Deadlock
+        } else {
+            FindingKind::Nontermination
+        };
+        let alive: Vec<String> = (0..self.p.threads.len())
+            .filter(|&t| nodes[cycle.entry as usize].alive.get(t))
+            .map(|t| self.p.threads[t].name.clone())
+            .collect();
+        let message = match cycle.stuck_waiter {
+            Some(t) => format!(
+                "{} waits on a barrier forever while others run on (a fair cycle under progress model `{}`)",
+                self.p.threads[t as usize].name, self.p.progress
+            ),
+            None => format!(
+                "a fair infinite execution under progress model `{}` in which {} never finish",
+                self.p.progress,
+                alive.join(", ")
+            ),
+        };
+        if self.findings.contains_key(&kind) {
+            self.operational.insert(kind);
+            return;
+        }
+        // The lasso: the stem along DFS-tree parents, then the cycle.
+        let mut stem = Vec::new();
+        let mut at = cycle.entry;
+        while let Some(c) = nodes[at as usize].via {
+            stem.push(c);
+            at = nodes[at as usize].parent;
+        }
+        stem.reverse();
+        let loop_edges: Vec<liveness::Edge> = analysis.cycle(&cycle).into_iter().map(|e| edges[e as usize]).collect();
+        let witness = self.lasso(&stem, &loop_edges);
+        self.operational.insert(kind);
+        self.findings.insert(kind, Finding { kind, message, witness });
+    }
+
+    /// Replays a lasso from the initial state into a witness.
+    fn lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Witness {
+        let saved_path = std::mem::take(&mut self.path);
+        let saved_pending = std::mem::take(&mut self.pending);
+        let mut s = State::initial(self.p);
+        for t in 0..self.p.threads.len() {
+            self.run_local(&mut s, t);
+        }
+        let mut steps = Vec::new();
+        for &c in stem {
+            steps.push(self.step(&mut s, c));
+        }
+        let entry = s.clone();
+        let cycle_start = steps.len();
+        for e in cycle {
+            if e.spin {
+                let t = e.thread as usize;
+                let (span, text) = self
+                    .p
+                    .instr(ThreadId(e.thread), s.threads[t].pc)
+                    .map_or((Span::default(), "...".to_string()), |i| (i.span, i.text.clone()));
+                steps.push(Step {
+                    thread: self.p.threads[t].name.clone(),
+                    span,
+                    text,
+                    effect: "spins: the condition does not hold".into(),
+                });
+            } else {
+                steps.push(self.step(&mut s, e.choice));
+            }
+        }
+        self.path = steps;
+        let mut w = self.witness(&entry, &[], &[]);
+        w.cycle_start = Some(cycle_start);
+        self.path = saved_path;
+        self.pending = saved_pending;
+        w
     }
 
     fn record(&mut self, kind: FindingKind, message: String, witness: Witness, judged: bool) {
@@ -306,7 +505,7 @@ impl<'p> Explorer<'p> {
     fn at_end(&mut self, s: &State) {
         self.executions += 1;
         let blocked: Vec<usize> = (0..s.threads.len())
-            .filter(|&t| s.threads[t].status != Status::Done)
+            .filter(|&t| !matches!(s.threads[t].status, Status::Done | Status::NotLaunched))
             .collect();
         let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.at_wait(s, t)).collect();
         // A uniform (block-wide) barrier that some threads reached while

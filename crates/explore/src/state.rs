@@ -19,6 +19,9 @@ pub enum Status {
     Done,
     /// Loops forever without a visible operation.
     Diverged,
+    /// A thread of a named kernel that has not started (no host launched
+    /// it yet, or earlier kernels of its stream are still running).
+    NotLaunched,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -34,6 +37,8 @@ pub struct TState {
     /// Barriers on which this thread's arrive completed a phase it has not
     /// waited on yet (CUDA `arrive-before-wait`).
     pub owes: Vec<u32>,
+    /// The thread has taken a step (progress models: "a block has started").
+    pub started: bool,
 }
 
 /// A phase of a barrier: its members (arrives and drops, as `(thread, po)`),
@@ -108,6 +113,11 @@ pub struct State {
     pub hist: Vec<Vec<HEvent>>,
     /// Per barrier, its modification operations in bmo.
     pub bmo: Vec<Vec<(u32, u32)>>,
+    /// Named kernels a host has launched.
+    pub launched: Vec<bool>,
+    /// Per stream (sorted by id), the launched kernels that have not
+    /// finished, in launch order; the first one runs.
+    pub streams: Vec<(i64, Vec<u32>)>,
 }
 
 impl State {
@@ -136,11 +146,16 @@ impl State {
                     }
                     TState {
                         pc: 0,
-                        status: Status::Running,
+                        status: if t.kernel.is_some() {
+                            Status::NotLaunched
+                        } else {
+                            Status::Running
+                        },
                         regs: vec![0; p.codes[t.code.index()].regs.len()],
                         jmask,
                         joined,
                         owes: Vec::new(),
+                        started: false,
                     }
                 })
                 .collect(),
@@ -173,6 +188,8 @@ impl State {
                     }
                 })
                 .collect(),
+            launched: vec![false; p.kernels.len()],
+            streams: Vec::new(),
         };
         // Implicit joins at launch (the workgroup barrier of the GFX targets).
         for (i, t) in p.threads.iter().enumerate() {

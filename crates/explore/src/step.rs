@@ -112,6 +112,42 @@ impl Explorer<'_> {
             });
             self.modify(s, t, b, po, Mod::Drop { at_end: true });
         }
+        // The last thread of a named kernel ends it: the next kernel of
+        // its stream starts.
+        if let Some(k) = self.p.threads[t].kernel {
+            let done = self.p.kernels[k as usize]
+                .threads
+                .iter()
+                .all(|u| s.threads[u.index()].status == Status::Done);
+            if done {
+                if let Some(q) = s.streams.iter_mut().find(|(_, q)| q.first() == Some(&k)) {
+                    q.1.remove(0);
+                    if let Some(&next) = q.1.first() {
+                        self.start_kernel(s, next);
+                    }
+                }
+            }
+        }
+    }
+
+    /// No device thread that has started is still running.
+    pub(crate) fn device_idle(&self, s: &State) -> bool {
+        self.p
+            .threads
+            .iter()
+            .zip(&s.threads)
+            .all(|(info, th)| info.kind == ThreadKind::Host || matches!(th.status, Status::Done | Status::NotLaunched))
+    }
+
+    /// Kernel `k` starts: its threads run their first local steps.
+    fn start_kernel(&mut self, s: &mut State, k: u32) {
+        let threads = self.p.kernels[k as usize].threads.clone();
+        for &t in &threads {
+            s.threads[t.index()].status = Status::Running;
+        }
+        for t in threads {
+            self.run_local(s, t.index());
+        }
     }
 
     /// The barrier instance a barrier instruction acts on for thread `t`, if any.
@@ -297,6 +333,11 @@ impl Explorer<'_> {
                         out.push(one);
                     }
                 }
+                InstrKind::DeviceSync => {
+                    if self.device_idle(s) {
+                        out.push(one);
+                    }
+                }
                 _ => out.push(one),
             }
         }
@@ -356,6 +397,38 @@ impl Explorer<'_> {
                 format!("{}: {old} -> {}", self.p.locs[l].name, s.mem[l])
             }
             InstrKind::Await(_) => "condition holds".into(),
+            InstrKind::Launch { kernel, stream } => {
+                let k = kernel as usize;
+                let name = self.p.kernels[k].name.clone();
+                if s.launched[k] {
+                    format!("{name} was launched already: no effect")
+                } else {
+                    s.launched[k] = true;
+                    let id = eval(self.p, s, t, &stream);
+                    let pos = s.streams.partition_point(|(x, _)| *x < id);
+                    if s.streams.get(pos).is_none_or(|(x, _)| *x != id) {
+                        s.streams.insert(pos, (id, Vec::new()));
+                    }
+                    s.streams[pos].1.push(kernel);
+                    if s.streams[pos].1.len() == 1 {
+                        self.start_kernel(s, kernel);
+                        format!("{name} starts in stream {id}")
+                    } else {
+                        format!("{name} queued in stream {id} behind earlier kernels")
+                    }
+                }
+            }
+            InstrKind::DeviceSync => "the device is idle".into(),
+            InstrKind::StreamQuery { stream, dest } => {
+                let id = eval(self.p, s, t, &stream);
+                let idle = s
+                    .streams
+                    .iter()
+                    .find(|(x, _)| *x == id)
+                    .is_none_or(|(_, q)| q.is_empty());
+                self.set(s, t, dest, idle as i64);
+                format!("stream {id} {}", if idle { "is idle" } else { "is busy" })
+            }
             InstrKind::Read { decl } | InstrKind::Write { decl } => {
                 let l = info.locs[decl as usize];
                 let kind = if matches!(ins.kind, InstrKind::Read { .. }) {
@@ -375,6 +448,7 @@ impl Explorer<'_> {
             }
         };
         s.threads[t].pc = pc + 1;
+        s.threads[t].started = true;
         self.run_local(s, t);
         Step {
             thread: self.p.threads[t].name.clone(),

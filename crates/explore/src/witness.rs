@@ -190,6 +190,7 @@ impl Explorer<'_> {
             participates_in,
             stuck,
             focus: focus.iter().map(|&e| label(e)).collect(),
+            cycle_start: None,
         }
     }
 }

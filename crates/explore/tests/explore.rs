@@ -12,16 +12,28 @@ fn program(text: &str) -> bc_graph::Program {
 }
 
 #[test]
-fn spin_cycle_without_end_state_today() {
-    // FIXME(forward progress): this spin loop can never exit, which is
-    // `nontermination`; without fair-cycle detection the explorer closes the
-    // cycle through the visited set and reports nothing. When lasso
-    // detection lands, this must become `[Nontermination]`.
+fn a_spin_cycle_without_end_state_is_nontermination() {
+    // The spin loop can never exit: the state graph has a cycle and no end
+    // state, and the cycle is fair (T0 is the only thread and it steps).
     let p = program("litmus \"spin\"\nmodel amdgpu\nvar x = 0\nthread T0 { L: r = load x; if r == 0 { goto L } }\n");
     let o = explore(&p, Limits::default());
     assert_eq!(o.stop, Stop::Exhausted);
-    assert_eq!(o.verdict().into_iter().collect::<Vec<_>>(), Vec::<FindingKind>::new());
+    assert_eq!(
+        o.verdict().into_iter().collect::<Vec<_>>(),
+        [FindingKind::Nontermination]
+    );
     assert_eq!(o.stats.executions, 0, "no execution ends");
+    let w = &o.findings[0].witness;
+    assert!(w.cycle_start.is_some(), "a lasso witness");
+    // Without the liveness analysis the cycle goes unreported.
+    let o = explore(
+        &p,
+        Limits {
+            liveness: false,
+            ..Limits::default()
+        },
+    );
+    assert!(o.verdict().is_empty());
 }
 
 #[test]
@@ -44,6 +56,7 @@ fn the_state_limit_stops_the_search() {
         Limits {
             max_states: full.stats.states / 2,
             timeout: None,
+            liveness: true,
         },
     );
     assert_eq!(cut.stop, Stop::StateLimit);

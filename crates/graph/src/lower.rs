@@ -331,10 +331,23 @@ impl Lowerer<'_> {
             loc_instances_of_decl.push(ids.values().copied().collect());
         }
 
+        // Named kernels, in declaration order.
+        let named_kernels: Vec<String> = lit
+            .threads
+            .iter()
+            .filter(|t| t.form == ThreadForm::Kernel)
+            .filter_map(|t| t.name.as_ref().map(|n| n.name.clone()))
+            .collect();
+        let kernel_of_decl = |d: usize| -> Option<u32> {
+            let t = &lit.threads[d];
+            let name = t.name.as_ref().filter(|_| t.form == ThreadForm::Kernel)?;
+            named_kernels.iter().position(|k| *k == name.name).map(|i| i as u32)
+        };
         // Code: one body per declaration.
         let names = Names {
             barriers: lit.barriers.iter().map(|b| b.name.name.as_str()).collect(),
             vars: lit.vars.iter().map(|v| v.name.name.as_str()).collect(),
+            kernels: named_kernels.clone(),
             predefined: decls
                 .iter()
                 .enumerate()
@@ -370,6 +383,7 @@ impl Lowerer<'_> {
                 lane: p.lane,
                 cooperative: p.cooperative,
                 warp_lanes: warp_lanes[i],
+                kernel: kernel_of_decl(p.decl),
                 barriers: std::mem::take(&mut thread_barriers[i]),
                 locs: std::mem::take(&mut thread_locs[i]),
             })
@@ -404,6 +418,19 @@ impl Lowerer<'_> {
             }
         }
 
+        let kernels: Vec<KernelInfo> = named_kernels
+            .iter()
+            .enumerate()
+            .map(|(k, name)| KernelInfo {
+                name: name.clone(),
+                threads: threads
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| t.kernel == Some(k as u32))
+                    .map(|(i, _)| ThreadId(i as u32))
+                    .collect(),
+            })
+            .collect();
         Some(Program {
             test: lit.name.as_ref().map(|n| n.name.clone()).unwrap_or_default(),
             about: lit.about.clone(),
@@ -415,6 +442,7 @@ impl Lowerer<'_> {
             locs,
             mutually_exclusive: mutually_exclusive.into_iter().collect(),
             groups,
+            kernels,
             asserts,
             expect,
         })
@@ -777,6 +805,64 @@ impl Lowerer<'_> {
         false
     }
 
+    /// `launch K, stream=S`, `device_sync`, `r = stream_query S`.
+    fn host_instr(
+        &mut self,
+        c: &mut CodeBuilder,
+        dest: Option<&Ident>,
+        name: &Ident,
+        args: &[Arg],
+        names: &Names,
+    ) -> Option<Vec<InstrKind>> {
+        let n = name.name.as_str();
+        if let (Some(d), false) = (dest, n == "stream_query") {
+            self.err(d.span, format!("`{n}` returns no value"));
+            return None;
+        }
+        match n {
+            "device_sync" => {
+                if let Some(a) = args.first() {
+                    self.err(a.span(), "`device_sync` takes no operand");
+                    return None;
+                }
+                Some(vec![InstrKind::DeviceSync])
+            }
+            "stream_query" => {
+                let [Arg::Expr(e)] = args else {
+                    self.err(name.span, "`stream_query` takes one operand: the stream");
+                    return None;
+                };
+                let stream = self.expr(c, e, names, false);
+                let dest = dest.map(|d| self.dest_reg(c, d, names));
+                Some(vec![InstrKind::StreamQuery { stream, dest }])
+            }
+            _ => {
+                let (kernel, stream) = match args {
+                    [Arg::Expr(k)] => (k, None),
+                    [Arg::Expr(k), Arg::Key(key, s)] if key.name == "stream" => (k, Some(s)),
+                    _ => {
+                        self.err(name.span, "`launch` takes a kernel name and an optional `stream=S`");
+                        return None;
+                    }
+                };
+                let found = match &kernel.kind {
+                    ExprKind::Name(k) => names.kernels.iter().position(|x| x == k),
+                    _ => None,
+                };
+                let Some(kernel_index) = found else {
+                    let what = self.snippet(kernel.span).to_string();
+                    self.err(kernel.span, format!("`launch` needs a named kernel, found `{what}`"));
+                    return None;
+                };
+                let stream = stream.map_or(CExpr::Int(0), |s| self.expr(c, s, names, false));
+                Some(vec![InstrKind::Launch {
+                    kernel: kernel_index as u32,
+                    stream,
+                }])
+            }
+        }
+    }
+
     /// The predefined barrier ids the model instructions in `body` name.
     fn predefined_ids(&self, body: &[Stmt], out: &mut Vec<i64>) {
         for s in body {
@@ -1012,6 +1098,9 @@ impl Lowerer<'_> {
         }
         if let Some(ins) = self.model.instruction(n) {
             return self.model_instr(c, ins, dest, name, args, names);
+        }
+        if matches!(n, "launch" | "device_sync" | "stream_query") {
+            return self.host_instr(c, dest, name, args, names);
         }
         // (arity, returns a value, first operand: b = barrier, l = location)
         let (arity, returns, first): (&[usize], bool, char) = match n {
@@ -1283,6 +1372,8 @@ impl Lowerer<'_> {
 struct Names<'a> {
     barriers: Vec<&'a str>,
     vars: Vec<&'a str>,
+    /// Named kernels, in declaration order.
+    kernels: Vec<String>,
     /// Predefined barrier id -> declaration index (for those the test uses).
     predefined: Vec<(i64, u32)>,
 }

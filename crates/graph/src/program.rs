@@ -88,6 +88,8 @@ pub struct ThreadInfo {
     pub cooperative: bool,
     /// The lanes (bit per lane) of the threads in this thread's warp.
     pub warp_lanes: u64,
+    /// The named kernel this thread belongs to (index into `Program::kernels`).
+    pub kernel: Option<u32>,
     /// Declared barrier index -> the instance this thread touches.
     pub barriers: Vec<BarrierId>,
     /// Declared location index -> the instance this thread touches.
@@ -228,6 +230,18 @@ pub enum InstrKind {
     Write {
         decl: u32,
     },
+    /// Host: start named kernel `kernel` in a stream.
+    Launch {
+        kernel: u32,
+        stream: CExpr,
+    },
+    /// Host: block until every launched kernel has finished.
+    DeviceSync,
+    /// Host: 1 if every kernel launched into the stream has finished, else 0.
+    StreamQuery {
+        stream: CExpr,
+        dest: Option<RegId>,
+    },
     Assign {
         dest: RegId,
         value: CExpr,
@@ -307,6 +321,8 @@ pub struct Program {
     pub mutually_exclusive: Vec<(BarrierId, BarrierId)>,
     /// Exclusion groups of the model, as barrier declaration indices.
     pub groups: Vec<Vec<u32>>,
+    /// Named kernels: started only by a host `launch`.
+    pub kernels: Vec<KernelInfo>,
     pub asserts: Vec<AssertSpec>,
     /// `None` when the file has no `expect` (then it passes when ok).
     pub expect: Option<BTreeSet<FindingKind>>,
@@ -322,4 +338,11 @@ impl Program {
     pub fn instr(&self, t: ThreadId, pc: u32) -> Option<&Instr> {
         self.code_of(t).instrs.get(pc as usize)
     }
+}
+
+/// A named kernel (`kernel K ...`).
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    pub name: String,
+    pub threads: Vec<ThreadId>,
 }

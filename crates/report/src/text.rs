@@ -54,6 +54,9 @@ pub fn finding(r: &TestReport, f: &Finding) -> String {
     let tw = w.steps.iter().map(|s| s.thread.len()).max().unwrap_or(0);
     let sw = w.steps.iter().map(|s| s.text.len()).max().unwrap_or(0);
     for (i, s) in w.steps.iter().enumerate() {
+        if w.cycle_start == Some(i) {
+            let _ = writeln!(out, "      -- cycle: the steps below repeat forever --");
+        }
         let lc = r.source.line_col(s.span.start);
         let effect = if s.effect.is_empty() {
             String::new()

@@ -55,6 +55,10 @@ pub struct Witness {
     pub participates_in: Vec<Participation>,
     pub stuck: Vec<String>,
     pub focus: Vec<String>,
+    /// For a lasso (nontermination): the index in `steps` where the cycle
+    /// begins; the steps from there on repeat forever.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycle_start: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -145,6 +149,7 @@ pub fn result(r: &TestReport) -> Result {
                     .collect(),
                 stuck: f.witness.stuck.clone(),
                 focus: f.witness.focus.clone(),
+                cycle_start: f.witness.cycle_start,
             },
         })
         .collect();
