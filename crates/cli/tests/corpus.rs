@@ -94,6 +94,65 @@ fn instructions_covered(paths: &[PathBuf]) -> Result<(), Failed> {
     }
 }
 
+/// Every progress model has at least three tests in `litmus/progress/`
+/// whose verdict another progress model changes.
+fn progress_models_differ(paths: &[PathBuf]) -> Result<(), Failed> {
+    const MODELS: &[&str] = &[
+        "unfair",
+        "fair",
+        "hsa",
+        "obe",
+        "lobe",
+        "hsa-obe",
+        "unfair-strong",
+        "fair-strong",
+        "hsa-strong",
+        "obe-strong",
+        "lobe-strong",
+        "hsa-obe-strong",
+        "cuda",
+    ];
+    let mut count: std::collections::BTreeMap<&str, usize> = MODELS.iter().map(|m| (*m, 0)).collect();
+    for p in paths
+        .iter()
+        .filter(|p| p.components().any(|c| c.as_os_str() == "progress"))
+    {
+        let bytes = std::fs::read(p).map_err(|e| e.to_string())?;
+        let base = check_bytes("f", &bytes, &CheckOptions::default());
+        let Some(o) = &base.outcome else { continue };
+        let text = String::from_utf8_lossy(&bytes);
+        let own = text
+            .lines()
+            .find_map(|l| l.strip_prefix("progress "))
+            .map(str::trim)
+            .unwrap_or("cuda");
+        let differs = MODELS.iter().filter(|m| **m != own).any(|m| {
+            let opts = CheckOptions {
+                progress: Some(m.to_string()),
+                ..CheckOptions::default()
+            };
+            check_bytes("f", &bytes, &opts)
+                .outcome
+                .is_some_and(|x| x.verdict() != o.verdict())
+        });
+        if differs {
+            if let Some(c) = count.get_mut(own) {
+                *c += 1;
+            }
+        }
+    }
+    let short: Vec<String> = count
+        .iter()
+        .filter(|(_, &c)| c < 3)
+        .map(|(m, c)| format!("{m}: {c}"))
+        .collect();
+    if short.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("progress models with fewer than three distinguishing tests: {short:?}").into())
+    }
+}
+
 fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../litmus");
@@ -103,6 +162,11 @@ fn main() {
     let mut trials: Vec<Trial> = Vec::new();
     {
         let paths = paths.clone();
+        let for_progress = paths.clone();
+        trials.push(Trial::test(
+            "every progress model has three distinguishing tests",
+            move || progress_models_differ(&for_progress),
+        ));
         trials.push(Trial::test(
             "every model instruction appears in the corpus",
             move || instructions_covered(&paths),

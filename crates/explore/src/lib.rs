@@ -28,6 +28,10 @@ use state::{State, Status};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+/// The most events all stored states may hold together (a few hundred MiB
+/// with the DFS stack and the state graph).
+const MAX_STORED_EVENTS: u64 = 8_000_000;
+
 /// Search limits.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -53,6 +57,10 @@ pub enum Stop {
     /// Every reachable state was visited.
     Exhausted,
     StateLimit,
+    /// The stored executions grew past the memory budget (a loop that
+    /// performs barrier operations or plain accesses forever: each
+    /// iteration extends the execution, so no state repeats).
+    MemoryLimit,
     Timeout,
 }
 
@@ -61,6 +69,7 @@ impl Stop {
         match self {
             Stop::Exhausted => "exhausted",
             Stop::StateLimit => "state-limit",
+            Stop::MemoryLimit => "memory-limit",
             Stop::Timeout => "timeout",
         }
     }
@@ -208,7 +217,9 @@ impl<'p> Explorer<'p> {
         let mut nodes: Vec<liveness::Node> = Vec::new();
         let mut edges: Vec<liveness::Edge> = Vec::new();
         let choices = self.choices(&init);
-        nodes.push(self.node(&init, &choices, u32::MAX, None, &mut edges, 0));
+        if self.limits.liveness {
+            nodes.push(self.node(&init, &choices, u32::MAX, None, &mut edges, 0));
+        }
         index.insert(init.clone(), 0);
         if choices.is_empty() {
             self.at_end(&init);
@@ -221,6 +232,7 @@ impl<'p> Explorer<'p> {
         }];
         let mut stop = Stop::Exhausted;
         let mut tick = 0u32;
+        let mut stored_events = 0u64;
         while let Some(top) = stack.last_mut() {
             if top.next == top.choices.len() {
                 stack.pop();
@@ -234,20 +246,31 @@ impl<'p> Explorer<'p> {
             let step = self.step(&mut s, choice);
             self.path.push(step);
             self.flush_pending(&s, &[]);
+            let record = self.limits.liveness;
             if let Some(&to) = index.get(&s) {
-                edges.push(liveness::Edge {
-                    from,
-                    to,
-                    thread: choice.thread,
-                    query: self.is_query(&stack_state(&stack), choice),
-                    spin: false,
-                    choice,
-                });
+                if record {
+                    let query = self.is_query(stack_state(&stack), choice);
+                    edges.push(liveness::Edge {
+                        from,
+                        to,
+                        thread: choice.thread,
+                        query,
+                        spin: false,
+                        choice,
+                    });
+                }
                 self.path.pop();
                 continue;
             }
-            if nodes.len() as u64 >= self.limits.max_states {
+            if index.len() as u64 >= self.limits.max_states {
                 stop = Stop::StateLimit;
+                break;
+            }
+            // Every stored state carries its execution so far: bound their
+            // total size (about 48 bytes an event).
+            stored_events += s.hist.iter().map(|h| h.len() as u64).sum::<u64>();
+            if stored_events > MAX_STORED_EVENTS {
+                stop = Stop::MemoryLimit;
                 break;
             }
             tick += 1;
@@ -259,17 +282,20 @@ impl<'p> Explorer<'p> {
                     }
                 }
             }
-            let to = nodes.len() as u32;
-            edges.push(liveness::Edge {
-                from,
-                to,
-                thread: choice.thread,
-                query: self.is_query(&stack_state(&stack), choice),
-                spin: false,
-                choice,
-            });
+            let to = index.len() as u32;
             let choices = self.choices(&s);
-            nodes.push(self.node(&s, &choices, from, Some(choice), &mut edges, to));
+            if record {
+                let query = self.is_query(stack_state(&stack), choice);
+                edges.push(liveness::Edge {
+                    from,
+                    to,
+                    thread: choice.thread,
+                    query,
+                    spin: false,
+                    choice,
+                });
+                nodes.push(self.node(&s, &choices, from, Some(choice), &mut edges, to));
+            }
             index.insert(s.clone(), to);
             if choices.is_empty() {
                 self.at_end(&s);

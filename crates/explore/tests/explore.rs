@@ -71,3 +71,17 @@ fn findings_and_witnesses_are_deterministic() {
     assert_eq!(a.findings, b.findings);
     assert_eq!(a.stats.states, b.stats.states);
 }
+
+#[test]
+fn a_barrier_inside_a_spin_loop_stops_at_the_memory_limit_today() {
+    // FIXME(history compaction): every iteration appends barrier events to
+    // the execution kept in the state, so no state repeats and the search
+    // cannot close the loop; it stops (inconclusive, never `ok`) when the
+    // stored executions outgrow their budget. Forgetting settled history
+    // would let the state repeat and the lasso analysis decide it.
+    let p = program(
+        "litmus \"bsl\"\nmodel amdgpu-gfx11\nvar flag = 0\nthread T0 { L: s_barrier; r = load flag; if r == 0 { goto L } }\nthread T1 { L: s_barrier; r = load flag; if r == 0 { goto L } }\nthread T2 block=1 { store flag, 1 }\n",
+    );
+    let o = explore(&p, Limits::default());
+    assert_eq!(o.stop, Stop::MemoryLimit);
+}
