@@ -72,6 +72,9 @@ enum Command {
         /// Skip the fair-cycle (nontermination) analysis (for benchmarks).
         #[arg(long, hide = true)]
         no_liveness: bool,
+        /// Keep the whole history in every state (for comparisons).
+        #[arg(long, hide = true)]
+        no_compact: bool,
     },
     /// Print a test's operation graph (per-thread control flow and
     /// thread-barrier-order).
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
             no_timing,
             progress,
             no_liveness,
+            no_compact,
         } => {
             if let Some(p) = &progress {
                 if bc_explore::liveness::Progress::parse(p).is_none() {
@@ -122,6 +126,7 @@ fn main() -> ExitCode {
                     max_states,
                     timeout,
                     liveness: !no_liveness,
+                    compact: !no_compact,
                 },
                 progress,
             };

@@ -52,6 +52,24 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     if op != judged {
         return Err(format!("explorer saw {op:?} but the rule checker judged {judged:?}").into());
     }
+    // Forgetting settled history must not change the verdict.
+    let full = CheckOptions {
+        limits: bc_explore::Limits {
+            compact: false,
+            ..Default::default()
+        },
+        ..CheckOptions::default()
+    };
+    if let Some(f) = check_bytes(&name, &bytes, &full).outcome {
+        if f.stop == bc_explore::Stop::Exhausted && f.verdict() != o.verdict() {
+            return Err(format!(
+                "with the whole history kept the verdict is {:?}, compacted {:?}",
+                f.verdict(),
+                o.verdict()
+            )
+            .into());
+        }
+    }
     if !r.pass() {
         let text = bc_report::text::test(
             &r,

@@ -19,6 +19,7 @@ fn opts() -> CheckOptions {
             max_states: 2_000,
             timeout: None,
             liveness: true,
+            compact: true,
         },
     }
 }

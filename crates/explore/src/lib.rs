@@ -16,6 +16,7 @@
 //! stuck execution to the independent rule checker (`bc-rules`); the two
 //! verdicts are kept apart in [`Outcome`] so tests can compare them.
 
+mod compact;
 mod eval;
 pub mod liveness;
 mod state;
@@ -39,6 +40,9 @@ pub struct Limits {
     pub timeout: Option<Duration>,
     /// Look for fair cycles (nontermination) after the search.
     pub liveness: bool,
+    /// Forget settled history (docs/explorer.md), so loops that synchronize
+    /// repeat their states.
+    pub compact: bool,
 }
 
 impl Default for Limits {
@@ -47,6 +51,7 @@ impl Default for Limits {
             max_states: 2_000_000,
             timeout: None,
             liveness: true,
+            compact: true,
         }
     }
 }
@@ -186,6 +191,13 @@ pub(crate) struct Explorer<'p> {
     /// (kind, message, objectless): objectless findings come from operations
     /// that act on no barrier object, so no execution can show them.
     pending: Vec<(FindingKind, String, bool)>,
+    /// Barriers some parity wait uses: their last completed phase is kept.
+    parity_barriers: Vec<bool>,
+    /// Barriers whose phase numbers matter (tokens, parity): never forgotten.
+    token_barriers: Vec<bool>,
+    /// Per code and pc: the barrier and location declarations the thread
+    /// may still operate on from there (history compaction).
+    touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
     objectless: std::collections::BTreeSet<FindingKind>,
 }
 
@@ -204,7 +216,32 @@ impl<'p> Explorer<'p> {
             executions: 0,
             pending: Vec::new(),
             objectless: Default::default(),
+            parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
+            touches: compact::touches(p),
+            token_barriers: Self::barriers_where(p, |op, result| {
+                matches!(op, BarrierOp::Wait(w) if w.token.is_some() || w.parity.is_some())
+                    || matches!(result, Some(BarrierResult::Token(_)))
+            }),
         }
+    }
+
+    /// Barrier instances some instruction of a thread applies `pred` to.
+    fn barriers_where(p: &Program, pred: impl Fn(&BarrierOp, &Option<BarrierResult>) -> bool) -> Vec<bool> {
+        let mut out = vec![false; p.barriers.len()];
+        for t in &p.threads {
+            for ins in &p.codes[t.code.index()].instrs {
+                if let InstrKind::Barrier { op, sel, result } = &ins.kind {
+                    let decl = match sel {
+                        BarrierSel::Decl(d) | BarrierSel::JoinedOr { decl: d, .. } => *d,
+                        BarrierSel::Joined { .. } => continue,
+                    };
+                    if pred(op, result) {
+                        out[t.barriers[decl as usize].index()] = true;
+                    }
+                }
+            }
+        }
+        out
     }
 
     fn run(mut self) -> Outcome {
@@ -246,6 +283,9 @@ impl<'p> Explorer<'p> {
             let step = self.step(&mut s, choice);
             self.path.push(step);
             self.flush_pending(&s, &[]);
+            if self.limits.compact {
+                self.compact(&mut s);
+            }
             let record = self.limits.liveness;
             if let Some(&to) = index.get(&s) {
                 if record {
@@ -264,6 +304,7 @@ impl<'p> Explorer<'p> {
             }
             if index.len() as u64 >= self.limits.max_states {
                 stop = Stop::StateLimit;
+                self.judge_stopped(&s);
                 break;
             }
             // Every stored state carries its execution so far: bound their
@@ -271,6 +312,7 @@ impl<'p> Explorer<'p> {
             stored_events += s.hist.iter().map(|h| h.len() as u64).sum::<u64>();
             if stored_events > MAX_STORED_EVENTS {
                 stop = Stop::MemoryLimit;
+                self.judge_stopped(&s);
                 break;
             }
             tick += 1;
@@ -278,6 +320,7 @@ impl<'p> Explorer<'p> {
                 if let Some(t) = self.limits.timeout {
                     if self.start.elapsed() >= t {
                         stop = Stop::Timeout;
+                        self.judge_stopped(&s);
                         break;
                     }
                 }
@@ -577,24 +620,7 @@ impl<'p> Explorer<'p> {
         self.flush_pending(s, &stuck_waits);
         // The rule checker judges the execution.
         let (exec, names) = self.execution(s, &stuck_waits);
-        let violations = bc_rules::check(&exec, self.p.model.rules, &names);
-        for v in violations {
-            match v.kind {
-                None => {
-                    if self.internal_errors.len() < 8 {
-                        self.internal_errors.push(format!("{}: {}", v.rule, v.message));
-                    }
-                }
-                Some(kind) => {
-                    if !self.findings.contains_key(&kind) {
-                        let w = self.witness_with(s, &exec, &names, &v.events);
-                        self.record(kind, v.message, w, true);
-                    } else {
-                        self.judged.insert(kind);
-                    }
-                }
-            }
-        }
+        self.judge(&exec, &names);
         // Assertions over finished executions.
         if blocked.is_empty() {
             for (i, a) in self.p.asserts.iter().enumerate() {
@@ -614,10 +640,39 @@ impl<'p> Explorer<'p> {
                         a.text,
                         eval::describe_final(self.p, s, &a.cond)
                     );
-                    let w = self.witness_with(s, &exec, &names, &[]);
+                    let w = self.witness_with(&exec, &names, &[]);
                     self.record(FindingKind::Assertion, msg, w, false);
                 } else if bad {
                     self.operational.insert(FindingKind::Assertion);
+                }
+            }
+        }
+    }
+
+    /// At a search limit, the rule checker still judges the execution that
+    /// reached it, so a stopped search reports what it saw.
+    fn judge_stopped(&mut self, s: &State) {
+        let (exec, names) = self.execution(s, &[]);
+        self.judge(&exec, &names);
+    }
+
+    /// The rule checker judges an execution; its findings are recorded with
+    /// the current path as witness.
+    pub(crate) fn judge(&mut self, exec: &Execution, names: &witness::ExecNames) {
+        for v in bc_rules::check(exec, self.p.model.rules, names) {
+            match v.kind {
+                None => {
+                    if self.internal_errors.len() < 8 {
+                        self.internal_errors.push(format!("{}: {}", v.rule, v.message));
+                    }
+                }
+                Some(kind) => {
+                    if !self.findings.contains_key(&kind) {
+                        let w = self.witness_with(exec, names, &v.events);
+                        self.record(kind, v.message, w, true);
+                    } else {
+                        self.judged.insert(kind);
+                    }
                 }
             }
         }
@@ -641,4 +696,4 @@ impl<'p> Explorer<'p> {
 }
 
 mod step;
-mod witness;
+pub(crate) mod witness;

@@ -73,6 +73,13 @@ pub struct BState {
     pub tx: i64,
     /// Invalidated (`mbarrier.inval`).
     pub invalid: bool,
+    /// The expected count when the barrier's completed phases were last
+    /// forgotten: the count of its launch event from then on.
+    pub base: Option<i64>,
+    /// How many bmo entries the completed phases take (a bmo prefix).
+    pub settled_len: u32,
+    /// The expected count right after the latest completed phase.
+    pub after_completion: i64,
     pub next_phase: u32,
     pub open: Option<Phase>,
     /// Completed phases some thread may still complete a wait on.
@@ -118,6 +125,9 @@ pub struct State {
     /// Per stream (sorted by id), the launched kernels that have not
     /// finished, in launch order; the first one runs.
     pub streams: Vec<(i64, Vec<u32>)>,
+    /// Executes-before edges between kept events whose paths ran through
+    /// forgotten ones (see `compact.rs`).
+    pub extra: Vec<((u32, u32), (u32, u32))>,
 }
 
 impl State {
@@ -170,6 +180,9 @@ impl State {
                     pending_drop: 0,
                     tx: 0,
                     invalid: false,
+                    base: None,
+                    settled_len: 0,
+                    after_completion: 0,
                     next_phase: 0,
                     open: None,
                     done: Vec::new(),
@@ -190,6 +203,7 @@ impl State {
                 .collect(),
             launched: vec![false; p.kernels.len()],
             streams: Vec::new(),
+            extra: Vec::new(),
         };
         // Implicit joins at launch (the workgroup barrier of the GFX targets).
         for (i, t) in p.threads.iter().enumerate() {

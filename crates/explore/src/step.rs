@@ -898,6 +898,8 @@ impl Explorer<'_> {
             bar.arrived = 0;
             bar.expected = (bar.expected - bar.pending_drop).max(0);
             bar.pending_drop = 0;
+            bar.settled_len = s.bmo[b].len() as u32;
+            bar.after_completion = bar.expected;
             format!("{name}: completes phase {number}")
         } else if bar.init {
             let tx = if bar.tx != 0 {
@@ -938,7 +940,12 @@ impl Explorer<'_> {
     fn collect(&self, s: &mut State, b: usize) {
         let nt = self.p.threads.len();
         let nb = self.p.barriers.len();
-        let last = s.bars[b].done.iter().map(|ph| ph.number).max();
+        let last = s.bars[b]
+            .done
+            .iter()
+            .map(|ph| ph.number)
+            .max()
+            .filter(|_| self.parity_barriers[b]);
         s.bars[b]
             .done
             .retain(|ph| Some(ph.number) == last || (0..nt).any(|u| ph.mask.get(u * nb + b) && !ph.bound.get(u)));

@@ -28,7 +28,10 @@ impl Explorer<'_> {
     pub(crate) fn label_of(&self, s: &State, t: u32, po: u32) -> String {
         if t == LAUNCH {
             let b = &self.p.barriers[po as usize];
-            return format!("launch: {} = {}", b.name, b.launch_count.unwrap_or(0));
+            return match s.bars[po as usize].base {
+                Some(k) => format!("{}: earlier phases forgotten, expected count {k}", b.name),
+                None => format!("launch: {} = {}", b.name, b.launch_count.unwrap_or(0)),
+            };
         }
         let ev = &s.hist[t as usize][po as usize];
         let thread = &self.p.threads[t as usize].name;
@@ -52,12 +55,24 @@ impl Explorer<'_> {
 
     /// The execution so far, with `stuck` threads blocked on their waits.
     pub(crate) fn execution(&self, s: &State, stuck: &[usize]) -> (Execution, ExecNames) {
+        let (exec, names, _) = self.execution_ids(s, stuck);
+        (exec, names)
+    }
+
+    /// The execution, its names, and the id of each `(thread, po)` event.
+    pub(crate) fn execution_ids(
+        &self,
+        s: &State,
+        stuck: &[usize],
+    ) -> (Execution, ExecNames, HashMap<(u32, u32), EventId>) {
         let p = self.p;
         let mut b = ExecutionBuilder::new(p.threads.len(), p.barriers.len());
         let mut labels = Vec::new();
         let mut ids: HashMap<(u32, u32), EventId> = HashMap::new();
         for (i, bar) in p.barriers.iter().enumerate() {
-            if let Some(k) = bar.launch_count {
+            // A launch init: at launch, or standing for forgotten phases.
+            let launched = s.bmo[i].first() == Some(&(LAUNCH, i as u32));
+            if let Some(k) = s.bars[i].base.or(bar.launch_count).filter(|_| launched) {
                 let id = b.event(
                     None,
                     0,
@@ -147,19 +162,24 @@ impl Explorer<'_> {
         for &(x, y) in &p.mutually_exclusive {
             b.mutually_exclusive(x, y);
         }
+        for (x, y) in &s.extra {
+            if let (Some(&a), Some(&c)) = (ids.get(x), ids.get(y)) {
+                b.extra_eb(a, c);
+            }
+        }
         let names = ExecNames {
             labels,
             barriers: p.barriers.iter().map(|b| b.name.clone()).collect(),
         };
-        (b.finish(), names)
+        (b.finish(), names, ids)
     }
 
     pub(crate) fn witness(&self, s: &State, stuck: &[usize], focus: &[EventId]) -> Witness {
         let (exec, names) = self.execution(s, stuck);
-        self.witness_with(s, &exec, &names, focus)
+        self.witness_with(&exec, &names, focus)
     }
 
-    pub(crate) fn witness_with(&self, _s: &State, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
+    pub(crate) fn witness_with(&self, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
         let label = |e: EventId| names.labels[e.index()].clone();
         let bmo = exec
             .bmo

@@ -107,6 +107,10 @@ pub struct Execution {
     pub bmo: Vec<Vec<EventId>>,
     /// Symmetric pairs of barrier-mutually-exclusive objects.
     pub mutually_exclusive: Vec<(BarrierId, BarrierId)>,
+    /// Executes-before edges that summarize paths through events an
+    /// explorer has forgotten (see docs/explorer.md): `(a, b)` means `a`
+    /// executes before `b`.
+    pub extra_eb: Vec<(EventId, EventId)>,
 }
 
 impl Execution {
@@ -178,6 +182,10 @@ impl ExecutionBuilder {
     }
     pub fn mutually_exclusive(&mut self, a: BarrierId, b: BarrierId) {
         self.exec.mutually_exclusive.push((a, b));
+    }
+    /// Records that `a` executes before `b` through forgotten events.
+    pub fn extra_eb(&mut self, a: EventId, b: EventId) {
+        self.exec.extra_eb.push((a, b));
     }
     pub fn finish(self) -> Execution {
         self.exec

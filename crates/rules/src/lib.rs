@@ -122,7 +122,6 @@ impl Checker<'_> {
         // Program-order predecessor of every event, and each event's index
         // in its thread.
         let n = exec.events.len();
-        let launch: Vec<EventId> = exec.ids().filter(|&e| exec.event(e).thread.is_none()).collect();
         let mut po_index = vec![0usize; n];
         for evs in &exec.program_order {
             for (i, &e) in evs.iter().enumerate() {
@@ -130,7 +129,7 @@ impl Checker<'_> {
             }
         }
         self.participates_in(&phases, &pos, &po_index);
-        let Some(before) = self.executes_before(&launch) else {
+        let Some(before) = self.executes_before() else {
             return;
         };
         let eb = |a: EventId, b: EventId| before[b.index()].get(a.index());
@@ -586,68 +585,19 @@ impl Checker<'_> {
         }
     }
 
-    /// executes-before as a transitive closure of program order and
-    /// participates-in: `before[e]` holds every event that executes before
-    /// `e`. `None` (after reporting) when the relation has a cycle.
-    fn executes_before(&mut self, launch: &[EventId]) -> Option<Vec<Bits>> {
-        let exec = self.exec;
-        let n = exec.events.len();
-        let mut preds: Vec<Vec<EventId>> = vec![Vec::new(); n];
-        for w in launch.windows(2) {
-            preds[w[1].index()].push(w[0]);
-        }
-        for evs in &exec.program_order {
-            if let (Some(&first), Some(&l)) = (evs.first(), launch.last()) {
-                preds[first.index()].push(l);
-            }
-            for w in evs.windows(2) {
-                preds[w[1].index()].push(w[0]);
+    /// executes-before; reports a cycle as an inconsistency.
+    fn executes_before(&mut self) -> Option<Vec<Bits>> {
+        match executes_before(self.exec) {
+            Ok(before) => Some(before),
+            Err(stuck) => {
+                self.inconsistent(
+                    "executes-before-consistent",
+                    "executes-before has a cycle".into(),
+                    stuck,
+                );
+                None
             }
         }
-        for w in exec.ids() {
-            for &x in exec.participants(w) {
-                preds[w.index()].push(x);
-            }
-        }
-        // Kahn's algorithm for a topological order.
-        let mut indeg: Vec<usize> = preds.iter().map(|p| p.len()).collect();
-        let mut succs: Vec<Vec<EventId>> = vec![Vec::new(); n];
-        for (e, ps) in preds.iter().enumerate() {
-            for p in ps {
-                succs[p.index()].push(EventId(e as u32));
-            }
-        }
-        let mut ready: Vec<EventId> = exec.ids().filter(|e| indeg[e.index()] == 0).collect();
-        ready.reverse();
-        let mut order = Vec::with_capacity(n);
-        while let Some(e) = ready.pop() {
-            order.push(e);
-            for &s in &succs[e.index()] {
-                indeg[s.index()] -= 1;
-                if indeg[s.index()] == 0 {
-                    ready.push(s);
-                }
-            }
-        }
-        if order.len() != n {
-            let stuck: Vec<EventId> = exec.ids().filter(|e| indeg[e.index()] > 0).collect();
-            self.inconsistent(
-                "executes-before-consistent",
-                "executes-before has a cycle".into(),
-                stuck,
-            );
-            return None;
-        }
-        let mut before = vec![Bits::new(n); n];
-        for e in order {
-            let mut acc = Bits::new(n);
-            for &p in &preds[e.index()] {
-                acc.union_with(&before[p.index()]);
-                acc.set(p.index());
-            }
-            before[e.index()] = acc;
-        }
-        Some(before)
     }
 
     /// For each event, the join that is barrier-joined-before it, if any.
@@ -716,3 +666,65 @@ impl Checker<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// executes-before as a transitive closure of program order (launch events
+/// first), participates-in and the execution's extra edges: `before[e]`
+/// holds every event that executes before `e`. `Err` lists the events on a
+/// cycle.
+pub fn executes_before(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
+    let n = exec.events.len();
+    let launch: Vec<EventId> = exec.ids().filter(|&e| exec.event(e).thread.is_none()).collect();
+    let mut preds: Vec<Vec<EventId>> = vec![Vec::new(); n];
+    for w in launch.windows(2) {
+        preds[w[1].index()].push(w[0]);
+    }
+    for evs in &exec.program_order {
+        if let (Some(&first), Some(&l)) = (evs.first(), launch.last()) {
+            preds[first.index()].push(l);
+        }
+        for w in evs.windows(2) {
+            preds[w[1].index()].push(w[0]);
+        }
+    }
+    for w in exec.ids() {
+        for &x in exec.participants(w) {
+            preds[w.index()].push(x);
+        }
+    }
+    for &(a, b) in &exec.extra_eb {
+        preds[b.index()].push(a);
+    }
+    // Kahn's algorithm for a topological order.
+    let mut indeg: Vec<usize> = preds.iter().map(|p| p.len()).collect();
+    let mut succs: Vec<Vec<EventId>> = vec![Vec::new(); n];
+    for (e, ps) in preds.iter().enumerate() {
+        for p in ps {
+            succs[p.index()].push(EventId(e as u32));
+        }
+    }
+    let mut ready: Vec<EventId> = exec.ids().filter(|e| indeg[e.index()] == 0).collect();
+    ready.reverse();
+    let mut order = Vec::with_capacity(n);
+    while let Some(e) = ready.pop() {
+        order.push(e);
+        for &s in &succs[e.index()] {
+            indeg[s.index()] -= 1;
+            if indeg[s.index()] == 0 {
+                ready.push(s);
+            }
+        }
+    }
+    if order.len() != n {
+        return Err(exec.ids().filter(|e| indeg[e.index()] > 0).collect());
+    }
+    let mut before = vec![Bits::new(n); n];
+    for e in order {
+        let mut acc = Bits::new(n);
+        for &p in &preds[e.index()] {
+            acc.union_with(&before[p.index()]);
+            acc.set(p.index());
+        }
+        before[e.index()] = acc;
+    }
+    Ok(before)
+}

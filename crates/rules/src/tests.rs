@@ -410,3 +410,21 @@ fn parity_waits() {
     assert_eq!(build(0, false, None), ["deadlock"]);
     assert_eq!(build(1, false, None), ["inconsistent:wait-completes"]);
 }
+
+#[test]
+fn extra_edges_order_accesses() {
+    // Two plain accesses of different threads: a race, unless an extra
+    // executes-before edge (a summary of forgotten events) orders them.
+    let x = Target::Loc(LocId(0));
+    let build = |extra: bool| {
+        let mut b = ExecutionBuilder::new(2, 0);
+        let w = b.event(t(0), 0, K::Write, x);
+        let r = b.event(t(1), 0, K::Read, x);
+        if extra {
+            b.extra_eb(w, r);
+        }
+        judge(b)
+    };
+    assert_eq!(build(false), ["race"]);
+    assert_eq!(build(true), Vec::<String>::new());
+}

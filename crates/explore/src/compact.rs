@@ -1,0 +1,307 @@
+//! Forgetting settled history, so that loops which synchronize repeat their
+//! states (see docs/explorer.md, "History compaction").
+//!
+//! An event is *settled* when it executes before the current point of every
+//! thread that can still act; it is *forgettable* when, in addition, every
+//! event that executes before it is settled too, and it is not kept: each
+//! live thread's last event and its latest join or drop on each barrier stay
+//! (program order and joined-before need them). A barrier's whole bmo and its
+//! waits are forgotten together, once all of them are forgettable, its phases
+//! are complete and no wait can still take one; a launch init with the
+//! current expected count then stands for them. Barriers whose phase numbers
+//! matter (tokens, parity waits) are never forgotten.
+//!
+//! Why no verdict changes: the rule checker judges the whole execution right
+//! before anything is forgotten, and a settled event executes before every
+//! future event, so it cannot race with one, a future drop follows every wait
+//! its arrive took part in, no future wait can take its phase, and it cannot
+//! sit between a still-open participant and its wait (it would not be
+//! forgettable). Executes-before between kept events that ran through
+//! forgotten ones is kept as explicit edges.
+
+use crate::state::{HKind, State, Status, LAUNCH};
+use crate::Explorer;
+use bc_graph::*;
+use std::collections::{BTreeSet, HashMap};
+
+/// Per code and pc, the barrier and location declarations an instruction
+/// reachable from there operates on (a backward fixed point over the
+/// control-flow graph).
+pub(crate) fn touches(p: &Program) -> Vec<Vec<(Vec<bool>, Vec<bool>)>> {
+    let nb = p.threads.first().map_or(0, |t| t.barriers.len());
+    let nl = p.threads.first().map_or(0, |t| t.locs.len());
+    p.codes
+        .iter()
+        .map(|code| {
+            let len = code.instrs.len();
+            let mut out = vec![(vec![false; nb], vec![false; nl]); len + 1];
+            let own = |pc: usize, acc: &mut (Vec<bool>, Vec<bool>)| match &code.instrs[pc].kind {
+                InstrKind::Barrier { sel, .. } => match sel {
+                    BarrierSel::Decl(d) => acc.0[*d as usize] = true,
+                    BarrierSel::JoinedOr { group, decl } => {
+                        acc.0[*decl as usize] = true;
+                        for &d in &p.groups[*group as usize] {
+                            acc.0[d as usize] = true;
+                        }
+                    }
+                    BarrierSel::Joined { group } => {
+                        for &d in &p.groups[*group as usize] {
+                            acc.0[d as usize] = true;
+                        }
+                    }
+                },
+                InstrKind::Read { decl } | InstrKind::Write { decl } => acc.1[*decl as usize] = true,
+                _ => {}
+            };
+            let mut changed = true;
+            while changed {
+                changed = false;
+                for pc in (0..len).rev() {
+                    let mut acc = out[pc].clone();
+                    own(pc, &mut acc);
+                    for succ in code.successors(pc as u32) {
+                        let (b, l) = &out[succ as usize];
+                        for (x, y) in acc.0.iter_mut().zip(b) {
+                            *x |= *y;
+                        }
+                        for (x, y) in acc.1.iter_mut().zip(l) {
+                            *x |= *y;
+                        }
+                    }
+                    if acc != out[pc] {
+                        out[pc] = acc;
+                        changed = true;
+                    }
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+impl Explorer<'_> {
+    /// Whether thread `u` may still produce an event that interacts with
+    /// an event on `target`: one on the same barrier or location.
+    fn may_touch(&self, s: &State, u: usize, target: Target) -> bool {
+        let th = &s.threads[u];
+        if th.status != Status::Running {
+            return false;
+        }
+        let info = &self.p.threads[u];
+        let (bars, locs) =
+            &self.touches[info.code.index()][(th.pc as usize).min(self.touches[info.code.index()].len() - 1)];
+        match target {
+            Target::Barrier(b) => {
+                bars.iter().enumerate().any(|(d, &on)| on && info.barriers[d] == b)
+                    || (self.p.barriers[b.index()].props.drop_at_end && th.joined.contains(&b.0))
+            }
+            Target::Loc(l) => locs.iter().enumerate().any(|(d, &on)| on && info.locs[d] == l),
+        }
+    }
+
+    pub(crate) fn compact(&mut self, s: &mut State) {
+        let nt = s.threads.len();
+        if s.threads.iter().any(|t| t.status == Status::NotLaunched) {
+            return;
+        }
+        let alive: Vec<usize> = (0..nt)
+            .filter(|&t| matches!(s.threads[t].status, Status::Running | Status::Diverged))
+            .collect();
+        let (exec, names, ids) = self.execution_ids(s, &[]);
+        let Ok(before) = bc_rules::executes_before(&exec) else {
+            return;
+        };
+        let n = exec.events.len();
+        let eb = |a: usize, b: usize| before[b].get(a);
+        let thread_of = |e: usize| exec.events[e].thread;
+        let next: Vec<u32> = (0..nt).map(|u| s.hist[u].len() as u32).collect();
+        let lasts: Vec<Option<usize>> = (0..nt)
+            .map(|u| {
+                s.hist[u]
+                    .len()
+                    .checked_sub(1)
+                    .map(|po| ids[&(u as u32, po as u32)].index())
+            })
+            .collect();
+        let last = |u: usize| lasts[u];
+        // Settled: executes before every future event of every thread that
+        // may still operate on the same barrier or location.
+        let settled: Vec<bool> = (0..n)
+            .map(|e| {
+                let ev = &exec.events[e];
+                ev.thread.is_some()
+                    && alive.iter().all(|&u| {
+                        ev.thread == Some(ThreadId(u as u32))
+                            || !self.may_touch(s, u, ev.target)
+                            || last(u).is_some_and(|l| eb(e, l))
+                    })
+            })
+            .collect();
+        // Everything that executes before it is settled.
+        let preds_settled: Vec<bool> = (0..n)
+            .map(|e| (0..n).all(|p| !eb(p, e) || settled[p] || thread_of(p).is_none()))
+            .collect();
+        let closed: Vec<bool> = (0..n).map(|e| settled[e] && preds_settled[e]).collect();
+        let forget = |e: usize| closed[e];
+        let by_id: HashMap<usize, (u32, u32)> = ids.iter().map(|(&k, &v)| (v.index(), k)).collect();
+        let mut drop = vec![false; n];
+        let mut forgotten = Vec::new();
+        for b in 0..self.p.barriers.len() {
+            let bar = &s.bars[b];
+            let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as usize;
+            if self.token_barriers[b] || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
+                continue;
+            }
+            // Everything on the barrier but joins and the open phase.
+            let open: Vec<(u32, u32)> = bar.open.as_ref().map_or(Vec::new(), |p| p.members.clone());
+            let target = Target::Barrier(BarrierId(b as u32));
+            let events: Vec<usize> = (0..n)
+                .filter(|&e| {
+                    let ev = &exec.events[e];
+                    ev.thread.is_some()
+                        && ev.target == target
+                        && !matches!(ev.kind, EventKind::Join)
+                        && !open.contains(&by_id[&e])
+                })
+                .collect();
+            // Completed waits need only their predecessors settled (they
+            // are the last events of their threads); every arrive must have
+            // a wait on its phase that precedes any future drop of its
+            // thread (arrive-then-drop).
+            let ok = events.iter().all(|&e| match &exec.events[e].kind {
+                EventKind::Wait { completed: true, .. } => preds_settled[e],
+                EventKind::Arrive { .. } => {
+                    let t = thread_of(e).expect("arrives belong to threads");
+                    closed[e]
+                        && (0..n).any(|w| {
+                            exec.participants(EventId(w as u32)).contains(&EventId(e as u32))
+                                && (thread_of(w) == Some(t) || last(t.index()).is_some_and(|l| eb(w, l)))
+                        })
+                }
+                _ => closed[e],
+            });
+            if !events.is_empty() && ok {
+                for e in events {
+                    drop[e] = true;
+                }
+                forgotten.push(b);
+            }
+        }
+        for e in 0..n {
+            if forget(e) && matches!(exec.events[e].kind, EventKind::Read | EventKind::Write) {
+                drop[e] = true;
+            }
+        }
+        // A join stays while a kept event of its thread follows it on its
+        // barrier or on one exclusive with it: joined-before reads it.
+        for t in 0..nt {
+            for (po, ev) in s.hist[t].iter().enumerate() {
+                let e = ids[&(t as u32, po as u32)].index();
+                if !matches!(ev.kind, HKind::Join) || !forget(e) {
+                    continue;
+                }
+                let Target::Barrier(b) = ev.target else { continue };
+                // The thread's latest join or drop on `b`, if it is this join
+                // and the thread lives on: its future operations need it.
+                let latest = s.hist[t]
+                    .iter()
+                    .rposition(|l| l.target == ev.target && matches!(l.kind, HKind::Join | HKind::Drop));
+                let alive_t = matches!(s.threads[t].status, Status::Running | Status::Diverged);
+                let needed = (alive_t && latest == Some(po))
+                    || s.hist[t][po + 1..].iter().enumerate().any(|(k, later)| {
+                        let l = ids[&(t as u32, (po + 1 + k) as u32)].index();
+                        !drop[l]
+                            && match later.target {
+                                Target::Barrier(c) => c == b || exec.mutually_exclusive(b, c),
+                                Target::Loc(_) => false,
+                            }
+                    });
+                if !needed {
+                    drop[e] = true;
+                }
+            }
+        }
+        if !drop.iter().any(|&d| d) {
+            return;
+        }
+        // Judge everything before forgetting any of it.
+        self.judge(&exec, &names);
+        let old_extra = std::mem::take(&mut s.extra);
+        // The new history: kept events, renumbered per thread.
+        let mut remap: HashMap<(u32, u32), (u32, u32)> = HashMap::new();
+        for t in 0..nt {
+            let mut kept = Vec::new();
+            for (po, ev) in s.hist[t].iter().enumerate() {
+                let e = ids[&(t as u32, po as u32)].index();
+                if !drop[e] {
+                    remap.insert((t as u32, po as u32), (t as u32, kept.len() as u32));
+                    kept.push(ev.clone());
+                }
+            }
+            s.hist[t] = kept;
+        }
+        let re = |k: &(u32, u32)| if k.0 == LAUNCH { Some(*k) } else { remap.get(k).copied() };
+        for evs in &mut s.hist {
+            for ev in evs {
+                if let HKind::Wait { participants, .. } = &mut ev.kind {
+                    *participants = participants.iter().filter_map(re).collect();
+                }
+            }
+        }
+        for (b, order) in s.bmo.iter_mut().enumerate() {
+            if forgotten.contains(&b) {
+                // A launch init stands for the forgotten complete phases.
+                let bar = &mut s.bars[b];
+                let rest: Vec<(u32, u32)> = order[bar.settled_len as usize..].iter().filter_map(re).collect();
+                *order = std::iter::once((LAUNCH, b as u32)).chain(rest).collect();
+                bar.base = Some(bar.after_completion);
+                bar.settled_len = 1;
+                match &mut bar.open {
+                    Some(ph) => {
+                        ph.number = 0;
+                        bar.next_phase = 1;
+                    }
+                    None => bar.next_phase = 0,
+                }
+            } else {
+                *order = order.iter().filter_map(re).collect();
+            }
+        }
+        for bar in &mut s.bars {
+            for ph in bar.open.iter_mut().chain(bar.done.iter_mut()) {
+                ph.members = ph.members.iter().filter_map(re).collect();
+            }
+        }
+        // Executes-before between kept events through forgotten ones: only
+        // a settled event can reach a kept event that way. A settled event
+        // also executes before every future event of every live thread: an
+        // anchor edge to each thread's next event slot.
+        let kept_before = |u: usize, k: u32| -> u32 {
+            (0..k.min(next[u]))
+                .filter(|&po| !drop[ids[&(u as u32, po)].index()])
+                .count() as u32
+                + k.saturating_sub(next[u])
+        };
+        let mut extra = BTreeSet::new();
+        for &((t, po), (u, k)) in &old_extra {
+            if let Some(x) = remap.get(&(t, po)) {
+                extra.insert((*x, (u, kept_before(u as usize, k))));
+            }
+        }
+        for a in (0..n).filter(|&a| !drop[a] && closed[a]) {
+            let Some(x) = by_id.get(&a).and_then(re) else { continue };
+            for c in (0..n).filter(|&c| !drop[c] && thread_of(c).is_some() && thread_of(c) != thread_of(a) && eb(a, c))
+            {
+                if let Some(y) = by_id.get(&c).and_then(re) {
+                    extra.insert((x, y));
+                }
+            }
+            for &u in &alive {
+                if Some(ThreadId(u as u32)) != thread_of(a) && last(u).is_some_and(|l| eb(a, l)) {
+                    extra.insert((x, (u as u32, kept_before(u, next[u]))));
+                }
+            }
+        }
+        s.extra = extra.into_iter().collect();
+    }
+}
