@@ -19,3 +19,20 @@ graph FILE:
 # Update insta snapshots after an intended rendering change.
 snapshots:
     cargo insta test --workspace --release --accept
+
+# The scaling table (threads x phases; states, time, states/s, peak memory).
+# BENCH_TIMEOUT=SECS bounds each cell (default 10).
+bench:
+    cargo bench -p barrier-check --bench scaling
+
+# Liveness overhead: the same terminating test with and without the fair-cycle
+# analysis, side by side.
+bench-liveness:
+    cargo build --release
+    for m in --no-liveness ""; do ./target/release/barrier-check check --format json $m litmus/amdgpu/phase-three-threads-two-rounds.litmus | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(sys.argv[1] or "liveness", r["stats"])' "$m"; done
+
+# barrier-check against Spin 6.5 on N threads x K rounds of arrive; wait
+# (installs spin with apt when it is missing). BENCH_TIMEOUT=SECS per run.
+bench-spin:
+    command -v spin >/dev/null || (apt-get update -qq && apt-get install -y -qq spin)
+    cargo bench -p barrier-check --bench spin

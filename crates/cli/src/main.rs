@@ -72,9 +72,13 @@ enum Command {
         /// Skip the fair-cycle (nontermination) analysis (for benchmarks).
         #[arg(long, hide = true)]
         no_liveness: bool,
-        /// Keep the whole history in every state (for comparisons).
+                /// Keep the whole history in every state (for comparisons).
         #[arg(long, hide = true)]
         no_compact: bool,
+        /// Print the process's peak resident memory to stderr at the end
+        /// (for benchmarks).
+        #[arg(long, hide = true)]
+        report_peak_memory: bool,
     },
     /// Print a test's operation graph (per-thread control flow and
     /// thread-barrier-order).
@@ -101,8 +105,9 @@ fn main() -> ExitCode {
             quiet,
             no_timing,
             progress,
-            no_liveness,
+                        no_liveness,
             no_compact,
+            report_peak_memory,
         } => {
             if let Some(p) = &progress {
                 if bc_explore::liveness::Progress::parse(p).is_none() {
@@ -130,7 +135,15 @@ fn main() -> ExitCode {
                 },
                 progress,
             };
-            check(&paths, format, &opts, quiet, !no_timing)
+            let code = check(&paths, format, &opts, quiet, !no_timing);
+            if report_peak_memory {
+                // VmHWM: the peak resident set size, in kB (Linux).
+                let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+                if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+                    eprintln!("peak-memory-kb: {}", line.trim_start_matches("VmHWM:").trim().trim_end_matches(" kB"));
+                }
+            }
+            code
         }
         Command::Graph {
             file,
