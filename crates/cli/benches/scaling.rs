@@ -29,10 +29,17 @@ fn main() {
     let bin = env!("CARGO_BIN_EXE_barrier-check");
     let dir = std::env::temp_dir().join("barrier-check-bench");
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let limit = std::env::var("BENCH_TIMEOUT").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(10.0);
+    let limit = std::env::var("BENCH_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(10.0);
     println!("| family | threads | phases | states | time (ms) | states/s | peak memory (MiB) | stop |");
     println!("|---|---:|---:|---:|---:|---:|---:|---|");
-    for family in ["explicit threads arrive; wait", "kernel __syncthreads", "kernel split arrive/wait"] {
+    for family in [
+        "explicit threads arrive; wait",
+        "kernel __syncthreads",
+        "kernel split arrive/wait",
+    ] {
         for n in [2usize, 3, 4, 5, 6, 8, 16, 32, 64] {
             let mut stopped = false;
             for k in 1..=4usize {
@@ -56,7 +63,10 @@ fn main() {
                 let stop = r["stop"].as_str().unwrap_or("error").to_string();
                 let peak = String::from_utf8_lossy(&out.stderr)
                     .lines()
-                    .find_map(|l| l.strip_prefix("peak-memory-kb: ").and_then(|v| v.trim().parse::<f64>().ok()))
+                    .find_map(|l| {
+                        l.strip_prefix("peak-memory-kb: ")
+                            .and_then(|v| v.trim().parse::<f64>().ok())
+                    })
                     .map_or("?".to_string(), |kb| format!("{:.0}", kb / 1024.0));
                 let rate = if ms > 0.0 { states as f64 / (ms / 1000.0) } else { 0.0 };
                 println!("| {family} | {n} | {k} | {states} | {ms:.1} | {rate:.0} | {peak} | {stop} |");

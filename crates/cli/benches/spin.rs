@@ -51,7 +51,19 @@ fn main() {
     let limit = std::env::var("BENCH_TIMEOUT").unwrap_or_else(|_| "20".into());
     println!("| N | K | Spin states | Spin time (s) | barrier-check states | barrier-check time (s) | stop | time ratio (bc / Spin) |");
     println!("|---:|---:|---:|---:|---:|---:|---|---:|");
-    for (n, k) in [(3, 1), (3, 2), (4, 1), (4, 2), (5, 1), (5, 2), (6, 1), (6, 2), (8, 2), (10, 2), (12, 3)] {
+    for (n, k) in [
+        (3, 1),
+        (3, 2),
+        (4, 1),
+        (4, 2),
+        (5, 1),
+        (5, 2),
+        (6, 1),
+        (6, 2),
+        (8, 2),
+        (10, 2),
+        (12, 3),
+    ] {
         let (ss, st) = match spin(&dir, n, k) {
             Ok(v) => v,
             Err(e) => {
@@ -62,12 +74,19 @@ fn main() {
         let path = dir.join(format!("nk{n}_{k}.litmus"));
         std::fs::write(&path, litmus(n, k)).expect("write");
         let start = Instant::now();
-        let out = Command::new(bin).args(["check", "--format", "json", "--timeout", &limit]).arg(&path).output().expect("run");
+        let out = Command::new(bin)
+            .args(["check", "--format", "json", "--timeout", &limit])
+            .arg(&path)
+            .output()
+            .expect("run");
         let secs = start.elapsed().as_secs_f64();
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
         let r = &json["results"][0];
         let bs = r["stats"]["states"].as_u64().unwrap_or(0);
         let stop = r["stop"].as_str().unwrap_or("error");
-        println!("| {n} | {k} | {ss} | {st:.3} | {bs} | {secs:.3} | {stop} | {:.2} |", secs / st);
+        println!(
+            "| {n} | {k} | {ss} | {st:.3} | {bs} | {secs:.3} | {stop} | {:.2} |",
+            secs / st
+        );
     }
 }

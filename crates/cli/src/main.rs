@@ -72,9 +72,12 @@ enum Command {
         /// Skip the fair-cycle (nontermination) analysis (for benchmarks).
         #[arg(long, hide = true)]
         no_liveness: bool,
-                /// Keep the whole history in every state (for comparisons).
+        /// Keep the whole history in every state (for comparisons).
         #[arg(long, hide = true)]
         no_compact: bool,
+        /// Keep a phase's arrivals in the order they happened (for comparisons).
+        #[arg(long, hide = true)]
+        no_canonical: bool,
         /// Print the process's peak resident memory to stderr at the end
         /// (for benchmarks).
         #[arg(long, hide = true)]
@@ -105,8 +108,9 @@ fn main() -> ExitCode {
             quiet,
             no_timing,
             progress,
-                        no_liveness,
+            no_liveness,
             no_compact,
+            no_canonical,
             report_peak_memory,
         } => {
             if let Some(p) = &progress {
@@ -132,6 +136,7 @@ fn main() -> ExitCode {
                     timeout,
                     liveness: !no_liveness,
                     compact: !no_compact,
+                    canonical: !no_canonical,
                 },
                 progress,
             };
@@ -140,7 +145,10 @@ fn main() -> ExitCode {
                 // VmHWM: the peak resident set size, in kB (Linux).
                 let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
                 if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
-                    eprintln!("peak-memory-kb: {}", line.trim_start_matches("VmHWM:").trim().trim_end_matches(" kB"));
+                    eprintln!(
+                        "peak-memory-kb: {}",
+                        line.trim_start_matches("VmHWM:").trim().trim_end_matches(" kB")
+                    );
                 }
             }
             code

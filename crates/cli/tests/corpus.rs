@@ -52,22 +52,27 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     if op != judged {
         return Err(format!("explorer saw {op:?} but the rule checker judged {judged:?}").into());
     }
-    // Forgetting settled history must not change the verdict.
-    let full = CheckOptions {
-        limits: bc_explore::Limits {
-            compact: false,
+    // Each reduction must leave the verdict alone: history compaction and
+    // phase-order canonicalization, each switched off alone and together.
+    for (compact, canonical) in [(false, true), (true, false), (false, false)] {
+        let limits = bc_explore::Limits {
+            compact,
+            canonical,
             ..Default::default()
-        },
-        ..CheckOptions::default()
-    };
-    if let Some(f) = check_bytes(&name, &bytes, &full).outcome {
-        if f.stop == bc_explore::Stop::Exhausted && f.verdict() != o.verdict() {
-            return Err(format!(
-                "with the whole history kept the verdict is {:?}, compacted {:?}",
-                f.verdict(),
-                o.verdict()
-            )
-            .into());
+        };
+        let opts = CheckOptions {
+            limits,
+            ..CheckOptions::default()
+        };
+        if let Some(f) = check_bytes(&name, &bytes, &opts).outcome {
+            if f.stop == bc_explore::Stop::Exhausted && f.verdict() != o.verdict() {
+                return Err(format!(
+                    "compact={compact} canonical={canonical} gives {:?}, the default {:?}",
+                    f.verdict(),
+                    o.verdict()
+                )
+                .into());
+            }
         }
     }
     if !r.pass() {

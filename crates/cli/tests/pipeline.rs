@@ -20,6 +20,7 @@ fn opts() -> CheckOptions {
             timeout: None,
             liveness: true,
             compact: true,
+            canonical: true,
         },
     }
 }

@@ -99,14 +99,18 @@ impl Explorer<'_> {
         }
     }
 
-        pub(crate) fn compact(&mut self, s: &mut State) {
+    pub(crate) fn compact(&mut self, s: &mut State) {
         // Cheap test first: a barrier with forgettable complete phases, or
         // plain accesses or joins that might be forgotten.
         let barrier_ready = (0..self.p.barriers.len()).any(|b| {
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as u32;
             !self.token_barriers[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
         });
-        let others = s.hist.iter().flatten().any(|e| matches!(e.kind, HKind::Read | HKind::Write));
+        let others = s
+            .hist
+            .iter()
+            .flatten()
+            .any(|e| matches!(e.kind, HKind::Read | HKind::Write));
         if !barrier_ready && !others {
             return;
         }

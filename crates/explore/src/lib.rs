@@ -16,6 +16,7 @@
 //! stuck execution to the independent rule checker (`bc-rules`); the two
 //! verdicts are kept apart in [`Outcome`] so tests can compare them.
 
+mod canon;
 mod compact;
 mod eval;
 pub mod liveness;
@@ -43,6 +44,8 @@ pub struct Limits {
     /// Forget settled history (docs/explorer.md), so loops that synchronize
     /// repeat their states.
     pub compact: bool,
+    /// Keep the arrivals of a phase sorted (docs/explorer.md), where sound.
+    pub canonical: bool,
 }
 
 impl Default for Limits {
@@ -52,6 +55,7 @@ impl Default for Limits {
             timeout: None,
             liveness: true,
             compact: true,
+            canonical: true,
         }
     }
 }
@@ -193,6 +197,8 @@ pub(crate) struct Explorer<'p> {
     pending: Vec<(FindingKind, String, bool)>,
     /// Barriers some parity wait uses: their last completed phase is kept.
     parity_barriers: Vec<bool>,
+    /// The barrier whose phases are kept sorted (canon.rs), if any.
+    sortable: Option<usize>,
     /// Barriers whose phase numbers matter (tokens, parity): never forgotten.
     token_barriers: Vec<bool>,
     /// Per code and pc: the barrier and location declarations the thread
@@ -218,6 +224,11 @@ impl<'p> Explorer<'p> {
             objectless: Default::default(),
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
+            sortable: if limits.canonical {
+                canon::sortable_barrier(p)
+            } else {
+                None
+            },
             token_barriers: Self::barriers_where(p, |op, result| {
                 matches!(op, BarrierOp::Wait(w) if w.token.is_some() || w.parity.is_some())
                     || matches!(result, Some(BarrierResult::Token(_)))
@@ -286,6 +297,7 @@ impl<'p> Explorer<'p> {
             if self.limits.compact {
                 self.compact(&mut s);
             }
+            self.canonicalize(&mut s);
             let record = self.limits.liveness;
             if let Some(&to) = index.get(&s) {
                 if record {

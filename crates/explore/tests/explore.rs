@@ -58,6 +58,7 @@ fn the_state_limit_stops_the_search() {
             timeout: None,
             liveness: true,
             compact: true,
+            canonical: true,
         },
     );
     assert_eq!(cut.stop, Stop::StateLimit);

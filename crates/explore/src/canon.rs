@@ -1,0 +1,110 @@
+//! Phase-order canonicalization: the arrivals of one phase are kept sorted
+//! by (thread, program order) instead of in the order they happened, so the
+//! N! arrival orders of a phase meet in one state (docs/explorer.md).
+//!
+//! Only for programs with a single barrier instance whose operations carry
+//! no expected-count update, count or mask key, transaction count, init or
+//! token: then every order of a phase's members gives the same counts and
+//! completes at the same member count, and no member of a phase executes
+//! before another member of another thread (that would need a wait on a
+//! completed phase containing an operation after the first member, and
+//! phases are contiguous in bmo), so the sorted bmo is consistent with
+//! executes-before.
+
+use crate::state::{HKind, State};
+use crate::Explorer;
+use bc_graph::*;
+
+/// The barrier instance whose phases may be sorted, if the program allows it.
+pub(crate) fn sortable_barrier(p: &Program) -> Option<usize> {
+    if p.barriers.len() != 1 {
+        return None;
+    }
+    for t in &p.threads {
+        for ins in &p.codes[t.code.index()].instrs {
+            if let InstrKind::Barrier { op, result, .. } = &ins.kind {
+                let plain = match op {
+                    BarrierOp::Arrive(a) => a.set_count.is_none() && !a.count_match && a.mask.is_none(),
+                    BarrierOp::Wait(w) => w.token.is_none() && w.parity.is_none(),
+                    BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop => true,
+                    BarrierOp::Init(_) | BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
+                };
+                if !plain || matches!(result, Some(BarrierResult::Token(_))) {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(0)
+}
+
+impl Explorer<'_> {
+    pub(crate) fn canonicalize(&self, s: &mut State) {
+        let Some(b) = self.sortable else { return };
+        let nphases = s.bars[b].open.iter().count() + s.bars[b].done.len();
+        for i in 0..nphases {
+            let members = {
+                let bar = &s.bars[b];
+                let ph = if i < bar.open.iter().count() {
+                    bar.open.as_ref()
+                } else {
+                    bar.done.get(i - bar.open.iter().count())
+                };
+                match ph {
+                    Some(p) => p.members.clone(),
+                    None => continue,
+                }
+            };
+            if members.len() < 2 {
+                continue;
+            }
+            let mut sorted = members.clone();
+            sorted.sort_unstable();
+            // The members sit in one contiguous run of bmo.
+            let positions: Vec<usize> = s.bmo[b]
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| members.contains(k))
+                .map(|(j, _)| j)
+                .collect();
+            if positions.len() != members.len() || positions.windows(2).any(|w| w[1] != w[0] + 1) {
+                continue;
+            }
+            for (j, k) in positions.iter().zip(&sorted) {
+                s.bmo[b][*j] = *k;
+            }
+            // The phase record: members, and the first instruction site.
+            let site = sorted
+                .iter()
+                .map(|&(t, po)| (self.p.threads[t as usize].code.0, s.hist[t as usize][po as usize].pc))
+                .min();
+            let bar = &mut s.bars[b];
+            let open_n = bar.open.iter().count();
+            let ph = if i < open_n {
+                bar.open.as_mut()
+            } else {
+                bar.done.get_mut(i - open_n)
+            };
+            if let Some(ph) = ph {
+                ph.members = sorted.clone();
+                ph.site = site;
+            }
+            // Waits that took this phase list it sorted too.
+            let mut key = members.clone();
+            key.sort_unstable();
+            for evs in &mut s.hist {
+                for ev in evs {
+                    if let HKind::Wait { participants, .. } = &mut ev.kind {
+                        if participants.len() == key.len() {
+                            let mut p = participants.clone();
+                            p.sort_unstable();
+                            if p == key {
+                                *participants = sorted.clone();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
