@@ -163,7 +163,7 @@ pub(crate) struct Choice {
 }
 
 struct Frame {
-    state: State,
+    state: std::rc::Rc<State>,
     choices: Vec<Choice>,
     next: usize,
     /// This state's index in the state graph.
@@ -261,13 +261,15 @@ impl<'p> Explorer<'p> {
             self.run_local(&mut init, t);
         }
         self.flush_pending(&init, &[]);
-        let mut index: FxHashMap<State, u32> = FxHashMap::default();
+        // States are shared between the visited index and the DFS stack.
+        let mut index: FxHashMap<std::rc::Rc<State>, u32> = FxHashMap::default();
         let mut nodes: Vec<liveness::Node> = Vec::new();
         let mut edges: Vec<liveness::Edge> = Vec::new();
         let choices = self.choices(&init);
         if self.limits.liveness {
             nodes.push(self.node(&init, &choices, u32::MAX, None, &mut edges, 0));
         }
+        let init = std::rc::Rc::new(init);
         index.insert(init.clone(), 0);
         if choices.is_empty() {
             self.at_end(&init);
@@ -290,7 +292,7 @@ impl<'p> Explorer<'p> {
             let choice = top.choices[top.next];
             top.next += 1;
             let from = top.node;
-            let mut s = top.state.clone();
+            let mut s = State::clone(&top.state);
             let step = self.step(&mut s, choice);
             self.path.push(step);
             self.flush_pending(&s, &[]);
@@ -351,6 +353,7 @@ impl<'p> Explorer<'p> {
                 });
                 nodes.push(self.node(&s, &choices, from, Some(choice), &mut edges, to));
             }
+            let s = std::rc::Rc::new(s);
             index.insert(s.clone(), to);
             if choices.is_empty() {
                 self.at_end(&s);
