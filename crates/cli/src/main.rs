@@ -78,6 +78,9 @@ enum Command {
         /// Keep a phase's arrivals in the order they happened (for comparisons).
         #[arg(long, hide = true)]
         no_canonical: bool,
+        /// Do not merge states that differ by a renaming of threads.
+        #[arg(long, hide = true)]
+        no_symmetry: bool,
         /// Print the process's peak resident memory to stderr at the end
         /// (for benchmarks).
         #[arg(long, hide = true)]
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
             no_liveness,
             no_compact,
             no_canonical,
+            no_symmetry,
             report_peak_memory,
         } => {
             if let Some(p) = &progress {
@@ -137,6 +141,7 @@ fn main() -> ExitCode {
                     liveness: !no_liveness,
                     compact: !no_compact,
                     canonical: !no_canonical,
+                    symmetry: !no_symmetry,
                 },
                 progress,
             };

@@ -52,12 +52,19 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     if op != judged {
         return Err(format!("explorer saw {op:?} but the rule checker judged {judged:?}").into());
     }
-    // Each reduction must leave the verdict alone: history compaction and
-    // phase-order canonicalization, each switched off alone and together.
-    for (compact, canonical) in [(false, true), (true, false), (false, false)] {
+    // Each reduction must leave the verdict alone: history compaction,
+    // phase-order canonicalization and symmetry, each switched off alone and
+    // all together.
+    for (compact, canonical, symmetry) in [
+        (false, true, true),
+        (true, false, true),
+        (true, true, false),
+        (false, false, false),
+    ] {
         let limits = bc_explore::Limits {
             compact,
             canonical,
+            symmetry,
             ..Default::default()
         };
         let opts = CheckOptions {
@@ -67,7 +74,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
         if let Some(f) = check_bytes(&name, &bytes, &opts).outcome {
             if f.stop == bc_explore::Stop::Exhausted && f.verdict() != o.verdict() {
                 return Err(format!(
-                    "compact={compact} canonical={canonical} gives {:?}, the default {:?}",
+                    "compact={compact} canonical={canonical} symmetry={symmetry} gives {:?}, the default {:?}",
                     f.verdict(),
                     o.verdict()
                 )

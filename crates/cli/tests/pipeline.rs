@@ -21,6 +21,7 @@ fn opts() -> CheckOptions {
             liveness: true,
             compact: true,
             canonical: true,
+            symmetry: true,
         },
     }
 }

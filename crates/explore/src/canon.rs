@@ -55,7 +55,7 @@ impl Explorer<'_> {
                     None => continue,
                 }
             };
-            if members.len() < 2 {
+            if members.len() < 2 || members.windows(2).all(|w| w[0] <= w[1]) {
                 continue;
             }
             let mut sorted = members.clone();

@@ -46,6 +46,8 @@ pub struct Limits {
     pub compact: bool,
     /// Keep the arrivals of a phase sorted (docs/explorer.md), where sound.
     pub canonical: bool,
+    /// Merge states that differ by a renaming of interchangeable threads.
+    pub symmetry: bool,
 }
 
 impl Default for Limits {
@@ -56,6 +58,7 @@ impl Default for Limits {
             liveness: true,
             compact: true,
             canonical: true,
+            symmetry: true,
         }
     }
 }
@@ -164,6 +167,8 @@ pub(crate) struct Choice {
 
 struct Frame {
     state: std::rc::Rc<State>,
+    /// `Explorer::ident` for this state.
+    ident: std::rc::Rc<Vec<u32>>,
     choices: Vec<Choice>,
     next: usize,
     /// This state's index in the state graph.
@@ -199,6 +204,12 @@ pub(crate) struct Explorer<'p> {
     parity_barriers: Vec<bool>,
     /// The barrier whose phases are kept sorted (canon.rs), if any.
     sortable: Option<usize>,
+    /// Classes of interchangeable threads (symmetry.rs).
+    sym_classes: Vec<Vec<usize>>,
+    /// For the state being worked on: which declared thread each thread
+    /// index stands for (symmetry renames threads; witnesses show the
+    /// declared names along the path).
+    ident: Vec<u32>,
     /// Barriers whose phase numbers matter (tokens, parity): never forgotten.
     token_barriers: Vec<bool>,
     /// Per code and pc: the barrier and location declarations the thread
@@ -229,6 +240,12 @@ impl<'p> Explorer<'p> {
             } else {
                 None
             },
+            sym_classes: if limits.symmetry {
+                symmetry::classes(p)
+            } else {
+                Vec::new()
+            },
+            ident: (0..p.threads.len() as u32).collect(),
             token_barriers: Self::barriers_where(p, |op, result| {
                 matches!(op, BarrierOp::Wait(w) if w.token.is_some() || w.parity.is_some())
                     || matches!(result, Some(BarrierResult::Token(_)))
@@ -275,6 +292,7 @@ impl<'p> Explorer<'p> {
             self.at_end(&init);
         }
         let mut stack = vec![Frame {
+            ident: std::rc::Rc::new(self.ident.clone()),
             state: init,
             choices,
             next: 0,
@@ -293,13 +311,11 @@ impl<'p> Explorer<'p> {
             top.next += 1;
             let from = top.node;
             let mut s = State::clone(&top.state);
+            self.ident = Vec::clone(&top.ident);
             let step = self.step(&mut s, choice);
             self.path.push(step);
             self.flush_pending(&s, &[]);
-            if self.limits.compact {
-                self.compact(&mut s);
-            }
-            self.canonicalize(&mut s);
+            self.normalize(&mut s);
             let record = self.limits.liveness;
             if let Some(&to) = index.get(&s) {
                 if record {
@@ -359,6 +375,7 @@ impl<'p> Explorer<'p> {
                 self.at_end(&s);
             }
             stack.push(Frame {
+                ident: std::rc::Rc::new(self.ident.clone()),
                 state: s,
                 choices,
                 next: 0,
@@ -483,12 +500,13 @@ impl<'p> Explorer<'p> {
         };
         let alive: Vec<String> = (0..self.p.threads.len())
             .filter(|&t| nodes[cycle.entry as usize].alive.get(t))
-            .map(|t| self.p.threads[t].name.clone())
+            .map(|t| self.name_of(t).to_string())
             .collect();
         let message = match cycle.stuck_waiter {
             Some(t) => format!(
                 "{} waits on a barrier forever while others run on (a fair cycle under progress model `{}`)",
-                self.p.threads[t as usize].name, self.p.progress
+                self.name_of(t as usize),
+                self.p.progress
             ),
             None => format!(
                 "a fair infinite execution under progress model `{}` in which {} never finish",
@@ -515,9 +533,27 @@ impl<'p> Explorer<'p> {
     }
 
     /// Replays a lasso from the initial state into a witness.
+    /// The reductions applied to every new state, in order. Renames
+    /// `self.ident` along with the threads.
+    fn normalize(&mut self, s: &mut State) {
+        if self.limits.compact {
+            self.compact(s);
+        }
+        self.canonicalize(s);
+        if let Some(perm) = self.symmetrize(s) {
+            self.ident = perm.iter().map(|&old| self.ident[old]).collect();
+        }
+    }
+
+    /// The declared name of thread index `t` in the current state.
+    pub(crate) fn name_of(&self, t: usize) -> &str {
+        &self.p.threads[self.ident[t] as usize].name
+    }
+
     fn lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Witness {
         let saved_path = std::mem::take(&mut self.path);
         let saved_pending = std::mem::take(&mut self.pending);
+        let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
         let mut s = State::initial(self.p);
         for t in 0..self.p.threads.len() {
             self.run_local(&mut s, t);
@@ -525,6 +561,7 @@ impl<'p> Explorer<'p> {
         let mut steps = Vec::new();
         for &c in stem {
             steps.push(self.step(&mut s, c));
+            self.normalize(&mut s);
         }
         let entry = s.clone();
         let cycle_start = steps.len();
@@ -536,13 +573,14 @@ impl<'p> Explorer<'p> {
                     .instr(ThreadId(e.thread), s.threads[t].pc)
                     .map_or((Span::default(), "...".to_string()), |i| (i.span, i.text.clone()));
                 steps.push(Step {
-                    thread: self.p.threads[t].name.clone(),
+                    thread: self.name_of(t).to_string(),
                     span,
                     text,
                     effect: "spins: the condition does not hold".into(),
                 });
             } else {
                 steps.push(self.step(&mut s, e.choice));
+                self.normalize(&mut s);
             }
         }
         self.path = steps;
@@ -550,6 +588,7 @@ impl<'p> Explorer<'p> {
         w.cycle_start = Some(cycle_start);
         self.path = saved_path;
         self.pending = saved_pending;
+        self.ident = saved_ident;
         w
     }
 
@@ -613,7 +652,7 @@ impl<'p> Explorer<'p> {
             if !stuck_waits.is_empty() && self.p.model.rules.has(bc_models::Rule::WaitCompletes) {
                 let names: Vec<String> = stuck_waits
                     .iter()
-                    .map(|&t| format!("{} at `{}`", self.p.threads[t].name, self.instr_text(s, t)))
+                    .map(|&t| format!("{} at `{}`", self.name_of(t), self.instr_text(s, t)))
                     .collect();
                 self.pending.push((
                     FindingKind::Deadlock,
@@ -623,7 +662,7 @@ impl<'p> Explorer<'p> {
             } else if stuck_waits.is_empty() {
                 let names: Vec<String> = blocked
                     .iter()
-                    .map(|&t| format!("{} at `{}`", self.p.threads[t].name, self.instr_text(s, t)))
+                    .map(|&t| format!("{} at `{}`", self.name_of(t), self.instr_text(s, t)))
                     .collect();
                 self.pending.push((
                     FindingKind::Nontermination,
@@ -711,4 +750,5 @@ impl<'p> Explorer<'p> {
 }
 
 mod step;
+mod symmetry;
 pub(crate) mod witness;

@@ -53,7 +53,7 @@ impl Explorer<'_> {
     }
 
     fn tname(&self, t: usize) -> &str {
-        &self.p.threads[t].name
+        self.name_of(t)
     }
 
     fn bname(&self, b: usize) -> &str {
@@ -451,7 +451,7 @@ impl Explorer<'_> {
         s.threads[t].started = true;
         self.run_local(s, t);
         Step {
-            thread: self.p.threads[t].name.clone(),
+            thread: self.name_of(t).to_string(),
             span,
             text,
             effect,

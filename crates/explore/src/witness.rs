@@ -34,7 +34,7 @@ impl Explorer<'_> {
             };
         }
         let ev = &s.hist[t as usize][po as usize];
-        let thread = &self.p.threads[t as usize].name;
+        let thread = self.name_of(t as usize);
         let implicit = |what: &str, when: &str| match ev.target {
             Target::Barrier(b) => format!(
                 "{thread}#{} {what} {} ({when})",
@@ -145,7 +145,7 @@ impl Explorer<'_> {
                 Target::Barrier(BarrierId(bar as u32)),
             );
             let text = p.instr(ThreadId(t as u32), pc).map_or("?", |i| i.text.as_str());
-            labels.push(format!("{}#{} {}", p.threads[t].name, s.hist[t].len() + 1, text));
+            labels.push(format!("{}#{} {}", self.name_of(t), s.hist[t].len() + 1, text));
         }
         for (w, ps) in waits {
             let ps = ps.iter().filter_map(|k| ids.get(k).copied()).collect();

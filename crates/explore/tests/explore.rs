@@ -59,6 +59,7 @@ fn the_state_limit_stops_the_search() {
             liveness: true,
             compact: true,
             canonical: true,
+            symmetry: true,
         },
     );
     assert_eq!(cut.stop, Stop::StateLimit);

@@ -1,0 +1,199 @@
+//! Symmetry reduction over interchangeable threads (docs/explorer.md).
+//!
+//! Threads are interchangeable when they run the same body at the same
+//! place (code, block, cluster, warp, kernel, cooperative launch, barrier
+//! and location instances), their body reads no builtin that tells them
+//! apart (`tid`, `lane`, `warp`, `bid`, `ntid`), and no assertion names them.
+//! After each step the threads of each such class are sorted by their own
+//! state, and every reference to a thread index in the state (events,
+//! participants, bmo, join masks, phase records, summary edges) is renamed
+//! accordingly. Renaming interchangeable threads maps executions to
+//! executions with the same verdict, so one representative per orbit is
+//! enough. Witnesses name the representative's threads.
+
+use crate::state::{State, LAUNCH};
+use crate::Explorer;
+use bc_graph::bits::Bits;
+use bc_graph::*;
+
+/// Interchangeable thread classes (each with at least two threads).
+pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
+    fn reads_builtin(e: &CExpr) -> bool {
+        match e {
+            CExpr::Builtin(_) => true,
+            CExpr::Unary(_, x) => reads_builtin(x),
+            CExpr::Binary(_, a, b) => reads_builtin(a) || reads_builtin(b),
+            _ => false,
+        }
+    }
+    fn instr_reads_builtin(k: &InstrKind) -> bool {
+        let exprs: Vec<&CExpr> = match k {
+            InstrKind::Barrier { op, .. } => match op {
+                BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
+                BarrierOp::Arrive(a) => a.set_count.iter().chain(&a.mask).chain(&a.pred).collect(),
+                BarrierOp::Wait(w) => w.parity.iter().collect(),
+                _ => vec![],
+            },
+            InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } => vec![value],
+            InstrKind::Cas { expected, new, .. } => vec![expected, new],
+            InstrKind::Await(e) | InstrKind::Assign { value: e, .. } | InstrKind::Branch { cond: e, .. } => vec![e],
+            InstrKind::Launch { stream, .. } | InstrKind::StreamQuery { stream, .. } => vec![stream],
+            _ => vec![],
+        };
+        exprs.into_iter().any(reads_builtin)
+    }
+    fn names_thread(e: &CExpr, t: u32) -> bool {
+        match e {
+            CExpr::ThreadReg(x, _) => x.0 == t,
+            CExpr::Unary(_, x) => names_thread(x, t),
+            CExpr::Binary(_, a, b) => names_thread(a, t) || names_thread(b, t),
+            _ => false,
+        }
+    }
+    let mut classes: Vec<(Vec<usize>, usize)> = Vec::new();
+    for (t, info) in p.threads.iter().enumerate() {
+        let code = &p.codes[info.code.index()];
+        let eligible = info.kind == ThreadKind::Device
+            && !code.instrs.iter().any(|i| instr_reads_builtin(&i.kind))
+            && !p.asserts.iter().any(|a| names_thread(&a.cond, t as u32));
+        if !eligible {
+            continue;
+        }
+        let same = |o: &ThreadInfo| {
+            o.code == info.code
+                && o.block == info.block
+                && o.cluster == info.cluster
+                && o.warp == info.warp
+                && o.kernel == info.kernel
+                && o.cooperative == info.cooperative
+                && o.warp_lanes == info.warp_lanes
+                && o.barriers == info.barriers
+                && o.locs == info.locs
+        };
+        match classes.iter_mut().find(|(_, rep)| same(&p.threads[*rep])) {
+            Some((members, _)) => members.push(t),
+            None => classes.push((vec![t], t)),
+        }
+    }
+    classes.into_iter().map(|(m, _)| m).filter(|m| m.len() > 1).collect()
+}
+
+impl Explorer<'_> {
+    /// Sorts each class of interchangeable threads by their own state;
+    /// returns the renaming (new index -> old index) when it is not the
+    /// identity.
+    pub(crate) fn symmetrize(&self, s: &mut State) -> Option<Vec<usize>> {
+        if self.sym_classes.is_empty() {
+            return None;
+        }
+        let nt = s.threads.len();
+        // perm[new] = old
+        let mut perm: Vec<usize> = (0..nt).collect();
+        // Order threads by their own state, without references to other
+        // threads (no allocation: this runs for every new state).
+        let ev_key = |e: &crate::state::HEvent| {
+            let kind = match &e.kind {
+                crate::state::HKind::Init(_) => 0u8,
+                crate::state::HKind::Join => 1,
+                crate::state::HKind::Drop => 2,
+                crate::state::HKind::Arrive(_) => 3,
+                crate::state::HKind::ArriveDrop => 4,
+                crate::state::HKind::Wait { .. } => 5,
+                crate::state::HKind::Tx(_) => 6,
+                crate::state::HKind::Read => 7,
+                crate::state::HKind::Write => 8,
+            };
+            let target = match e.target {
+                Target::Barrier(b) => b.0,
+                Target::Loc(l) => l.0 | 1 << 31,
+            };
+            (e.pc, kind, target)
+        };
+        let cmp = |&a: &usize, &b: &usize| {
+            let (x, y) = (&s.threads[a], &s.threads[b]);
+            (x.pc, x.status as u8, x.started)
+                .cmp(&(y.pc, y.status as u8, y.started))
+                .then_with(|| x.regs.cmp(&y.regs))
+                .then_with(|| x.joined.cmp(&y.joined))
+                .then_with(|| x.owes.cmp(&y.owes))
+                .then_with(|| s.hist[a].iter().map(ev_key).cmp(s.hist[b].iter().map(ev_key)))
+        };
+        let mut changed = false;
+        for class in &self.sym_classes {
+            let mut sorted = class.clone();
+            sorted.sort_by(cmp);
+            for (slot, &old) in class.iter().zip(&sorted) {
+                if perm[*slot] != old {
+                    changed = true;
+                }
+                perm[*slot] = old;
+            }
+        }
+        if !changed {
+            return None;
+        }
+        let mut inv = vec![0usize; nt];
+        for (new, &old) in perm.iter().enumerate() {
+            inv[old] = new;
+        }
+        let nb = self.p.barriers.len();
+        let rt = |t: u32| if t == LAUNCH { LAUNCH } else { inv[t as usize] as u32 };
+        let rk = |k: (u32, u32)| if k.0 == LAUNCH { k } else { (rt(k.0), k.1) };
+        let rmask = |m: &Bits| {
+            let mut out = Bits::new(nt * nb);
+            for u in 0..nt {
+                for b in 0..nb {
+                    if m.get(u * nb + b) {
+                        out.set(inv[u] * nb + b);
+                    }
+                }
+            }
+            out
+        };
+        let rbound = |m: &Bits| {
+            let mut out = Bits::new(nt);
+            for u in 0..nt {
+                if m.get(u) {
+                    out.set(inv[u]);
+                }
+            }
+            out
+        };
+        let old_threads = std::mem::take(&mut s.threads);
+        let old_hist = std::mem::take(&mut s.hist);
+        s.threads = perm.iter().map(|&o| old_threads[o].clone()).collect();
+        s.hist = perm.iter().map(|&o| old_hist[o].clone()).collect();
+        for th in &mut s.threads {
+            th.jmask = rmask(&th.jmask);
+        }
+        for evs in &mut s.hist {
+            for ev in evs {
+                if let crate::state::HKind::Wait { participants, .. } = &mut ev.kind {
+                    for k in participants.iter_mut() {
+                        *k = rk(*k);
+                    }
+                }
+            }
+        }
+        for order in &mut s.bmo {
+            for k in order.iter_mut() {
+                *k = rk(*k);
+            }
+        }
+        for bar in &mut s.bars {
+            for ph in bar.open.iter_mut().chain(bar.done.iter_mut()) {
+                for k in ph.members.iter_mut() {
+                    *k = rk(*k);
+                }
+                ph.mask = rmask(&ph.mask);
+                ph.bound = rbound(&ph.bound);
+            }
+        }
+        for (a, b) in s.extra.iter_mut() {
+            *a = rk(*a);
+            *b = rk(*b);
+        }
+        s.extra.sort_unstable();
+        Some(perm)
+    }
+}
