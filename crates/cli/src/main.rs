@@ -332,16 +332,16 @@ fn describe_model(m: &Model) -> String {
         let _ = writeln!(out, "barriers:");
         for b in &m.barriers {
             let mut flags = Vec::new();
-            if b.join_at_launch {
+            if b.props.join_at_launch {
                 flags.push("joined at launch");
             }
-            if b.drop_at_end {
+            if b.props.drop_at_end {
                 flags.push("dropped at wave end");
             }
-            if b.privileged {
+            if b.props.privileged {
                 flags.push("privileged");
             }
-            if b.noop {
+            if b.props.noop {
                 flags.push("no-op but join");
             }
             let flags = if flags.is_empty() {

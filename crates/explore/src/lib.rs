@@ -317,18 +317,21 @@ impl<'p> Explorer<'p> {
             self.flush_pending(&s, &[]);
             self.normalize(&mut s);
             let record = self.limits.liveness;
-            if let Some(&to) = index.get(&s) {
-                if record {
-                    let query = self.is_query(stack_state(&stack), choice);
-                    edges.push(liveness::Edge {
-                        from,
-                        to,
-                        thread: choice.thread,
-                        query,
-                        spin: false,
-                        choice,
-                    });
-                }
+            let seen = index.get(&s).copied();
+            if record {
+                // The edge to a seen state, or to the state about to be added.
+                let to = seen.unwrap_or(index.len() as u32);
+                let query = self.is_query(stack_state(&stack), choice);
+                edges.push(liveness::Edge {
+                    from,
+                    to,
+                    thread: choice.thread,
+                    query,
+                    spin: false,
+                    choice,
+                });
+            }
+            if seen.is_some() {
                 self.path.pop();
                 continue;
             }
@@ -358,15 +361,6 @@ impl<'p> Explorer<'p> {
             let to = index.len() as u32;
             let choices = self.choices(&s);
             if record {
-                let query = self.is_query(stack_state(&stack), choice);
-                edges.push(liveness::Edge {
-                    from,
-                    to,
-                    thread: choice.thread,
-                    query,
-                    spin: false,
-                    choice,
-                });
                 nodes.push(self.node(&s, &choices, from, Some(choice), &mut edges, to));
             }
             let s = std::rc::Rc::new(s);

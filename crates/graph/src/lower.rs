@@ -207,14 +207,7 @@ impl Lowerer<'_> {
                 name: format!("{}({})", pb.name, pb.id),
                 scope: pb.scope,
                 count: pb.count,
-                props: BarrierProps {
-                    join_at_launch: pb.join_at_launch,
-                    drop_at_end: pb.drop_at_end,
-                    privileged: pb.privileged,
-                    noop: pb.noop,
-                    uniform: pb.uniform,
-                    cooperative: pb.cooperative,
-                },
+                props: pb.props,
                 span: Span::default(),
                 id: Some(pb.id),
             });

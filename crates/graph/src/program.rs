@@ -20,23 +20,7 @@ pub struct BarrierInstance {
     pub props: BarrierProps,
 }
 
-/// What a target's predefined barrier does beyond the formal model.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct BarrierProps {
-    /// Every thread joins it at launch.
-    pub join_at_launch: bool,
-    /// A thread that ends while joined drops it.
-    pub drop_at_end: bool,
-    /// Any use is `ub(privileged-barrier)`, then a no-op.
-    pub privileged: bool,
-    /// Every operation but join is a no-op.
-    pub noop: bool,
-    /// Phases must be completed by one instruction site reached by the whole
-    /// scope (`ub(divergent-barrier)`).
-    pub uniform: bool,
-    /// Needs a cooperative launch (`ub(uncooperative-grid-sync)`).
-    pub cooperative: bool,
-}
+pub use bc_models::BarrierProps;
 
 /// Which barrier a barrier instruction acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

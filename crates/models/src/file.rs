@@ -102,12 +102,14 @@ fn barrier(b: BarrierFile) -> Result<PredefinedBarrier, ModelError> {
         name: b.name,
         scope,
         count,
-        join_at_launch: b.join_at_launch,
-        drop_at_end: b.drop_at_end,
-        privileged: b.privileged,
-        noop: b.noop,
-        uniform: b.uniform,
-        cooperative: b.cooperative,
+        props: BarrierProps {
+            join_at_launch: b.join_at_launch,
+            drop_at_end: b.drop_at_end,
+            privileged: b.privileged,
+            noop: b.noop,
+            uniform: b.uniform,
+            cooperative: b.cooperative,
+        },
         operand: b.operand,
     })
 }

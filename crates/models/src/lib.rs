@@ -286,12 +286,12 @@ mod target_tests {
         assert_eq!(g11.barriers.len(), 1);
         assert!(g11.provides("s_barrier") && !g11.provides("s_barrier_signal"));
         let g12 = lookup("amdgpu-gfx12").unwrap();
-        assert!(g12.barrier(-2).unwrap().privileged);
+        assert!(g12.barrier(-2).unwrap().props.privileged);
         assert!(g12.barrier(-3).is_none());
         let g125 = lookup("amdgpu-gfx1250").unwrap();
         assert_eq!(g125.barriers.len(), 5 + 16);
         assert_eq!(g125.groups[0].ids.len(), 17);
-        assert!(g125.barrier(0).unwrap().noop);
+        assert!(g125.barrier(0).unwrap().props.noop);
         assert_eq!(g125.barrier(-3).unwrap().count, LaunchCount::BlocksInCluster);
         let leave = g125.instruction("s_barrier_leave").unwrap();
         assert_eq!(leave.lowering[0].barrier, BarrierRef::JoinedInGroup(0));

@@ -72,20 +72,8 @@ pub struct PredefinedBarrier {
     pub name: String,
     pub scope: Scope,
     pub count: LaunchCount,
-    /// Every thread of the scope instance joins it at launch.
-    pub join_at_launch: bool,
-    /// A thread that ends while joined drops it.
-    pub drop_at_end: bool,
-    /// Only for privileged code: any use is `ub(privileged-barrier)`, then a no-op.
-    pub privileged: bool,
-    /// Every operation but join is a no-op (the NULL named barrier).
-    pub noop: bool,
-    /// Every phase must be completed by one instruction site reached by
-    /// every thread of the scope (`ub(divergent-barrier)` otherwise).
-    pub uniform: bool,
-    /// Only in a cooperative launch (`ub(uncooperative-grid-sync)` otherwise,
-    /// then a no-op).
-    pub cooperative: bool,
+    /// What the barrier does beyond the formal model.
+    pub props: BarrierProps,
     /// Instructions may name it by an id operand (`bar.sync 3`); barriers
     /// only fixed lowerings use (the warp barrier of `__syncwarp`) say no.
     pub operand: bool,
@@ -195,4 +183,23 @@ impl Default for BarrierRef {
     fn default() -> BarrierRef {
         BarrierRef::Operand(0)
     }
+}
+
+/// What a target's predefined barrier does beyond the formal model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BarrierProps {
+    /// Every thread of the scope instance joins it at launch.
+    pub join_at_launch: bool,
+    /// A thread that ends while joined drops it.
+    pub drop_at_end: bool,
+    /// Only for privileged code: any use is `ub(privileged-barrier)`, then a no-op.
+    pub privileged: bool,
+    /// Every operation but join is a no-op (the NULL named barrier).
+    pub noop: bool,
+    /// Every phase must be completed by one instruction site reached by
+    /// every thread of the scope (`ub(divergent-barrier)` otherwise).
+    pub uniform: bool,
+    /// Only in a cooperative launch (`ub(uncooperative-grid-sync)` otherwise,
+    /// then a no-op).
+    pub cooperative: bool,
 }
