@@ -656,85 +656,48 @@ impl Lowerer<'_> {
             }
         }
         let text = self.stmt_text(s.span);
-        let push = |c: &mut CodeBuilder, kind: InstrKind, span: Span, text: &str| -> usize {
-            c.code.instrs.push(Instr {
-                kind,
-                span,
-                text: text.to_string(),
-            });
-            c.code.instrs.len() - 1
-        };
         match &s.kind {
             StmtKind::Nop => {}
             StmtKind::Exit => {
-                push(c, InstrKind::Exit, s.span, &text);
+                c.emit(InstrKind::Exit, s.span, &text);
             }
             StmtKind::Goto(label) => {
-                let at = push(c, InstrKind::Jump(u32::MAX), s.span, &text);
+                let at = c.emit(InstrKind::Jump(u32::MAX), s.span, &text);
                 c.gotos.push((at, label.clone()));
             }
             StmtKind::Assign { dest, expr } => {
                 let value = self.expr(c, expr, names, false);
                 let dest = self.dest_reg(c, dest, names);
-                push(c, InstrKind::Assign { dest, value }, s.span, &text);
+                c.emit(InstrKind::Assign { dest, value }, s.span, &text);
             }
             StmtKind::Await(cond) => {
                 self.require(s.span, "await");
                 let cond = self.expr(c, cond, names, true);
-                push(c, InstrKind::Await(cond), s.span, &text);
+                c.emit(InstrKind::Await(cond), s.span, &text);
             }
             StmtKind::If { cond, then, els } => {
                 let cond = self.expr(c, cond, names, false);
-                let br = push(
-                    c,
-                    InstrKind::Branch {
-                        cond,
-                        then: pc + 1,
-                        els: 0,
-                    },
-                    s.span,
-                    &text,
-                );
+                let br = c.branch(cond, s.span, &text);
                 self.stmts(c, then, names);
-                let jump = if els.is_empty() {
-                    None
-                } else {
-                    Some(push(c, InstrKind::Jump(0), s.span, "else"))
-                };
-                let else_pc = c.code.instrs.len() as u32;
+                let jump = (!els.is_empty()).then(|| c.emit(InstrKind::Jump(0), s.span, "else"));
+                c.land(br);
                 self.stmts(c, els, names);
-                let end = c.code.instrs.len() as u32;
-                if let InstrKind::Branch { els, .. } = &mut c.code.instrs[br].kind {
-                    *els = else_pc;
-                }
                 if let Some(j) = jump {
-                    c.code.instrs[j].kind = InstrKind::Jump(end);
+                    c.code.instrs[j].kind = InstrKind::Jump(c.code.instrs.len() as u32);
                 }
             }
             StmtKind::While { cond, body } => {
                 let cond = self.expr(c, cond, names, false);
-                let br = push(
-                    c,
-                    InstrKind::Branch {
-                        cond,
-                        then: pc + 1,
-                        els: 0,
-                    },
-                    s.span,
-                    &text,
-                );
+                let br = c.branch(cond, s.span, &text);
                 self.stmts(c, body, names);
-                push(c, InstrKind::Jump(pc), s.span, "end while");
-                let end = c.code.instrs.len() as u32;
-                if let InstrKind::Branch { els, .. } = &mut c.code.instrs[br].kind {
-                    *els = end;
-                }
+                c.emit(InstrKind::Jump(pc), s.span, "end while");
+                c.land(br);
             }
             StmtKind::Repeat { count, body } => {
+                // A hidden counter register: the loop stays a loop.
                 let count = self.expr(c, count, names, false);
                 let counter = c.reg(&format!("repeat@{}", s.span.start));
-                push(
-                    c,
+                c.emit(
                     InstrKind::Assign {
                         dest: counter,
                         value: count,
@@ -744,20 +707,10 @@ impl Lowerer<'_> {
                 );
                 let head = c.code.instrs.len() as u32;
                 let cond = CExpr::Binary(Op::Gt, Box::new(CExpr::Reg(counter)), Box::new(CExpr::Int(0)));
-                let br = push(
-                    c,
-                    InstrKind::Branch {
-                        cond,
-                        then: head + 1,
-                        els: 0,
-                    },
-                    s.span,
-                    &text,
-                );
+                let br = c.branch(cond, s.span, &text);
                 self.stmts(c, body, names);
                 let dec = CExpr::Binary(Op::Sub, Box::new(CExpr::Reg(counter)), Box::new(CExpr::Int(1)));
-                push(
-                    c,
+                c.emit(
                     InstrKind::Assign {
                         dest: counter,
                         value: dec,
@@ -765,16 +718,13 @@ impl Lowerer<'_> {
                     s.span,
                     "end repeat",
                 );
-                push(c, InstrKind::Jump(head), s.span, "end repeat");
-                let end = c.code.instrs.len() as u32;
-                if let InstrKind::Branch { els, .. } = &mut c.code.instrs[br].kind {
-                    *els = end;
-                }
+                c.emit(InstrKind::Jump(head), s.span, "end repeat");
+                c.land(br);
             }
             StmtKind::Instr { dest, name, args } => {
                 if let Some(kinds) = self.instr(c, s, dest.as_ref(), name, args, names) {
                     for kind in kinds {
-                        push(c, kind, s.span, &text);
+                        c.emit(kind, s.span, &text);
                     }
                 }
             }
@@ -1390,6 +1340,38 @@ struct CodeBuilder {
 }
 
 impl CodeBuilder {
+    fn emit(&mut self, kind: InstrKind, span: Span, text: &str) -> usize {
+        self.code.instrs.push(Instr {
+            kind,
+            span,
+            text: text.to_string(),
+        });
+        self.code.instrs.len() - 1
+    }
+
+    /// A branch that falls through into the next instruction when `cond`
+    /// holds; its other target is set by [`CodeBuilder::land`].
+    fn branch(&mut self, cond: CExpr, span: Span, text: &str) -> usize {
+        let then = self.code.instrs.len() as u32 + 1;
+        self.emit(
+            InstrKind::Branch {
+                cond,
+                then,
+                els: u32::MAX,
+            },
+            span,
+            text,
+        )
+    }
+
+    /// Points branch `br`'s other target at the next instruction.
+    fn land(&mut self, br: usize) {
+        let here = self.code.instrs.len() as u32;
+        if let InstrKind::Branch { els, .. } = &mut self.code.instrs[br].kind {
+            *els = here;
+        }
+    }
+
     fn reg(&mut self, name: &str) -> RegId {
         if let Some(r) = self.code.reg(name) {
             return r;
