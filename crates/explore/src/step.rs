@@ -237,7 +237,11 @@ impl Explorer<'_> {
                 .position(|ph| ph.number == cur - 1 && !ph.bound.get(t));
             return WaitPlan::Parity(last.map(|i| i as u32), parity);
         }
+        // A wait with no joined-before join does nothing, whatever its token.
         let joined = s.threads[t].joined.contains(&(b as u32));
+        if !joined {
+            return WaitPlan::NoJoin;
+        }
         if let Some(r) = spec.token {
             let (tb, tp) = match decode_token(s.threads[t].regs[r.index()]) {
                 Some((tb, tp)) if tb == b => (tb, tp),

@@ -123,11 +123,13 @@ impl Explorer<'_> {
                 continue;
             };
             let Some(bar) = self.resolve(s, t, *sel) else { continue };
-            let token_phase = spec
-                .token
-                .and_then(|r| decode_token(s.threads[t].regs[r.index()]))
-                .filter(|&(tb, _)| tb == bar)
-                .map(|(_, ph)| ph);
+            // A token that names no phase of this barrier (none, or another
+            // barrier's) waits for a phase that never comes.
+            let token_phase = spec.token.map(|r| {
+                decode_token(s.threads[t].regs[r.index()])
+                    .filter(|&(tb, _)| tb == bar)
+                    .map_or(u32::MAX, |(_, ph)| ph)
+            });
             let parity = spec
                 .parity
                 .as_ref()

@@ -418,7 +418,9 @@ impl Checker<'_> {
                     continue;
                 }
                 if let EventKind::Init { count } = ev.kind {
-                    if count <= 0 {
+                    // Launch inits are checked where they are declared (and stand for
+                    // forgotten history, whose count may have dropped to zero).
+                    if count <= 0 && ev.thread.is_some() {
                         let msg = format!("{} sets a non-positive expected count {count}", self.n(e));
                         self.report(
                             Rule::DropNotNegative,

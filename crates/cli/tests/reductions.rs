@@ -1,0 +1,104 @@
+//! Property test: the explorer's reductions (history compaction, phase-order
+//! canonicalization, symmetry) never change a verdict. Random small litmus
+//! programs - a kernel or explicit threads doing barrier operations, plain
+//! accesses and atomics in loops - are checked with every reduction on and
+//! with all of them off; when both searches finish, the verdicts must agree,
+//! the rule checker must accept every explored execution, and the explorer
+//! and the rule checker must agree on the kinds both decide.
+
+use barrier_check::{check_bytes, CheckOptions};
+use bc_explore::{Limits, Stop};
+use bc_syntax::{FindingKind, UbKind};
+use proptest::prelude::*;
+
+fn stmt() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "arrive B",
+        "wait B",
+        "arrive_wait B",
+        "join B",
+        "drop B",
+        "arrive_drop B",
+        "arrive B, 2",
+        "arrive C",
+        "wait C",
+        "join C",
+        "read x",
+        "write x",
+        "read y",
+        "write y",
+        "r = fetch_add f, 1",
+        "store f, 1",
+        "r = load f",
+        "t = arrive B",
+        "wait B, t",
+    ])
+    .prop_map(str::to_string)
+}
+
+fn body() -> impl Strategy<Value = String> {
+    (prop::collection::vec(stmt(), 1..5), prop::bool::ANY, 0u8..3).prop_map(|(stmts, looped, reps)| {
+        let inner = stmts.join("; ");
+        if looped {
+            format!("repeat {} {{ {inner} }}", reps + 1)
+        } else {
+            inner
+        }
+    })
+}
+
+fn program() -> impl Strategy<Value = String> {
+    (prop::collection::vec(body(), 2..4), prop::bool::ANY, 1i64..4, 1i64..4).prop_map(|(bodies, kernel, b, c)| {
+        let mut s = format!(
+            "litmus \"p\"\nmodel amdgpu\nbarrier B = {b}\nbarrier C = {c}\nvar x scope=block\nvar y\nvar f = 0\n"
+        );
+        if kernel {
+            s += &format!("kernel blocks=1 threads={} {{ join B; {} }}\n", bodies.len(), bodies[0]);
+        } else {
+            for (i, body) in bodies.iter().enumerate() {
+                s += &format!("thread T{i} {{ join B; {body} }}\n");
+            }
+        }
+        s
+    })
+}
+
+fn run(text: &str, on: bool) -> Option<bc_explore::Outcome> {
+    let limits = Limits {
+        max_states: 20_000,
+        compact: on,
+        canonical: on,
+        symmetry: on,
+        ..Limits::default()
+    };
+    check_bytes(
+        "p.litmus",
+        text.as_bytes(),
+        &CheckOptions {
+            limits,
+            ..CheckOptions::default()
+        },
+    )
+    .outcome
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(250))]
+
+    #[test]
+    fn reductions_keep_verdicts(text in program()) {
+        let (Some(reduced), Some(full)) = (run(&text, true), run(&text, false)) else { return Ok(()) };
+        prop_assert!(reduced.internal_errors.is_empty(), "{text}\n{:?}", reduced.internal_errors);
+        prop_assert!(full.internal_errors.is_empty(), "{text}\n{:?}", full.internal_errors);
+        if reduced.stop == Stop::Exhausted && full.stop == Stop::Exhausted {
+            prop_assert_eq!(reduced.verdict(), full.verdict(), "{}", text);
+        }
+        // The explorer and the rule checker agree on the kinds both decide.
+        if full.stop == Stop::Exhausted {
+            let shared = |k: &FindingKind| matches!(k, FindingKind::Deadlock | FindingKind::Ub(UbKind::UninitializedBarrier | UbKind::DropWithoutJoin | UbKind::NegativeExpectedCount | UbKind::WaitWithoutJoin | UbKind::ExpectedCountTooSmall));
+            let op: Vec<_> = full.operational.iter().filter(|k| shared(k)).collect();
+            let judged: Vec<_> = full.judged.iter().filter(|k| shared(k)).collect();
+            prop_assert_eq!(op, judged, "{}", text);
+        }
+    }
+}
