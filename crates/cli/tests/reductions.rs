@@ -102,3 +102,68 @@ proptest! {
         }
     }
 }
+
+fn cuda_stmt() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "__syncthreads",
+        "bar.sync 1, 2",
+        "bar.arrive 1, 2",
+        "bar.sync 2",
+        "r = __syncthreads_count 1",
+        "t = arrive B",
+        "wait B, t",
+        "arrive_wait B",
+        "arrive_drop B",
+        "mbarrier.arrive M",
+        "mbarrier.try_wait.parity M, 0",
+        "mbarrier.try_wait.parity M, 1",
+        "mbarrier.expect_tx M, 2",
+        "mbarrier.complete_tx M, 2",
+        "read x",
+        "write x",
+        "store f, 1",
+        "r = load f",
+        "__syncwarp 0x3",
+        "cluster.sync",
+    ])
+    .prop_map(str::to_string)
+}
+
+fn cuda_program() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(prop::collection::vec(cuda_stmt(), 1..5), 2..4),
+        prop::bool::ANY,
+    )
+        .prop_map(|(bodies, kernel)| {
+            let mut s =
+                "litmus \"c\"\nmodel cuda-sm90\nbarrier B = 2\nbarrier M\nvar x scope=block\nvar f = 0\n".to_string();
+            let init = "mbarrier.init M, 1";
+            if kernel {
+                s += &format!(
+                    "kernel blocks=1 threads={} {{ {init}; {} }}\n",
+                    bodies.len(),
+                    bodies[0].join("; ")
+                );
+            } else {
+                for (i, body) in bodies.iter().enumerate() {
+                    let init = if i == 0 { format!("{init}; ") } else { String::new() };
+                    s += &format!("thread T{i} {{ {init}{} }}\n", body.join("; "));
+                }
+            }
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    #[test]
+    fn reductions_keep_cuda_verdicts(text in cuda_program()) {
+        let (Some(reduced), Some(full)) = (run(&text, true), run(&text, false)) else { return Ok(()) };
+        prop_assert!(reduced.internal_errors.is_empty(), "{text}\n{:?}", reduced.internal_errors);
+        prop_assert!(full.internal_errors.is_empty(), "{text}\n{:?}", full.internal_errors);
+        if reduced.stop == Stop::Exhausted && full.stop == Stop::Exhausted {
+            prop_assert_eq!(reduced.verdict(), full.verdict(), "{}", text);
+        }
+    }
+}

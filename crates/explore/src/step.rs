@@ -518,6 +518,9 @@ impl Explorer<'_> {
                 bar.pending_drop = 0;
                 bar.tx = 0;
                 bar.open = None;
+                // An init starts the phase numbering anew (mbarrier.init
+                // clears the parity).
+                bar.next_phase = 0;
                 s.bmo[b].push((t as u32, po));
                 s.hist[t].push(HEvent {
                     pc,

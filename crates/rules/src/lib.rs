@@ -54,6 +54,10 @@ struct Phase {
     barrier: BarrierId,
     members: Vec<EventId>,
     completed: bool,
+    /// Inits of the barrier before this phase (an init starts numbering anew).
+    epoch: usize,
+    /// The phase's number since the latest init.
+    number: usize,
 }
 
 /// How messages name events and barrier objects (the checker has no program).
@@ -225,7 +229,11 @@ impl Checker<'_> {
                         // A parity wait completes on the last completed phase
                         // once the current phase's parity differs from p.
                         if !completed {
-                            let mine: Vec<&Phase> = phases.iter().filter(|ph| ph.barrier == b).collect();
+                            let epoch = phases.iter().filter(|ph| ph.barrier == b).map(|ph| ph.epoch).max();
+                            let mine: Vec<&Phase> = phases
+                                .iter()
+                                .filter(|ph| ph.barrier == b && Some(ph.epoch) == epoch)
+                                .collect();
                             let current = mine.iter().filter(|ph| ph.completed).count();
                             let ended = mine.last().is_none_or(|ph| ph.completed);
                             let current = if ended { current } else { mine.len() - 1 };
@@ -376,14 +384,13 @@ impl Checker<'_> {
 
     /// The number of phase `pi` among its barrier's phases (0 = the first).
     fn phase_number(&self, phases: &[Phase], pi: usize) -> usize {
-        let b = phases[pi].barrier;
-        phases[..pi].iter().filter(|p| p.barrier == b).count()
+        phases[pi].number
     }
 
     /// Replays every bmo: checks the count rules and cuts it into phases.
     fn phases(&mut self) -> (Vec<Phase>, Vec<PhasePos>) {
         let exec = self.exec;
-        let mut phases = Vec::new();
+        let mut phases: Vec<Phase> = Vec::new();
         let mut pos = vec![PhasePos::default(); exec.events.len()];
         for (b, order) in exec.bmo.iter().enumerate() {
             let b = BarrierId(b as u32);
@@ -392,6 +399,7 @@ impl Checker<'_> {
             let mut pending_drop = 0i64;
             let mut tx = 0i64;
             let mut current: Option<usize> = None;
+            let mut epoch = 0usize;
             if let Some(&first) = order.first() {
                 if !matches!(exec.event(first).kind, EventKind::Init { .. }) {
                     let msg = format!(
@@ -430,6 +438,7 @@ impl Checker<'_> {
                         );
                     }
                     expected = Some(count.max(0));
+                    epoch += 1;
                     arrived = 0;
                     pending_drop = 0;
                     tx = 0;
@@ -437,10 +446,13 @@ impl Checker<'_> {
                     continue;
                 }
                 let pi = *current.get_or_insert_with(|| {
+                    let number = phases.iter().filter(|p| p.barrier == b && p.epoch == epoch).count();
                     phases.push(Phase {
                         barrier: b,
                         members: Vec::new(),
                         completed: false,
+                        epoch,
+                        number,
                     });
                     phases.len() - 1
                 });
