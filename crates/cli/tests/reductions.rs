@@ -82,24 +82,48 @@ fn run(text: &str, on: bool) -> Option<bc_explore::Outcome> {
     .outcome
 }
 
+/// Reductions on and off give the same verdict, every explored execution
+/// is valid, and explorer and rule checker agree on the kinds both decide.
+fn compare(text: &str) -> Result<(), TestCaseError> {
+    let (Some(reduced), Some(full)) = (run(text, true), run(text, false)) else {
+        return Ok(());
+    };
+    prop_assert!(
+        reduced.internal_errors.is_empty(),
+        "{text}\n{:?}",
+        reduced.internal_errors
+    );
+    prop_assert!(full.internal_errors.is_empty(), "{text}\n{:?}", full.internal_errors);
+    if reduced.stop == Stop::Exhausted && full.stop == Stop::Exhausted {
+        prop_assert_eq!(reduced.verdict(), full.verdict(), "{}", text);
+    }
+    if full.stop == Stop::Exhausted {
+        let shared = |k: &&FindingKind| {
+            matches!(
+                k,
+                FindingKind::Deadlock
+                    | FindingKind::Ub(
+                        UbKind::UninitializedBarrier
+                            | UbKind::DropWithoutJoin
+                            | UbKind::NegativeExpectedCount
+                            | UbKind::WaitWithoutJoin
+                            | UbKind::ExpectedCountTooSmall
+                    )
+            )
+        };
+        let op: Vec<_> = full.operational.iter().filter(shared).collect();
+        let judged: Vec<_> = full.judged.iter().filter(shared).collect();
+        prop_assert_eq!(op, judged, "{}", text);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(250))]
 
     #[test]
     fn reductions_keep_verdicts(text in program()) {
-        let (Some(reduced), Some(full)) = (run(&text, true), run(&text, false)) else { return Ok(()) };
-        prop_assert!(reduced.internal_errors.is_empty(), "{text}\n{:?}", reduced.internal_errors);
-        prop_assert!(full.internal_errors.is_empty(), "{text}\n{:?}", full.internal_errors);
-        if reduced.stop == Stop::Exhausted && full.stop == Stop::Exhausted {
-            prop_assert_eq!(reduced.verdict(), full.verdict(), "{}", text);
-        }
-        // The explorer and the rule checker agree on the kinds both decide.
-        if full.stop == Stop::Exhausted {
-            let shared = |k: &FindingKind| matches!(k, FindingKind::Deadlock | FindingKind::Ub(UbKind::UninitializedBarrier | UbKind::DropWithoutJoin | UbKind::NegativeExpectedCount | UbKind::WaitWithoutJoin | UbKind::ExpectedCountTooSmall));
-            let op: Vec<_> = full.operational.iter().filter(|k| shared(k)).collect();
-            let judged: Vec<_> = full.judged.iter().filter(|k| shared(k)).collect();
-            prop_assert_eq!(op, judged, "{}", text);
-        }
+        compare(&text)?;
     }
 }
 
@@ -159,11 +183,6 @@ proptest! {
 
     #[test]
     fn reductions_keep_cuda_verdicts(text in cuda_program()) {
-        let (Some(reduced), Some(full)) = (run(&text, true), run(&text, false)) else { return Ok(()) };
-        prop_assert!(reduced.internal_errors.is_empty(), "{text}\n{:?}", reduced.internal_errors);
-        prop_assert!(full.internal_errors.is_empty(), "{text}\n{:?}", full.internal_errors);
-        if reduced.stop == Stop::Exhausted && full.stop == Stop::Exhausted {
-            prop_assert_eq!(reduced.verdict(), full.verdict(), "{}", text);
-        }
+        compare(&text)?;
     }
 }

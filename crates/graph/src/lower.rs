@@ -735,12 +735,7 @@ impl Lowerer<'_> {
         if self.model.provides(statement) {
             return true;
         }
-        let others = bc_models::models_providing(statement);
-        let hint = if others.is_empty() {
-            String::new()
-        } else {
-            format!(" (it is provided by {})", others.join(", "))
-        };
+        let hint = which("it is provided by", bc_models::models_providing(statement));
         self.err(
             span,
             format!("model `{}` does not provide `{statement}`{hint}", self.model.name),
@@ -933,12 +928,7 @@ impl Lowerer<'_> {
             match names.predefined.iter().find(|(x, _)| *x == id).filter(|_| addressable) {
                 Some(&(_, d)) => barrier_decl[i] = Some((id, d)),
                 None => {
-                    let others = bc_models::models_with_barrier(id);
-                    let hint = if others.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (it is in {})", others.join(", "))
-                    };
+                    let hint = which("it is in", bc_models::models_with_barrier(id));
                     self.err(
                         exprs[i].span,
                         format!("barrier id {id} is not a barrier of model `{}`{hint}", self.model.name),
@@ -1309,6 +1299,15 @@ impl Lowerer<'_> {
                 CExpr::Binary(*op, Box::new(a?), Box::new(b?))
             }
         })
+    }
+}
+
+/// ` (PREFIX m1, m2)` naming the models that have something, or nothing.
+fn which(prefix: &str, models: Vec<String>) -> String {
+    if models.is_empty() {
+        String::new()
+    } else {
+        format!(" ({prefix} {})", models.join(", "))
     }
 }
 
