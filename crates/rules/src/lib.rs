@@ -122,7 +122,7 @@ impl Checker<'_> {
 
     fn run(&mut self) {
         let exec = self.exec;
-        let (phases, pos) = self.phases();
+        let (phases, pos, epochs) = self.phases();
         // Program-order predecessor of every event, and each event's index
         // in its thread.
         let n = exec.events.len();
@@ -229,7 +229,7 @@ impl Checker<'_> {
                         // A parity wait completes on the last completed phase
                         // once the current phase's parity differs from p.
                         if !completed {
-                            let epoch = phases.iter().filter(|ph| ph.barrier == b).map(|ph| ph.epoch).max();
+                            let epoch = Some(epochs[b.index()]);
                             let mine: Vec<&Phase> = phases
                                 .iter()
                                 .filter(|ph| ph.barrier == b && Some(ph.epoch) == epoch)
@@ -387,11 +387,13 @@ impl Checker<'_> {
         phases[pi].number
     }
 
-    /// Replays every bmo: checks the count rules and cuts it into phases.
-    fn phases(&mut self) -> (Vec<Phase>, Vec<PhasePos>) {
+    /// Replays every bmo: the phases, each event's phase, and per barrier
+    /// the number of inits (the epoch its latest phases belong to).
+    fn phases(&mut self) -> (Vec<Phase>, Vec<PhasePos>, Vec<usize>) {
         let exec = self.exec;
         let mut phases: Vec<Phase> = Vec::new();
         let mut pos = vec![PhasePos::default(); exec.events.len()];
+        let mut epochs = vec![0usize; exec.bmo.len()];
         for (b, order) in exec.bmo.iter().enumerate() {
             let b = BarrierId(b as u32);
             let mut expected: Option<i64> = None;
@@ -439,6 +441,7 @@ impl Checker<'_> {
                     }
                     expected = Some(count.max(0));
                     epoch += 1;
+                    epochs[b.index()] = epoch;
                     arrived = 0;
                     pending_drop = 0;
                     tx = 0;
@@ -513,7 +516,7 @@ impl Checker<'_> {
                 }
             }
         }
-        (phases, pos)
+        (phases, pos, epochs)
     }
 
     /// The structural constraints on barrier-participates-in.
