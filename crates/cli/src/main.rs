@@ -138,6 +138,7 @@ fn main() -> ExitCode {
                 limits: Limits {
                     max_states,
                     timeout,
+                    max_memory: bc_explore::DEFAULT_MAX_MEMORY,
                     liveness: !no_liveness,
                     compact: !no_compact,
                     canonical: !no_canonical,

@@ -65,6 +65,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
             compact,
             canonical,
             symmetry,
+            max_memory: 128 << 20,
             ..Default::default()
         };
         let opts = CheckOptions {

@@ -18,6 +18,7 @@ fn opts() -> CheckOptions {
         limits: Limits {
             max_states: 2_000,
             timeout: None,
+            max_memory: bc_explore::DEFAULT_MAX_MEMORY,
             liveness: true,
             compact: true,
             canonical: true,

@@ -30,15 +30,18 @@ use state::{State, Status};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// The most events all stored states may hold together (a few hundred MiB
-/// with the DFS stack and the state graph).
-const MAX_STORED_EVENTS: u64 = 8_000_000;
+/// The default budget for stored states, by their estimated size: with the
+/// state graph and allocator overhead, peak memory stays well under 4 GiB.
+pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
 
 /// Search limits.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
     pub max_states: u64,
     pub timeout: Option<Duration>,
+    /// Stop (`memory-limit`) when the stored states' estimated size passes
+    /// this many bytes.
+    pub max_memory: u64,
     /// Look for fair cycles (nontermination) after the search.
     pub liveness: bool,
     /// Forget settled history (docs/explorer.md), so loops that synchronize
@@ -55,6 +58,7 @@ impl Default for Limits {
         Limits {
             max_states: 2_000_000,
             timeout: None,
+            max_memory: DEFAULT_MAX_MEMORY,
             liveness: true,
             compact: true,
             canonical: true,
@@ -300,7 +304,7 @@ impl<'p> Explorer<'p> {
         }];
         let mut stop = Stop::Exhausted;
         let mut tick = 0u32;
-        let mut stored_events = 0u64;
+        let mut stored_bytes = 0u64;
         while let Some(top) = stack.last_mut() {
             if top.next == top.choices.len() {
                 stack.pop();
@@ -340,10 +344,10 @@ impl<'p> Explorer<'p> {
                 self.judge_stopped(&s);
                 break;
             }
-            // Every stored state carries its execution so far: bound their
-            // total size (about 48 bytes an event).
-            stored_events += s.hist.iter().map(|h| h.len() as u64).sum::<u64>();
-            if stored_events > MAX_STORED_EVENTS {
+            // Every stored state carries its threads and its execution so
+            // far: bound their estimated total size.
+            stored_bytes += s.approx_bytes();
+            if stored_bytes > self.limits.max_memory {
                 stop = Stop::MemoryLimit;
                 self.judge_stopped(&s);
                 break;

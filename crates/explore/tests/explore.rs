@@ -56,6 +56,7 @@ fn the_state_limit_stops_the_search() {
         Limits {
             max_states: full.stats.states / 2,
             timeout: None,
+            max_memory: bc_explore::DEFAULT_MAX_MEMORY,
             liveness: true,
             compact: true,
             canonical: true,
@@ -96,6 +97,7 @@ fn a_barrier_inside_a_spin_loop_repeats_its_state() {
         &p,
         Limits {
             compact: false,
+            max_memory: 64 << 20,
             ..Limits::default()
         },
     );
@@ -109,6 +111,12 @@ fn an_unsettled_loop_stops_at_the_memory_limit() {
     // stops at the memory budget (inconclusive, never ok). Knowing that T1
     // can never pass its await would let them settle.
     let p = program("litmus \"grow\"\nmodel amdgpu\nvar x\nvar go = 0\nthread T0 { L: write x; goto L }\nthread T1 { await go == 1; read x }\n");
-    let o = explore(&p, Limits::default());
+    let o = explore(
+        &p,
+        Limits {
+            max_memory: 64 << 20,
+            ..Limits::default()
+        },
+    );
     assert_eq!(o.stop, Stop::MemoryLimit);
 }

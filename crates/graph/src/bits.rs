@@ -16,6 +16,10 @@ impl Bits {
     pub fn get(&self, i: usize) -> bool {
         self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
+    /// The heap bytes the set takes.
+    pub fn bytes(&self) -> usize {
+        self.0.len() * 8
+    }
     pub fn union_with(&mut self, o: &Bits) {
         for (a, b) in self.0.iter_mut().zip(&o.0) {
             *a |= b;
