@@ -17,12 +17,7 @@ fn opts() -> CheckOptions {
         progress: None,
         limits: Limits {
             max_states: 2_000,
-            timeout: None,
-            max_memory: bc_explore::DEFAULT_MAX_MEMORY,
-            liveness: true,
-            compact: true,
-            canonical: true,
-            symmetry: true,
+            ..Limits::default()
         },
     }
 }

@@ -647,26 +647,22 @@ impl<'p> Explorer<'p> {
             }
         }
         if !blocked.is_empty() {
-            if !stuck_waits.is_empty() && self.p.model.rules.has(bc_models::Rule::WaitCompletes) {
-                let names: Vec<String> = stuck_waits
+            let at = |ts: &[usize]| {
+                let names: Vec<String> = ts
                     .iter()
                     .map(|&t| format!("{} at `{}`", self.name_of(t), self.instr_text(s, t)))
                     .collect();
-                self.pending.push((
-                    FindingKind::Deadlock,
-                    format!("stuck forever: {}", names.join(", ")),
-                    false,
-                ));
-            } else if stuck_waits.is_empty() {
-                let names: Vec<String> = blocked
-                    .iter()
-                    .map(|&t| format!("{} at `{}`", self.name_of(t), self.instr_text(s, t)))
-                    .collect();
-                self.pending.push((
-                    FindingKind::Nontermination,
-                    format!("spins forever: {}", names.join(", ")),
-                    false,
-                ));
+                names.join(", ")
+            };
+            let finding = if stuck_waits.is_empty() {
+                Some((FindingKind::Nontermination, format!("spins forever: {}", at(&blocked))))
+            } else if self.p.model.rules.has(bc_models::Rule::WaitCompletes) {
+                Some((FindingKind::Deadlock, format!("stuck forever: {}", at(&stuck_waits))))
+            } else {
+                None
+            };
+            if let Some((kind, msg)) = finding {
+                self.pending.push((kind, msg, false));
             }
         }
         self.flush_pending(s, &stuck_waits);

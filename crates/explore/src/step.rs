@@ -243,8 +243,8 @@ impl Explorer<'_> {
             return WaitPlan::NoJoin;
         }
         if let Some(r) = spec.token {
-            let (tb, tp) = match decode_token(s.threads[t].regs[r.index()]) {
-                Some((tb, tp)) if tb == b => (tb, tp),
+            let tp = match decode_token(s.threads[t].regs[r.index()]) {
+                Some((tb, tp)) if tb == b => tp,
                 Some((tb, _)) => {
                     return misuse(format!(
                         "{} waits on {} with a token of {}",
@@ -255,10 +255,6 @@ impl Explorer<'_> {
                 }
                 None => return misuse(format!("{} waits on {} with no token", self.tname(t), self.bname(b))),
             };
-            let _ = tb;
-            if !joined {
-                return WaitPlan::NoJoin;
-            }
             let cur = Self::current_phase(s, b);
             if tp >= cur {
                 return WaitPlan::Blocked;
@@ -283,9 +279,6 @@ impl Explorer<'_> {
                 // Not entitled, or a phase an init abandoned: it never completes.
                 _ => WaitPlan::Blocked,
             };
-        }
-        if !joined {
-            return WaitPlan::NoJoin;
         }
         let idx = self.eligible(s, t, b, None);
         if idx.is_empty() {

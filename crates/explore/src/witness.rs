@@ -153,8 +153,7 @@ impl Explorer<'_> {
             let ps = ps.iter().filter_map(|k| ids.get(k).copied()).collect();
             b.set_participants(w, ps);
         }
-        for (bar, order) in s.bmo.iter().enumerate() {
-            let _ = bar;
+        for order in &s.bmo {
             for k in order {
                 if let Some(&id) = ids.get(k) {
                     b.bmo(id);

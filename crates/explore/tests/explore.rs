@@ -55,12 +55,7 @@ fn the_state_limit_stops_the_search() {
         &p,
         Limits {
             max_states: full.stats.states / 2,
-            timeout: None,
-            max_memory: bc_explore::DEFAULT_MAX_MEMORY,
-            liveness: true,
-            compact: true,
-            canonical: true,
-            symmetry: true,
+            ..Limits::default()
         },
     );
     assert_eq!(cut.stop, Stop::StateLimit);

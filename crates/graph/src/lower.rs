@@ -381,15 +381,13 @@ impl Lowerer<'_> {
                 locs: std::mem::take(&mut thread_locs[i]),
             })
             .collect();
-        let mut seen = HashMap::new();
-        for (i, t) in threads.iter().enumerate() {
-            if let Some(prev) = seen.insert(t.name.clone(), i) {
-                let span = lit.threads[threads[prev].code.index()].span;
+        let mut seen = BTreeSet::new();
+        for t in &threads {
+            if !seen.insert(t.name.clone()) {
                 self.err(
                     lit.threads[t.code.index()].span,
                     format!("thread name `{}` is used twice", t.name),
                 );
-                let _ = span;
             }
         }
 

@@ -2,7 +2,7 @@
 //! "JSON output"). Serde types live only here; fields may be added, never
 //! changed in meaning without a new schema number.
 
-use crate::{summarize, verdict_text, TestReport};
+use crate::{summarize, TestReport};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -153,7 +153,6 @@ pub fn result(r: &TestReport) -> Result {
             },
         })
         .collect();
-    let _ = verdict_text;
     Result {
         file: r.source.name.clone(),
         test: r.test.clone(),

@@ -148,8 +148,7 @@ fn executes_before_must_agree_with_bmo() {
 fn wait_needs_a_joined_before_join() {
     let (mut b, _, _) = one_phase(2);
     // A third thread waits with no join.
-    let w = b.event(t(1), 3, wait(), B);
-    let _ = w;
+    b.event(t(1), 3, wait(), B);
     // T1 already waited on the only phase, so its second wait must not
     // take it; leave it without participants and without join: UB.
     let ex = b.finish();
