@@ -81,6 +81,9 @@ enum Command {
         /// Do not merge states that differ by a renaming of threads.
         #[arg(long, hide = true)]
         no_symmetry: bool,
+        /// Delay waits on completed phases like any other step.
+        #[arg(long, hide = true)]
+        no_fuse: bool,
         /// Print the process's peak resident memory to stderr at the end
         /// (for benchmarks).
         #[arg(long, hide = true)]
@@ -115,6 +118,7 @@ fn main() -> ExitCode {
             no_compact,
             no_canonical,
             no_symmetry,
+            no_fuse,
             report_peak_memory,
         } => {
             if let Some(p) = &progress {
@@ -143,6 +147,7 @@ fn main() -> ExitCode {
                     compact: !no_compact,
                     canonical: !no_canonical,
                     symmetry: !no_symmetry,
+                    fuse: !no_fuse,
                 },
                 progress,
             };

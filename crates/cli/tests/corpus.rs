@@ -53,18 +53,20 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
         return Err(format!("explorer saw {op:?} but the rule checker judged {judged:?}").into());
     }
     // Each reduction must leave the verdict alone: history compaction,
-    // phase-order canonicalization and symmetry, each switched off alone and
-    // all together.
-    for (compact, canonical, symmetry) in [
-        (false, true, true),
-        (true, false, true),
-        (true, true, false),
-        (false, false, false),
+    // phase-order canonicalization, symmetry and completed-wait fusion, each
+    // switched off alone and all together.
+    for (compact, canonical, symmetry, fuse) in [
+        (false, true, true, true),
+        (true, false, true, true),
+        (true, true, false, true),
+        (true, true, true, false),
+        (false, false, false, false),
     ] {
         let limits = bc_explore::Limits {
             compact,
             canonical,
             symmetry,
+            fuse,
             max_memory: 128 << 20,
             ..Default::default()
         };
@@ -75,7 +77,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
         if let Some(f) = check_bytes(&name, &bytes, &opts).outcome {
             if f.stop == bc_explore::Stop::Exhausted && f.verdict() != o.verdict() {
                 return Err(format!(
-                    "compact={compact} canonical={canonical} symmetry={symmetry} gives {:?}, the default {:?}",
+                    "compact={compact} canonical={canonical} symmetry={symmetry} fuse={fuse} gives {:?}, the default {:?}",
                     f.verdict(),
                     o.verdict()
                 )

@@ -69,6 +69,7 @@ fn run(text: &str, on: bool) -> Option<bc_explore::Outcome> {
         compact: on,
         canonical: on,
         symmetry: on,
+        fuse: on,
         ..Limits::default()
     };
     check_bytes(

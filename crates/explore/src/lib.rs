@@ -51,6 +51,9 @@ pub struct Limits {
     pub canonical: bool,
     /// Merge states that differ by a renaming of interchangeable threads.
     pub symmetry: bool,
+    /// Take a wait whose phase has completed right away, in the step that
+    /// made it possible (completed-wait fusion, docs/explorer.md).
+    pub fuse: bool,
 }
 
 impl Default for Limits {
@@ -63,6 +66,7 @@ impl Default for Limits {
             compact: true,
             canonical: true,
             symmetry: true,
+            fuse: true,
         }
     }
 }
@@ -170,10 +174,15 @@ pub(crate) struct Choice {
 }
 
 struct Frame {
+    /// The length of the path before the steps that reached this state.
+    base: usize,
     state: std::rc::Rc<State>,
     /// `Explorer::ident` for this state.
     ident: std::rc::Rc<Vec<u32>>,
     choices: Vec<Choice>,
+    /// Per choice, the threads whose identical choices it stands for
+    /// (symmetry.rs, `prune_symmetric`).
+    twins: Vec<Vec<u32>>,
     next: usize,
     /// This state's index in the state graph.
     node: u32,
@@ -216,6 +225,8 @@ pub(crate) struct Explorer<'p> {
     ident: Vec<u32>,
     /// Barriers whose phase numbers matter (tokens, parity): never forgotten.
     token_barriers: Vec<bool>,
+    /// Barriers whose completed waits may be fused (fuse.rs).
+    lockstep: Vec<bool>,
     /// Per code and pc: the barrier and location declarations the thread
     /// may still operate on from there (history compaction).
     touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
@@ -239,6 +250,7 @@ impl<'p> Explorer<'p> {
             objectless: Default::default(),
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
+            lockstep: fuse::lockstep_barriers(p),
             sortable: if limits.canonical {
                 canon::sortable_barrier(p)
             } else {
@@ -290,15 +302,18 @@ impl<'p> Explorer<'p> {
         if self.limits.liveness {
             nodes.push(self.node(&init, &choices, u32::MAX, None, &mut edges, 0));
         }
+        let (choices, twins) = self.prune_symmetric(&init, choices);
         let init = std::rc::Rc::new(init);
         index.insert(init.clone(), 0);
         if choices.is_empty() {
             self.at_end(&init);
         }
         let mut stack = vec![Frame {
+            base: 0,
             ident: std::rc::Rc::new(self.ident.clone()),
             state: init,
             choices,
+            twins,
             next: 0,
             node: 0,
         }];
@@ -307,17 +322,21 @@ impl<'p> Explorer<'p> {
         let mut stored_bytes = 0u64;
         while let Some(top) = stack.last_mut() {
             if top.next == top.choices.len() {
+                let base = top.base;
                 stack.pop();
-                self.path.pop();
+                self.path.truncate(base);
                 continue;
             }
             let choice = top.choices[top.next];
+            let twins = std::mem::take(&mut top.twins[top.next]);
             top.next += 1;
             let from = top.node;
             let mut s = State::clone(&top.state);
             self.ident = Vec::clone(&top.ident);
+            let base = self.path.len();
             let step = self.step(&mut s, choice);
             self.path.push(step);
+            self.fuse_waits(&mut s);
             self.flush_pending(&s, &[]);
             self.normalize(&mut s);
             let record = self.limits.liveness;
@@ -334,9 +353,22 @@ impl<'p> Explorer<'p> {
                     spin: false,
                     choice,
                 });
+                // A twin's step leads to this state up to renaming: its edge
+                // counts for its thread (fairness) and replays as the
+                // representative's choice (witnesses).
+                for &u in &twins {
+                    edges.push(liveness::Edge {
+                        from,
+                        to,
+                        thread: u,
+                        query,
+                        spin: false,
+                        choice,
+                    });
+                }
             }
             if seen.is_some() {
-                self.path.pop();
+                self.path.truncate(base);
                 continue;
             }
             if index.len() as u64 >= self.limits.max_states {
@@ -367,15 +399,18 @@ impl<'p> Explorer<'p> {
             if record {
                 nodes.push(self.node(&s, &choices, from, Some(choice), &mut edges, to));
             }
+            let (choices, twins) = self.prune_symmetric(&s, choices);
             let s = std::rc::Rc::new(s);
             index.insert(s.clone(), to);
             if choices.is_empty() {
                 self.at_end(&s);
             }
             stack.push(Frame {
+                base,
                 ident: std::rc::Rc::new(self.ident.clone()),
                 state: s,
                 choices,
+                twins,
                 next: 0,
                 node: to,
             });
@@ -540,7 +575,18 @@ impl<'p> Explorer<'p> {
         self.canonicalize(s);
         if let Some(perm) = self.symmetrize(s) {
             self.ident = perm.iter().map(|&old| self.ident[old]).collect();
+            // The renaming may leave a phase's arrivals out of order.
+            self.canonicalize(s);
         }
+    }
+
+    /// The span and text of instruction `pc` in the body of the thread that
+    /// index `t` stands for (symmetry may map a thread onto another one's
+    /// identical body).
+    pub(crate) fn declared_site(&self, t: usize, pc: u32) -> (Span, String) {
+        self.p
+            .instr(ThreadId(self.ident[t]), pc)
+            .map_or((Span::default(), "...".to_string()), |i| (i.span, i.text.clone()))
     }
 
     /// The declared name of thread index `t` in the current state.
@@ -559,6 +605,7 @@ impl<'p> Explorer<'p> {
         let mut steps = Vec::new();
         for &c in stem {
             steps.push(self.step(&mut s, c));
+            steps.extend(self.fused_steps(&mut s));
             self.normalize(&mut s);
         }
         let entry = s.clone();
@@ -566,10 +613,7 @@ impl<'p> Explorer<'p> {
         for e in cycle {
             if e.spin {
                 let t = e.thread as usize;
-                let (span, text) = self
-                    .p
-                    .instr(ThreadId(e.thread), s.threads[t].pc)
-                    .map_or((Span::default(), "...".to_string()), |i| (i.span, i.text.clone()));
+                let (span, text) = self.declared_site(t, s.threads[t].pc);
                 steps.push(Step {
                     thread: self.name_of(t).to_string(),
                     span,
@@ -578,6 +622,7 @@ impl<'p> Explorer<'p> {
                 });
             } else {
                 steps.push(self.step(&mut s, e.choice));
+                steps.extend(self.fused_steps(&mut s));
                 self.normalize(&mut s);
             }
         }
@@ -743,6 +788,7 @@ impl<'p> Explorer<'p> {
     }
 }
 
+mod fuse;
 mod step;
 mod symmetry;
 pub(crate) mod witness;

@@ -190,7 +190,7 @@ impl Explorer<'_> {
     /// Why an operation of thread `t` on barrier `b` has no effect, if it
     /// has none: a privileged barrier, the NULL barrier, a grid barrier
     /// outside a cooperative launch, an invalidated barrier.
-    fn neutral(&self, s: &State, t: usize, b: usize, op: &BarrierOp) -> Option<(Option<UbKind>, String)> {
+    pub(crate) fn neutral(&self, s: &State, t: usize, b: usize, op: &BarrierOp) -> Option<(Option<UbKind>, String)> {
         let props = self.p.barriers[b].props;
         let name = self.bname(b);
         if props.privileged {
@@ -216,7 +216,7 @@ impl Explorer<'_> {
     }
 
     /// What a wait of thread `t` on barrier `b` can do in state `s`.
-    fn wait_plan(&self, s: &State, t: usize, b: usize, spec: &WaitSpec) -> WaitPlan {
+    pub(crate) fn wait_plan(&self, s: &State, t: usize, b: usize, spec: &WaitSpec) -> WaitPlan {
         let rules = self.p.model.rules;
         let misuse = |msg: String| {
             if rules.has(Rule::TokenMisuse) {
@@ -349,7 +349,7 @@ impl Explorer<'_> {
             .p
             .instr(tid, s.threads[t].pc)
             .expect("choices point at instructions");
-        let (span, text) = (ins.span, ins.text.clone());
+        let (span, text) = self.declared_site(t, s.threads[t].pc);
         let pc = s.threads[t].pc;
         let info = &self.p.threads[t];
         let effect = match ins.kind.clone() {

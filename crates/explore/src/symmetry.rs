@@ -1,9 +1,11 @@
 //! Symmetry reduction over interchangeable threads (docs/explorer.md).
 //!
-//! Threads are interchangeable when they run the same body at the same
-//! place (code, block, cluster, warp, kernel, cooperative launch, barrier
-//! and location instances), their body reads no builtin that tells them
-//! apart (`tid`, `lane`, `warp`, `bid`, `ntid`), and no assertion names them.
+//! Threads are interchangeable when they run the same body (the same code,
+//! or for explicit threads an identical one) at the same place (block,
+//! cluster, kernel, cooperative launch, barrier and location instances; the
+//! lane too when the body uses a lane mask), their body reads no builtin
+//! that tells them apart (`tid`, `lane`, `warp`, `bid`, `ntid`), and no
+//! assertion names them.
 //! After each step the threads of each such class are sorted by their own
 //! state, and every reference to a thread index in the state (events,
 //! participants, bmo, join masks, phase records, summary edges) is renamed
@@ -12,7 +14,7 @@
 //! enough. Witnesses name the representative's threads.
 
 use crate::state::{State, LAUNCH};
-use crate::Explorer;
+use crate::{Choice, Explorer};
 use bc_graph::bits::Bits;
 use bc_graph::*;
 
@@ -59,14 +61,31 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         if !eligible {
             continue;
         }
+        // A lane mask names lanes: then the lane and its warp's lanes
+        // tell threads apart. Otherwise a warp is only a place for warp
+        // barrier instances, which `barriers` compares.
+        let lane_sensitive = code
+            .instrs
+            .iter()
+            .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.mask.is_some()));
+        // Explicit threads declared with the same body are interchangeable
+        // too, unless a uniform barrier compares instruction sites (sites
+        // name the body).
+        let uniform = info.barriers.iter().any(|b| p.barriers[b.index()].props.uniform);
         let same = |o: &ThreadInfo| {
-            o.code == info.code
+            let same_code = o.code == info.code
+                || (!uniform && {
+                    let other = &p.codes[o.code.index()];
+                    other.regs.len() == code.regs.len()
+                        && other.instrs.len() == code.instrs.len()
+                        && other.instrs.iter().zip(&code.instrs).all(|(x, y)| x.kind == y.kind)
+                });
+            same_code
                 && o.block == info.block
                 && o.cluster == info.cluster
-                && o.warp == info.warp
+                && (!lane_sensitive || (o.lane == info.lane && o.warp_lanes == info.warp_lanes))
                 && o.kernel == info.kernel
                 && o.cooperative == info.cooperative
-                && o.warp_lanes == info.warp_lanes
                 && o.barriers == info.barriers
                 && o.locs == info.locs
         };
@@ -132,6 +151,13 @@ impl Explorer<'_> {
         if !changed {
             return None;
         }
+        self.rename(s, &perm);
+        Some(perm)
+    }
+
+    /// Renames every thread index in `s`: thread `perm[new]` becomes `new`.
+    fn rename(&self, s: &mut State, perm: &[usize]) {
+        let nt = s.threads.len();
         let mut inv = vec![0usize; nt];
         for (new, &old) in perm.iter().enumerate() {
             inv[old] = new;
@@ -194,6 +220,108 @@ impl Explorer<'_> {
             *b = rk(*b);
         }
         s.extra.sort_unstable();
-        Some(perm)
+    }
+
+    /// Choices of threads that are interchangeable *in this state* with a
+    /// thread stepped already lead to the same states up to renaming: drops
+    /// them. Returns the kept choices and, per kept choice, the threads
+    /// whose choices it stands for (their edges in the state graph go where
+    /// its edge goes, so fairness sees every thread).
+    ///
+    /// Threads of a symmetry class with equal own state form a group; the
+    /// group is interchangeable when a transposition and a cycle of its
+    /// members (which generate every permutation of it) leave the state
+    /// unchanged up to the phase-order canonical form.
+    pub(crate) fn prune_symmetric(&self, s: &State, choices: Vec<Choice>) -> (Vec<Choice>, Vec<Vec<u32>>) {
+        let n = choices.len();
+        if self.sym_classes.is_empty() || n < 2 {
+            return (choices, vec![Vec::new(); n]);
+        }
+        // Representative thread of each thread (itself when not merged).
+        let mut rep: Vec<usize> = (0..s.threads.len()).collect();
+        for class in &self.sym_classes {
+            let mut rest: Vec<usize> = class
+                .iter()
+                .copied()
+                .filter(|&t| choices.iter().any(|c| c.thread as usize == t))
+                .collect();
+            while let Some(&first) = rest.first() {
+                let group: Vec<usize> = rest.iter().copied().filter(|&u| self.own_equal(s, first, u)).collect();
+                rest.retain(|u| !group.contains(u));
+                if group.len() < 2 || !self.group_symmetric(s, &group) {
+                    continue;
+                }
+                for &u in &group[1..] {
+                    rep[u] = first;
+                }
+            }
+        }
+        let mut kept = Vec::new();
+        let mut twins: Vec<Vec<u32>> = Vec::new();
+        for c in &choices {
+            let t = c.thread as usize;
+            if rep[t] == t {
+                kept.push(*c);
+                twins.push(Vec::new());
+            }
+        }
+        for c in &choices {
+            let t = c.thread as usize;
+            if rep[t] != t {
+                if let Some(i) = kept
+                    .iter()
+                    .position(|k| k.thread as usize == rep[t] && k.phase == c.phase)
+                {
+                    twins[i].push(c.thread);
+                } else {
+                    kept.push(*c);
+                    twins.push(Vec::new());
+                }
+            }
+        }
+        (kept, twins)
+    }
+
+    /// Threads `a` and `b` have equal own state (registers, pc, status,
+    /// joins) and equal event kinds.
+    fn own_equal(&self, s: &State, a: usize, b: usize) -> bool {
+        let (x, y) = (&s.threads[a], &s.threads[b]);
+        x.pc == y.pc
+            && x.status == y.status
+            && x.started == y.started
+            && x.regs == y.regs
+            && x.joined == y.joined
+            && x.owes == y.owes
+            && s.hist[a].len() == s.hist[b].len()
+            && s.hist[a].iter().zip(&s.hist[b]).all(|(e, f)| {
+                e.pc == f.pc
+                    && e.target == f.target
+                    && std::mem::discriminant(&e.kind) == std::mem::discriminant(&f.kind)
+            })
+    }
+
+    fn group_symmetric(&self, s: &State, group: &[usize]) -> bool {
+        let nt = s.threads.len();
+        let fixed = |perm: &[usize]| {
+            let mut c = s.clone();
+            self.rename(&mut c, perm);
+            self.canonicalize(&mut c);
+            c == *s
+        };
+        let mut swap: Vec<usize> = (0..nt).collect();
+        swap.swap(group[0], group[1]);
+        if !fixed(&swap) {
+            return false;
+        }
+        if group.len() > 2 {
+            let mut cycle: Vec<usize> = (0..nt).collect();
+            for (i, &g) in group.iter().enumerate() {
+                cycle[g] = group[(i + 1) % group.len()];
+            }
+            if !fixed(&cycle) {
+                return false;
+            }
+        }
+        true
     }
 }

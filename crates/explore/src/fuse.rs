@@ -1,0 +1,209 @@
+//! Completed-wait fusion: a wait whose phase has completed is taken in the
+//! same transition as the step that made that possible (docs/explorer.md,
+//! "Completed-wait fusion").
+//!
+//! A wait of thread `u` qualifies when it can complete on exactly one
+//! completed phase, with no finding, `u` has started, `u` does not end in
+//! the local steps after it (an end may drop barriers or start the next
+//! kernel of a stream), and its barrier is *lockstep* (below). Such a wait
+//! is a persistent set on its own: it reads only a completed phase, which
+//! no other step can change or take away (a completed phase stays until no
+//! wait can still take it), and it writes only `u`'s registers, join mask
+//! and history, which no other step reads. So taking it first reaches
+//! every execution, deadlock and finding that delaying it reaches, and
+//! removes only the interleavings that differ in when the wait ran. The
+//! state graph's cycles keep their threads: a fused wait is taken, never
+//! postponed.
+//!
+//! What a delayed wait could see differently is a *later* phase: a wait may
+//! complete on any completed phase it is entitled to, and a token wait is
+//! stale once the barrier is two phases on. Both need a later phase to
+//! complete while `u` still sits at its wait. A barrier is lockstep when
+//! that cannot happen: its launch count equals the number of threads that
+//! arrive on it, its expected count never changes except by a thread's end
+//! (no init, explicit drop, arrive-drop, count, mask or transaction
+//! operation, no parity wait, no operation through a joined-barrier
+//! group), and every thread waits on it between two arrives. Then, by
+//! induction over phases, every phase needs one arrive of every thread that
+//! has not ended, so no phase after `u`'s can complete before `u` arrives
+//! again, which is after its wait.
+
+use crate::state::{State, Status};
+use crate::step::WaitPlan;
+use crate::{Choice, Explorer, Step};
+use bc_graph::*;
+
+impl Explorer<'_> {
+    /// The choice of thread `t`'s wait, when it qualifies for fusion.
+    fn fusible(&self, s: &State, t: usize) -> Option<Choice> {
+        let th = &s.threads[t];
+        if th.status != Status::Running || !th.started {
+            return None;
+        }
+        let ins = self.p.instr(ThreadId(t as u32), th.pc)?;
+        let InstrKind::Barrier {
+            op: op @ BarrierOp::Wait(spec),
+            sel,
+            ..
+        } = &ins.kind
+        else {
+            return None;
+        };
+        if spec.parity.is_some() {
+            return None;
+        }
+        let b = self.resolve(s, t, *sel)?;
+        if !self.lockstep[b] {
+            return None;
+        }
+        if self.neutral(s, t, b, op).is_some() {
+            return None;
+        }
+        match self.wait_plan(s, t, b, spec) {
+            WaitPlan::Phases(idx, _, false) if idx.len() == 1 => Some(Choice {
+                thread: t as u32,
+                phase: Some(idx[0]),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Takes every fusible wait of `s` (in thread order, until none is
+    /// left) and returns their steps.
+    pub(crate) fn fused_steps(&mut self, s: &mut State) -> Vec<Step> {
+        let mut steps = Vec::new();
+        if !self.limits.fuse {
+            return steps;
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for t in 0..s.threads.len() {
+                let Some(c) = self.fusible(s, t) else { continue };
+                let pending = self.pending.len();
+                let mut next = s.clone();
+                let step = self.step(&mut next, c);
+                let quiet = self.pending.len() == pending;
+                let bmo_same = next.bmo.iter().zip(&s.bmo).all(|(a, b)| a.len() == b.len());
+                if quiet && bmo_same && next.threads[t].status == Status::Running {
+                    *s = next;
+                    steps.push(step);
+                    changed = true;
+                } else {
+                    self.pending.truncate(pending);
+                }
+            }
+        }
+        steps
+    }
+
+    /// [`Explorer::fused_steps`], appended to the current path.
+    pub(crate) fn fuse_waits(&mut self, s: &mut State) {
+        let steps = self.fused_steps(s);
+        self.path.extend(steps);
+    }
+}
+
+/// Per barrier instance, whether it is lockstep (see the module doc).
+pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
+    let nb = p.barriers.len();
+    let mut ok: Vec<bool> = p.barriers.iter().map(|b| b.launch_count.is_some()).collect();
+    let mut arrivers = vec![0i64; nb];
+    for t in &p.threads {
+        let code = &p.codes[t.code.index()];
+        let mut arrives_on = vec![false; nb];
+        for ins in &code.instrs {
+            let InstrKind::Barrier { op, sel, .. } = &ins.kind else {
+                continue;
+            };
+            let d = match sel {
+                BarrierSel::Decl(d) => *d,
+                BarrierSel::JoinedOr { group, decl } => {
+                    ok[t.barriers[*decl as usize].index()] = false;
+                    for &g in &p.groups[*group as usize] {
+                        ok[t.barriers[g as usize].index()] = false;
+                    }
+                    continue;
+                }
+                BarrierSel::Joined { group } => {
+                    for &g in &p.groups[*group as usize] {
+                        ok[t.barriers[g as usize].index()] = false;
+                    }
+                    continue;
+                }
+            };
+            let b = t.barriers[d as usize].index();
+            match op {
+                BarrierOp::Arrive(a) => {
+                    arrives_on[b] = true;
+                    if a.set_count.is_some() || a.count_match || a.mask.is_some() {
+                        ok[b] = false;
+                    }
+                }
+                BarrierOp::Wait(w) => {
+                    if w.parity.is_some() {
+                        ok[b] = false;
+                    }
+                }
+                BarrierOp::Join => {}
+                BarrierOp::Init(_)
+                | BarrierOp::Drop
+                | BarrierOp::ArriveDrop
+                | BarrierOp::ExpectTx(_)
+                | BarrierOp::CompleteTx(_)
+                | BarrierOp::Inval => ok[b] = false,
+            }
+        }
+        for (b, on) in arrives_on.iter().enumerate() {
+            if *on {
+                arrivers[b] += 1;
+            }
+        }
+        // Alternation: no arrive on a declaration is reachable from an
+        // arrive on it without a wait on it in between (a forward
+        // may-analysis of "arrived since the last wait" per declaration).
+        let nd = t.barriers.len();
+        let len = code.instrs.len();
+        let mut armed = vec![vec![false; nd]; len + 1];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for pc in 0..len {
+                let mut out = armed[pc].clone();
+                if let InstrKind::Barrier {
+                    op,
+                    sel: BarrierSel::Decl(d),
+                    ..
+                } = &code.instrs[pc].kind
+                {
+                    let d = *d as usize;
+                    match op {
+                        BarrierOp::Arrive(_) => {
+                            if out[d] {
+                                ok[t.barriers[d].index()] = false;
+                            }
+                            out[d] = true;
+                        }
+                        BarrierOp::Wait(_) => out[d] = false,
+                        _ => {}
+                    }
+                }
+                for succ in code.successors(pc as u32) {
+                    let target = &mut armed[succ as usize];
+                    for (x, y) in target.iter_mut().zip(&out) {
+                        if *y && !*x {
+                            *x = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (b, inst) in p.barriers.iter().enumerate() {
+        if inst.launch_count != Some(arrivers[b]) {
+            ok[b] = false;
+        }
+    }
+    ok
+}
