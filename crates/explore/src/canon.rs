@@ -4,7 +4,7 @@
 //!
 //! Only for programs with a single barrier instance whose operations carry
 //! no expected-count update, count or mask key, transaction count, init or
-//! token: then every order of a phase's members gives the same counts and
+//! token (tokens are fine on a lockstep barrier, see fuse.rs): then every order of a phase's members gives the same counts and
 //! completes at the same member count, and no member of a phase executes
 //! before another member of another thread (that would need a wait on a
 //! completed phase containing an operation after the first member, and
@@ -20,16 +20,19 @@ pub(crate) fn sortable_barrier(p: &Program) -> Option<usize> {
     if p.barriers.len() != 1 {
         return None;
     }
+    // Tokens carry only the phase number, the same for every member; on a
+    // lockstep barrier (fuse.rs) each thread arrives once per phase.
+    let tokens_ok = crate::fuse::lockstep_barriers(p)[0];
     for t in &p.threads {
         for ins in &p.codes[t.code.index()].instrs {
             if let InstrKind::Barrier { op, result, .. } = &ins.kind {
                 let plain = match op {
                     BarrierOp::Arrive(a) => a.set_count.is_none() && !a.count_match && a.mask.is_none(),
-                    BarrierOp::Wait(w) => w.token.is_none() && w.parity.is_none(),
+                    BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && w.parity.is_none(),
                     BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop => true,
                     BarrierOp::Init(_) | BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
                 };
-                if !plain || matches!(result, Some(BarrierResult::Token(_))) {
+                if !plain || (!tokens_ok && matches!(result, Some(BarrierResult::Token(_)))) {
                     return None;
                 }
             }

@@ -8,8 +8,10 @@
 //! (program order and joined-before need them). A barrier's whole bmo and its
 //! waits are forgotten together, once all of them are forgettable, its phases
 //! are complete and no wait can still take one; a launch init with the
-//! current expected count then stands for them. Barriers whose phase numbers
-//! matter (tokens, parity waits) are never forgotten.
+//! current expected count then stands for them. On a barrier whose phase
+//! numbers matter to tokens the numbers keep counting (the launch init
+//! records where); barriers of parity waits, and token barriers of programs
+//! that may store a token to memory, are never forgotten.
 //!
 //! Why no verdict changes: the rule checker judges the whole execution right
 //! before anything is forgotten, and a settled event executes before every
@@ -79,6 +81,52 @@ pub(crate) fn touches(p: &Program) -> Vec<Vec<(Vec<bool>, Vec<bool>)>> {
         .collect()
 }
 
+/// Barriers whose history is never forgotten: those of parity waits, whose
+/// last completed phase must stay, and, when some store, exchange or
+/// compare-and-swap writes a register value to memory (a token could
+/// travel to another thread), those of tokens.
+pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
+    fn reads_reg(e: &CExpr) -> bool {
+        match e {
+            CExpr::Reg(_) | CExpr::ThreadReg(..) => true,
+            CExpr::Unary(_, x) => reads_reg(x),
+            CExpr::Binary(_, a, b) => reads_reg(a) || reads_reg(b),
+            _ => false,
+        }
+    }
+    let escapes = p.codes.iter().flat_map(|c| &c.instrs).any(|i| match &i.kind {
+        InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } => reads_reg(value),
+        InstrKind::Cas { expected, new, .. } => reads_reg(expected) || reads_reg(new),
+        _ => false,
+    });
+    let mut out = vec![false; p.barriers.len()];
+    for t in &p.threads {
+        for ins in &p.codes[t.code.index()].instrs {
+            let InstrKind::Barrier { op, sel, result } = &ins.kind else {
+                continue;
+            };
+            let decls: Vec<u32> = match sel {
+                BarrierSel::Decl(d) => vec![*d],
+                BarrierSel::JoinedOr { group, decl } => {
+                    let mut v = p.groups[*group as usize].clone();
+                    v.push(*decl);
+                    v
+                }
+                BarrierSel::Joined { group } => p.groups[*group as usize].clone(),
+            };
+            let parity = matches!(op, BarrierOp::Wait(w) if w.parity.is_some());
+            let token = matches!(op, BarrierOp::Wait(w) if w.token.is_some())
+                || matches!(result, Some(BarrierResult::Token(_)));
+            if parity || (token && escapes) {
+                for d in decls {
+                    out[t.barriers[d as usize].index()] = true;
+                }
+            }
+        }
+    }
+    out
+}
+
 impl Explorer<'_> {
     /// Whether thread `u` may still produce an event that interacts with
     /// an event on `target`: one on the same barrier or location.
@@ -104,7 +152,7 @@ impl Explorer<'_> {
         // plain accesses or joins that might be forgotten.
         let barrier_ready = (0..self.p.barriers.len()).any(|b| {
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as u32;
-            !self.token_barriers[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
+            !self.pinned[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
         });
         let others = s
             .hist
@@ -163,7 +211,7 @@ impl Explorer<'_> {
         for b in 0..self.p.barriers.len() {
             let bar = &s.bars[b];
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as usize;
-            if self.token_barriers[b] || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
+            if self.pinned[b] || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
                 continue;
             }
             // Everything on the barrier but joins and the open phase.
@@ -270,12 +318,17 @@ impl Explorer<'_> {
                 *order = std::iter::once((LAUNCH, b as u32)).chain(rest).collect();
                 bar.base = Some(bar.after_completion);
                 bar.settled_len = 1;
-                match &mut bar.open {
-                    Some(ph) => {
-                        ph.number = 0;
-                        bar.next_phase = 1;
+                if self.token_barriers[b] {
+                    // Tokens hold phase numbers: keep counting.
+                    bar.phase_base = bar.open.as_ref().map_or(bar.next_phase, |ph| ph.number);
+                } else {
+                    match &mut bar.open {
+                        Some(ph) => {
+                            ph.number = 0;
+                            bar.next_phase = 1;
+                        }
+                        None => bar.next_phase = 0,
                     }
-                    None => bar.next_phase = 0,
                 }
             } else {
                 *order = order.iter().filter_map(re).collect();

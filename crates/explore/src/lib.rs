@@ -223,8 +223,11 @@ pub(crate) struct Explorer<'p> {
     /// index stands for (symmetry renames threads; witnesses show the
     /// declared names along the path).
     ident: Vec<u32>,
-    /// Barriers whose phase numbers matter (tokens, parity): never forgotten.
+    /// Barriers whose phase numbers matter (tokens, parity).
     token_barriers: Vec<bool>,
+    /// Barriers whose history is never forgotten: parity barriers, and
+    /// token barriers when a token may reach memory (compact.rs).
+    pinned: Vec<bool>,
     /// Barriers whose completed waits may be fused (fuse.rs).
     lockstep: Vec<bool>,
     /// Per code and pc: the barrier and location declarations the thread
@@ -251,6 +254,7 @@ impl<'p> Explorer<'p> {
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
             lockstep: fuse::lockstep_barriers(p),
+            pinned: compact::pinned_barriers(p),
             sortable: if limits.canonical {
                 canon::sortable_barrier(p)
             } else {

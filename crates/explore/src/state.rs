@@ -78,6 +78,10 @@ pub struct BState {
     pub base: Option<i64>,
     /// How many bmo entries the completed phases take (a bmo prefix).
     pub settled_len: u32,
+    /// For a barrier whose phase numbers matter (tokens): the number of the
+    /// first phase after the launch init that stands for forgotten phases.
+    /// Tokens below it belong to forgotten phases (since the latest init).
+    pub phase_base: u32,
     /// The expected count right after the latest completed phase.
     pub after_completion: i64,
     pub next_phase: u32,
@@ -225,6 +229,7 @@ impl State {
                     invalid: false,
                     base: None,
                     settled_len: 0,
+                    phase_base: 0,
                     after_completion: 0,
                     next_phase: 0,
                     open: None,

@@ -1,7 +1,7 @@
 //! Transitions: which choices a state offers and what one choice does.
 
 use crate::eval::eval;
-use crate::state::{HEvent, HKind, Phase, State, Status, AT_END};
+use crate::state::{HEvent, HKind, Phase, State, Status, AT_END, LAUNCH};
 use crate::{Choice, Explorer, Step};
 use bc_graph::bits::Bits;
 use bc_graph::*;
@@ -260,11 +260,18 @@ impl Explorer<'_> {
                 return WaitPlan::Blocked;
             }
             let nb = self.p.barriers.len();
-            // Waited on already: this thread's history has a wait for it.
-            let used = s.hist[t].iter().any(|e| {
-                e.target == Target::Barrier(BarrierId(b as u32))
-                    && matches!(e.kind, HKind::Wait { token_phase: Some(p), .. } if p == tp)
-            });
+            // Waited on already: this thread's history has a wait for it,
+            // or the phase was forgotten (compaction forgets a phase only
+            // after each arriving thread waited on it) and no init followed.
+            let forgotten = tp < s.bars[b].phase_base
+                && !s.bmo[b]
+                    .iter()
+                    .any(|&(u, po)| u != LAUNCH && matches!(s.hist[u as usize][po as usize].kind, HKind::Init(_)));
+            let used = forgotten
+                || s.hist[t].iter().any(|e| {
+                    e.target == Target::Barrier(BarrierId(b as u32))
+                        && matches!(e.kind, HKind::Wait { token_phase: Some(p), .. } if p == tp)
+                });
             if used {
                 return misuse(format!(
                     "{} waits twice with one token of {}",

@@ -80,6 +80,9 @@ impl Explorer<'_> {
                     Target::Barrier(BarrierId(i as u32)),
                 );
                 ids.insert((LAUNCH, i as u32), id);
+                if s.bars[i].phase_base > 0 {
+                    b.phase_base(BarrierId(i as u32), s.bars[i].phase_base);
+                }
                 labels.push(self.label_of(s, LAUNCH, i as u32));
             }
         }

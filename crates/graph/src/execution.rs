@@ -111,6 +111,10 @@ pub struct Execution {
     /// explorer has forgotten (see docs/explorer.md): `(a, b)` means `a`
     /// executes before `b`.
     pub extra_eb: Vec<(EventId, EventId)>,
+    /// Per barrier instance (missing = 0): the number of the first phase
+    /// after a launch init that stands for forgotten phases, so phase
+    /// numbers (tokens) keep counting from where the forgotten ones ended.
+    pub phase_base: Vec<u32>,
 }
 
 impl Execution {
@@ -186,6 +190,14 @@ impl ExecutionBuilder {
     /// Records that `a` executes before `b` through forgotten events.
     pub fn extra_eb(&mut self, a: EventId, b: EventId) {
         self.exec.extra_eb.push((a, b));
+    }
+    /// Phases after `b`'s launch init are numbered from `n` on.
+    pub fn phase_base(&mut self, b: BarrierId, n: u32) {
+        let bases = &mut self.exec.phase_base;
+        if bases.len() <= b.index() {
+            bases.resize(b.index() + 1, 0);
+        }
+        bases[b.index()] = n;
     }
     pub fn finish(self) -> Execution {
         self.exec

@@ -449,7 +449,15 @@ impl Checker<'_> {
                     continue;
                 }
                 let pi = *current.get_or_insert_with(|| {
-                    let number = phases.iter().filter(|p| p.barrier == b && p.epoch == epoch).count();
+                    // Phases after a launch init count from its base (the
+                    // phases it stands for), after a thread's init from 0.
+                    let base = match order.first() {
+                        Some(&f) if epoch == 1 && exec.event(f).thread.is_none() => {
+                            exec.phase_base.get(b.index()).copied().unwrap_or(0) as usize
+                        }
+                        _ => 0,
+                    };
+                    let number = base + phases.iter().filter(|p| p.barrier == b && p.epoch == epoch).count();
                     phases.push(Phase {
                         barrier: b,
                         members: Vec::new(),

@@ -427,3 +427,22 @@ fn extra_edges_order_accesses() {
     assert_eq!(build(false), ["race"]);
     assert_eq!(build(true), Vec::<String>::new());
 }
+
+/// A launch init that stands for forgotten phases numbers the phases after
+/// it from its base: a token wait naming that number is fine, one naming
+/// the number counted from 0 is not its phase.
+#[test]
+fn phase_base_numbers_phases_after_a_forgetting_init() {
+    for (base, token, ok) in [(3, 3, true), (3, 0, false), (0, 0, true)] {
+        let (mut b, _, waits) = one_phase(2);
+        b.phase_base(BarrierId(0), base);
+        let mut exec = b.finish();
+        for w in waits {
+            if let K::Wait { token_phase, .. } = &mut exec.events[w.index()].kind {
+                *token_phase = Some(token);
+            }
+        }
+        let found = kinds(&check(&exec, RuleSet::all(), &Numbered));
+        assert_eq!(found.is_empty(), ok, "base {base}, token {token}: {found:?}");
+    }
+}
