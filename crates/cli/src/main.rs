@@ -81,6 +81,10 @@ enum Command {
         /// Do not merge states that differ by a renaming of threads.
         #[arg(long, hide = true)]
         no_symmetry: bool,
+        /// Worker threads per search (default: every core). The answer,
+        /// witnesses included, does not depend on it.
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
         /// Delay waits on completed phases like any other step.
         #[arg(long, hide = true)]
         no_fuse: bool,
@@ -119,6 +123,7 @@ fn main() -> ExitCode {
             no_canonical,
             no_symmetry,
             no_fuse,
+            jobs,
             report_peak_memory,
         } => {
             if let Some(p) = &progress {
@@ -148,6 +153,9 @@ fn main() -> ExitCode {
                     canonical: !no_canonical,
                     symmetry: !no_symmetry,
                     fuse: !no_fuse,
+                    jobs: jobs
+                        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+                        .max(1),
                 },
                 progress,
             };

@@ -54,6 +54,9 @@ pub struct Limits {
     /// Take a wait whose phase has completed right away, in the step that
     /// made it possible (completed-wait fusion, docs/explorer.md).
     pub fuse: bool,
+    /// Worker threads that expand each search level (1: no threads).
+    /// The answer does not depend on it.
+    pub jobs: usize,
 }
 
 impl Default for Limits {
@@ -67,6 +70,7 @@ impl Default for Limits {
             canonical: true,
             symmetry: true,
             fuse: true,
+            jobs: 1,
         }
     }
 }
@@ -173,25 +177,69 @@ pub(crate) struct Choice {
     phase: Option<u32>,
 }
 
-struct Frame {
-    /// The length of the path before the steps that reached this state.
-    base: usize,
-    state: std::rc::Rc<State>,
+/// A state of the current search level, with its number.
+struct Item {
+    id: u32,
+    state: std::sync::Arc<State>,
     /// `Explorer::ident` for this state.
-    ident: std::rc::Rc<Vec<u32>>,
-    choices: Vec<Choice>,
-    /// Per choice, the threads whose identical choices it stands for
-    /// (symmetry.rs, `prune_symmetric`).
-    twins: Vec<Vec<u32>>,
-    next: usize,
-    /// This state's index in the state graph.
-    node: u32,
+    ident: std::sync::Arc<Vec<u32>>,
 }
 
-/// The state on top of the DFS stack (the source of the step being taken).
-fn stack_state(stack: &[Frame]) -> &State {
-    &stack.last().expect("a step has a source state").state
+/// A state expanded by a worker.
+struct Expanded {
+    id: u32,
+    node: Option<liveness::Node>,
+    spin_edges: Vec<liveness::Edge>,
+    succs: Vec<Succ>,
 }
+
+/// One successor: the choice, the twins it stands for, the normalized
+/// state and its hash, the renaming, and the steps taken.
+struct Succ {
+    choice: Choice,
+    twins: Vec<u32>,
+    state: State,
+    hash: u64,
+    ident: Vec<u32>,
+    query: bool,
+    steps: Vec<Step>,
+}
+
+/// A stored state with its hash computed once (by the worker that made it).
+#[derive(Clone)]
+struct Hashed {
+    hash: u64,
+    state: std::sync::Arc<State>,
+}
+
+impl Hashed {
+    fn hash_of(s: &State) -> u64 {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut h = rustc_hash::FxBuildHasher.build_hasher();
+        s.hash(&mut h);
+        h.finish()
+    }
+    fn new(s: State) -> Hashed {
+        Hashed {
+            hash: Hashed::hash_of(&s),
+            state: std::sync::Arc::new(s),
+        }
+    }
+}
+
+impl std::hash::Hash for Hashed {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for Hashed {
+    fn eq(&self, other: &Hashed) -> bool {
+        self.hash == other.hash && self.state == other.state
+    }
+}
+
+impl Eq for Hashed {}
 
 /// Explores every reachable state of `program`.
 pub fn explore(program: &Program, limits: Limits) -> Outcome {
@@ -234,6 +282,19 @@ pub(crate) struct Explorer<'p> {
     /// may still operate on from there (history compaction).
     touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
     objectless: std::collections::BTreeSet<FindingKind>,
+    /// Per finding kind, where it was found in search order: (state
+    /// number, 0 for the state itself or 1 + the choice index).
+    keys: BTreeMap<FindingKind, (u32, u32)>,
+    /// The search position being worked on (the key of new findings).
+    key: (u32, u32),
+    /// While a worker expands a state, `path` holds only the current
+    /// transition's steps; this is the state the path starts from.
+    prefix: Option<u32>,
+    /// The search tree: per state number, its parent and the choice that
+    /// reached it (shared by the workers; written between levels).
+    tree: std::sync::Arc<std::sync::RwLock<Vec<(u32, Option<Choice>)>>>,
+    /// Replaying a path for a witness: record nothing.
+    replaying: bool,
 }
 
 impl<'p> Explorer<'p> {
@@ -251,6 +312,11 @@ impl<'p> Explorer<'p> {
             executions: 0,
             pending: Vec::new(),
             objectless: Default::default(),
+            keys: BTreeMap::new(),
+            key: (0, 0),
+            prefix: None,
+            tree: Default::default(),
+            replaying: false,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
             lockstep: fuse::lockstep_barriers(p),
@@ -298,130 +364,143 @@ impl<'p> Explorer<'p> {
             self.run_local(&mut init, t);
         }
         self.flush_pending(&init, &[]);
-        // States are shared between the visited index and the DFS stack.
-        let mut index: FxHashMap<std::rc::Rc<State>, u32> = FxHashMap::default();
+        let record = self.limits.liveness;
+        let jobs = self.limits.jobs.max(1);
+        // The visited index: state -> number, in the order states were found.
+        let mut index: FxHashMap<Hashed, u32> = FxHashMap::default();
         let mut nodes: Vec<liveness::Node> = Vec::new();
         let mut edges: Vec<liveness::Edge> = Vec::new();
-        let choices = self.choices(&init);
-        if self.limits.liveness {
-            nodes.push(self.node(&init, &choices, u32::MAX, None, &mut edges, 0));
-        }
-        let (choices, twins) = self.prune_symmetric(&init, choices);
-        let init = std::rc::Rc::new(init);
+        let init = Hashed::new(init);
         index.insert(init.clone(), 0);
-        if choices.is_empty() {
-            self.at_end(&init);
-        }
-        let mut stack = vec![Frame {
-            base: 0,
-            ident: std::rc::Rc::new(self.ident.clone()),
-            state: init,
-            choices,
-            twins,
-            next: 0,
-            node: 0,
+        self.tree.write().expect("tree lock").push((u32::MAX, None));
+        let mut frontier = vec![Item {
+            id: 0,
+            state: init.state,
+            ident: std::sync::Arc::new(self.ident.clone()),
         }];
+        let mut workers: Vec<Explorer<'p>> = (0..jobs).map(|_| self.worker()).collect();
         let mut stop = Stop::Exhausted;
-        let mut tick = 0u32;
         let mut stored_bytes = 0u64;
-        while let Some(top) = stack.last_mut() {
-            if top.next == top.choices.len() {
-                let base = top.base;
-                stack.pop();
-                self.path.truncate(base);
-                continue;
+        'levels: while !frontier.is_empty() {
+            if self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t) {
+                stop = Stop::Timeout;
+                break;
             }
-            let choice = top.choices[top.next];
-            let twins = std::mem::take(&mut top.twins[top.next]);
-            top.next += 1;
-            let from = top.node;
-            let mut s = State::clone(&top.state);
-            self.ident = Vec::clone(&top.ident);
-            let base = self.path.len();
-            let step = self.step(&mut s, choice);
-            self.path.push(step);
-            self.fuse_waits(&mut s);
-            self.flush_pending(&s, &[]);
-            self.normalize(&mut s);
-            let record = self.limits.liveness;
-            let seen = index.get(&s).copied();
-            if record {
-                // The edge to a seen state, or to the state about to be added.
-                let to = seen.unwrap_or(index.len() as u32);
-                let query = self.is_query(stack_state(&stack), choice);
-                edges.push(liveness::Edge {
-                    from,
-                    to,
-                    thread: choice.thread,
-                    query,
-                    spin: false,
-                    choice,
-                });
-                // A twin's step leads to this state up to renaming: its edge
-                // counts for its thread (fairness) and replays as the
-                // representative's choice (witnesses).
-                for &u in &twins {
-                    edges.push(liveness::Edge {
-                        from,
-                        to,
-                        thread: u,
-                        query,
-                        spin: false,
-                        choice,
+            // Expand the level: in parallel, chunk by chunk; results in
+            // frontier order whatever the number of jobs.
+            let chunk = (frontier.len() / (jobs * 8)).clamp(1, 64);
+            let nchunks = frontier.len().div_ceil(chunk);
+            let queue = par::ChunkQueue::new(nchunks);
+            let level = &frontier;
+            let expand = |w: &mut Explorer<'p>, c: usize| -> Vec<Expanded> {
+                level[c * chunk..((c + 1) * chunk).min(level.len())]
+                    .iter()
+                    .map(|it| w.expand(it))
+                    .collect()
+            };
+            let parts: Vec<Vec<(usize, Vec<Expanded>)>> = if jobs == 1 || nchunks == 1 {
+                let w = &mut workers[0];
+                vec![par::drain(&queue, |c| expand(w, c))]
+            } else {
+                std::thread::scope(|scope| {
+                    let handles: Vec<_> = workers
+                        .iter_mut()
+                        .map(|w| {
+                            let (queue, expand) = (&queue, &expand);
+                            scope.spawn(move || par::drain(queue, |c| expand(w, c)))
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().expect("an exploration worker panicked"))
+                        .collect()
+                })
+            };
+            let mut next = Vec::new();
+            for ex in par::merge(parts, nchunks).into_iter().flatten() {
+                if let Some(node) = ex.node {
+                    nodes.push(node);
+                    edges.extend(ex.spin_edges);
+                }
+                for (ci, succ) in ex.succs.into_iter().enumerate() {
+                    let hashed = Hashed {
+                        hash: succ.hash,
+                        state: std::sync::Arc::new(succ.state),
+                    };
+                    let seen = index.get(&hashed).copied();
+                    let to = seen.unwrap_or(index.len() as u32);
+                    if record {
+                        let c = succ.choice;
+                        edges.push(liveness::Edge {
+                            from: ex.id,
+                            to,
+                            thread: c.thread,
+                            query: succ.query,
+                            spin: false,
+                            choice: c,
+                        });
+                        // A twin's step leads to this state up to renaming: its
+                        // edge counts for its thread (fairness) and replays as
+                        // the representative's choice (witnesses).
+                        for &u in &succ.twins {
+                            edges.push(liveness::Edge {
+                                from: ex.id,
+                                to,
+                                thread: u,
+                                query: succ.query,
+                                spin: false,
+                                choice: c,
+                            });
+                        }
+                    }
+                    if seen.is_some() {
+                        continue;
+                    }
+                    // Every stored state carries its threads and its
+                    // execution so far: bound their estimated total size.
+                    stored_bytes += hashed.state.approx_bytes();
+                    let limit = if index.len() as u64 >= self.limits.max_states {
+                        Some(Stop::StateLimit)
+                    } else if stored_bytes > self.limits.max_memory {
+                        Some(Stop::MemoryLimit)
+                    } else if (index.len() % 1024 == 0)
+                        && self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t)
+                    {
+                        Some(Stop::Timeout)
+                    } else {
+                        None
+                    };
+                    if let Some(why) = limit {
+                        stop = why;
+                        // The rule checker still judges the execution that
+                        // reached the limit, with the path to it.
+                        self.key = (ex.id, ci as u32 + 1);
+                        self.prefix = Some(ex.id);
+                        self.ident = succ.ident;
+                        self.path = succ.steps;
+                        self.judge_stopped(&hashed.state);
+                        break 'levels;
+                    }
+                    index.insert(hashed.clone(), to);
+                    self.tree.write().expect("tree lock").push((ex.id, Some(succ.choice)));
+                    next.push(Item {
+                        id: to,
+                        state: hashed.state,
+                        ident: std::sync::Arc::new(succ.ident),
                     });
                 }
             }
-            if seen.is_some() {
-                self.path.truncate(base);
-                continue;
-            }
-            if index.len() as u64 >= self.limits.max_states {
-                stop = Stop::StateLimit;
-                self.judge_stopped(&s);
-                break;
-            }
-            // Every stored state carries its threads and its execution so
-            // far: bound their estimated total size.
-            stored_bytes += s.approx_bytes();
-            if stored_bytes > self.limits.max_memory {
-                stop = Stop::MemoryLimit;
-                self.judge_stopped(&s);
-                break;
-            }
-            tick += 1;
-            if tick % 1024 == 0 {
-                if let Some(t) = self.limits.timeout {
-                    if self.start.elapsed() >= t {
-                        stop = Stop::Timeout;
-                        self.judge_stopped(&s);
-                        break;
-                    }
-                }
-            }
-            let to = index.len() as u32;
-            let choices = self.choices(&s);
-            if record {
-                nodes.push(self.node(&s, &choices, from, Some(choice), &mut edges, to));
-            }
-            let (choices, twins) = self.prune_symmetric(&s, choices);
-            let s = std::rc::Rc::new(s);
-            index.insert(s.clone(), to);
-            if choices.is_empty() {
-                self.at_end(&s);
-            }
-            stack.push(Frame {
-                base,
-                ident: std::rc::Rc::new(self.ident.clone()),
-                state: s,
-                choices,
-                twins,
-                next: 0,
-                node: to,
-            });
+            frontier = next;
         }
         let states = index.len() as u64;
-        drop(stack);
+        drop(frontier);
         drop(index);
+        for w in workers {
+            self.absorb(w);
+        }
+        self.prefix = None;
+        self.path.clear();
+        self.key = (u32::MAX, 0);
         if stop == Stop::Exhausted && self.limits.liveness {
             self.liveness(&nodes, &edges);
         }
@@ -437,6 +516,9 @@ impl<'p> Explorer<'p> {
                 }
             }
         }
+        self.internal_errors.sort();
+        self.internal_errors.dedup();
+        self.internal_errors.truncate(8);
         Outcome {
             findings: self.findings.into_values().collect(),
             stats: Stats {
@@ -449,6 +531,129 @@ impl<'p> Explorer<'p> {
             judged: self.judged,
             objectless: self.objectless,
             internal_errors: self.internal_errors,
+        }
+    }
+
+    /// A worker: this explorer's configuration, with nothing found yet.
+    fn worker(&self) -> Explorer<'p> {
+        let mut w = Explorer::new(self.p, self.limits);
+        w.start = self.start;
+        w.tree = self.tree.clone();
+        w
+    }
+
+    /// Takes in a worker's findings: for each kind, the one found first in
+    /// search order (the smallest key) wins, so the answer does not depend
+    /// on which worker expanded which state.
+    fn absorb(&mut self, w: Explorer<'p>) {
+        for (kind, f) in w.findings {
+            let key = w.keys[&kind];
+            if self.keys.get(&kind).is_none_or(|&k| key < k) {
+                self.keys.insert(kind, key);
+                self.findings.insert(kind, f);
+            }
+        }
+        self.operational.extend(w.operational);
+        self.judged.extend(w.judged);
+        self.objectless.extend(w.objectless);
+        self.internal_errors.extend(w.internal_errors);
+        self.executions += w.executions;
+        for (mine, theirs) in self.sometimes_holds.iter_mut().zip(w.sometimes_holds) {
+            *mine |= theirs;
+        }
+    }
+
+    /// Expands one state of the frontier: its analysis record, whether it
+    /// ends an execution (judged here), and its successors, normalized and
+    /// hashed, in choice order.
+    fn expand(&mut self, it: &Item) -> Expanded {
+        let s: &State = &it.state;
+        self.key = (it.id, 0);
+        self.prefix = Some(it.id);
+        self.path.clear();
+        self.ident = it.ident.to_vec();
+        let choices = self.choices(s);
+        let mut spin_edges = Vec::new();
+        let node = self.limits.liveness.then(|| {
+            let (parent, via) = self.tree.read().expect("tree lock")[it.id as usize];
+            self.node(s, &choices, parent, via, &mut spin_edges, it.id)
+        });
+        let (choices, twins) = self.prune_symmetric(s, choices);
+        if choices.is_empty() {
+            self.at_end(s);
+        }
+        let mut succs = Vec::with_capacity(choices.len());
+        for (ci, (choice, twins)) in choices.into_iter().zip(twins).enumerate() {
+            self.key = (it.id, ci as u32 + 1);
+            self.prefix = Some(it.id);
+            self.ident = it.ident.to_vec();
+            self.path.clear();
+            let mut n = State::clone(s);
+            let step = self.step(&mut n, choice);
+            self.path.push(step);
+            self.fuse_waits(&mut n);
+            self.flush_pending(&n, &[]);
+            self.normalize(&mut n);
+            let query = self.is_query(s, choice);
+            succs.push(Succ {
+                choice,
+                twins,
+                hash: Hashed::hash_of(&n),
+                state: n,
+                ident: std::mem::take(&mut self.ident),
+                query,
+                steps: std::mem::take(&mut self.path),
+            });
+        }
+        Expanded {
+            id: it.id,
+            node,
+            spin_edges,
+            succs,
+        }
+    }
+
+    /// The steps from the initial state to state `id` of the search tree,
+    /// replayed (witnesses are built only when a finding needs one).
+    fn replay_to(&mut self, id: u32) -> Vec<Step> {
+        let mut chain = Vec::new();
+        {
+            let tree = self.tree.read().expect("tree lock");
+            let mut at = id;
+            while let (parent, Some(c)) = tree[at as usize] {
+                chain.push(c);
+                at = parent;
+            }
+        }
+        chain.reverse();
+        let saved = (
+            std::mem::take(&mut self.path),
+            std::mem::take(&mut self.pending),
+            std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect()),
+            self.replaying,
+        );
+        self.replaying = true;
+        let mut s = State::initial(self.p);
+        for t in 0..self.p.threads.len() {
+            self.run_local(&mut s, t);
+        }
+        let mut steps = Vec::new();
+        for c in chain {
+            steps.push(self.step(&mut s, c));
+            steps.extend(self.fused_steps(&mut s));
+            self.normalize(&mut s);
+        }
+        (self.path, self.pending, self.ident, self.replaying) = saved;
+        steps
+    }
+
+    /// Makes `self.path` the whole path from the initial state (it holds
+    /// only the current transition's steps while a worker expands a state).
+    fn materialize_path(&mut self) {
+        if let Some(id) = self.prefix.take() {
+            let mut steps = self.replay_to(id);
+            steps.append(&mut self.path);
+            self.path = steps;
         }
     }
 
@@ -566,7 +771,7 @@ impl<'p> Explorer<'p> {
         let loop_edges: Vec<liveness::Edge> = analysis.cycle(&cycle).into_iter().map(|e| edges[e as usize]).collect();
         let witness = self.lasso(&stem, &loop_edges);
         self.operational.insert(kind);
-        self.findings.insert(kind, Finding { kind, message, witness });
+        self.insert_finding(Finding { kind, message, witness });
     }
 
     /// Replays a lasso from the initial state into a witness.
@@ -602,6 +807,7 @@ impl<'p> Explorer<'p> {
         let saved_path = std::mem::take(&mut self.path);
         let saved_pending = std::mem::take(&mut self.pending);
         let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
+        self.replaying = true;
         let mut s = State::initial(self.p);
         for t in 0..self.p.threads.len() {
             self.run_local(&mut s, t);
@@ -630,6 +836,7 @@ impl<'p> Explorer<'p> {
                 self.normalize(&mut s);
             }
         }
+        self.replaying = false;
         self.path = steps;
         let mut w = self.witness(&entry, &[], &[]);
         w.cycle_start = Some(cycle_start);
@@ -640,17 +847,32 @@ impl<'p> Explorer<'p> {
     }
 
     fn record(&mut self, kind: FindingKind, message: String, witness: Witness, judged: bool) {
+        if self.replaying {
+            return;
+        }
         if judged {
             self.judged.insert(kind);
         } else {
             self.operational.insert(kind);
         }
-        self.findings.entry(kind).or_insert(Finding { kind, message, witness });
+        self.insert_finding(Finding { kind, message, witness });
+    }
+
+    /// The first finding of its kind (in this explorer's search order) stays.
+    fn insert_finding(&mut self, f: Finding) {
+        if !self.findings.contains_key(&f.kind) {
+            self.keys.insert(f.kind, self.key);
+            self.findings.insert(f.kind, f);
+        }
     }
 
     /// Records the operational findings of the last step, with the path so
     /// far (and `stuck` threads blocked on their waits) as witness.
     fn flush_pending(&mut self, s: &State, stuck: &[usize]) {
+        if self.replaying {
+            self.pending.clear();
+            return;
+        }
         for (kind, msg, objectless) in std::mem::take(&mut self.pending) {
             if objectless {
                 self.objectless.insert(kind);
@@ -658,15 +880,13 @@ impl<'p> Explorer<'p> {
                 self.operational.insert(kind);
             }
             if !self.findings.contains_key(&kind) {
+                self.materialize_path();
                 let w = self.witness(s, stuck, &[]);
-                self.findings.insert(
+                self.insert_finding(Finding {
                     kind,
-                    Finding {
-                        kind,
-                        message: msg,
-                        witness: w,
-                    },
-                );
+                    message: msg,
+                    witness: w,
+                });
             }
         }
     }
@@ -730,7 +950,8 @@ impl<'p> Explorer<'p> {
                         false
                     }
                 };
-                if bad && !self.findings.contains_key(&FindingKind::Assertion) {
+                if bad && !self.findings.contains_key(&FindingKind::Assertion) && !self.replaying {
+                    self.materialize_path();
                     let what = if holds { "holds" } else { "does not hold" };
                     let msg = format!(
                         "`{}` {what} in this execution ({})",
@@ -756,6 +977,9 @@ impl<'p> Explorer<'p> {
     /// The rule checker judges an execution; its findings are recorded with
     /// the current path as witness.
     pub(crate) fn judge(&mut self, exec: &Execution, names: &witness::ExecNames) {
+        if self.replaying {
+            return;
+        }
         for v in bc_rules::check(exec, self.p.model.rules, names) {
             match v.kind {
                 None => {
@@ -765,6 +989,7 @@ impl<'p> Explorer<'p> {
                 }
                 Some(kind) => {
                     if !self.findings.contains_key(&kind) {
+                        self.materialize_path();
                         let w = self.witness_with(exec, names, &v.events);
                         self.record(kind, v.message, w, true);
                     } else {
@@ -793,6 +1018,7 @@ impl<'p> Explorer<'p> {
 }
 
 mod fuse;
+pub mod par;
 mod step;
 mod symmetry;
 pub(crate) mod witness;
