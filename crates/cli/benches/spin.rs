@@ -49,8 +49,10 @@ fn main() {
     let dir = std::env::temp_dir().join("barrier-check-spin");
     std::fs::create_dir_all(&dir).expect("temp dir");
     let limit = std::env::var("BENCH_TIMEOUT").unwrap_or_else(|_| "20".into());
-    println!("| N | K | Spin states | Spin time (s) | barrier-check states | barrier-check time (s) | stop | time ratio (bc / Spin) |");
-    println!("|---:|---:|---:|---:|---:|---:|---|---:|");
+    println!(
+        "| N | K | Spin states | Spin time (s) | barrier-check | states | time (s) | stop | time ratio (bc / Spin) |"
+    );
+    println!("|---:|---:|---:|---:|---|---:|---:|---|---:|");
     for (n, k) in [
         (3, 1),
         (3, 2),
@@ -73,20 +75,26 @@ fn main() {
         };
         let path = dir.join(format!("nk{n}_{k}.litmus"));
         std::fs::write(&path, litmus(n, k)).expect("write");
-        let start = Instant::now();
-        let out = Command::new(bin)
-            .args(["check", "--format", "json", "--timeout", &limit])
-            .arg(&path)
-            .output()
-            .expect("run");
-        let secs = start.elapsed().as_secs_f64();
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        let r = &json["results"][0];
-        let bs = r["stats"]["states"].as_u64().unwrap_or(0);
-        let stop = r["stop"].as_str().unwrap_or("error");
-        println!(
-            "| {n} | {k} | {ss} | {st:.3} | {bs} | {secs:.3} | {stop} | {:.2} |",
-            secs / st
-        );
+        // The default (all reductions, one job: the threads have identical
+        // bodies, so symmetry applies), and without symmetry (partial-order
+        // reductions only, like Spin's).
+        for (mode, extra) in [("default", None), ("no symmetry", Some("--no-symmetry"))] {
+            let start = Instant::now();
+            let out = Command::new(bin)
+                .args(["check", "--format", "json", "--jobs", "1", "--timeout", &limit])
+                .args(extra)
+                .arg(&path)
+                .output()
+                .expect("run");
+            let secs = start.elapsed().as_secs_f64();
+            let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+            let r = &json["results"][0];
+            let bs = r["stats"]["states"].as_u64().unwrap_or(0);
+            let stop = r["stop"].as_str().unwrap_or("error");
+            println!(
+                "| {n} | {k} | {ss} | {st:.3} | {mode} | {bs} | {secs:.3} | {stop} | {:.2} |",
+                secs / st
+            );
+        }
     }
 }

@@ -1,6 +1,12 @@
 //! `barrier-check`: the command line. The only crate that touches files,
 //! the environment and standard output.
 
+/// Explorer states are many small vectors cloned and freed at a high rate;
+/// glibc's allocator spent most of the search in consolidation and chunk
+/// unlinking (perf), and serializes worker threads on its arenas.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use barrier_check::{check_bytes, lower_bytes, CheckOptions};
 use bc_explore::Limits;
 use bc_models::Model;
@@ -81,6 +87,11 @@ enum Command {
         /// Do not merge states that differ by a renaming of threads.
         #[arg(long, hide = true)]
         no_symmetry: bool,
+        /// Stop a test's search (`stop: memory-limit`) when its stored
+        /// states' estimated size passes this many MiB [default: 1024,
+        /// which keeps the process under about 2 GiB].
+        #[arg(long, value_name = "MIB")]
+        max_memory: Option<u64>,
         /// Worker threads per search (default: every core). The answer,
         /// witnesses included, does not depend on it.
         #[arg(long, value_name = "N")]
@@ -123,6 +134,7 @@ fn main() -> ExitCode {
             no_canonical,
             no_symmetry,
             no_fuse,
+            max_memory,
             jobs,
             report_peak_memory,
         } => {
@@ -147,7 +159,7 @@ fn main() -> ExitCode {
                 limits: Limits {
                     max_states,
                     timeout,
-                    max_memory: bc_explore::DEFAULT_MAX_MEMORY,
+                    max_memory: max_memory.map_or(bc_explore::DEFAULT_MAX_MEMORY, |m| m.max(1) << 20),
                     liveness: !no_liveness,
                     compact: !no_compact,
                     canonical: !no_canonical,

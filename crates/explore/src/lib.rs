@@ -25,7 +25,6 @@ mod state;
 use bc_graph::bits::Bits;
 use bc_graph::*;
 use bc_syntax::{FindingKind, Quantifier, Span};
-use rustc_hash::FxHashMap;
 use state::{State, Status};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -177,12 +176,90 @@ pub(crate) struct Choice {
     phase: Option<u32>,
 }
 
+/// Frontier states expanded between two merges.
+const BATCH: usize = 256;
+
+/// A batch of frontier states to expand: `items[start..end]`, in chunks
+/// of `chunk` claimed from `queue` (set by the pool).
+#[derive(Clone)]
+struct Batch {
+    items: std::sync::Arc<Vec<Item>>,
+    start: usize,
+    end: usize,
+    chunk: usize,
+    queue: std::sync::Arc<par::ChunkQueue>,
+}
+
+/// Expands batches: `submit` starts one, `collect` returns its expanded
+/// states in frontier order (at most one batch is in flight).
+trait Expander<'p> {
+    fn submit(&mut self, batch: Batch);
+    fn collect(&mut self) -> Vec<Expanded>;
+}
+
+/// One job: the batch is expanded on this thread when collected.
+struct Inline<'p> {
+    worker: Explorer<'p>,
+    batch: Option<Batch>,
+}
+
+impl<'p> Expander<'p> for Inline<'p> {
+    fn submit(&mut self, batch: Batch) {
+        self.batch = Some(batch);
+    }
+    fn collect(&mut self) -> Vec<Expanded> {
+        let b = self.batch.take().expect("a batch was submitted");
+        b.items[b.start..b.end]
+            .iter()
+            .map(|it| self.worker.expand(it))
+            .collect()
+    }
+}
+
+/// Several jobs: every worker thread gets the batch and claims chunks.
+struct Pool {
+    jobs: Vec<std::sync::mpsc::Sender<Batch>>,
+    results: std::sync::mpsc::Receiver<Vec<(usize, Vec<Expanded>)>>,
+    nchunks: usize,
+}
+
+impl<'p> Expander<'p> for Pool {
+    fn submit(&mut self, mut batch: Batch) {
+        let len = batch.end - batch.start;
+        batch.chunk = (len / (self.jobs.len() * 8)).clamp(1, 64);
+        self.nchunks = len.div_ceil(batch.chunk);
+        batch.queue = std::sync::Arc::new(par::ChunkQueue::new(self.nchunks));
+        for tx in &self.jobs {
+            tx.send(batch.clone()).expect("an exploration worker stopped");
+        }
+    }
+    fn collect(&mut self) -> Vec<Expanded> {
+        let parts: Vec<_> = (0..self.jobs.len())
+            .map(|_| self.results.recv().expect("an exploration worker stopped"))
+            .collect();
+        par::merge(parts, self.nchunks).into_iter().flatten().collect()
+    }
+}
+
+/// The merging thread's side of the search.
+#[derive(Default)]
+struct Search {
+    /// States numbered so far (numbers are given in the order found).
+    count: u32,
+    /// The state graph for the liveness analysis (when it runs).
+    nodes: Vec<liveness::Node>,
+    edges: Vec<liveness::Edge>,
+    /// New states: the next level.
+    next: Vec<Item>,
+    stored_bytes: u64,
+}
+
 /// A state of the current search level, with its number.
 struct Item {
     id: u32,
-    state: std::sync::Arc<State>,
-    /// `Explorer::ident` for this state.
-    ident: std::sync::Arc<Vec<u32>>,
+    state: par::SlotRef<State>,
+    /// `Explorer::ident` for this state (`None`: the identity).
+    ident: Option<std::sync::Arc<[u32]>>,
 }
 
 /// A state expanded by a worker.
@@ -194,52 +271,23 @@ struct Expanded {
 }
 
 /// One successor: the choice, the twins it stands for, the normalized
-/// state and its hash, the renaming, and the steps taken.
+/// state, and the renaming.
 struct Succ {
     choice: Choice,
     twins: Vec<u32>,
-    state: State,
-    hash: u64,
-    ident: Vec<u32>,
+    /// The successor in the visited set (equal states share a slot).
+    slot: par::SlotRef<State>,
+    ident: Option<std::sync::Arc<[u32]>>,
     query: bool,
-    steps: Vec<Step>,
 }
 
-/// A stored state with its hash computed once (by the worker that made it).
-#[derive(Clone)]
-struct Hashed {
-    hash: u64,
-    state: std::sync::Arc<State>,
+/// The hash of a state (computed once, by the worker that made it).
+fn hash_of(s: &State) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = rustc_hash::FxBuildHasher.build_hasher();
+    s.hash(&mut h);
+    h.finish()
 }
-
-impl Hashed {
-    fn hash_of(s: &State) -> u64 {
-        use std::hash::{BuildHasher, Hash, Hasher};
-        let mut h = rustc_hash::FxBuildHasher.build_hasher();
-        s.hash(&mut h);
-        h.finish()
-    }
-    fn new(s: State) -> Hashed {
-        Hashed {
-            hash: Hashed::hash_of(&s),
-            state: std::sync::Arc::new(s),
-        }
-    }
-}
-
-impl std::hash::Hash for Hashed {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        h.write_u64(self.hash);
-    }
-}
-
-impl PartialEq for Hashed {
-    fn eq(&self, other: &Hashed) -> bool {
-        self.hash == other.hash && self.state == other.state
-    }
-}
-
-impl Eq for Hashed {}
 
 /// Explores every reachable state of `program`.
 pub fn explore(program: &Program, limits: Limits) -> Outcome {
@@ -295,6 +343,10 @@ pub(crate) struct Explorer<'p> {
     tree: std::sync::Arc<std::sync::RwLock<Vec<(u32, Option<Choice>)>>>,
     /// Replaying a path for a witness: record nothing.
     replaying: bool,
+    /// The visited set, shared by the workers.
+    visited: std::sync::Arc<par::VisitedSet<State>>,
+    /// A worker's state to build successors in (`expand`).
+    scratch: Option<State>,
 }
 
 impl<'p> Explorer<'p> {
@@ -317,6 +369,8 @@ impl<'p> Explorer<'p> {
             prefix: None,
             tree: Default::default(),
             replaying: false,
+            visited: std::sync::Arc::new(par::VisitedSet::new(64)),
+            scratch: None,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
             lockstep: fuse::lockstep_barriers(p),
@@ -364,137 +418,81 @@ impl<'p> Explorer<'p> {
             self.run_local(&mut init, t);
         }
         self.flush_pending(&init, &[]);
-        let record = self.limits.liveness;
         let jobs = self.limits.jobs.max(1);
-        // The visited index: state -> number, in the order states were found.
-        let mut index: FxHashMap<Hashed, u32> = FxHashMap::default();
-        let mut nodes: Vec<liveness::Node> = Vec::new();
-        let mut edges: Vec<liveness::Edge> = Vec::new();
-        let init = Hashed::new(init);
-        index.insert(init.clone(), 0);
+        let mut search = Search {
+            count: 1,
+            ..Search::default()
+        };
+        let init = self.visited.intern(hash_of(&init), init);
+        init.set_id(0);
         self.tree.write().expect("tree lock").push((u32::MAX, None));
-        let mut frontier = vec![Item {
+        let frontier = vec![Item {
             id: 0,
-            state: init.state,
-            ident: std::sync::Arc::new(self.ident.clone()),
+            state: init,
+            ident: self.ident_arc(),
         }];
-        let mut workers: Vec<Explorer<'p>> = (0..jobs).map(|_| self.worker()).collect();
-        let mut stop = Stop::Exhausted;
-        let mut stored_bytes = 0u64;
-        'levels: while !frontier.is_empty() {
-            if self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t) {
-                stop = Stop::Timeout;
-                break;
-            }
-            // Expand the level: in parallel, chunk by chunk; results in
-            // frontier order whatever the number of jobs.
-            let chunk = (frontier.len() / (jobs * 8)).clamp(1, 64);
-            let nchunks = frontier.len().div_ceil(chunk);
-            let queue = par::ChunkQueue::new(nchunks);
-            let level = &frontier;
-            let expand = |w: &mut Explorer<'p>, c: usize| -> Vec<Expanded> {
-                level[c * chunk..((c + 1) * chunk).min(level.len())]
-                    .iter()
-                    .map(|it| w.expand(it))
-                    .collect()
+        let (stop, workers) = if jobs == 1 {
+            let mut inline = Inline {
+                worker: self.worker(),
+                batch: None,
             };
-            let parts: Vec<Vec<(usize, Vec<Expanded>)>> = if jobs == 1 || nchunks == 1 {
-                let w = &mut workers[0];
-                vec![par::drain(&queue, |c| expand(w, c))]
-            } else {
-                std::thread::scope(|scope| {
-                    let handles: Vec<_> = workers
-                        .iter_mut()
-                        .map(|w| {
-                            let (queue, expand) = (&queue, &expand);
-                            scope.spawn(move || par::drain(queue, |c| expand(w, c)))
-                        })
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| h.join().expect("an exploration worker panicked"))
-                        .collect()
-                })
-            };
-            let mut next = Vec::new();
-            for ex in par::merge(parts, nchunks).into_iter().flatten() {
-                if let Some(node) = ex.node {
-                    nodes.push(node);
-                    edges.extend(ex.spin_edges);
-                }
-                for (ci, succ) in ex.succs.into_iter().enumerate() {
-                    let hashed = Hashed {
-                        hash: succ.hash,
-                        state: std::sync::Arc::new(succ.state),
-                    };
-                    let seen = index.get(&hashed).copied();
-                    let to = seen.unwrap_or(index.len() as u32);
-                    if record {
-                        let c = succ.choice;
-                        edges.push(liveness::Edge {
-                            from: ex.id,
-                            to,
-                            thread: c.thread,
-                            query: succ.query,
-                            spin: false,
-                            choice: c,
-                        });
-                        // A twin's step leads to this state up to renaming: its
-                        // edge counts for its thread (fairness) and replays as
-                        // the representative's choice (witnesses).
-                        for &u in &succ.twins {
-                            edges.push(liveness::Edge {
-                                from: ex.id,
-                                to,
-                                thread: u,
-                                query: succ.query,
-                                spin: false,
-                                choice: c,
+            let stop = self.levels(frontier, &mut search, &mut inline);
+            // Free the visited states now, as the workers of a pool do
+            // (nothing after the search reads them).
+            self.visited.clear(0, 1);
+            (stop, vec![inline.worker])
+        } else {
+            // A pool of workers for the whole search: each expands the
+            // chunks it claims of every batch it is sent, and hands its
+            // explorer back at the end.
+            std::thread::scope(|scope| {
+                let (result_tx, result_rx) = std::sync::mpsc::channel();
+                let mut job_txs = Vec::new();
+                let mut handles = Vec::new();
+                for part in 0..jobs {
+                    let (job_tx, job_rx) = std::sync::mpsc::channel::<Batch>();
+                    job_txs.push(job_tx);
+                    let result_tx = result_tx.clone();
+                    let mut w = self.worker();
+                    handles.push(scope.spawn(move || {
+                        for batch in job_rx {
+                            let b = &batch.items[batch.start..batch.end];
+                            let chunk = batch.chunk;
+                            let done = par::drain(&batch.queue, |c| {
+                                b[c * chunk..((c + 1) * chunk).min(b.len())]
+                                    .iter()
+                                    .map(|it| w.expand(it))
+                                    .collect::<Vec<_>>()
                             });
+                            if result_tx.send(done).is_err() {
+                                break;
+                            }
                         }
-                    }
-                    if seen.is_some() {
-                        continue;
-                    }
-                    // Every stored state carries its threads and its
-                    // execution so far: bound their estimated total size.
-                    stored_bytes += hashed.state.approx_bytes();
-                    let limit = if index.len() as u64 >= self.limits.max_states {
-                        Some(Stop::StateLimit)
-                    } else if stored_bytes > self.limits.max_memory {
-                        Some(Stop::MemoryLimit)
-                    } else if (index.len() % 1024 == 0)
-                        && self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t)
-                    {
-                        Some(Stop::Timeout)
-                    } else {
-                        None
-                    };
-                    if let Some(why) = limit {
-                        stop = why;
-                        // The rule checker still judges the execution that
-                        // reached the limit, with the path to it.
-                        self.key = (ex.id, ci as u32 + 1);
-                        self.prefix = Some(ex.id);
-                        self.ident = succ.ident;
-                        self.path = succ.steps;
-                        self.judge_stopped(&hashed.state);
-                        break 'levels;
-                    }
-                    index.insert(hashed.clone(), to);
-                    self.tree.write().expect("tree lock").push((ex.id, Some(succ.choice)));
-                    next.push(Item {
-                        id: to,
-                        state: hashed.state,
-                        ident: std::sync::Arc::new(succ.ident),
-                    });
+                        // The search is over: free the visited states in
+                        // parallel (nothing after the search reads them).
+                        w.visited.clear(part, jobs);
+                        w
+                    }));
                 }
-            }
-            frontier = next;
-        }
-        let states = index.len() as u64;
-        drop(frontier);
-        drop(index);
+                drop(result_tx);
+                let mut pool = Pool {
+                    jobs: job_txs,
+                    results: result_rx,
+                    nchunks: 0,
+                };
+                let stop = self.levels(frontier, &mut search, &mut pool);
+                drop(pool);
+                let workers: Vec<Explorer<'p>> = handles
+                    .into_iter()
+                    .map(|h| h.join().expect("an exploration worker panicked"))
+                    .collect();
+                (stop, workers)
+            })
+        };
+        let Search {
+            count, nodes, edges, ..
+        } = search;
+        let states = count as u64;
         for w in workers {
             self.absorb(w);
         }
@@ -534,11 +532,132 @@ impl<'p> Explorer<'p> {
         }
     }
 
+    /// The breadth-first search, level by level in batches: while the
+    /// expander works on one batch, this thread merges the one before.
+    fn levels(&mut self, frontier: Vec<Item>, search: &mut Search, expander: &mut dyn Expander<'p>) -> Stop {
+        let mut frontier = std::sync::Arc::new(frontier);
+        while !frontier.is_empty() {
+            let n = frontier.len();
+            let mut submitted = false;
+            let mut start = 0;
+            loop {
+                if self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t) {
+                    if submitted {
+                        expander.collect();
+                    }
+                    return Stop::Timeout;
+                }
+                let previous = submitted.then(|| expander.collect());
+                submitted = start < n;
+                if submitted {
+                    let end = (start + BATCH).min(n);
+                    expander.submit(Batch {
+                        items: frontier.clone(),
+                        start,
+                        end,
+                        chunk: 0,
+                        queue: std::sync::Arc::new(par::ChunkQueue::new(0)),
+                    });
+                    start = end;
+                }
+                if let Some(ex) = previous {
+                    if let Some(why) = self.merge(ex, search) {
+                        if submitted {
+                            expander.collect();
+                        }
+                        return why;
+                    }
+                }
+                if !submitted {
+                    break;
+                }
+            }
+            frontier = std::sync::Arc::new(std::mem::take(&mut search.next));
+        }
+        Stop::Exhausted
+    }
+
+    /// Merges expanded states into the search, in their order: numbers new
+    /// successors, records the state graph and the search tree, and queues
+    /// the new states for the next level. Returns why the search must stop,
+    /// if a limit was reached (the rule checker then judges the state that
+    /// reached it).
+    fn merge(&mut self, expanded: Vec<Expanded>, search: &mut Search) -> Option<Stop> {
+        let record = self.limits.liveness;
+        for ex in expanded {
+            if let Some(node) = ex.node {
+                search.nodes.push(node);
+                search.edges.extend(ex.spin_edges);
+            }
+            for (ci, succ) in ex.succs.into_iter().enumerate() {
+                let seen = succ.slot.id();
+                let to = seen.unwrap_or(search.count);
+                if record {
+                    let c = succ.choice;
+                    search.edges.push(liveness::Edge {
+                        from: ex.id,
+                        to,
+                        thread: c.thread,
+                        query: succ.query,
+                        spin: false,
+                        choice: c,
+                    });
+                    // A twin's step leads to this state up to renaming: its
+                    // edge counts for its thread (fairness) and replays as
+                    // the representative's choice (witnesses).
+                    for &u in &succ.twins {
+                        search.edges.push(liveness::Edge {
+                            from: ex.id,
+                            to,
+                            thread: u,
+                            query: succ.query,
+                            spin: false,
+                            choice: c,
+                        });
+                    }
+                }
+                if seen.is_some() {
+                    continue;
+                }
+                // Every stored state carries its threads and its execution
+                // so far: bound their estimated total size.
+                search.stored_bytes += succ.slot.key.approx_bytes();
+                let limit = if search.count as u64 >= self.limits.max_states {
+                    Some(Stop::StateLimit)
+                } else if search.stored_bytes > self.limits.max_memory {
+                    Some(Stop::MemoryLimit)
+                } else if search.count % 1024 == 0 && self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t) {
+                    Some(Stop::Timeout)
+                } else {
+                    None
+                };
+                self.tree.write().expect("tree lock").push((ex.id, Some(succ.choice)));
+                if let Some(why) = limit {
+                    self.key = (ex.id, ci as u32 + 1);
+                    self.prefix = Some(to);
+                    self.path.clear();
+                    self.set_ident(&succ.ident);
+                    self.judge_stopped(&succ.slot.key);
+                    return Some(why);
+                }
+                succ.slot.set_id(to);
+                search.count += 1;
+                search.next.push(Item {
+                    id: to,
+                    state: succ.slot,
+                    ident: succ.ident,
+                });
+            }
+        }
+        None
+    }
+
     /// A worker: this explorer's configuration, with nothing found yet.
     fn worker(&self) -> Explorer<'p> {
         let mut w = Explorer::new(self.p, self.limits);
         w.start = self.start;
         w.tree = self.tree.clone();
+        w.visited = self.visited.clone();
         w
     }
 
@@ -567,11 +686,11 @@ impl<'p> Explorer<'p> {
     /// ends an execution (judged here), and its successors, normalized and
     /// hashed, in choice order.
     fn expand(&mut self, it: &Item) -> Expanded {
-        let s: &State = &it.state;
+        let s: &State = &it.state.key;
         self.key = (it.id, 0);
         self.prefix = Some(it.id);
         self.path.clear();
-        self.ident = it.ident.to_vec();
+        self.set_ident(&it.ident);
         let choices = self.choices(s);
         let mut spin_edges = Vec::new();
         let node = self.limits.liveness.then(|| {
@@ -586,23 +705,26 @@ impl<'p> Explorer<'p> {
         for (ci, (choice, twins)) in choices.into_iter().zip(twins).enumerate() {
             self.key = (it.id, ci as u32 + 1);
             self.prefix = Some(it.id);
-            self.ident = it.ident.to_vec();
+            self.set_ident(&it.ident);
             self.path.clear();
-            let mut n = State::clone(s);
+            // The successor is built in the scratch state (its vectors
+            // reused) and copied out only when it is new.
+            let mut n = std::mem::take(&mut self.scratch).unwrap_or_else(|| s.clone());
+            n.clone_from(s);
             let step = self.step(&mut n, choice);
             self.path.push(step);
             self.fuse_waits(&mut n);
             self.flush_pending(&n, &[]);
             self.normalize(&mut n);
             let query = self.is_query(s, choice);
+            let slot = self.visited.intern_ref(hash_of(&n), &n, State::clone);
+            self.scratch = Some(n);
             succs.push(Succ {
                 choice,
                 twins,
-                hash: Hashed::hash_of(&n),
-                state: n,
-                ident: std::mem::take(&mut self.ident),
+                slot,
+                ident: self.ident_arc(),
                 query,
-                steps: std::mem::take(&mut self.path),
             });
         }
         Expanded {
@@ -796,6 +918,22 @@ impl<'p> Explorer<'p> {
         self.p
             .instr(ThreadId(self.ident[t]), pc)
             .map_or((Span::default(), "...".to_string()), |i| (i.span, i.text.clone()))
+    }
+
+    /// `self.ident` to keep with a state: `None` for the identity (no
+    /// allocation in the common case).
+    fn ident_arc(&self) -> Option<std::sync::Arc<[u32]>> {
+        let identity = self.ident.iter().enumerate().all(|(i, &t)| i as u32 == t);
+        (!identity).then(|| self.ident.as_slice().into())
+    }
+
+    /// Sets `self.ident` from a state's kept renaming.
+    fn set_ident(&mut self, ident: &Option<std::sync::Arc<[u32]>>) {
+        self.ident.clear();
+        match ident {
+            Some(v) => self.ident.extend_from_slice(v),
+            None => self.ident.extend(0..self.p.threads.len() as u32),
+        }
     }
 
     /// The declared name of thread index `t` in the current state.

@@ -62,3 +62,101 @@ pub fn merge<R>(parts: Vec<Vec<(usize, R)>>, chunks: usize) -> Vec<R> {
         .map(|(c, r)| r.unwrap_or_else(|| panic!("chunk {c} never done")))
         .collect()
 }
+
+#[cfg(loom)]
+use loom::sync::{atomic::AtomicU32, Arc, Mutex};
+#[cfg(not(loom))]
+use std::sync::{atomic::AtomicU32, Arc, Mutex};
+
+/// A shared handle on a visited state's slot.
+pub type SlotRef<K> = Arc<Slot<K>>;
+
+/// A visited state, shared by every worker that reached it, and its number
+/// once the merging thread has given it one.
+pub struct Slot<K> {
+    pub key: K,
+    pub hash: u64,
+    id: AtomicU32,
+}
+
+impl<K> Slot<K> {
+    /// The state's number, if the merge has numbered it.
+    pub fn id(&self) -> Option<u32> {
+        let v = self.id.load(Ordering::Relaxed);
+        (v != u32::MAX).then_some(v)
+    }
+    /// Numbers the state (the merging thread only, in frontier order).
+    pub fn set_id(&self, id: u32) {
+        self.id.store(id, Ordering::Relaxed);
+    }
+}
+
+/// The shared visited set: workers intern the states they reach (equal
+/// states share one slot, whoever came first), so duplicates are found and
+/// freed in parallel; numbers are given by the merging thread alone, in
+/// frontier order, which keeps them independent of the workers' timing.
+pub struct VisitedSet<K> {
+    shards: Vec<Mutex<hashbrown::HashTable<Arc<Slot<K>>>>>,
+}
+
+impl<K: PartialEq> VisitedSet<K> {
+    pub fn new(shards: usize) -> VisitedSet<K> {
+        VisitedSet {
+            shards: (0..shards.max(1))
+                .map(|_| Mutex::new(hashbrown::HashTable::new()))
+                .collect(),
+        }
+    }
+
+    /// The slot of a key equal to `key` (with hash `hash`): the existing one
+    /// when an equal key was interned before, else a new unnumbered one
+    /// holding `make(key)` (so a duplicate costs no copy).
+    pub fn intern_ref(&self, hash: u64, key: &K, make: impl FnOnce(&K) -> K) -> Arc<Slot<K>> {
+        // High bits pick the shard; the table uses the low ones.
+        let shard = &self.shards[((hash >> 48) as usize) % self.shards.len()];
+        let mut table = shard.lock().expect("visited-set shard");
+        match table.entry(hash, |s| s.hash == hash && s.key == *key, |s| s.hash) {
+            hashbrown::hash_table::Entry::Occupied(e) => e.get().clone(),
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                let slot = Arc::new(Slot {
+                    key: make(key),
+                    hash,
+                    id: AtomicU32::new(u32::MAX),
+                });
+                v.insert(slot.clone());
+                slot
+            }
+        }
+    }
+
+    /// The slot of `key` (with hash `hash`): the existing one when an equal
+    /// key was interned before, else a new unnumbered one.
+    pub fn intern(&self, hash: u64, key: K) -> Arc<Slot<K>> {
+        // High bits pick the shard; the table uses the low ones.
+        let shard = &self.shards[((hash >> 48) as usize) % self.shards.len()];
+        let mut table = shard.lock().expect("visited-set shard");
+        match table.entry(hash, |s| s.hash == hash && s.key == key, |s| s.hash) {
+            hashbrown::hash_table::Entry::Occupied(e) => e.get().clone(),
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                let slot = Arc::new(Slot {
+                    key,
+                    hash,
+                    id: AtomicU32::new(u32::MAX),
+                });
+                v.insert(slot.clone());
+                slot
+            }
+        }
+    }
+}
+
+impl<K> VisitedSet<K> {
+    /// Empties shards `part`, `part + parts`, ...: workers free the
+    /// visited states in parallel at the end of a search.
+    pub fn clear(&self, part: usize, parts: usize) {
+        for shard in self.shards.iter().skip(part).step_by(parts.max(1)) {
+            let map = std::mem::take(&mut *shard.lock().expect("visited-set shard"));
+            drop(map);
+        }
+    }
+}

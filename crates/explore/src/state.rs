@@ -24,7 +24,7 @@ pub enum Status {
     NotLaunched,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct TState {
     pub pc: u32,
     pub status: Status,
@@ -115,7 +115,7 @@ pub struct HEvent {
     pub target: Target,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct State {
     pub threads: Vec<TState>,
     pub mem: Vec<i64>,
@@ -275,5 +275,56 @@ impl State {
             }
         }
         s
+    }
+}
+
+// `clone_from` field by field: the explorer clones each expanded state into
+// one scratch state per worker, so duplicates (most successors) cost no
+// allocation (derived `Clone` would replace every vector).
+impl Clone for TState {
+    fn clone(&self) -> TState {
+        TState {
+            pc: self.pc,
+            status: self.status,
+            regs: self.regs.clone(),
+            jmask: self.jmask.clone(),
+            joined: self.joined.clone(),
+            owes: self.owes.clone(),
+            started: self.started,
+        }
+    }
+    fn clone_from(&mut self, o: &TState) {
+        self.pc = o.pc;
+        self.status = o.status;
+        self.regs.clone_from(&o.regs);
+        self.jmask.clone_from(&o.jmask);
+        self.joined.clone_from(&o.joined);
+        self.owes.clone_from(&o.owes);
+        self.started = o.started;
+    }
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            threads: self.threads.clone(),
+            mem: self.mem.clone(),
+            bars: self.bars.clone(),
+            hist: self.hist.clone(),
+            bmo: self.bmo.clone(),
+            launched: self.launched.clone(),
+            streams: self.streams.clone(),
+            extra: self.extra.clone(),
+        }
+    }
+    fn clone_from(&mut self, o: &State) {
+        self.threads.clone_from(&o.threads);
+        self.mem.clone_from(&o.mem);
+        self.bars.clone_from(&o.bars);
+        self.hist.clone_from(&o.hist);
+        self.bmo.clone_from(&o.bmo);
+        self.launched.clone_from(&o.launched);
+        self.streams.clone_from(&o.streams);
+        self.extra.clone_from(&o.extra);
     }
 }

@@ -1,17 +1,19 @@
 //! Loom model tests of the parallel explorer's concurrent core (`par.rs`):
 //! for every interleaving loom can produce, each chunk of a level is claimed
-//! by exactly one worker, every worker stops (termination), and the merge
-//! returns the results in chunk order.
+//! by exactly one worker, every worker stops (termination), the merge
+//! returns the results in chunk order, and the shared visited set gives
+//! equal states one slot whoever interns first.
 //!
-//! Bounds: 2 workers over 3 chunks and 3 workers over 2 chunks (every
-//! interleaving, loom's default preemption bound); the real explorer uses
-//! the same `ChunkQueue`, `drain` and `merge`.
+//! Bounds: 2 workers over 3 chunks, 3 workers over 2 chunks, 2 over 1; two
+//! threads interning two keys each into a 2-shard set (every interleaving,
+//! loom's default preemption bound); the real explorer uses the same
+//! `ChunkQueue`, `drain`, `merge` and `VisitedSet`.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p bc-explore --test loom --release`
 //! (`.ci/run` does, in its own target directory).
 #![cfg(loom)]
 
-use bc_explore::par::{drain, merge, ChunkQueue};
+use bc_explore::par::{drain, merge, ChunkQueue, VisitedSet};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -55,4 +57,27 @@ fn three_workers_two_chunks() {
 #[test]
 fn more_workers_than_chunks_all_stop() {
     model(2, 1);
+}
+
+#[test]
+fn visited_set_gives_equal_states_one_slot() {
+    loom::model(|| {
+        let set = Arc::new(VisitedSet::<u32>::new(2));
+        let handles: Vec<_> = [[7u32, 9], [9, 7]]
+            .into_iter()
+            .map(|keys| {
+                let set = set.clone();
+                thread::spawn(move || keys.map(|k| set.intern(k as u64, k)))
+            })
+            .collect();
+        let slots: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        // Both threads got the same slot for 7, and for 9.
+        assert!(Arc::ptr_eq(&slots[0][0], &slots[1][1]));
+        assert!(Arc::ptr_eq(&slots[0][1], &slots[1][0]));
+        assert!(!Arc::ptr_eq(&slots[0][0], &slots[0][1]));
+        // Nobody numbered them: the merging thread does, once.
+        assert_eq!(slots[0][0].id(), None);
+        slots[0][0].set_id(3);
+        assert_eq!(slots[1][1].id(), Some(3));
+    });
 }

@@ -1,28 +1,74 @@
-//! A fixed-size bitset (executes-before closures, join masks).
+//! A fixed-size bitset (executes-before closures, join masks). Sets of up to
+//! 128 bits live inline: explorer states and state-graph nodes hold several
+//! per thread and phase, and allocating each one dominated the search.
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
-pub struct Bits(Vec<u64>);
+pub struct Bits {
+    small: [u64; 2],
+    /// The words of a set of more than 128 bits (then `small` stays zero).
+    large: Vec<u64>,
+}
 
 impl Bits {
     pub fn new(n: usize) -> Bits {
-        Bits(vec![0; n.div_ceil(64)])
+        let words = n.div_ceil(64);
+        Bits {
+            small: [0; 2],
+            large: if words > 2 { vec![0; words] } else { Vec::new() },
+        }
+    }
+    fn words(&self) -> &[u64] {
+        if self.large.is_empty() {
+            &self.small
+        } else {
+            &self.large
+        }
+    }
+    fn words_mut(&mut self) -> &mut [u64] {
+        if self.large.is_empty() {
+            &mut self.small
+        } else {
+            &mut self.large
+        }
     }
     pub fn set(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
+        self.words_mut()[i / 64] |= 1 << (i % 64);
     }
     pub fn clear(&mut self, i: usize) {
-        self.0[i / 64] &= !(1 << (i % 64));
+        self.words_mut()[i / 64] &= !(1 << (i % 64));
     }
     pub fn get(&self, i: usize) -> bool {
-        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+        self.words().get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
     /// The heap bytes the set takes.
     pub fn bytes(&self) -> usize {
-        self.0.len() * 8
+        self.large.len() * 8
     }
     pub fn union_with(&mut self, o: &Bits) {
-        for (a, b) in self.0.iter_mut().zip(&o.0) {
+        for (a, b) in self.words_mut().iter_mut().zip(o.words()) {
             *a |= b;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Bits;
+
+    #[test]
+    fn small_and_large_sets_behave_alike() {
+        for n in [3, 64, 100, 128, 129, 300] {
+            let mut a = Bits::new(n);
+            let mut b = Bits::new(n);
+            a.set(0);
+            a.set(n - 1);
+            b.set(n / 2);
+            assert!(a.get(0) && a.get(n - 1) && !a.get(n / 2) && !a.get(n + 500));
+            a.union_with(&b);
+            assert!(a.get(n / 2));
+            a.clear(0);
+            assert!(!a.get(0));
+            assert_eq!(a.bytes(), if n > 128 { n.div_ceil(64) * 8 } else { 0 });
         }
     }
 }
