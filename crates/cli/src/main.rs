@@ -88,8 +88,8 @@ enum Command {
         #[arg(long, hide = true)]
         no_symmetry: bool,
         /// Stop a test's search (`stop: memory-limit`) when its stored
-        /// states' estimated size passes this many MiB [default: 1024,
-        /// which keeps the process under about 2 GiB].
+        /// states' size passes this many MiB [default: 2048, which keeps
+        /// the process under 4 GiB].
         #[arg(long, value_name = "MIB")]
         max_memory: Option<u64>,
         /// Worker threads per search (default: every core). The answer,
@@ -168,6 +168,7 @@ fn main() -> ExitCode {
                     jobs: jobs
                         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
                         .max(1),
+                    verify_encoding: false,
                 },
                 progress,
             };

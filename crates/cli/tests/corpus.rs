@@ -68,6 +68,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
             symmetry,
             fuse,
             max_memory: 128 << 20,
+            verify_encoding: true,
             ..Default::default()
         };
         let opts = CheckOptions {

@@ -29,9 +29,10 @@ use state::{State, Status};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-/// The default budget for stored states, by their estimated size: with the
-/// state graph and allocator overhead, peak memory stays well under 4 GiB.
-pub const DEFAULT_MAX_MEMORY: u64 = 1 << 30;
+/// The default budget for stored states: their encodings, slots, search
+/// tree and state graph. With the allocator's overhead and the states in
+/// flight, peak memory stays under 4 GiB (measured in docs/performance.md).
+pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 
 /// Search limits.
 #[derive(Clone, Copy, Debug)]
@@ -56,6 +57,9 @@ pub struct Limits {
     /// Worker threads that expand each search level (1: no threads).
     /// The answer does not depend on it.
     pub jobs: usize,
+    /// Testing aid: check that every stored state's compact encoding
+    /// decodes back to the state.
+    pub verify_encoding: bool,
 }
 
 impl Default for Limits {
@@ -70,6 +74,7 @@ impl Default for Limits {
             symmetry: true,
             fuse: true,
             jobs: 1,
+            verify_encoding: false,
         }
     }
 }
@@ -176,6 +181,10 @@ pub(crate) struct Choice {
     phase: Option<u32>,
 }
 
+/// Per state number: its parent's number and the choice that reached it
+/// (`u32::MAX` and `None` for the initial state).
+type SearchTree = Vec<(u32, Option<Choice>)>;
+
 /// Frontier states expanded between two merges.
 const BATCH: usize = 256;
 
@@ -257,7 +266,7 @@ struct Search {
 /// A state of the current search level, with its number.
 struct Item {
     id: u32,
-    state: par::SlotRef<State>,
+    state: par::SlotRef<Box<[u32]>>,
     /// `Explorer::ident` for this state (`None`: the identity).
     ident: Option<std::sync::Arc<[u32]>>,
 }
@@ -276,18 +285,20 @@ struct Succ {
     choice: Choice,
     twins: Vec<u32>,
     /// The successor in the visited set (equal states share a slot).
-    slot: par::SlotRef<State>,
+    slot: par::SlotRef<Box<[u32]>>,
     ident: Option<std::sync::Arc<[u32]>>,
     query: bool,
 }
 
-/// The hash of a state (computed once, by the worker that made it).
-fn hash_of(s: &State) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = rustc_hash::FxBuildHasher.build_hasher();
-    s.hash(&mut h);
-    h.finish()
+/// The hash of an encoded state (computed once, by the worker that made it).
+fn hash_of(words: &[u32]) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(words)
 }
+
+/// What a stored state costs besides its encoding: its slot and table
+/// entry, its search-tree entry, and (with liveness) its graph node.
+const STATE_OVERHEAD: u64 = 64 + 16;
 
 /// Explores every reachable state of `program`.
 pub fn explore(program: &Program, limits: Limits) -> Outcome {
@@ -340,13 +351,15 @@ pub(crate) struct Explorer<'p> {
     prefix: Option<u32>,
     /// The search tree: per state number, its parent and the choice that
     /// reached it (shared by the workers; written between levels).
-    tree: std::sync::Arc<std::sync::RwLock<Vec<(u32, Option<Choice>)>>>,
+    tree: std::sync::Arc<std::sync::RwLock<SearchTree>>,
     /// Replaying a path for a witness: record nothing.
     replaying: bool,
-    /// The visited set, shared by the workers.
-    visited: std::sync::Arc<par::VisitedSet<State>>,
+    /// The visited set of encoded states, shared by the workers.
+    visited: std::sync::Arc<par::VisitedSet<Box<[u32]>>>,
     /// A worker's state to build successors in (`expand`).
     scratch: Option<State>,
+    /// A worker's buffer to encode successors in.
+    words: Vec<u32>,
 }
 
 impl<'p> Explorer<'p> {
@@ -371,6 +384,7 @@ impl<'p> Explorer<'p> {
             replaying: false,
             visited: std::sync::Arc::new(par::VisitedSet::new(64)),
             scratch: None,
+            words: Vec::new(),
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
             lockstep: fuse::lockstep_barriers(p),
@@ -423,7 +437,9 @@ impl<'p> Explorer<'p> {
             count: 1,
             ..Search::default()
         };
-        let init = self.visited.intern(hash_of(&init), init);
+        let mut words = Vec::new();
+        encode::encode(&init, &mut words);
+        let init = self.visited.intern(hash_of(&words), words.into_boxed_slice());
         init.set_id(0);
         self.tree.write().expect("tree lock").push((u32::MAX, None));
         let frontier = vec![Item {
@@ -621,7 +637,13 @@ impl<'p> Explorer<'p> {
                 }
                 // Every stored state carries its threads and its execution
                 // so far: bound their estimated total size.
-                search.stored_bytes += succ.slot.key.approx_bytes();
+                search.stored_bytes += succ.slot.key.len() as u64 * 4
+                    + STATE_OVERHEAD
+                    + if record {
+                        (std::mem::size_of::<liveness::Node>() + std::mem::size_of::<liveness::Edge>() * 4) as u64
+                    } else {
+                        0
+                    };
                 let limit = if search.count as u64 >= self.limits.max_states {
                     Some(Stop::StateLimit)
                 } else if search.stored_bytes > self.limits.max_memory {
@@ -637,7 +659,7 @@ impl<'p> Explorer<'p> {
                     self.prefix = Some(to);
                     self.path.clear();
                     self.set_ident(&succ.ident);
-                    self.judge_stopped(&succ.slot.key);
+                    self.judge_stopped(&encode::decode(&succ.slot.key));
                     return Some(why);
                 }
                 succ.slot.set_id(to);
@@ -686,7 +708,8 @@ impl<'p> Explorer<'p> {
     /// ends an execution (judged here), and its successors, normalized and
     /// hashed, in choice order.
     fn expand(&mut self, it: &Item) -> Expanded {
-        let s: &State = &it.state.key;
+        let decoded = encode::decode(&it.state.key);
+        let s: &State = &decoded;
         self.key = (it.id, 0);
         self.prefix = Some(it.id);
         self.path.clear();
@@ -717,7 +740,14 @@ impl<'p> Explorer<'p> {
             self.flush_pending(&n, &[]);
             self.normalize(&mut n);
             let query = self.is_query(s, choice);
-            let slot = self.visited.intern_ref(hash_of(&n), &n, State::clone);
+            let mut words = std::mem::take(&mut self.words);
+            words.clear();
+            encode::encode(&n, &mut words);
+            if self.limits.verify_encoding {
+                assert!(encode::decode(&words) == n, "a state decodes to itself");
+            }
+            let slot = self.visited.intern_ref(hash_of(&words), &words[..], |w| w.into());
+            self.words = words;
             self.scratch = Some(n);
             succs.push(Succ {
                 choice,
@@ -1155,6 +1185,7 @@ impl<'p> Explorer<'p> {
     }
 }
 
+mod encode;
 mod fuse;
 pub mod par;
 mod step;

@@ -111,11 +111,14 @@ impl<K: PartialEq> VisitedSet<K> {
     /// The slot of a key equal to `key` (with hash `hash`): the existing one
     /// when an equal key was interned before, else a new unnumbered one
     /// holding `make(key)` (so a duplicate costs no copy).
-    pub fn intern_ref(&self, hash: u64, key: &K, make: impl FnOnce(&K) -> K) -> Arc<Slot<K>> {
+    pub fn intern_ref<Q: ?Sized + PartialEq>(&self, hash: u64, key: &Q, make: impl FnOnce(&Q) -> K) -> Arc<Slot<K>>
+    where
+        K: std::borrow::Borrow<Q>,
+    {
         // High bits pick the shard; the table uses the low ones.
         let shard = &self.shards[((hash >> 48) as usize) % self.shards.len()];
         let mut table = shard.lock().expect("visited-set shard");
-        match table.entry(hash, |s| s.hash == hash && s.key == *key, |s| s.hash) {
+        match table.entry(hash, |s| s.hash == hash && s.key.borrow() == key, |s| s.hash) {
             hashbrown::hash_table::Entry::Occupied(e) => e.get().clone(),
             hashbrown::hash_table::Entry::Vacant(v) => {
                 let slot = Arc::new(Slot {

@@ -135,49 +135,6 @@ pub struct State {
 }
 
 impl State {
-    /// An estimate of the heap and inline size of this state, in bytes.
-    pub fn approx_bytes(&self) -> u64 {
-        let threads: usize = self
-            .threads
-            .iter()
-            .map(|t| 96 + t.regs.len() * 8 + t.jmask_bytes() + (t.joined.len() + t.owes.len()) * 4)
-            .sum();
-        let events: usize = self
-            .hist
-            .iter()
-            .flatten()
-            .map(|e| {
-                48 + if let HKind::Wait { participants, .. } = &e.kind {
-                    participants.len() * 8
-                } else {
-                    0
-                }
-            })
-            .sum();
-        let bars: usize = self
-            .bars
-            .iter()
-            .map(|b| {
-                96 + b
-                    .open
-                    .iter()
-                    .chain(&b.done)
-                    .map(|p| 96 + p.members.len() * 8 + p.mask.bytes() + p.bound.bytes())
-                    .sum::<usize>()
-            })
-            .sum();
-        let bmo: usize = self.bmo.iter().map(|o| 24 + o.len() * 8).sum();
-        (128 + threads + events + bars + bmo + self.mem.len() * 8 + self.extra.len() * 16) as u64
-    }
-}
-
-impl TState {
-    fn jmask_bytes(&self) -> usize {
-        self.jmask.bytes()
-    }
-}
-
-impl State {
     /// The state at launch. A model without the `joined-before` rule joins
     /// every thread to every barrier at launch.
     pub fn initial(p: &Program) -> State {

@@ -31,6 +31,26 @@ impl Bits {
             &mut self.large
         }
     }
+    /// The set's words (two for an inline set), for compact encodings.
+    pub fn as_words(&self) -> &[u64] {
+        self.words()
+    }
+    /// The set with these words (as [`Bits::as_words`] gave them).
+    pub fn from_words(words: &[u64]) -> Bits {
+        if words.len() > 2 {
+            Bits {
+                small: [0; 2],
+                large: words.to_vec(),
+            }
+        } else {
+            let mut small = [0; 2];
+            small[..words.len()].copy_from_slice(words);
+            Bits {
+                small,
+                large: Vec::new(),
+            }
+        }
+    }
     pub fn set(&mut self, i: usize) {
         self.words_mut()[i / 64] |= 1 << (i % 64);
     }

@@ -1,0 +1,363 @@
+//! The compact state encoding: a stored state is one flat array of 32-bit
+//! words (one allocation, hashed and compared as a slice), decoded only when
+//! the search expands it. Successors are encoded into a reused buffer, so a
+//! successor seen before costs no allocation at all.
+//!
+//! The format is private to this module: `decode(encode(s)) == s` for every
+//! state (tested on every state the corpus reaches), and equal states have
+//! equal encodings (every field is written in a fixed order, lengths first),
+//! so comparing encodings is comparing states.
+
+use crate::state::{BState, HEvent, HKind, Phase, State, Status, TState};
+use bc_graph::bits::Bits;
+use bc_graph::{BarrierId, LocId, Target};
+
+struct W<'a>(&'a mut Vec<u32>);
+
+impl W<'_> {
+    fn u(&mut self, x: u32) {
+        self.0.push(x);
+    }
+    fn b(&mut self, x: bool) {
+        self.0.push(x as u32);
+    }
+    fn i(&mut self, x: i64) {
+        self.0.push(x as u32);
+        self.0.push((x >> 32) as u32);
+    }
+    fn len(&mut self, n: usize) {
+        self.0.push(n as u32);
+    }
+    fn oi(&mut self, x: Option<i64>) {
+        match x {
+            Some(v) => {
+                self.u(1);
+                self.i(v);
+            }
+            None => self.u(0),
+        }
+    }
+    fn ou(&mut self, x: Option<u32>) {
+        match x {
+            Some(v) => {
+                self.u(1);
+                self.u(v);
+            }
+            None => self.u(0),
+        }
+    }
+    fn pair(&mut self, (a, b): (u32, u32)) {
+        self.u(a);
+        self.u(b);
+    }
+    fn pairs(&mut self, v: &[(u32, u32)]) {
+        self.len(v.len());
+        for &p in v {
+            self.pair(p);
+        }
+    }
+    fn us(&mut self, v: &[u32]) {
+        self.len(v.len());
+        self.0.extend_from_slice(v);
+    }
+    fn bits(&mut self, b: &Bits) {
+        let w = b.as_words();
+        self.len(w.len());
+        for &x in w {
+            self.i(x as i64);
+        }
+    }
+    fn target(&mut self, t: Target) {
+        match t {
+            Target::Barrier(b) => self.pair((0, b.0)),
+            Target::Loc(l) => self.pair((1, l.0)),
+        }
+    }
+    fn phase(&mut self, p: &Phase) {
+        self.u(p.number);
+        self.pairs(&p.members);
+        self.bits(&p.mask);
+        self.bits(&p.bound);
+        self.i(p.arrivals);
+        self.i(p.preds);
+        self.oi(p.key);
+        match p.site {
+            Some(s) => {
+                self.u(1);
+                self.pair(s);
+            }
+            None => self.u(0),
+        }
+        self.b(p.mixed_sites);
+        self.b(p.exit_drop);
+    }
+}
+
+/// Appends the encoding of `s` to `out`.
+pub(crate) fn encode(s: &State, out: &mut Vec<u32>) {
+    let mut w = W(out);
+    w.len(s.threads.len());
+    for t in &s.threads {
+        w.u(t.pc);
+        w.u(t.status as u32);
+        w.b(t.started);
+        w.len(t.regs.len());
+        for &r in &t.regs {
+            w.i(r);
+        }
+        w.bits(&t.jmask);
+        w.us(&t.joined);
+        w.us(&t.owes);
+    }
+    w.len(s.mem.len());
+    for &m in &s.mem {
+        w.i(m);
+    }
+    w.len(s.bars.len());
+    for b in &s.bars {
+        w.b(b.init);
+        w.i(b.expected);
+        w.i(b.arrived);
+        w.i(b.pending_drop);
+        w.i(b.tx);
+        w.b(b.invalid);
+        w.oi(b.base);
+        w.u(b.settled_len);
+        w.u(b.phase_base);
+        w.i(b.after_completion);
+        w.u(b.next_phase);
+        match &b.open {
+            Some(p) => {
+                w.u(1);
+                w.phase(p);
+            }
+            None => w.u(0),
+        }
+        w.len(b.done.len());
+        for p in &b.done {
+            w.phase(p);
+        }
+    }
+    w.len(s.hist.len());
+    for evs in &s.hist {
+        w.len(evs.len());
+        for e in evs {
+            w.u(e.pc);
+            w.target(e.target);
+            match &e.kind {
+                HKind::Init(k) => {
+                    w.u(0);
+                    w.i(*k);
+                }
+                HKind::Join => w.u(1),
+                HKind::Drop => w.u(2),
+                HKind::Arrive(k) => {
+                    w.u(3);
+                    w.oi(*k);
+                }
+                HKind::ArriveDrop => w.u(4),
+                HKind::Wait {
+                    participants,
+                    token_phase,
+                    parity,
+                } => {
+                    w.u(5);
+                    w.pairs(participants);
+                    w.ou(*token_phase);
+                    w.ou(parity.map(u32::from));
+                }
+                HKind::Tx(d) => {
+                    w.u(6);
+                    w.i(*d);
+                }
+                HKind::Read => w.u(7),
+                HKind::Write => w.u(8),
+            }
+        }
+    }
+    w.len(s.bmo.len());
+    for o in &s.bmo {
+        w.pairs(o);
+    }
+    w.len(s.launched.len());
+    for &l in &s.launched {
+        w.b(l);
+    }
+    w.len(s.streams.len());
+    for (id, q) in &s.streams {
+        w.i(*id);
+        w.us(q);
+    }
+    w.len(s.extra.len());
+    for &(a, b) in &s.extra {
+        w.pair(a);
+        w.pair(b);
+    }
+}
+
+struct R<'a> {
+    w: &'a [u32],
+    at: usize,
+}
+
+impl R<'_> {
+    fn u(&mut self) -> u32 {
+        let x = self.w[self.at];
+        self.at += 1;
+        x
+    }
+    fn b(&mut self) -> bool {
+        self.u() != 0
+    }
+    fn i(&mut self) -> i64 {
+        let lo = self.u() as u64;
+        let hi = self.u() as u64;
+        (lo | hi << 32) as i64
+    }
+    fn len(&mut self) -> usize {
+        self.u() as usize
+    }
+    fn oi(&mut self) -> Option<i64> {
+        self.b().then(|| self.i())
+    }
+    fn ou(&mut self) -> Option<u32> {
+        self.b().then(|| self.u())
+    }
+    fn pair(&mut self) -> (u32, u32) {
+        (self.u(), self.u())
+    }
+    fn pairs(&mut self) -> Vec<(u32, u32)> {
+        let n = self.len();
+        (0..n).map(|_| self.pair()).collect()
+    }
+    fn us(&mut self) -> Vec<u32> {
+        let n = self.len();
+        let v = self.w[self.at..self.at + n].to_vec();
+        self.at += n;
+        v
+    }
+    fn bits(&mut self) -> Bits {
+        let n = self.len();
+        let words: Vec<u64> = (0..n).map(|_| self.i() as u64).collect();
+        Bits::from_words(&words)
+    }
+    fn target(&mut self) -> Target {
+        match self.pair() {
+            (0, b) => Target::Barrier(BarrierId(b)),
+            (_, l) => Target::Loc(LocId(l)),
+        }
+    }
+    fn phase(&mut self) -> Phase {
+        Phase {
+            number: self.u(),
+            members: self.pairs(),
+            mask: self.bits(),
+            bound: self.bits(),
+            arrivals: self.i(),
+            preds: self.i(),
+            key: self.oi(),
+            site: self.b().then(|| self.pair()),
+            mixed_sites: self.b(),
+            exit_drop: self.b(),
+        }
+    }
+}
+
+/// The state `encode` wrote into `words`.
+pub(crate) fn decode(words: &[u32]) -> State {
+    let mut r = R { w: words, at: 0 };
+    let nt = r.len();
+    let threads = (0..nt)
+        .map(|_| {
+            let pc = r.u();
+            let status = match r.u() {
+                0 => Status::Running,
+                1 => Status::Done,
+                2 => Status::Diverged,
+                _ => Status::NotLaunched,
+            };
+            let started = r.b();
+            let nr = r.len();
+            let regs = (0..nr).map(|_| r.i()).collect();
+            TState {
+                pc,
+                status,
+                started,
+                regs,
+                jmask: r.bits(),
+                joined: r.us(),
+                owes: r.us(),
+            }
+        })
+        .collect();
+    let nm = r.len();
+    let mem = (0..nm).map(|_| r.i()).collect();
+    let nb = r.len();
+    let bars = (0..nb)
+        .map(|_| BState {
+            init: r.b(),
+            expected: r.i(),
+            arrived: r.i(),
+            pending_drop: r.i(),
+            tx: r.i(),
+            invalid: r.b(),
+            base: r.oi(),
+            settled_len: r.u(),
+            phase_base: r.u(),
+            after_completion: r.i(),
+            next_phase: r.u(),
+            open: r.b().then(|| r.phase()),
+            done: {
+                let n = r.len();
+                (0..n).map(|_| r.phase()).collect()
+            },
+        })
+        .collect();
+    let nh = r.len();
+    let hist = (0..nh)
+        .map(|_| {
+            let n = r.len();
+            (0..n)
+                .map(|_| {
+                    let pc = r.u();
+                    let target = r.target();
+                    let kind = match r.u() {
+                        0 => HKind::Init(r.i()),
+                        1 => HKind::Join,
+                        2 => HKind::Drop,
+                        3 => HKind::Arrive(r.oi()),
+                        4 => HKind::ArriveDrop,
+                        5 => HKind::Wait {
+                            participants: r.pairs(),
+                            token_phase: r.ou(),
+                            parity: r.ou().map(|p| p as u8),
+                        },
+                        6 => HKind::Tx(r.i()),
+                        7 => HKind::Read,
+                        _ => HKind::Write,
+                    };
+                    HEvent { pc, kind, target }
+                })
+                .collect()
+        })
+        .collect();
+    let no = r.len();
+    let bmo = (0..no).map(|_| r.pairs()).collect();
+    let nl = r.len();
+    let launched = (0..nl).map(|_| r.b()).collect();
+    let ns = r.len();
+    let streams = (0..ns).map(|_| (r.i(), r.us())).collect();
+    let ne = r.len();
+    let extra = (0..ne).map(|_| (r.pair(), r.pair())).collect();
+    debug_assert_eq!(r.at, words.len(), "the whole encoding is read");
+    State {
+        threads,
+        mem,
+        bars,
+        hist,
+        bmo,
+        launched,
+        streams,
+        extra,
+    }
+}
