@@ -203,7 +203,16 @@ struct Batch {
 /// states in frontier order (at most one batch is in flight).
 trait Expander<'p> {
     fn submit(&mut self, batch: Batch);
-    fn collect(&mut self) -> Vec<Expanded>;
+    fn collect(&mut self) -> Vec<Part>;
+}
+
+/// Expanded states of one chunk and their successors, in order (the
+/// successors of `heads[0]` first): two allocations per chunk, not per
+/// state.
+#[derive(Default)]
+struct Part {
+    heads: Vec<Expanded>,
+    succs: Vec<Succ>,
 }
 
 /// One job: the batch is expanded on this thread when collected.
@@ -216,19 +225,21 @@ impl<'p> Expander<'p> for Inline<'p> {
     fn submit(&mut self, batch: Batch) {
         self.batch = Some(batch);
     }
-    fn collect(&mut self) -> Vec<Expanded> {
+    fn collect(&mut self) -> Vec<Part> {
         let b = self.batch.take().expect("a batch was submitted");
-        b.items[b.start..b.end]
-            .iter()
-            .map(|it| self.worker.expand(it))
-            .collect()
+        let mut part = Part::default();
+        for it in &b.items[b.start..b.end] {
+            let head = self.worker.expand(it, &mut part.succs);
+            part.heads.push(head);
+        }
+        vec![part]
     }
 }
 
 /// Several jobs: every worker thread gets the batch and claims chunks.
 struct Pool {
     jobs: Vec<std::sync::mpsc::Sender<Batch>>,
-    results: std::sync::mpsc::Receiver<Vec<(usize, Vec<Expanded>)>>,
+    results: std::sync::mpsc::Receiver<Vec<(usize, Part)>>,
     nchunks: usize,
 }
 
@@ -242,11 +253,11 @@ impl<'p> Expander<'p> for Pool {
             tx.send(batch.clone()).expect("an exploration worker stopped");
         }
     }
-    fn collect(&mut self) -> Vec<Expanded> {
+    fn collect(&mut self) -> Vec<Part> {
         let parts: Vec<_> = (0..self.jobs.len())
             .map(|_| self.results.recv().expect("an exploration worker stopped"))
             .collect();
-        par::merge(parts, self.nchunks).into_iter().flatten().collect()
+        par::merge(parts, self.nchunks)
     }
 }
 
@@ -260,23 +271,28 @@ struct Search {
     edges: Vec<liveness::Edge>,
     /// New states: the next level.
     next: Vec<Item>,
+    /// Search-tree entries of this merge, appended to the tree at its end.
+    tree_tail: SearchTree,
     stored_bytes: u64,
 }
 
-/// A state of the current search level, with its number.
+/// A state of the current search level, with its number, its parent's
+/// and the choice that reached it.
 struct Item {
     id: u32,
+    parent: u32,
+    via: Option<Choice>,
     state: par::SlotRef<Box<[u32]>>,
     /// `Explorer::ident` for this state (`None`: the identity).
     ident: Option<std::sync::Arc<[u32]>>,
 }
 
-/// A state expanded by a worker.
+/// A state expanded by a worker (its successors follow in its `Part`).
 struct Expanded {
     id: u32,
     node: Option<liveness::Node>,
     spin_edges: Vec<liveness::Edge>,
-    succs: Vec<Succ>,
+    nsuccs: u32,
 }
 
 /// One successor: the choice, the twins it stands for, the normalized
@@ -360,6 +376,11 @@ pub(crate) struct Explorer<'p> {
     scratch: Option<State>,
     /// A worker's buffer to encode successors in.
     words: Vec<u32>,
+    /// Steps are being taken for the search, not for a witness: leave out
+    /// their texts (a witness replays them).
+    quiet: bool,
+    /// The choice being expanded from the state `prefix` names.
+    current: Option<Choice>,
 }
 
 impl<'p> Explorer<'p> {
@@ -385,6 +406,8 @@ impl<'p> Explorer<'p> {
             visited: std::sync::Arc::new(par::VisitedSet::new(64)),
             scratch: None,
             words: Vec::new(),
+            quiet: false,
+            current: None,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
             lockstep: fuse::lockstep_barriers(p),
@@ -444,6 +467,8 @@ impl<'p> Explorer<'p> {
         self.tree.write().expect("tree lock").push((u32::MAX, None));
         let frontier = vec![Item {
             id: 0,
+            parent: u32::MAX,
+            via: None,
             state: init,
             ident: self.ident_arc(),
         }];
@@ -475,10 +500,12 @@ impl<'p> Explorer<'p> {
                             let b = &batch.items[batch.start..batch.end];
                             let chunk = batch.chunk;
                             let done = par::drain(&batch.queue, |c| {
-                                b[c * chunk..((c + 1) * chunk).min(b.len())]
-                                    .iter()
-                                    .map(|it| w.expand(it))
-                                    .collect::<Vec<_>>()
+                                let mut part = Part::default();
+                                for it in &b[c * chunk..((c + 1) * chunk).min(b.len())] {
+                                    let head = w.expand(it, &mut part.succs);
+                                    part.heads.push(head);
+                                }
+                                part
                             });
                             if result_tx.send(done).is_err() {
                                 break;
@@ -598,77 +625,93 @@ impl<'p> Explorer<'p> {
     /// the new states for the next level. Returns why the search must stop,
     /// if a limit was reached (the rule checker then judges the state that
     /// reached it).
-    fn merge(&mut self, expanded: Vec<Expanded>, search: &mut Search) -> Option<Stop> {
+    fn merge(&mut self, parts: Vec<Part>, search: &mut Search) -> Option<Stop> {
+        let stop = self.merge_parts(parts, search);
+        // The search tree grows once per merge (workers read it only to
+        // replay witnesses).
+        self.tree.write().expect("tree lock").append(&mut search.tree_tail);
+        stop
+    }
+
+    fn merge_parts(&mut self, parts: Vec<Part>, search: &mut Search) -> Option<Stop> {
         let record = self.limits.liveness;
-        for ex in expanded {
-            if let Some(node) = ex.node {
-                search.nodes.push(node);
-                search.edges.extend(ex.spin_edges);
-            }
-            for (ci, succ) in ex.succs.into_iter().enumerate() {
-                let seen = succ.slot.id();
-                let to = seen.unwrap_or(search.count);
-                if record {
-                    let c = succ.choice;
-                    search.edges.push(liveness::Edge {
-                        from: ex.id,
-                        to,
-                        thread: c.thread,
-                        query: succ.query,
-                        spin: false,
-                        choice: c,
-                    });
-                    // A twin's step leads to this state up to renaming: its
-                    // edge counts for its thread (fairness) and replays as
-                    // the representative's choice (witnesses).
-                    for &u in &succ.twins {
+        for part in parts {
+            let mut succs = part.succs.into_iter();
+            for ex in part.heads {
+                if let Some(node) = ex.node {
+                    search.nodes.push(node);
+                    search.edges.extend(ex.spin_edges);
+                }
+                for ci in 0..ex.nsuccs {
+                    let succ = succs.next().expect("a part holds its states' successors");
+                    let seen = succ.slot.id();
+                    let to = seen.unwrap_or(search.count);
+                    if record {
+                        let c = succ.choice;
                         search.edges.push(liveness::Edge {
                             from: ex.id,
                             to,
-                            thread: u,
+                            thread: c.thread,
                             query: succ.query,
                             spin: false,
                             choice: c,
                         });
+                        // A twin's step leads to this state up to renaming: its
+                        // edge counts for its thread (fairness) and replays as
+                        // the representative's choice (witnesses).
+                        for &u in &succ.twins {
+                            search.edges.push(liveness::Edge {
+                                from: ex.id,
+                                to,
+                                thread: u,
+                                query: succ.query,
+                                spin: false,
+                                choice: c,
+                            });
+                        }
                     }
-                }
-                if seen.is_some() {
-                    continue;
-                }
-                // Every stored state carries its threads and its execution
-                // so far: bound their estimated total size.
-                search.stored_bytes += succ.slot.key.len() as u64 * 4
-                    + STATE_OVERHEAD
-                    + if record {
-                        (std::mem::size_of::<liveness::Node>() + std::mem::size_of::<liveness::Edge>() * 4) as u64
+                    if seen.is_some() {
+                        continue;
+                    }
+                    // Every stored state carries its threads and its execution
+                    // so far: bound their estimated total size.
+                    search.stored_bytes += succ.slot.key.len() as u64 * 4
+                        + STATE_OVERHEAD
+                        + if record {
+                            (std::mem::size_of::<liveness::Node>() + std::mem::size_of::<liveness::Edge>() * 4) as u64
+                        } else {
+                            0
+                        };
+                    let limit = if search.count as u64 >= self.limits.max_states {
+                        Some(Stop::StateLimit)
+                    } else if search.stored_bytes > self.limits.max_memory {
+                        Some(Stop::MemoryLimit)
+                    } else if search.count % 1024 == 0 && self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t)
+                    {
+                        Some(Stop::Timeout)
                     } else {
-                        0
+                        None
                     };
-                let limit = if search.count as u64 >= self.limits.max_states {
-                    Some(Stop::StateLimit)
-                } else if search.stored_bytes > self.limits.max_memory {
-                    Some(Stop::MemoryLimit)
-                } else if search.count % 1024 == 0 && self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t) {
-                    Some(Stop::Timeout)
-                } else {
-                    None
-                };
-                self.tree.write().expect("tree lock").push((ex.id, Some(succ.choice)));
-                if let Some(why) = limit {
-                    self.key = (ex.id, ci as u32 + 1);
-                    self.prefix = Some(to);
-                    self.path.clear();
-                    self.set_ident(&succ.ident);
-                    self.judge_stopped(&encode::decode(&succ.slot.key));
-                    return Some(why);
+                    search.tree_tail.push((ex.id, Some(succ.choice)));
+                    if let Some(why) = limit {
+                        self.tree.write().expect("tree lock").append(&mut search.tree_tail);
+                        self.key = (ex.id, ci as u32 + 1);
+                        self.prefix = Some(to);
+                        self.path.clear();
+                        self.set_ident(&succ.ident);
+                        self.judge_stopped(&encode::decode(&succ.slot.key));
+                        return Some(why);
+                    }
+                    succ.slot.set_id(to);
+                    search.count += 1;
+                    search.next.push(Item {
+                        id: to,
+                        parent: ex.id,
+                        via: Some(succ.choice),
+                        state: succ.slot,
+                        ident: succ.ident,
+                    });
                 }
-                succ.slot.set_id(to);
-                search.count += 1;
-                search.next.push(Item {
-                    id: to,
-                    state: succ.slot,
-                    ident: succ.ident,
-                });
             }
         }
         None
@@ -707,7 +750,7 @@ impl<'p> Explorer<'p> {
     /// Expands one state of the frontier: its analysis record, whether it
     /// ends an execution (judged here), and its successors, normalized and
     /// hashed, in choice order.
-    fn expand(&mut self, it: &Item) -> Expanded {
+    fn expand(&mut self, it: &Item, succs: &mut Vec<Succ>) -> Expanded {
         let decoded = encode::decode(&it.state.key);
         let s: &State = &decoded;
         self.key = (it.id, 0);
@@ -716,20 +759,22 @@ impl<'p> Explorer<'p> {
         self.set_ident(&it.ident);
         let choices = self.choices(s);
         let mut spin_edges = Vec::new();
-        let node = self.limits.liveness.then(|| {
-            let (parent, via) = self.tree.read().expect("tree lock")[it.id as usize];
-            self.node(s, &choices, parent, via, &mut spin_edges, it.id)
-        });
+        let node = self
+            .limits
+            .liveness
+            .then(|| self.node(s, &choices, it.parent, it.via, &mut spin_edges, it.id));
         let (choices, twins) = self.prune_symmetric(s, choices);
         if choices.is_empty() {
             self.at_end(s);
         }
-        let mut succs = Vec::with_capacity(choices.len());
+        let nsuccs = choices.len() as u32;
         for (ci, (choice, twins)) in choices.into_iter().zip(twins).enumerate() {
             self.key = (it.id, ci as u32 + 1);
             self.prefix = Some(it.id);
             self.set_ident(&it.ident);
             self.path.clear();
+            self.current = Some(choice);
+            self.quiet = true;
             // The successor is built in the scratch state (its vectors
             // reused) and copied out only when it is new.
             let mut n = std::mem::take(&mut self.scratch).unwrap_or_else(|| s.clone());
@@ -739,6 +784,8 @@ impl<'p> Explorer<'p> {
             self.fuse_waits(&mut n);
             self.flush_pending(&n, &[]);
             self.normalize(&mut n);
+            self.quiet = false;
+            self.current = None;
             let query = self.is_query(s, choice);
             let mut words = std::mem::take(&mut self.words);
             words.clear();
@@ -761,13 +808,13 @@ impl<'p> Explorer<'p> {
             id: it.id,
             node,
             spin_edges,
-            succs,
+            nsuccs,
         }
     }
 
     /// The steps from the initial state to state `id` of the search tree,
     /// replayed (witnesses are built only when a finding needs one).
-    fn replay_to(&mut self, id: u32) -> Vec<Step> {
+    fn replay_to(&mut self, id: u32, then: Option<Choice>) -> Vec<Step> {
         let mut chain = Vec::new();
         {
             let tree = self.tree.read().expect("tree lock");
@@ -783,8 +830,10 @@ impl<'p> Explorer<'p> {
             std::mem::take(&mut self.pending),
             std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect()),
             self.replaying,
+            self.quiet,
         );
         self.replaying = true;
+        self.quiet = false;
         let mut s = State::initial(self.p);
         for t in 0..self.p.threads.len() {
             self.run_local(&mut s, t);
@@ -795,17 +844,23 @@ impl<'p> Explorer<'p> {
             steps.extend(self.fused_steps(&mut s));
             self.normalize(&mut s);
         }
-        (self.path, self.pending, self.ident, self.replaying) = saved;
+        // The transition being expanded, up to where a finding came up.
+        if let Some(c) = then {
+            steps.push(self.step(&mut s, c));
+            steps.extend(self.fused_steps(&mut s));
+        }
+        (self.path, self.pending, self.ident, self.replaying, self.quiet) = saved;
         steps
     }
 
-    /// Makes `self.path` the whole path from the initial state (it holds
-    /// only the current transition's steps while a worker expands a state).
+    /// Makes `self.path` the whole path from the initial state. While a
+    /// worker expands a state, the path is not kept (steps are taken
+    /// quietly, without their texts): it is replayed from the search tree
+    /// to the expanded state, then the choice being taken.
     fn materialize_path(&mut self) {
         if let Some(id) = self.prefix.take() {
-            let mut steps = self.replay_to(id);
-            steps.append(&mut self.path);
-            self.path = steps;
+            let then = self.current.take();
+            self.path = self.replay_to(id, then);
         }
     }
 

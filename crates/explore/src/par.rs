@@ -96,14 +96,26 @@ impl<K> Slot<K> {
 /// freed in parallel; numbers are given by the merging thread alone, in
 /// frontier order, which keeps them independent of the workers' timing.
 pub struct VisitedSet<K> {
-    shards: Vec<Mutex<hashbrown::HashTable<Arc<Slot<K>>>>>,
+    shards: Vec<Padded<Mutex<hashbrown::HashTable<Arc<Slot<K>>>>>>,
+}
+
+/// A shard on cache lines of its own: workers locking neighbouring shards
+/// would otherwise bounce one line between cores.
+#[repr(align(128))]
+struct Padded<T>(T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 impl<K: PartialEq> VisitedSet<K> {
     pub fn new(shards: usize) -> VisitedSet<K> {
         VisitedSet {
             shards: (0..shards.max(1))
-                .map(|_| Mutex::new(hashbrown::HashTable::new()))
+                .map(|_| Padded(Mutex::new(hashbrown::HashTable::new())))
                 .collect(),
         }
     }

@@ -356,7 +356,11 @@ impl Explorer<'_> {
             .p
             .instr(tid, s.threads[t].pc)
             .expect("choices point at instructions");
-        let (span, text) = self.declared_site(t, s.threads[t].pc);
+        let (span, text) = if self.quiet {
+            (bc_syntax::Span::default(), String::new())
+        } else {
+            self.declared_site(t, s.threads[t].pc)
+        };
         let pc = s.threads[t].pc;
         let info = &self.p.threads[t];
         let effect = match ins.kind.clone() {
@@ -455,7 +459,11 @@ impl Explorer<'_> {
         s.threads[t].started = true;
         self.run_local(s, t);
         Step {
-            thread: self.name_of(t).to_string(),
+            thread: if self.quiet {
+                String::new()
+            } else {
+                self.name_of(t).to_string()
+            },
             span,
             text,
             effect,
@@ -759,6 +767,9 @@ impl Explorer<'_> {
         let ph = ph.clone();
         s.threads[t].jmask.union_with(&ph.mask);
         s.threads[t].owes.retain(|&x| x != b as u32);
+        if self.quiet {
+            return (String::new(), ph);
+        }
         let who: Vec<String> = ph.members.iter().map(|&(u, q)| self.label_of(s, u, q)).collect();
         let effect = format!(
             "completes on phase {} of {} (participants: {})",
