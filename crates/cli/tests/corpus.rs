@@ -86,6 +86,27 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
             }
         }
     }
+    // Parallel exploration changes nothing: the same findings (messages
+    // and witnesses), state and execution counts, and stop.
+    let parallel = CheckOptions {
+        limits: bc_explore::Limits {
+            jobs: 3,
+            ..Default::default()
+        },
+        ..CheckOptions::default()
+    };
+    if let Some(p) = check_bytes(&name, &bytes, &parallel).outcome {
+        let same = p.findings == o.findings
+            && (p.stats.states, p.stats.executions) == (o.stats.states, o.stats.executions)
+            && p.stop == o.stop;
+        if !same {
+            return Err(format!(
+                "3 jobs give {:?} / {:?}, 1 job {:?} / {:?}",
+                p.findings, p.stats, o.findings, o.stats
+            )
+            .into());
+        }
+    }
     if !r.pass() {
         let text = bc_report::text::test(
             &r,
