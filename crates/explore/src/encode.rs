@@ -361,3 +361,160 @@ pub(crate) fn decode(words: &[u32]) -> State {
         extra,
     }
 }
+
+impl R<'_> {
+    fn pairs_into(&mut self, v: &mut Vec<(u32, u32)>) {
+        let n = self.len();
+        v.clear();
+        v.extend((0..n).map(|_| self.pair()));
+    }
+    fn us_into(&mut self, v: &mut Vec<u32>) {
+        let n = self.len();
+        v.clear();
+        v.extend_from_slice(&self.w[self.at..self.at + n]);
+        self.at += n;
+    }
+    fn phase_into(&mut self, p: &mut Phase) {
+        p.number = self.u();
+        self.pairs_into(&mut p.members);
+        p.mask = self.bits();
+        p.bound = self.bits();
+        p.arrivals = self.i();
+        p.preds = self.i();
+        p.key = self.oi();
+        p.site = self.b().then(|| self.pair());
+        p.mixed_sites = self.b();
+        p.exit_drop = self.b();
+    }
+}
+
+fn empty_phase() -> Phase {
+    Phase {
+        number: 0,
+        members: Vec::new(),
+        mask: Bits::default(),
+        bound: Bits::default(),
+        arrivals: 0,
+        preds: 0,
+        key: None,
+        site: None,
+        mixed_sites: false,
+        exit_drop: false,
+    }
+}
+
+/// [`decode`] into an existing state, reusing its vectors: the explorer
+/// decodes every state it expands into one per worker, so expanding
+/// allocates nothing but what a larger state needs.
+pub(crate) fn decode_into(words: &[u32], s: &mut State) {
+    let mut r = R { w: words, at: 0 };
+    let nt = r.len();
+    s.threads.resize_with(nt, || TState {
+        pc: 0,
+        status: Status::Running,
+        regs: Vec::new(),
+        jmask: Bits::default(),
+        joined: Vec::new(),
+        owes: Vec::new(),
+        started: false,
+    });
+    for t in &mut s.threads {
+        t.pc = r.u();
+        t.status = match r.u() {
+            0 => Status::Running,
+            1 => Status::Done,
+            2 => Status::Diverged,
+            _ => Status::NotLaunched,
+        };
+        t.started = r.b();
+        let nr = r.len();
+        t.regs.clear();
+        t.regs.extend((0..nr).map(|_| r.i()));
+        t.jmask = r.bits();
+        r.us_into(&mut t.joined);
+        r.us_into(&mut t.owes);
+    }
+    let nm = r.len();
+    s.mem.clear();
+    s.mem.extend((0..nm).map(|_| r.i()));
+    let nb = r.len();
+    s.bars.resize_with(nb, || BState {
+        init: false,
+        expected: 0,
+        arrived: 0,
+        pending_drop: 0,
+        tx: 0,
+        invalid: false,
+        base: None,
+        settled_len: 0,
+        phase_base: 0,
+        after_completion: 0,
+        next_phase: 0,
+        open: None,
+        done: Vec::new(),
+    });
+    for b in &mut s.bars {
+        b.init = r.b();
+        b.expected = r.i();
+        b.arrived = r.i();
+        b.pending_drop = r.i();
+        b.tx = r.i();
+        b.invalid = r.b();
+        b.base = r.oi();
+        b.settled_len = r.u();
+        b.phase_base = r.u();
+        b.after_completion = r.i();
+        b.next_phase = r.u();
+        if r.b() {
+            r.phase_into(b.open.get_or_insert_with(empty_phase));
+        } else {
+            b.open = None;
+        }
+        let n = r.len();
+        b.done.resize_with(n, empty_phase);
+        for p in &mut b.done {
+            r.phase_into(p);
+        }
+    }
+    let nh = r.len();
+    s.hist.resize_with(nh, Vec::new);
+    for evs in &mut s.hist {
+        let n = r.len();
+        evs.clear();
+        for _ in 0..n {
+            let pc = r.u();
+            let target = r.target();
+            let kind = match r.u() {
+                0 => HKind::Init(r.i()),
+                1 => HKind::Join,
+                2 => HKind::Drop,
+                3 => HKind::Arrive(r.oi()),
+                4 => HKind::ArriveDrop,
+                5 => HKind::Wait {
+                    participants: r.pairs(),
+                    token_phase: r.ou(),
+                    parity: r.ou().map(|p| p as u8),
+                },
+                6 => HKind::Tx(r.i()),
+                7 => HKind::Read,
+                _ => HKind::Write,
+            };
+            evs.push(HEvent { pc, kind, target });
+        }
+    }
+    let no = r.len();
+    s.bmo.resize_with(no, Vec::new);
+    for o in &mut s.bmo {
+        r.pairs_into(o);
+    }
+    let nl = r.len();
+    s.launched.clear();
+    s.launched.extend((0..nl).map(|_| r.b()));
+    let ns = r.len();
+    s.streams.clear();
+    s.streams.extend((0..ns).map(|_| (r.i(), r.us())));
+    let ne = r.len();
+    s.extra.clear();
+    s.extra.extend((0..ne).map(|_| (r.pair(), r.pair())));
+    debug_assert_eq!(r.at, words.len(), "the whole encoding is read");
+}

@@ -376,6 +376,8 @@ pub(crate) struct Explorer<'p> {
     scratch: Option<State>,
     /// A worker's buffer to encode successors in.
     words: Vec<u32>,
+    /// A worker's state to decode expanded states into.
+    parent: Option<State>,
     /// Steps are being taken for the search, not for a witness: leave out
     /// their texts (a witness replays them).
     quiet: bool,
@@ -406,6 +408,7 @@ impl<'p> Explorer<'p> {
             visited: std::sync::Arc::new(par::VisitedSet::new(64)),
             scratch: None,
             words: Vec::new(),
+            parent: None,
             quiet: false,
             current: None,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
@@ -751,8 +754,23 @@ impl<'p> Explorer<'p> {
     /// ends an execution (judged here), and its successors, normalized and
     /// hashed, in choice order.
     fn expand(&mut self, it: &Item, succs: &mut Vec<Succ>) -> Expanded {
-        let decoded = encode::decode(&it.state.key);
-        let s: &State = &decoded;
+        let parent = match self.parent.take() {
+            Some(mut p) => {
+                encode::decode_into(&it.state.key, &mut p);
+                p
+            }
+            None => encode::decode(&it.state.key),
+        };
+        if self.limits.verify_encoding {
+            assert!(parent == encode::decode(&it.state.key), "decoding into a used state");
+        }
+        let head = self.expand_decoded(it, &parent, succs);
+        self.parent = Some(parent);
+        head
+    }
+
+    /// [`Explorer::expand`] on the decoded state `s`.
+    fn expand_decoded(&mut self, it: &Item, s: &State, succs: &mut Vec<Succ>) -> Expanded {
         self.key = (it.id, 0);
         self.prefix = Some(it.id);
         self.path.clear();
