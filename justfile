@@ -37,7 +37,7 @@ bench-spin:
     command -v spin >/dev/null || (apt-get update -qq && apt-get install -y -qq spin)
     cargo bench -p barrier-check --bench spin
 
-# The parallel explorer: 1 job against 2 on a test of over a million states,
+# The parallel explorer: 1 job against 2 on two tests of over a million states,
 # alternating runs (BENCH_RUNS each, default 3), with the speedup of the best
 # times and a check that both print the same JSON.
 bench-jobs:

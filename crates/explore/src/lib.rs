@@ -453,6 +453,12 @@ impl<'p> Explorer<'p> {
     }
 
     fn run(mut self) -> Outcome {
+        // When every thread's body ends (no `await`, no loop but `repeat`),
+        // every execution is finite: the state graph has no cycle, so there
+        // is no fair cycle to look for and no graph to record.
+        if self.p.threads.iter().all(|t| self.p.codes[t.code.index()].terminates()) {
+            self.limits.liveness = false;
+        }
         let mut init = State::initial(self.p);
         for t in 0..self.p.threads.len() {
             self.run_local(&mut init, t);

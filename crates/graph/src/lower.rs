@@ -716,7 +716,8 @@ impl Lowerer<'_> {
                     s.span,
                     "end repeat",
                 );
-                c.emit(InstrKind::Jump(head), s.span, "end repeat");
+                let back = c.emit(InstrKind::Jump(head), s.span, "end repeat");
+                c.code.counted_loops.push(back as u32);
                 c.land(br);
             }
             StmtKind::Instr { dest, name, args } => {

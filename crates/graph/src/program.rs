@@ -264,9 +264,22 @@ pub struct Instr {
 pub struct Code {
     pub instrs: Vec<Instr>,
     pub regs: Vec<String>,
+    /// The pcs of the jumps that close `repeat` loops (their hidden counter
+    /// bounds them).
+    pub counted_loops: Vec<u32>,
 }
 
 impl Code {
+    /// Every run of this body ends: it has no `await` and every backward
+    /// jump closes a `repeat` loop (no `while`, no backward `goto`).
+    pub fn terminates(&self) -> bool {
+        self.instrs.iter().enumerate().all(|(pc, i)| match &i.kind {
+            InstrKind::Await(_) => false,
+            InstrKind::Jump(to) => (*to as usize) > pc || self.counted_loops.contains(&(pc as u32)),
+            InstrKind::Branch { then, els, .. } => (*then as usize) > pc && (*els as usize) > pc,
+            _ => true,
+        })
+    }
     pub fn reg(&self, name: &str) -> Option<RegId> {
         self.regs.iter().position(|r| r == name).map(|i| RegId(i as u32))
     }
@@ -329,4 +342,29 @@ impl Program {
 pub struct KernelInfo {
     pub name: String,
     pub threads: Vec<ThreadId>,
+}
+
+#[cfg(test)]
+mod tests {
+    /// The body of the single thread of a litmus test whose thread body
+    /// is `body`.
+    fn code(body: &str) -> crate::Code {
+        let text = format!("litmus \"t\"\nmodel amdgpu\nvar x = 0\nbarrier B = 1\nthread T0 {{ {body} }}\n");
+        let (lit, diags) = bc_syntax::parse(&text);
+        assert!(diags.is_empty(), "{diags:?}");
+        let model = bc_models::lookup("amdgpu").expect("built-in model");
+        let p = crate::lower::lower(&lit, &text, model).expect("lowers");
+        p.codes[p.threads[0].code.index()].clone()
+    }
+
+    #[test]
+    fn terminates_only_without_unbounded_loops() {
+        assert!(code("join B; arrive B; wait B").terminates());
+        assert!(code("repeat 3 { arrive B; wait B }").terminates());
+        assert!(code("repeat 2 { repeat 2 { r = load x } }").terminates());
+        assert!(code("r = load x; if r == 0 { store x, 1 }").terminates());
+        assert!(!code("await x == 1").terminates());
+        assert!(!code("r = load x; while r == 0 { r = load x }").terminates());
+        assert!(!code("L: r = load x; goto L").terminates());
+    }
 }
