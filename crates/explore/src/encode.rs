@@ -247,6 +247,26 @@ impl R<'_> {
             (_, l) => Target::Loc(LocId(l)),
         }
     }
+    fn event(&mut self) -> HEvent {
+        let pc = self.u();
+        let target = self.target();
+        let kind = match self.u() {
+            0 => HKind::Init(self.i()),
+            1 => HKind::Join,
+            2 => HKind::Drop,
+            3 => HKind::Arrive(self.oi()),
+            4 => HKind::ArriveDrop,
+            5 => HKind::Wait {
+                participants: self.pairs(),
+                token_phase: self.ou(),
+                parity: self.ou().map(|p| p as u8),
+            },
+            6 => HKind::Tx(self.i()),
+            7 => HKind::Read,
+            _ => HKind::Write,
+        };
+        HEvent { pc, kind, target }
+    }
     fn phase(&mut self) -> Phase {
         Phase {
             number: self.u(),
@@ -317,28 +337,7 @@ pub(crate) fn decode(words: &[u32]) -> State {
     let hist = (0..nh)
         .map(|_| {
             let n = r.len();
-            (0..n)
-                .map(|_| {
-                    let pc = r.u();
-                    let target = r.target();
-                    let kind = match r.u() {
-                        0 => HKind::Init(r.i()),
-                        1 => HKind::Join,
-                        2 => HKind::Drop,
-                        3 => HKind::Arrive(r.oi()),
-                        4 => HKind::ArriveDrop,
-                        5 => HKind::Wait {
-                            participants: r.pairs(),
-                            token_phase: r.ou(),
-                            parity: r.ou().map(|p| p as u8),
-                        },
-                        6 => HKind::Tx(r.i()),
-                        7 => HKind::Read,
-                        _ => HKind::Write,
-                    };
-                    HEvent { pc, kind, target }
-                })
-                .collect()
+            (0..n).map(|_| r.event()).collect()
         })
         .collect();
     let no = r.len();
@@ -389,18 +388,7 @@ impl R<'_> {
 }
 
 fn empty_phase() -> Phase {
-    Phase {
-        number: 0,
-        members: Vec::new(),
-        mask: Bits::default(),
-        bound: Bits::default(),
-        arrivals: 0,
-        preds: 0,
-        key: None,
-        site: None,
-        mixed_sites: false,
-        exit_drop: false,
-    }
+    Phase::new(0, Bits::default(), Bits::default())
 }
 
 /// [`decode`] into an existing state, reusing its vectors: the explorer
@@ -438,21 +426,7 @@ pub(crate) fn decode_into(words: &[u32], s: &mut State) {
     s.mem.clear();
     s.mem.extend((0..nm).map(|_| r.i()));
     let nb = r.len();
-    s.bars.resize_with(nb, || BState {
-        init: false,
-        expected: 0,
-        arrived: 0,
-        pending_drop: 0,
-        tx: 0,
-        invalid: false,
-        base: None,
-        settled_len: 0,
-        phase_base: 0,
-        after_completion: 0,
-        next_phase: 0,
-        open: None,
-        done: Vec::new(),
-    });
+    s.bars.resize_with(nb, || BState::at_launch(None));
     for b in &mut s.bars {
         b.init = r.b();
         b.expected = r.i();
@@ -482,24 +456,7 @@ pub(crate) fn decode_into(words: &[u32], s: &mut State) {
         let n = r.len();
         evs.clear();
         for _ in 0..n {
-            let pc = r.u();
-            let target = r.target();
-            let kind = match r.u() {
-                0 => HKind::Init(r.i()),
-                1 => HKind::Join,
-                2 => HKind::Drop,
-                3 => HKind::Arrive(r.oi()),
-                4 => HKind::ArriveDrop,
-                5 => HKind::Wait {
-                    participants: r.pairs(),
-                    token_phase: r.ou(),
-                    parity: r.ou().map(|p| p as u8),
-                },
-                6 => HKind::Tx(r.i()),
-                7 => HKind::Read,
-                _ => HKind::Write,
-            };
-            evs.push(HEvent { pc, kind, target });
+            evs.push(r.event());
         }
     }
     let no = r.len();

@@ -313,7 +313,7 @@ fn hash_of(words: &[u32]) -> u64 {
 }
 
 /// What a stored state costs besides its encoding: its slot and table
-/// entry, its search-tree entry, and (with liveness) its graph node.
+/// entry, and its search-tree entry (the state graph is counted apart).
 const STATE_OVERHEAD: u64 = 64 + 16;
 
 /// Explores every reachable state of `program`.
@@ -684,16 +684,14 @@ impl<'p> Explorer<'p> {
                     }
                     // Every stored state carries its threads and its execution
                     // so far: bound their estimated total size.
-                    search.stored_bytes += succ.slot.key.len() as u64 * 4
-                        + STATE_OVERHEAD
-                        + if record {
-                            (std::mem::size_of::<liveness::Node>() + std::mem::size_of::<liveness::Edge>() * 4) as u64
-                        } else {
-                            0
-                        };
+                    search.stored_bytes += succ.slot.key.len() as u64 * 4 + STATE_OVERHEAD;
+                    // The state graph as allocated (vector capacities).
+                    let graph = (search.nodes.capacity() * std::mem::size_of::<liveness::Node>()
+                        + search.edges.capacity() * std::mem::size_of::<liveness::Edge>())
+                        as u64;
                     let limit = if search.count as u64 >= self.limits.max_states {
                         Some(Stop::StateLimit)
-                    } else if search.stored_bytes > self.limits.max_memory {
+                    } else if search.stored_bytes + graph > self.limits.max_memory {
                         Some(Stop::MemoryLimit)
                     } else if search.count % 1024 == 0 && self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t)
                     {

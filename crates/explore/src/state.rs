@@ -134,6 +134,45 @@ pub struct State {
     pub extra: Vec<((u32, u32), (u32, u32))>,
 }
 
+impl Phase {
+    /// A phase with no members yet.
+    pub fn new(number: u32, mask: Bits, bound: Bits) -> Phase {
+        Phase {
+            number,
+            members: Vec::new(),
+            mask,
+            bound,
+            arrivals: 0,
+            preds: 0,
+            key: None,
+            site: None,
+            mixed_sites: false,
+            exit_drop: false,
+        }
+    }
+}
+
+impl BState {
+    /// A barrier at launch: initialized when it has a launch count.
+    pub fn at_launch(launch_count: Option<i64>) -> BState {
+        BState {
+            init: launch_count.is_some(),
+            expected: launch_count.unwrap_or(0).max(0),
+            arrived: 0,
+            pending_drop: 0,
+            tx: 0,
+            invalid: false,
+            base: None,
+            settled_len: 0,
+            phase_base: 0,
+            after_completion: 0,
+            next_phase: 0,
+            open: None,
+            done: Vec::new(),
+        }
+    }
+}
+
 impl State {
     /// The state at launch. A model without the `joined-before` rule joins
     /// every thread to every barrier at launch.
@@ -174,25 +213,7 @@ impl State {
                 })
                 .collect(),
             mem: p.locs.iter().map(|l| l.init).collect(),
-            bars: p
-                .barriers
-                .iter()
-                .map(|b| BState {
-                    init: b.launch_count.is_some(),
-                    expected: b.launch_count.unwrap_or(0).max(0),
-                    arrived: 0,
-                    pending_drop: 0,
-                    tx: 0,
-                    invalid: false,
-                    base: None,
-                    settled_len: 0,
-                    phase_base: 0,
-                    after_completion: 0,
-                    next_phase: 0,
-                    open: None,
-                    done: Vec::new(),
-                })
-                .collect(),
+            bars: p.barriers.iter().map(|b| BState::at_launch(b.launch_count)).collect(),
             hist: vec![Vec::new(); nt],
             bmo: p
                 .barriers

@@ -854,18 +854,7 @@ impl Explorer<'_> {
         let code = self.p.threads[t].code.0;
         let bar = &mut s.bars[b];
         if bar.open.is_none() {
-            bar.open = Some(Phase {
-                number: bar.next_phase,
-                members: Vec::new(),
-                mask: Bits::new(nt * nb),
-                bound: Bits::new(nt),
-                arrivals: 0,
-                preds: 0,
-                key: None,
-                site: None,
-                mixed_sites: false,
-                exit_drop: false,
-            });
+            bar.open = Some(Phase::new(bar.next_phase, Bits::new(nt * nb), Bits::new(nt)));
             bar.next_phase += 1;
         }
         let open = bar.open.as_mut().expect("just opened");
