@@ -11,6 +11,7 @@ use barrier_check::{check_bytes, lower_bytes, CheckOptions};
 use bc_explore::Limits;
 use bc_models::Model;
 use bc_report::text::TextOptions;
+use bc_report::TestReport;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -47,6 +48,24 @@ struct ModelArgs {
     /// Check under the model in this file (see docs/models.md).
     #[arg(long, value_name = "PATH", conflicts_with = "model")]
     model_file: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ShardArg {
+    /// Check only shard K of N (1-based): the K-th of every N files in
+    /// sorted order, so N CI machines split a corpus deterministically.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    shard: Option<(usize, usize)>,
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (k, n) = s.split_once('/').ok_or("expected K/N, e.g. 2/4")?;
+    let k: usize = k.trim().parse().map_err(|_| format!("`{k}` is not a shard number"))?;
+    let n: usize = n.trim().parse().map_err(|_| format!("`{n}` is not a shard count"))?;
+    if n == 0 || k == 0 || k > n {
+        return Err(format!("shard {k}/{n}: K must be between 1 and N"));
+    }
+    Ok((k, n))
 }
 
 #[derive(Subcommand)]
@@ -103,6 +122,44 @@ enum Command {
         /// (for benchmarks).
         #[arg(long, hide = true)]
         report_peak_memory: bool,
+        /// Write every test's verdict to FILE (JSON, sorted by file) for a
+        /// later `--baseline` run.
+        #[arg(long, value_name = "FILE")]
+        write_baseline: Option<PathBuf>,
+        /// Compare every test's verdict with FILE (from `--write-baseline`)
+        /// instead of its `expect` line: exit 1 when any differs, with a
+        /// table of the differences.
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<PathBuf>,
+        #[command(flatten)]
+        shard: ShardArg,
+    },
+    /// Check a corpus under two models and list the tests whose verdicts
+    /// differ, with the witnesses of both (exit 1 when any differs).
+    Diff {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// A built-in model (give two, or one and a --model-file: the
+        /// --model is the old one).
+        #[arg(long = "model", value_name = "NAME")]
+        models: Vec<String>,
+        /// A model file (give two, or one and a --model; the first is the
+        /// old one).
+        #[arg(long = "model-file", value_name = "PATH")]
+        model_files: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Stop a test's search after this many states (reported as `stop`).
+        #[arg(long, default_value_t = 2_000_000)]
+        max_states: u64,
+        /// Stop a test's search after this many seconds.
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<f64>,
+        /// Worker threads per search (default: every core).
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
+        #[command(flatten)]
+        shard: ShardArg,
     },
     /// Print a test's operation graph (per-thread control flow and
     /// thread-barrier-order).
@@ -137,6 +194,9 @@ fn main() -> ExitCode {
             max_memory,
             jobs,
             report_peak_memory,
+            write_baseline,
+            baseline,
+            shard,
         } => {
             if let Some(p) = &progress {
                 if bc_explore::liveness::Progress::parse(p).is_none() {
@@ -172,7 +232,25 @@ fn main() -> ExitCode {
                 },
                 progress,
             };
-            let code = check(&paths, format, &opts, quiet, !no_timing);
+            let baseline = match &baseline {
+                Some(path) => match std::fs::read_to_string(path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|t| bc_report::wire::parse_baseline(&t))
+                {
+                    Ok(b) => Some(b),
+                    Err(e) => return usage_error(&format!("{}: {e}", path.display())),
+                },
+                None => None,
+            };
+            let run = CheckRun {
+                format,
+                quiet,
+                timing: !no_timing,
+                shard: shard.shard,
+                write_baseline,
+                baseline,
+            };
+            let code = check(&paths, &opts, &run);
             if report_peak_memory {
                 // VmHWM: the peak resident set size, in kB (Linux).
                 let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -209,6 +287,56 @@ fn main() -> ExitCode {
                     ExitCode::from(2)
                 }
             }
+        }
+        Command::Diff {
+            paths,
+            models,
+            model_files,
+            format,
+            max_states,
+            timeout,
+            jobs,
+            shard,
+        } => {
+            let mut named: Vec<(String, Model)> = Vec::new();
+            for m in &models {
+                match bc_models::lookup(m) {
+                    Ok(model) => named.push((m.clone(), model)),
+                    Err(e) => return usage_error(&e),
+                }
+            }
+            for path in &model_files {
+                match std::fs::read_to_string(path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|t| Model::from_toml(&t).map_err(|e| e.to_string()))
+                {
+                    Ok(model) => named.push((path.display().to_string(), model)),
+                    Err(e) => return usage_error(&format!("{}: {e}", path.display())),
+                }
+            }
+            if named.len() != 2 {
+                return usage_error(
+                    "diff needs two models: --model A --model B, --model A --model-file B, or two --model-file",
+                );
+            }
+            let timeout = match timeout {
+                Some(t) if !(t > 0.0 && t.is_finite()) => {
+                    return usage_error("--timeout needs a positive number of seconds")
+                }
+                Some(t) => Some(Duration::from_secs_f64(t)),
+                None => None,
+            };
+            let limits = Limits {
+                max_states,
+                timeout,
+                jobs: jobs
+                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+                    .max(1),
+                ..Limits::default()
+            };
+            let new = named.pop().expect("two models");
+            let old = named.pop().expect("two models");
+            diff(&paths, old, new, limits, format, shard.shard)
         }
         Command::Models { name } => models(name.as_deref()),
     }
@@ -260,57 +388,195 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn check(paths: &[PathBuf], format: Format, opts: &CheckOptions, quiet: bool, timing: bool) -> ExitCode {
-    let files = match collect(paths) {
-        Ok(f) => f,
-        Err(e) => return usage_error(&e),
-    };
+/// How a `check` run reports.
+struct CheckRun {
+    format: Format,
+    quiet: bool,
+    timing: bool,
+    shard: Option<(usize, usize)>,
+    write_baseline: Option<PathBuf>,
+    baseline: Option<Vec<bc_report::baseline::Entry>>,
+}
+
+/// The files to check: directories expanded and sorted, then this shard's
+/// part (every N-th file from the K-th).
+fn files_of(paths: &[PathBuf], shard: Option<(usize, usize)>) -> Result<Vec<PathBuf>, String> {
+    let mut files = collect(paths)?;
     if files.is_empty() {
-        return usage_error("no .litmus files found");
+        return Err("no .litmus files found".into());
     }
-    let text_opts = TextOptions {
-        witnesses: !quiet,
-        timing,
-    };
+    if let Some((k, n)) = shard {
+        files = files.into_iter().skip(k - 1).step_by(n).collect();
+    }
+    Ok(files)
+}
+
+/// Checks each file in turn; `each` sees every report as it is made.
+/// Returns the reports and whether some file could not be read.
+fn check_files(files: &[PathBuf], opts: &CheckOptions, mut each: impl FnMut(&TestReport)) -> (Vec<TestReport>, bool) {
     let mut reports = Vec::new();
     let mut unreadable = false;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    for f in &files {
+    for f in files {
         let name = f.display().to_string();
-        let bytes = match std::fs::read(f) {
-            Ok(b) => b,
+        match std::fs::read(f) {
+            Ok(bytes) => {
+                let r = check_bytes(&name, &bytes, opts);
+                each(&r);
+                reports.push(r);
+            }
             Err(e) => {
                 eprintln!("barrier-check: error: {name}: {e}");
                 unreadable = true;
-                continue;
             }
-        };
-        let r = check_bytes(&name, &bytes, opts);
-        if format == Format::Text {
+        }
+    }
+    (reports, unreadable)
+}
+
+fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> ExitCode {
+    let files = match files_of(paths, run.shard) {
+        Ok(f) => f,
+        Err(e) => return usage_error(&e),
+    };
+    let text_opts = TextOptions {
+        witnesses: !run.quiet,
+        timing: run.timing,
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let (reports, unreadable) = check_files(&files, opts, |r| {
+        if run.format == Format::Text {
             if r.is_error() {
                 eprint!("{}", bc_report::diagnostic::render_all(&r.source, &r.diagnostics));
             }
-            let _ = out.write_all(bc_report::text::test(&r, &text_opts).as_bytes());
+            let _ = out.write_all(bc_report::text::test(r, &text_opts).as_bytes());
             let _ = out.flush();
         }
-        reports.push(r);
-    }
+    });
     let summary = bc_report::summarize(&reports);
-    match format {
+    let changes = run.baseline.as_ref().map(|b| bc_report::baseline::compare(b, &reports));
+    match run.format {
         Format::Text => {
             let _ = writeln!(out, "{}", bc_report::text::summary(&summary));
+            if let Some(changes) = &changes {
+                if changes.is_empty() {
+                    let _ = writeln!(out, "every verdict equals the baseline");
+                } else {
+                    let _ = write!(
+                        out,
+                        "{} verdict(s) differ from the baseline:\n{}",
+                        changes.len(),
+                        bc_report::baseline::render_changes(changes)
+                    );
+                }
+            }
         }
         Format::Json => {
-            let _ = writeln!(out, "{}", bc_report::wire::to_json(&reports));
+            let _ = writeln!(
+                out,
+                "{}",
+                bc_report::wire::to_json_with_changes(&reports, changes.as_deref())
+            );
+        }
+    }
+    if let Some(path) = &run.write_baseline {
+        if let Err(e) = std::fs::write(path, bc_report::wire::baseline_json(&reports)) {
+            return usage_error(&format!("{}: {e}", path.display()));
         }
     }
     if unreadable || summary.errors > 0 {
         ExitCode::from(2)
+    } else if let Some(changes) = changes {
+        // Against a baseline, the verdicts must equal the baseline's (a
+        // search stopped at a limit shows as a changed verdict).
+        if changes.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }
     } else if summary.failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// `barrier-check diff`: the corpus under two models, paired by file.
+fn diff(
+    paths: &[PathBuf],
+    old: (String, Model),
+    new: (String, Model),
+    limits: Limits,
+    format: Format,
+    shard: Option<(usize, usize)>,
+) -> ExitCode {
+    let files = match files_of(paths, shard) {
+        Ok(f) => f,
+        Err(e) => return usage_error(&e),
+    };
+    let run = |m: &Model| {
+        let opts = CheckOptions {
+            model: Some(m.clone()),
+            limits,
+            progress: None,
+        };
+        check_files(&files, &opts, |_| {})
+    };
+    let (before, unreadable_a) = run(&old.1);
+    let (after, unreadable_b) = run(&new.1);
+    let pairs: Vec<(&TestReport, &TestReport)> = before
+        .iter()
+        .zip(&after)
+        .filter(|(a, b)| bc_report::baseline::verdict_of(a) != bc_report::baseline::verdict_of(b))
+        .collect();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match format {
+        Format::Text => {
+            let text_opts = TextOptions {
+                witnesses: true,
+                timing: false,
+            };
+            for (a, b) in &pairs {
+                let name = a.test.as_deref().map_or(String::new(), |t| format!("  \"{t}\""));
+                let _ = writeln!(
+                    out,
+                    "flipped  {}{name}  {} -> {}",
+                    a.source.name,
+                    bc_report::baseline::verdict_of(a),
+                    bc_report::baseline::verdict_of(b)
+                );
+                for (label, r) in [(&old.0, a), (&new.0, b)] {
+                    let _ = writeln!(out, "  under {label}:");
+                    for line in bc_report::text::test(r, &text_opts).lines() {
+                        let _ = writeln!(out, "    {line}");
+                    }
+                }
+            }
+            let _ = writeln!(
+                out,
+                "{} tests, {} flipped ({} -> {})",
+                before.len(),
+                pairs.len(),
+                old.0,
+                new.0
+            );
+        }
+        Format::Json => {
+            let _ = writeln!(
+                out,
+                "{}",
+                bc_report::wire::diff_json(&old.0, &new.0, &pairs, before.len())
+            );
+        }
+    }
+    let errors = before.iter().chain(&after).any(|r| r.is_error());
+    if unreadable_a || unreadable_b || errors {
+        ExitCode::from(2)
+    } else if pairs.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

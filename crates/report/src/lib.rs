@@ -2,6 +2,7 @@
 //! text report, and the versioned JSON wire format ([`wire`]). The cli
 //! crate decides where the strings go.
 
+pub mod baseline;
 pub mod diagnostic;
 pub mod text;
 pub mod wire;

@@ -3,7 +3,7 @@
 //! changed in meaning without a new schema number.
 
 use crate::{summarize, TestReport};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub const SCHEMA: u32 = 1;
@@ -194,4 +194,132 @@ pub fn document(reports: &[TestReport]) -> Document {
 
 pub fn to_json(reports: &[TestReport]) -> String {
     serde_json::to_string_pretty(&document(reports)).expect("the wire types always serialize")
+}
+
+/// A check run compared with a baseline: the schema-1 document with the
+/// differences added (`baseline_changes`; absent without a baseline).
+#[derive(Serialize)]
+struct WithChanges {
+    #[serde(flatten)]
+    document: Document,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline_changes: Option<Vec<Change>>,
+}
+
+/// A test whose verdict differs from the baseline.
+#[derive(Serialize)]
+pub struct Change {
+    pub file: String,
+    pub test: Option<String>,
+    pub old: String,
+    pub new: String,
+    pub first_finding: String,
+}
+
+pub fn to_json_with_changes(reports: &[TestReport], changes: Option<&[crate::baseline::Change]>) -> String {
+    let doc = WithChanges {
+        document: document(reports),
+        baseline_changes: changes.map(|cs| {
+            cs.iter()
+                .map(|c| Change {
+                    file: c.file.clone(),
+                    test: c.test.clone(),
+                    old: c.old.clone(),
+                    new: c.new.clone(),
+                    first_finding: c.witness.clone(),
+                })
+                .collect()
+        }),
+    };
+    serde_json::to_string_pretty(&doc).expect("the wire types always serialize")
+}
+
+/// A verdict baseline file (`check --write-baseline`): schema, then one
+/// entry per test, sorted by file.
+#[derive(Serialize, Deserialize)]
+pub struct BaselineFile {
+    pub schema: u32,
+    pub baseline: Vec<BaselineEntry>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct BaselineEntry {
+    pub file: String,
+    pub test: Option<String>,
+    pub model: Option<String>,
+    pub verdict: String,
+}
+
+/// The baseline of a run as JSON (stable: sorted, no timings).
+pub fn baseline_json(reports: &[TestReport]) -> String {
+    let doc = BaselineFile {
+        schema: SCHEMA,
+        baseline: crate::baseline::entries(reports)
+            .into_iter()
+            .map(|e| BaselineEntry {
+                file: e.file,
+                test: e.test,
+                model: e.model,
+                verdict: e.verdict,
+            })
+            .collect(),
+    };
+    serde_json::to_string_pretty(&doc).expect("the wire types always serialize") + "\n"
+}
+
+/// Reads a baseline file's JSON.
+pub fn parse_baseline(text: &str) -> std::result::Result<Vec<crate::baseline::Entry>, String> {
+    let doc: BaselineFile = serde_json::from_str(text).map_err(|e| format!("not a baseline file: {e}"))?;
+    if doc.schema != SCHEMA {
+        return Err(format!("baseline schema {} (this build reads {SCHEMA})", doc.schema));
+    }
+    Ok(doc
+        .baseline
+        .into_iter()
+        .map(|e| crate::baseline::Entry {
+            file: e.file,
+            test: e.test,
+            model: e.model,
+            verdict: e.verdict,
+        })
+        .collect())
+}
+
+/// The tests whose verdicts differ between two models (`barrier-check
+/// diff`), with both runs' full results (witnesses included).
+#[derive(Serialize)]
+pub struct DiffDocument {
+    pub schema: u32,
+    pub old_model: String,
+    pub new_model: String,
+    pub tests: usize,
+    pub flipped: Vec<Flip>,
+}
+
+#[derive(Serialize)]
+pub struct Flip {
+    pub file: String,
+    pub test: Option<String>,
+    pub old: Result,
+    pub new: Result,
+}
+
+/// The diff of two runs over the same files (paired by file) as JSON.
+pub fn diff_json(old_model: &str, new_model: &str, pairs: &[(&TestReport, &TestReport)], tests: usize) -> String {
+    let doc = DiffDocument {
+        schema: SCHEMA,
+        old_model: old_model.to_string(),
+        new_model: new_model.to_string(),
+        tests,
+        flipped: pairs
+            .iter()
+            .map(|(o, n)| Flip {
+                file: o.source.name.clone(),
+                test: o.test.clone(),
+                old: result(o),
+                new: result(n),
+            })
+            .collect(),
+    };
+    serde_json::to_string_pretty(&doc).expect("the wire types always serialize")
 }

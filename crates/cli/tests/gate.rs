@@ -1,0 +1,199 @@
+//! The CI gate end to end: verdict baselines (`check --write-baseline`,
+//! `check --baseline`), `diff` between two models, and `--shard`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run_in_corpus(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_barrier-check"))
+        .args(args)
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../litmus"))
+        .output()
+        .expect("runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gate-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn model_text(name: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models").join(name)).unwrap()
+}
+
+/// A copy of the GFX12 model without the privileged-barrier rule flips
+/// exactly the test that uses the trap barrier; a copy of the GFX11 model
+/// whose `s_barrier` no longer waits flips exactly the tests that rely on it.
+#[test]
+fn diff_lists_exactly_the_tests_a_model_edit_flips() {
+    let edited =
+        model_text("amdgpu-gfx12.toml").replace("\"wait-completes\", \"privileged-barrier\",", "\"wait-completes\",");
+    assert_ne!(edited, model_text("amdgpu-gfx12.toml"), "the edit applies");
+    let path = scratch("gfx12-without-privileged.toml");
+    std::fs::write(&path, edited).unwrap();
+    let path = path.to_str().unwrap();
+    let o = run_in_corpus(&[
+        "diff",
+        "amdgpu-gfx12",
+        "--model",
+        "amdgpu-gfx12",
+        "--model-file",
+        path,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "a flip exits 1");
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let flipped: Vec<&str> = doc["flipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(flipped, ["amdgpu-gfx12/trap-barrier.litmus"]);
+    let f = &doc["flipped"][0];
+    assert_eq!(f["old"]["verdict"], serde_json::json!(["ub(privileged-barrier)"]));
+    assert_eq!(f["new"]["verdict"], serde_json::json!([]));
+    assert!(
+        !f["old"]["findings"][0]["witness"]["steps"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "old witness"
+    );
+    assert_eq!(doc["tests"], 11);
+
+    // The same model twice: nothing flips, exit 0.
+    let o = run_in_corpus(&[
+        "diff",
+        "amdgpu-gfx12",
+        "--model",
+        "amdgpu-gfx12",
+        "--model",
+        "amdgpu-gfx12",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("11 tests, 0 flipped"), "{}", stdout(&o));
+
+    // s_barrier lowered to an arrive alone: the tests whose waves must wait
+    // at s_barrier flip (text output names each with both verdicts).
+    let gfx11 = model_text("amdgpu-gfx11.toml");
+    let edited = gfx11.replace("lowering = \"arrive -1; wait -1\"", "lowering = \"arrive -1\"");
+    assert_ne!(edited, gfx11, "the edit applies");
+    let path = scratch("gfx11-no-wait.toml");
+    std::fs::write(&path, edited).unwrap();
+    let o = run_in_corpus(&[
+        "diff",
+        "amdgpu-gfx11",
+        "--model",
+        "amdgpu-gfx11",
+        "--model-file",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    let flipped: Vec<&str> = text.lines().filter(|l| l.starts_with("flipped")).collect();
+    insta::assert_snapshot!("gfx11_without_wait_flips", flipped.join("\n"));
+}
+
+#[test]
+fn diff_needs_two_models() {
+    let o = run_in_corpus(&["diff", "amdgpu", "--model", "amdgpu"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn baseline_round_trip_and_a_changed_verdict() {
+    let base = scratch("baseline.json");
+    let base_s = base.to_str().unwrap();
+    let o = run_in_corpus(&["check", "-q", "amdgpu-gfx12", "--write-baseline", base_s]);
+    assert_eq!(o.status.code(), Some(0));
+    let written = std::fs::read_to_string(&base).unwrap();
+    // Stable: a second run writes the same bytes.
+    run_in_corpus(&["check", "-q", "amdgpu-gfx12", "--write-baseline", base_s]);
+    assert_eq!(std::fs::read_to_string(&base).unwrap(), written);
+    let doc: serde_json::Value = serde_json::from_str(&written).unwrap();
+    let files: Vec<&str> = doc["baseline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["file"].as_str().unwrap())
+        .collect();
+    let mut sorted = files.clone();
+    sorted.sort();
+    assert_eq!(files, sorted, "sorted by file");
+
+    let o = run_in_corpus(&["check", "-q", "amdgpu-gfx12", "--baseline", base_s]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("every verdict equals the baseline"));
+
+    // A baseline that remembers another verdict: exit 1 and a table row.
+    let changed = written.replacen("\"verdict\": \"ub(privileged-barrier)\"", "\"verdict\": \"ok\"", 1);
+    assert_ne!(changed, written);
+    let old = scratch("baseline-old.json");
+    std::fs::write(&old, changed).unwrap();
+    let o = run_in_corpus(&["check", "-q", "amdgpu-gfx12", "--baseline", old.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(text.contains("1 verdict(s) differ from the baseline"), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("| ") && l.contains("trap-barrier.litmus"))
+        .expect("a row for the test");
+    assert!(
+        row.contains("| ok | ub(privileged-barrier) | ub(privileged-barrier): "),
+        "{row}"
+    );
+    // JSON carries the same change.
+    let o = run_in_corpus(&[
+        "check",
+        "-q",
+        "amdgpu-gfx12",
+        "--baseline",
+        old.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["baseline_changes"][0]["old"], "ok");
+    assert_eq!(doc["baseline_changes"][0]["new"], "ub(privileged-barrier)");
+
+    // Not a baseline file: a usage error.
+    let bad = scratch("not-a-baseline.json");
+    std::fs::write(&bad, "{}").unwrap();
+    let o = run_in_corpus(&["check", "-q", "amdgpu-gfx12", "--baseline", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn shards_split_a_corpus_into_disjoint_parts() {
+    let names = |args: &[&str]| -> Vec<String> {
+        let o = run_in_corpus(args);
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["file"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = names(&["check", "--format", "json", "amdgpu-gfx12"]);
+    let mut parts = Vec::new();
+    for k in 1..=3 {
+        let shard = format!("{k}/3");
+        parts.extend(names(&["check", "--format", "json", "--shard", &shard, "amdgpu-gfx12"]));
+    }
+    parts.sort();
+    let mut sorted = all.clone();
+    sorted.sort();
+    assert_eq!(parts, sorted, "the shards cover the corpus once");
+    for bad in ["0/3", "4/3", "x/2", "1"] {
+        let o = run_in_corpus(&["check", "--shard", bad, "amdgpu-gfx12"]);
+        assert_eq!(o.status.code(), Some(2), "--shard {bad}");
+    }
+}
