@@ -111,8 +111,9 @@ enum Command {
         /// the process under 4 GiB].
         #[arg(long, value_name = "MIB")]
         max_memory: Option<u64>,
-        /// Worker threads per search (default: every core). The answer,
-        /// witnesses included, does not depend on it.
+        /// Threads (default: every core): several files are checked side
+        /// by side, one search each; a single file's search uses them all.
+        /// The output, witnesses and order included, does not depend on it.
         #[arg(long, value_name = "N")]
         jobs: Option<usize>,
         /// Delay waits on completed phases like any other step.
@@ -155,7 +156,7 @@ enum Command {
         /// Stop a test's search after this many seconds.
         #[arg(long, value_name = "SECS")]
         timeout: Option<f64>,
-        /// Worker threads per search (default: every core).
+        /// Threads, as for `check`.
         #[arg(long, value_name = "N")]
         jobs: Option<usize>,
         #[command(flatten)]
@@ -411,24 +412,67 @@ fn files_of(paths: &[PathBuf], shard: Option<(usize, usize)>) -> Result<Vec<Path
     Ok(files)
 }
 
-/// Checks each file in turn; `each` sees every report as it is made.
-/// Returns the reports and whether some file could not be read.
+/// Checks one file (`Err`: it could not be read).
+fn check_file(f: &Path, opts: &CheckOptions) -> Result<TestReport, String> {
+    let name = f.display().to_string();
+    std::fs::read(f)
+        .map(|bytes| check_bytes(&name, &bytes, opts))
+        .map_err(|e| format!("{name}: {e}"))
+}
+
+/// Checks the files; `each` sees every report in file order as soon as it
+/// and those before it are done. Several files share the `--jobs` threads
+/// (each search then runs on one); a single file's search gets them all.
+/// Answers never depend on it. Returns the reports and whether some file
+/// could not be read.
 fn check_files(files: &[PathBuf], opts: &CheckOptions, mut each: impl FnMut(&TestReport)) -> (Vec<TestReport>, bool) {
+    let jobs = opts.limits.jobs.max(1);
     let mut reports = Vec::new();
     let mut unreadable = false;
-    for f in files {
-        let name = f.display().to_string();
-        match std::fs::read(f) {
-            Ok(bytes) => {
-                let r = check_bytes(&name, &bytes, opts);
-                each(&r);
-                reports.push(r);
-            }
-            Err(e) => {
-                eprintln!("barrier-check: error: {name}: {e}");
-                unreadable = true;
-            }
+    let mut take = |r: Result<TestReport, String>| match r {
+        Ok(r) => {
+            each(&r);
+            reports.push(r);
         }
+        Err(e) => {
+            eprintln!("barrier-check: error: {e}");
+            unreadable = true;
+        }
+    };
+    if jobs == 1 || files.len() < 2 {
+        for f in files {
+            take(check_file(f, opts));
+        }
+    } else {
+        let one = CheckOptions {
+            limits: Limits { jobs: 1, ..opts.limits },
+            ..opts.clone()
+        };
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            for _ in 0..jobs.min(files.len()) {
+                let (tx, next, one) = (tx.clone(), &next, &one);
+                scope.spawn(move || loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(f) = files.get(i) else { break };
+                    if tx.send((i, check_file(f, one))).is_err() {
+                        break;
+                    }
+                });
+            }
+            drop(tx);
+            // In file order: hold early finishers until those before are in.
+            let mut held = std::collections::BTreeMap::new();
+            let mut due = 0;
+            for (i, r) in rx {
+                held.insert(i, r);
+                while let Some(r) = held.remove(&due) {
+                    take(r);
+                    due += 1;
+                }
+            }
+        });
     }
     (reports, unreadable)
 }

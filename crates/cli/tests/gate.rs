@@ -197,3 +197,20 @@ fn shards_split_a_corpus_into_disjoint_parts() {
         assert_eq!(o.status.code(), Some(2), "--shard {bad}");
     }
 }
+
+/// Files checked side by side (`--jobs` across files) report exactly what
+/// one job reports, in the same order.
+#[test]
+fn jobs_across_files_change_nothing() {
+    let report = |jobs: &str| {
+        let o = run_in_corpus(&["check", "--format", "json", "--jobs", jobs, "amdgpu", "cuda"]);
+        let mut doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for r in doc["results"].as_array_mut().unwrap() {
+            r["stats"]["elapsed_ms"] = serde_json::Value::Null;
+        }
+        doc
+    };
+    let one = report("1");
+    assert_eq!(one["results"].as_array().unwrap().len(), 60 + 69);
+    assert_eq!(report("3"), one);
+}
