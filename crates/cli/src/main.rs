@@ -389,6 +389,53 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
+/// A progress bar on stderr, only when stderr is a terminal, and only
+/// once the run has taken a second (short runs and piped or redirected
+/// output stay exactly as they are).
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    start: std::time::Instant,
+}
+
+impl Progress {
+    fn new(files: usize) -> Progress {
+        use std::io::IsTerminal;
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar =
+                indicatif::ProgressBar::with_draw_target(Some(files as u64), indicatif::ProgressDrawTarget::hidden());
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files, {elapsed}")
+                    .expect("a valid template"),
+            );
+            bar
+        });
+        Progress {
+            bar,
+            start: std::time::Instant::now(),
+        }
+    }
+    /// Runs `f` (which prints) with the bar out of the way.
+    fn suspend(&self, f: impl FnOnce()) {
+        match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+    fn done_one(&self) {
+        if let Some(bar) = &self.bar {
+            if bar.is_hidden() && self.start.elapsed() >= Duration::from_secs(1) {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            }
+            bar.inc(1);
+        }
+    }
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
 /// How a `check` run reports.
 struct CheckRun {
     format: Format,
@@ -488,15 +535,20 @@ fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> ExitCode {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    let progress = Progress::new(files.len());
     let (reports, unreadable) = check_files(&files, opts, |r| {
-        if run.format == Format::Text {
-            if r.is_error() {
-                eprint!("{}", bc_report::diagnostic::render_all(&r.source, &r.diagnostics));
+        progress.suspend(|| {
+            if run.format == Format::Text {
+                if r.is_error() {
+                    eprint!("{}", bc_report::diagnostic::render_all(&r.source, &r.diagnostics));
+                }
+                let _ = out.write_all(bc_report::text::test(r, &text_opts).as_bytes());
+                let _ = out.flush();
             }
-            let _ = out.write_all(bc_report::text::test(r, &text_opts).as_bytes());
-            let _ = out.flush();
-        }
+        });
+        progress.done_one();
     });
+    progress.finish();
     let summary = bc_report::summarize(&reports);
     let changes = run.baseline.as_ref().map(|b| bc_report::baseline::compare(b, &reports));
     match run.format {

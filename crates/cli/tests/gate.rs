@@ -214,3 +214,13 @@ fn jobs_across_files_change_nothing() {
     assert_eq!(one["results"].as_array().unwrap().len(), 60 + 69);
     assert_eq!(report("3"), one);
 }
+
+/// The progress bar is for terminals only: piped, stderr stays empty and
+/// stdout holds only the report.
+#[test]
+fn no_progress_bar_when_piped() {
+    let o = run_in_corpus(&["check", "-q", "--jobs", "1", "amdgpu"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout(&o).lines().all(|l| l.starts_with("ok ") || l.contains("passed")));
+}
