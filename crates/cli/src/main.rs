@@ -40,6 +40,12 @@ enum GraphFormat {
     Dot,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExplainFormat {
+    Text,
+    Dot,
+}
+
 #[derive(clap::Args)]
 struct ModelArgs {
     /// Check under this built-in model instead of the file's `model` line.
@@ -134,6 +140,20 @@ enum Command {
         baseline: Option<PathBuf>,
         #[command(flatten)]
         shard: ShardArg,
+    },
+    /// Show one finding's witness execution: as text, or as a DOT graph
+    /// (threads as columns, program order, participates-in, bmo, stuck
+    /// waits, and the interleaving with a lasso's cycle).
+    Explain {
+        file: PathBuf,
+        /// The finding: its kind (`deadlock`, `ub(stale-phase)`) or its
+        /// 1-based place in the report [default: the first].
+        #[arg(long, value_name = "K")]
+        finding: Option<String>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: ExplainFormat,
+        #[command(flatten)]
+        model: ModelArgs,
     },
     /// Check a corpus under two models and list the tests whose verdicts
     /// differ, with the witnesses of both (exit 1 when any differs).
@@ -338,6 +358,54 @@ fn main() -> ExitCode {
             let new = named.pop().expect("two models");
             let old = named.pop().expect("two models");
             diff(&paths, old, new, limits, format, shard.shard)
+        }
+        Command::Explain {
+            file,
+            finding,
+            format,
+            model,
+        } => {
+            let model = match load_model(&model) {
+                Ok(m) => m,
+                Err(e) => return usage_error(&e),
+            };
+            let opts = CheckOptions {
+                model,
+                limits: Limits {
+                    jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    ..Limits::default()
+                },
+                progress: None,
+            };
+            let r = match check_file(&file, &opts) {
+                Ok(r) => r,
+                Err(e) => return usage_error(&e),
+            };
+            if r.is_error() {
+                eprint!("{}", bc_report::diagnostic::render_all(&r.source, &r.diagnostics));
+                return ExitCode::from(2);
+            }
+            let findings = r.outcome.as_ref().map_or(&[][..], |o| &o.findings[..]);
+            let chosen = match &finding {
+                None => findings.first(),
+                Some(k) => match k.parse::<usize>() {
+                    Ok(i) => i.checked_sub(1).and_then(|i| findings.get(i)),
+                    Err(_) => findings.iter().find(|f| f.kind.to_string() == *k),
+                },
+            };
+            let Some(f) = chosen else {
+                eprintln!(
+                    "barrier-check: {}: no such finding (verdict: {})",
+                    file.display(),
+                    bc_report::verdict_text(&r.verdict())
+                );
+                return ExitCode::from(1);
+            };
+            match format {
+                ExplainFormat::Text => print!("{}", bc_report::text::finding(&r, f)),
+                ExplainFormat::Dot => print!("{}", bc_report::explain::to_dot(&r, f)),
+            }
+            ExitCode::SUCCESS
         }
         Command::Models { name } => models(name.as_deref()),
     }

@@ -224,3 +224,40 @@ fn no_progress_bar_when_piped() {
     assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout(&o).lines().all(|l| l.starts_with("ok ") || l.contains("passed")));
 }
+
+/// `explain`: a finding's witness as DOT (threads as columns, program
+/// order, participates-in, bmo, the stuck wait, the interleaving; a lasso's
+/// cycle loops back), picked by kind or place; a missing finding exits 1.
+#[test]
+fn explain_renders_a_witness_graph() {
+    let o = run_in_corpus(&["explain", "amdgpu/deadlock-third-thread.litmus", "--format", "dot"]);
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!("explain_deadlock_dot", stdout(&o));
+    let dot = stdout(&o);
+    assert!(dot.contains("color=red") && dot.contains("participates-in") && dot.contains("bmo B"));
+
+    let o = run_in_corpus(&[
+        "explain",
+        "progress/toggle-livelock-unfair-strong.litmus",
+        "--finding",
+        "nontermination",
+        "--format",
+        "dot",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).contains("repeats forever"), "{}", stdout(&o));
+
+    let by_index = run_in_corpus(&["explain", "amdgpu/deadlock-third-thread.litmus", "--finding", "1"]);
+    let by_kind = run_in_corpus(&[
+        "explain",
+        "amdgpu/deadlock-third-thread.litmus",
+        "--finding",
+        "deadlock",
+    ]);
+    assert_eq!(by_index.status.code(), Some(0));
+    assert_eq!(stdout(&by_index), stdout(&by_kind));
+    assert!(stdout(&by_kind).contains("never completes"));
+
+    let o = run_in_corpus(&["explain", "amdgpu/deadlock-third-thread.litmus", "--finding", "race"]);
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -4,6 +4,7 @@
 
 pub mod baseline;
 pub mod diagnostic;
+pub mod explain;
 pub mod text;
 pub mod wire;
 
