@@ -16,6 +16,11 @@ ci:
 graph FILE:
     cargo run --release -- graph {{FILE}} --format dot | dot -Tsvg > {{FILE}}.svg
 
+# Render a finding's witness execution to SVG (needs graphviz), e.g.
+# just explain litmus/amdgpu/deadlock-third-thread.litmus
+explain FILE:
+    cargo run --release -- explain {{FILE}} --format dot | dot -Tsvg > {{FILE}}.witness.svg
+
 # Update insta snapshots after an intended rendering change.
 snapshots:
     cargo insta test --workspace --release --accept
