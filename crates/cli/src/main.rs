@@ -228,12 +228,9 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
-            let timeout = match timeout {
-                Some(t) if !(t > 0.0 && t.is_finite()) => {
-                    return usage_error("--timeout needs a positive number of seconds")
-                }
-                Some(t) => Some(Duration::from_secs_f64(t)),
-                None => None,
+            let timeout = match parse_timeout(timeout) {
+                Ok(t) => t,
+                Err(e) => return usage_error(&e),
             };
             let opts = CheckOptions {
                 model,
@@ -246,9 +243,7 @@ fn main() -> ExitCode {
                     canonical: !no_canonical,
                     symmetry: !no_symmetry,
                     fuse: !no_fuse,
-                    jobs: jobs
-                        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-                        .max(1),
+                    jobs: jobs_or_cores(jobs),
                     verify_encoding: false,
                 },
                 progress,
@@ -327,12 +322,9 @@ fn main() -> ExitCode {
                 }
             }
             for path in &model_files {
-                match std::fs::read_to_string(path)
-                    .map_err(|e| e.to_string())
-                    .and_then(|t| Model::from_toml(&t).map_err(|e| e.to_string()))
-                {
+                match read_model_file(path) {
                     Ok(model) => named.push((path.display().to_string(), model)),
-                    Err(e) => return usage_error(&format!("{}: {e}", path.display())),
+                    Err(e) => return usage_error(&e),
                 }
             }
             if named.len() != 2 {
@@ -340,19 +332,14 @@ fn main() -> ExitCode {
                     "diff needs two models: --model A --model B, --model A --model-file B, or two --model-file",
                 );
             }
-            let timeout = match timeout {
-                Some(t) if !(t > 0.0 && t.is_finite()) => {
-                    return usage_error("--timeout needs a positive number of seconds")
-                }
-                Some(t) => Some(Duration::from_secs_f64(t)),
-                None => None,
+            let timeout = match parse_timeout(timeout) {
+                Ok(t) => t,
+                Err(e) => return usage_error(&e),
             };
             let limits = Limits {
                 max_states,
                 timeout,
-                jobs: jobs
-                    .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-                    .max(1),
+                jobs: jobs_or_cores(jobs),
                 ..Limits::default()
             };
             let new = named.pop().expect("two models");
@@ -372,7 +359,7 @@ fn main() -> ExitCode {
             let opts = CheckOptions {
                 model,
                 limits: Limits {
-                    jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    jobs: jobs_or_cores(None),
                     ..Limits::default()
                 },
                 progress: None,
@@ -421,12 +408,30 @@ fn load_model(args: &ModelArgs) -> Result<Option<Model>, String> {
         return bc_models::lookup(name).map(Some);
     }
     if let Some(path) = &args.model_file {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        return Model::from_toml(&text)
-            .map(Some)
-            .map_err(|e| format!("{}: {e}", path.display()));
+        return read_model_file(path).map(Some);
     }
     Ok(None)
+}
+
+/// A model file (`--model-file`), errors naming the file.
+fn read_model_file(path: &Path) -> Result<Model, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Model::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// `--timeout SECS`: a positive, finite number of seconds.
+fn parse_timeout(secs: Option<f64>) -> Result<Option<Duration>, String> {
+    match secs {
+        Some(t) if !(t > 0.0 && t.is_finite()) => Err("--timeout needs a positive number of seconds".into()),
+        Some(t) => Ok(Some(Duration::from_secs_f64(t))),
+        None => Ok(None),
+    }
+}
+
+/// `--jobs N`, by default every core.
+fn jobs_or_cores(jobs: Option<usize>) -> usize {
+    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1)
 }
 
 /// Expands directories to their `*.litmus` files, sorted.

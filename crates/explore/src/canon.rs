@@ -16,13 +16,13 @@ use crate::Explorer;
 use bc_graph::*;
 
 /// The barrier instance whose phases may be sorted, if the program allows it.
-pub(crate) fn sortable_barrier(p: &Program) -> Option<usize> {
+pub(crate) fn sortable_barrier(p: &Program, lockstep: &[bool]) -> Option<usize> {
     if p.barriers.len() != 1 {
         return None;
     }
     // Tokens carry only the phase number, the same for every member; on a
     // lockstep barrier (fuse.rs) each thread arrives once per phase.
-    let tokens_ok = crate::fuse::lockstep_barriers(p)[0];
+    let tokens_ok = lockstep[0];
     for t in &p.threads {
         for ins in &p.codes[t.code.index()].instrs {
             if let InstrKind::Barrier { op, result, .. } = &ins.kind {

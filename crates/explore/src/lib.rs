@@ -387,6 +387,12 @@ pub(crate) struct Explorer<'p> {
 
 impl<'p> Explorer<'p> {
     fn new(p: &'p Program, limits: Limits) -> Explorer<'p> {
+        let lockstep = fuse::lockstep_barriers(p);
+        let sortable = if limits.canonical {
+            canon::sortable_barrier(p, &lockstep)
+        } else {
+            None
+        };
         Explorer {
             p,
             limits,
@@ -413,13 +419,9 @@ impl<'p> Explorer<'p> {
             current: None,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
-            lockstep: fuse::lockstep_barriers(p),
+            lockstep,
             pinned: compact::pinned_barriers(p),
-            sortable: if limits.canonical {
-                canon::sortable_barrier(p)
-            } else {
-                None
-            },
+            sortable,
             sym_classes: if limits.symmetry {
                 symmetry::classes(p)
             } else {
