@@ -45,6 +45,7 @@ pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport 
         test: None,
         model: None,
         expected: None,
+        expect_span: None,
         outcome: None,
         diagnostics: Vec::new(),
     };
@@ -65,6 +66,7 @@ pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport 
             .filter_map(|k| bc_syntax::FindingKind::parse(&k.name))
             .collect()
     });
+    report.expect_span = lit.expect.as_ref().map(|e| e.span);
     let result = lower_parsed(&report.source, &lit, diags, opts.model.clone());
     match result {
         Ok(mut program) => {

@@ -33,6 +33,17 @@ struct Cli {
 enum Format {
     Text,
     Json,
+    /// SARIF 2.1.0: one result per finding, for code-scanning views.
+    Sarif,
+    /// JUnit XML: one test case per litmus file, for CI test views.
+    Junit,
+}
+
+/// `diff` reports in text or JSON.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DiffFormat {
+    Text,
+    Json,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -169,7 +180,7 @@ enum Command {
         #[arg(long = "model-file", value_name = "PATH")]
         model_files: Vec<PathBuf>,
         #[arg(long, value_enum, default_value = "text")]
-        format: Format,
+        format: DiffFormat,
         /// Stop a test's search after this many states (reported as `stop`).
         #[arg(long, default_value_t = 2_000_000)]
         max_states: u64,
@@ -647,6 +658,14 @@ fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> ExitCode {
                 bc_report::wire::to_json_with_changes(&reports, changes.as_deref())
             );
         }
+        Format::Sarif => {
+            let successful = !unreadable && summary.errors == 0;
+            let log = bc_report::sarif::to_sarif(&reports, env!("CARGO_PKG_VERSION"), successful);
+            let _ = writeln!(out, "{log}");
+        }
+        Format::Junit => {
+            let _ = write!(out, "{}", bc_report::junit::to_junit(&reports, run.timing));
+        }
     }
     if let Some(path) = &run.write_baseline {
         if let Err(e) = std::fs::write(path, bc_report::wire::baseline_json(&reports)) {
@@ -676,7 +695,7 @@ fn diff(
     old: (String, Model),
     new: (String, Model),
     limits: Limits,
-    format: Format,
+    format: DiffFormat,
     shard: Option<(usize, usize)>,
 ) -> ExitCode {
     let files = match files_of(paths, shard) {
@@ -701,7 +720,7 @@ fn diff(
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match format {
-        Format::Text => {
+        DiffFormat::Text => {
             let text_opts = TextOptions {
                 witnesses: true,
                 timing: false,
@@ -731,7 +750,7 @@ fn diff(
                 new.0
             );
         }
-        Format::Json => {
+        DiffFormat::Json => {
             let _ = writeln!(
                 out,
                 "{}",

@@ -130,6 +130,10 @@ pub struct Witness {
     /// For a lasso (a fair infinite execution): the step where the cycle
     /// begins; the steps from there on repeat forever.
     pub cycle_start: Option<usize>,
+    /// Where the finding is in the source: the statements of the `focus`
+    /// events, else of the stuck waits, else of the violated assertion.
+    /// Empty when none of these exists (the last step is then the place).
+    pub spans: Vec<Span>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -564,7 +568,11 @@ impl<'p> Explorer<'p> {
                         "`{}`: no execution that ends with every thread finished satisfies it",
                         a.text
                     );
-                    self.record(FindingKind::Assertion, msg, Witness::default(), false);
+                    let w = Witness {
+                        spans: vec![a.span],
+                        ..Witness::default()
+                    };
+                    self.record(FindingKind::Assertion, msg, w, false);
                 }
             }
         }
@@ -1114,7 +1122,9 @@ impl<'p> Explorer<'p> {
     }
 
     /// Records the operational findings of the last step, with the path so
-    /// far (and `stuck` threads blocked on their waits) as witness.
+    /// far (and the `stuck` threads, blocked for good) as witness. A finding
+    /// with no stuck wait to point at (a thread spinning forever) is placed
+    /// at the statements the stuck threads are blocked on.
     fn flush_pending(&mut self, s: &State, stuck: &[usize]) {
         if self.replaying {
             self.pending.clear();
@@ -1128,7 +1138,14 @@ impl<'p> Explorer<'p> {
             }
             if !self.findings.contains_key(&kind) {
                 self.materialize_path();
-                let w = self.witness(s, stuck, &[]);
+                let mut w = self.witness(s, stuck, &[]);
+                if w.spans.is_empty() {
+                    w.spans = stuck
+                        .iter()
+                        .filter_map(|&t| self.p.instr(ThreadId(t as u32), s.threads[t].pc))
+                        .map(|i| i.span)
+                        .collect();
+                }
                 self.insert_finding(Finding {
                     kind,
                     message: msg,
@@ -1181,7 +1198,9 @@ impl<'p> Explorer<'p> {
                 self.pending.push((kind, msg, false));
             }
         }
-        self.flush_pending(s, &stuck_waits);
+        // Only waits enter the execution as stuck events; the others
+        // (spinning threads) still locate a nontermination finding.
+        self.flush_pending(s, &blocked);
         // The rule checker judges the execution.
         let (exec, names) = self.execution(s, &stuck_waits);
         self.judge(&exec, &names);
@@ -1205,7 +1224,8 @@ impl<'p> Explorer<'p> {
                         a.text,
                         eval::describe_final(self.p, s, &a.cond)
                     );
-                    let w = self.witness_with(&exec, &names, &[]);
+                    let mut w = self.witness_with(&exec, &names, &[]);
+                    w.spans = vec![a.span];
                     self.record(FindingKind::Assertion, msg, w, false);
                 } else if bad {
                     self.operational.insert(FindingKind::Assertion);

@@ -194,6 +194,7 @@ impl Explorer<'_> {
             .collect();
         let mut participates_in = Vec::new();
         let mut stuck = Vec::new();
+        let mut stuck_ids = Vec::new();
         for e in exec.ids() {
             if let EventKind::Wait {
                 participants,
@@ -205,9 +206,19 @@ impl Explorer<'_> {
                     participates_in.push((label(e), participants.iter().map(|&x| label(x)).collect()));
                 } else {
                     stuck.push(label(e));
+                    stuck_ids.push(e);
                 }
             }
         }
+        let span_of = |e: EventId| {
+            let ev = exec.event(e);
+            ev.thread.and_then(|t| self.p.instr(t, ev.pc)).map(|i| i.span)
+        };
+        let spans = if focus.is_empty() {
+            stuck_ids.iter().filter_map(|&e| span_of(e)).collect()
+        } else {
+            focus.iter().filter_map(|&e| span_of(e)).collect()
+        };
         Witness {
             steps: self.path.clone(),
             bmo,
@@ -215,6 +226,7 @@ impl Explorer<'_> {
             stuck,
             focus: focus.iter().map(|&e| label(e)).collect(),
             cycle_start: None,
+            spans,
         }
     }
 }

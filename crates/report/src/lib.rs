@@ -5,6 +5,8 @@
 pub mod baseline;
 pub mod diagnostic;
 pub mod explain;
+pub mod junit;
+pub mod sarif;
 pub mod text;
 pub mod wire;
 
@@ -21,6 +23,8 @@ pub struct TestReport {
     pub model: Option<String>,
     /// `None` when the file has no `expect` (it passes when ok).
     pub expected: Option<BTreeSet<FindingKind>>,
+    /// Where the `expect` line is, when there is one.
+    pub expect_span: Option<bc_syntax::Span>,
     /// The exploration, when the file lowered without errors.
     pub outcome: Option<Outcome>,
     /// Parse, lowering or read errors.

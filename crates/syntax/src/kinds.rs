@@ -94,6 +94,47 @@ impl FindingKind {
     }
 }
 
+impl FindingKind {
+    /// One line on what the kind means, for rule lists of CI formats.
+    pub fn summary(self) -> &'static str {
+        match self {
+            FindingKind::Deadlock => {
+                "some execution ends with a thread waiting on a barrier phase that never completes"
+            }
+            FindingKind::Nontermination => {
+                "some execution that is fair under the progress model runs forever without finishing"
+            }
+            FindingKind::Race => "two conflicting accesses are not ordered by executes-before",
+            FindingKind::Assertion => "an assertion of the test fails",
+            FindingKind::Ub(k) => k.summary(),
+        }
+    }
+}
+
+impl UbKind {
+    /// One line on what the undefined behaviour is.
+    pub fn summary(self) -> &'static str {
+        match self {
+            UbKind::UninitializedBarrier => "a barrier is used before it is initialized",
+            UbKind::DropWithoutJoin => "a thread drops a barrier it has not joined",
+            UbKind::NegativeExpectedCount => "a barrier's expected count goes below zero",
+            UbKind::ArriveThenDrop => "a thread drops a barrier after arriving in the same phase",
+            UbKind::WaitWithoutJoin => "a thread waits on a barrier it has not joined",
+            UbKind::ExpectedCountTooSmall => "more threads arrive in a phase than the barrier expects",
+            UbKind::StalePhase => "a wait names a phase that is neither current nor just completed",
+            UbKind::DivergentBarrier => "a block-wide barrier is reached by only some threads of its scope",
+            UbKind::CountMismatch => "threads use one barrier with different thread counts",
+            UbKind::CountOverflow => "a barrier's count exceeds what the hardware holds",
+            UbKind::SyncwarpMask => "a __syncwarp mask does not name the lanes that execute it",
+            UbKind::PrivilegedBarrier => "a privileged barrier is used outside a trap handler",
+            UbKind::UncooperativeGridSync => "grid.sync in a launch that is not cooperative",
+            UbKind::TokenMisuse => "an arrival token is waited on twice or on another barrier",
+            UbKind::ArriveBeforeWait => "a thread arrives again before waiting on its previous arrival",
+            UbKind::InvalidBarrier => "a barrier is used after it is invalidated",
+        }
+    }
+}
+
 impl fmt::Display for FindingKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -1,0 +1,441 @@
+//! SARIF 2.1.0 output (`check --format sarif`), for code-scanning views.
+//!
+//! One run of one tool. Every finding is a result whose rule is the finding
+//! kind as `expect` spells it, located at the statements the finding is
+//! about (the events the violated rule names, else the stuck waits, else the
+//! assertion, else the witness's last step), with the witness execution as a
+//! code flow: one thread flow per thread, steps numbered in interleaving
+//! order. A finding the test's `expect` line lists is reported *suppressed
+//! in source*, so a viewer shows only what nobody expected. Besides
+//! findings: `missing-finding` (an expected kind that no execution shows,
+//! at the `expect` line), `search-stopped` (a search that hit a limit: the
+//! verdict is unknown), `input-error` (parse and lowering errors at their
+//! spans) and `internal-error` (the explorer and the rule checker
+//! disagree). Columns count Unicode code points, as in text diagnostics.
+//!
+//! Serde types live only here, named after the SARIF objects they write.
+
+use crate::TestReport;
+use bc_explore::Stop;
+use bc_syntax::{FindingKind, SourceFile, Span};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const VERSION: &str = "2.1.0";
+pub const SCHEMA_URI: &str =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Log {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: Vec<Run>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Run {
+    tool: Tool,
+    invocations: Vec<Invocation>,
+    column_kind: &'static str,
+    artifacts: Vec<Artifact>,
+    results: Vec<SarifResult>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    driver: Driver,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Driver {
+    name: &'static str,
+    version: String,
+    rules: Vec<Rule>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule {
+    id: String,
+    short_description: Message,
+    default_configuration: Configuration,
+}
+
+#[derive(Serialize)]
+struct Configuration {
+    level: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Invocation {
+    execution_successful: bool,
+}
+
+#[derive(Serialize)]
+struct Artifact {
+    location: ArtifactLocation,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult {
+    rule_id: String,
+    rule_index: usize,
+    level: &'static str,
+    message: Message,
+    locations: Vec<Location>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    code_flows: Vec<CodeFlow>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    suppressions: Vec<Suppression>,
+    properties: ResultProperties,
+}
+
+#[derive(Serialize)]
+struct ResultProperties {
+    test: Option<String>,
+    verdict: String,
+    expected: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Message {
+    text: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Location {
+    physical_location: PhysicalLocation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<Message>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation {
+    artifact_location: ArtifactLocation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<Region>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactLocation {
+    uri: String,
+    index: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: u32,
+    start_column: u32,
+    end_line: u32,
+    end_column: u32,
+    snippet: Message,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CodeFlow {
+    message: Message,
+    thread_flows: Vec<ThreadFlow>,
+}
+
+#[derive(Serialize)]
+struct ThreadFlow {
+    id: String,
+    locations: Vec<ThreadFlowLocation>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ThreadFlowLocation {
+    execution_order: usize,
+    location: Location,
+    /// `["cycle"]` on the steps of a lasso's cycle (they repeat forever).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    kinds: Vec<&'static str>,
+}
+
+#[derive(Serialize)]
+struct Suppression {
+    kind: &'static str,
+    justification: String,
+}
+
+/// The rules that are not finding kinds.
+const MISSING: &str = "missing-finding";
+const STOPPED: &str = "search-stopped";
+const INPUT: &str = "input-error";
+const INTERNAL: &str = "internal-error";
+
+fn other_rule_summary(id: &str) -> &'static str {
+    match id {
+        MISSING => "the test expects a finding that no execution shows",
+        STOPPED => "the search stopped at a limit before exploring every execution: the verdict is unknown",
+        INPUT => "the litmus file does not parse or lower",
+        _ => "the explorer and the rule checker disagree on an execution (a checker bug)",
+    }
+}
+
+/// A path as a URI reference: relative paths stay relative (to the
+/// directory the run started in), absolute ones become `file://` URIs;
+/// bytes outside the unreserved set and `/` are percent-encoded.
+pub fn uri_of(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let mut out = String::new();
+    if path.starts_with('/') {
+        out.push_str("file://");
+    }
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn region(source: &SourceFile, span: Span) -> Region {
+    let start = source.line_col(span.start);
+    let end = source.line_col(span.end.max(span.start));
+    Region {
+        start_line: start.line,
+        start_column: start.col,
+        end_line: end.line,
+        end_column: end.col,
+        snippet: Message {
+            text: source.snippet(span).to_string(),
+        },
+    }
+}
+
+/// Builds results for one run; rules are numbered as they are first used
+/// and listed sorted by id at the end.
+struct Builder {
+    rules: BTreeMap<String, &'static str>,
+    results: Vec<(String, SarifResult)>,
+}
+
+impl Builder {
+    fn location(source: &SourceFile, index: usize, span: Option<Span>, message: Option<String>) -> Location {
+        Location {
+            physical_location: PhysicalLocation {
+                artifact_location: ArtifactLocation {
+                    uri: uri_of(&source.name),
+                    index,
+                },
+                region: span.map(|s| region(source, s)),
+            },
+            message: message.map(|text| Message { text }),
+        }
+    }
+
+    fn push(&mut self, rule: String, summary: &'static str, result: SarifResult) {
+        self.rules.entry(rule.clone()).or_insert(summary);
+        self.results.push((rule, result));
+    }
+}
+
+fn properties(r: &TestReport) -> ResultProperties {
+    ResultProperties {
+        test: r.test.clone(),
+        verdict: if r.is_error() {
+            "error".into()
+        } else {
+            crate::verdict_text(&r.verdict())
+        },
+        expected: r.expected.as_ref().map(crate::verdict_text),
+    }
+}
+
+fn result(rule: &str, level: &'static str, text: String, locations: Vec<Location>, r: &TestReport) -> SarifResult {
+    SarifResult {
+        rule_id: rule.to_string(),
+        rule_index: 0,
+        level,
+        message: Message { text },
+        locations,
+        code_flows: Vec::new(),
+        suppressions: Vec::new(),
+        properties: properties(r),
+    }
+}
+
+fn add_report(b: &mut Builder, index: usize, r: &TestReport) {
+    let src = &r.source;
+    let name = r.test.as_deref().unwrap_or("?");
+    let file_level = || vec![Builder::location(src, index, None, None)];
+    if r.is_error() {
+        for d in &r.diagnostics {
+            let loc = vec![Builder::location(src, index, d.span, None)];
+            let res = result(INPUT, "error", d.message.clone(), loc, r);
+            b.push(INPUT.into(), other_rule_summary(INPUT), res);
+        }
+        return;
+    }
+    let Some(o) = &r.outcome else { return };
+    let expected = r.expected.clone().unwrap_or_default();
+    for f in &o.findings {
+        let w = &f.witness;
+        let mut spans = w.spans.clone();
+        if spans.is_empty() {
+            let step = w.cycle_start.and_then(|c| w.steps.get(c)).or(w.steps.last());
+            spans.extend(step.map(|s| s.span));
+        }
+        let locations = if spans.is_empty() {
+            file_level()
+        } else {
+            spans
+                .iter()
+                .map(|&s| Builder::location(src, index, Some(s), None))
+                .collect()
+        };
+        let rule = f.kind.to_string();
+        let mut res = result(&rule, "error", format!("{name}: {}", f.message), locations, r);
+        if !w.steps.is_empty() {
+            // One thread flow per thread, in order of first step.
+            let mut flows: Vec<ThreadFlow> = Vec::new();
+            for (i, s) in w.steps.iter().enumerate() {
+                let loc = ThreadFlowLocation {
+                    execution_order: i + 1,
+                    location: Builder::location(src, index, Some(s.span), Some(format!("{}: {}", s.text, s.effect))),
+                    kinds: if w.cycle_start.is_some_and(|c| i >= c) {
+                        vec!["cycle"]
+                    } else {
+                        Vec::new()
+                    },
+                };
+                match flows.iter_mut().find(|t| t.id == s.thread) {
+                    Some(t) => t.locations.push(loc),
+                    None => flows.push(ThreadFlow {
+                        id: s.thread.clone(),
+                        locations: vec![loc],
+                    }),
+                }
+            }
+            let what = if w.cycle_start.is_some() {
+                "a fair execution that runs forever (steps marked `cycle` repeat)"
+            } else {
+                "the witness execution"
+            };
+            res.code_flows.push(CodeFlow {
+                message: Message { text: what.into() },
+                thread_flows: flows,
+            });
+        }
+        if expected.contains(&f.kind) {
+            res.suppressions.push(Suppression {
+                kind: "inSource",
+                justification: format!("the test's `expect` line lists {}", f.kind),
+            });
+        }
+        b.push(rule, f.kind.summary(), res);
+    }
+    let stopped = o.stop != Stop::Exhausted;
+    if !stopped {
+        let found: std::collections::BTreeSet<FindingKind> = o.findings.iter().map(|f| f.kind).collect();
+        for k in expected.difference(&found) {
+            let loc = vec![Builder::location(src, index, r.expect_span, None)];
+            let text = format!(
+                "{name}: expects {k}, but no execution shows it (verdict: {})",
+                crate::verdict_text(&r.verdict())
+            );
+            let res = result(MISSING, "error", text, loc, r);
+            b.push(MISSING.into(), other_rule_summary(MISSING), res);
+        }
+    } else {
+        let text = format!(
+            "{name}: the search stopped at {} after {} states; the verdict is unknown",
+            o.stop.name(),
+            o.stats.states
+        );
+        let res = result(STOPPED, "error", text, file_level(), r);
+        b.push(STOPPED.into(), other_rule_summary(STOPPED), res);
+    }
+    for e in &o.internal_errors {
+        let res = result(INTERNAL, "error", format!("{name}: {e}"), file_level(), r);
+        b.push(INTERNAL.into(), other_rule_summary(INTERNAL), res);
+    }
+}
+
+/// The SARIF log of a check run. `successful`: every file was read and
+/// parsed (the run's exit code is not 2).
+pub fn to_sarif(reports: &[TestReport], tool_version: &str, successful: bool) -> String {
+    let mut b = Builder {
+        rules: BTreeMap::new(),
+        results: Vec::new(),
+    };
+    for (i, r) in reports.iter().enumerate() {
+        add_report(&mut b, i, r);
+    }
+    let index: BTreeMap<&String, usize> = b.rules.keys().enumerate().map(|(i, k)| (k, i)).collect();
+    let results = b
+        .results
+        .into_iter()
+        .map(|(rule, mut res)| {
+            res.rule_index = index[&rule];
+            res
+        })
+        .collect();
+    let rules = b
+        .rules
+        .iter()
+        .map(|(id, summary)| Rule {
+            id: id.clone(),
+            short_description: Message {
+                text: summary.to_string(),
+            },
+            default_configuration: Configuration { level: "error" },
+        })
+        .collect();
+    let log = Log {
+        schema: SCHEMA_URI,
+        version: VERSION,
+        runs: vec![Run {
+            tool: Tool {
+                driver: Driver {
+                    name: "barrier-check",
+                    version: tool_version.to_string(),
+                    rules,
+                },
+            },
+            invocations: vec![Invocation {
+                execution_successful: successful,
+            }],
+            column_kind: "unicodeCodePoints",
+            artifacts: reports
+                .iter()
+                .enumerate()
+                .map(|(index, r)| Artifact {
+                    location: ArtifactLocation {
+                        uri: uri_of(&r.source.name),
+                        index,
+                    },
+                })
+                .collect(),
+            results,
+        }],
+    };
+    serde_json::to_string_pretty(&log).expect("the SARIF types always serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uri_of;
+
+    #[test]
+    fn uris_of_paths() {
+        assert_eq!(uri_of("litmus/amdgpu/a-b_c.litmus"), "litmus/amdgpu/a-b_c.litmus");
+        assert_eq!(uri_of("/tmp/my test.litmus"), "file:///tmp/my%20test.litmus");
+        assert_eq!(uri_of("dir\\x#1.litmus"), "dir/x%231.litmus");
+    }
+}
