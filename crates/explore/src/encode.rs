@@ -1,6 +1,8 @@
-//! The compact state encoding: a stored state is one flat array of 32-bit
-//! words (one allocation, hashed and compared as a slice), decoded only when
-//! the search expands it. Successors are encoded into a reused buffer, so a
+//! The compact state encoding: a stored state is one flat byte array (one
+//! allocation, hashed and compared as a slice), decoded only when the search
+//! expands it. Numbers are LEB128 varints (signed ones zigzagged), so the
+//! small pcs, ids, counts and lengths that make up most of a state take a
+//! byte each. Successors are encoded into a reused buffer, so a
 //! successor seen before costs no allocation at all.
 //!
 //! The format is private to this module: `decode(encode(s)) == s` for every
@@ -12,21 +14,30 @@ use crate::state::{BState, HEvent, HKind, Phase, State, Status, TState};
 use bc_graph::bits::Bits;
 use bc_graph::{BarrierId, LocId, Target};
 
-struct W<'a>(&'a mut Vec<u32>);
+struct W<'a>(&'a mut Vec<u8>);
 
 impl W<'_> {
+    /// LEB128: seven bits a byte, low first, high bit set on all but the
+    /// last (most fields are small: one byte).
+    fn var(&mut self, mut x: u64) {
+        while x >= 0x80 {
+            self.0.push(x as u8 | 0x80);
+            x >>= 7;
+        }
+        self.0.push(x as u8);
+    }
     fn u(&mut self, x: u32) {
-        self.0.push(x);
+        self.var(x as u64);
     }
     fn b(&mut self, x: bool) {
-        self.0.push(x as u32);
+        self.0.push(x as u8);
     }
+    /// Zigzag, so small negative numbers stay short.
     fn i(&mut self, x: i64) {
-        self.0.push(x as u32);
-        self.0.push((x >> 32) as u32);
+        self.var(((x << 1) ^ (x >> 63)) as u64);
     }
     fn len(&mut self, n: usize) {
-        self.0.push(n as u32);
+        self.var(n as u64);
     }
     fn oi(&mut self, x: Option<i64>) {
         match x {
@@ -58,13 +69,15 @@ impl W<'_> {
     }
     fn us(&mut self, v: &[u32]) {
         self.len(v.len());
-        self.0.extend_from_slice(v);
+        for &x in v {
+            self.u(x);
+        }
     }
     fn bits(&mut self, b: &Bits) {
         let w = b.as_words();
         self.len(w.len());
         for &x in w {
-            self.i(x as i64);
+            self.var(x);
         }
     }
     fn target(&mut self, t: Target) {
@@ -94,7 +107,7 @@ impl W<'_> {
 }
 
 /// Appends the encoding of `s` to `out`.
-pub(crate) fn encode(s: &State, out: &mut Vec<u32>) {
+pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
     let mut w = W(out);
     w.len(s.threads.len());
     for t in &s.threads {
@@ -196,23 +209,35 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u32>) {
 }
 
 struct R<'a> {
-    w: &'a [u32],
+    w: &'a [u8],
     at: usize,
 }
 
 impl R<'_> {
+    fn var(&mut self) -> u64 {
+        let mut x = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = self.w[self.at];
+            self.at += 1;
+            x |= ((b & 0x7f) as u64) << shift;
+            if b < 0x80 {
+                return x;
+            }
+            shift += 7;
+        }
+    }
     fn u(&mut self) -> u32 {
-        let x = self.w[self.at];
-        self.at += 1;
-        x
+        self.var() as u32
     }
     fn b(&mut self) -> bool {
-        self.u() != 0
+        let x = self.w[self.at];
+        self.at += 1;
+        x != 0
     }
     fn i(&mut self) -> i64 {
-        let lo = self.u() as u64;
-        let hi = self.u() as u64;
-        (lo | hi << 32) as i64
+        let z = self.var();
+        ((z >> 1) as i64) ^ -((z & 1) as i64)
     }
     fn len(&mut self) -> usize {
         self.u() as usize
@@ -232,13 +257,11 @@ impl R<'_> {
     }
     fn us(&mut self) -> Vec<u32> {
         let n = self.len();
-        let v = self.w[self.at..self.at + n].to_vec();
-        self.at += n;
-        v
+        (0..n).map(|_| self.u()).collect()
     }
     fn bits(&mut self) -> Bits {
         let n = self.len();
-        let words: Vec<u64> = (0..n).map(|_| self.i() as u64).collect();
+        let words: Vec<u64> = (0..n).map(|_| self.var()).collect();
         Bits::from_words(&words)
     }
     fn target(&mut self) -> Target {
@@ -284,7 +307,7 @@ impl R<'_> {
 }
 
 /// The state `encode` wrote into `words`.
-pub(crate) fn decode(words: &[u32]) -> State {
+pub(crate) fn decode(words: &[u8]) -> State {
     let mut r = R { w: words, at: 0 };
     let nt = r.len();
     let threads = (0..nt)
@@ -370,8 +393,7 @@ impl R<'_> {
     fn us_into(&mut self, v: &mut Vec<u32>) {
         let n = self.len();
         v.clear();
-        v.extend_from_slice(&self.w[self.at..self.at + n]);
-        self.at += n;
+        v.extend((0..n).map(|_| self.u()));
     }
     fn phase_into(&mut self, p: &mut Phase) {
         p.number = self.u();
@@ -394,7 +416,7 @@ fn empty_phase() -> Phase {
 /// [`decode`] into an existing state, reusing its vectors: the explorer
 /// decodes every state it expands into one per worker, so expanding
 /// allocates nothing but what a larger state needs.
-pub(crate) fn decode_into(words: &[u32], s: &mut State) {
+pub(crate) fn decode_into(words: &[u8], s: &mut State) {
     let mut r = R { w: words, at: 0 };
     let nt = r.len();
     s.threads.resize_with(nt, || TState {

@@ -196,6 +196,8 @@ const BATCH: usize = 256;
 /// of `chunk` claimed from `queue` (set by the pool).
 #[derive(Clone)]
 struct Batch {
+    /// Batches are numbered in submission order.
+    seq: u64,
     items: std::sync::Arc<Vec<Item>>,
     start: usize,
     end: usize,
@@ -203,12 +205,18 @@ struct Batch {
     queue: std::sync::Arc<par::ChunkQueue>,
 }
 
-/// Expands batches: `submit` starts one, `collect` returns its expanded
-/// states in frontier order (at most one batch is in flight).
+/// Expands batches: `submit` starts one, `collect` returns the expanded
+/// states of the oldest batch not yet collected, in frontier order (at
+/// most [`IN_FLIGHT`] batches are submitted and not collected).
 trait Expander<'p> {
     fn submit(&mut self, batch: Batch);
     fn collect(&mut self) -> Vec<Part>;
 }
+
+/// Batches submitted ahead of the merge: with two, a worker that finishes
+/// its share of one batch goes on with the next instead of waiting for the
+/// slowest chunk of the batch and for the merge.
+const IN_FLIGHT: usize = 2;
 
 /// Expanded states of one chunk and their successors, in order (the
 /// successors of `heads[0]` first): two allocations per chunk, not per
@@ -222,15 +230,15 @@ struct Part {
 /// One job: the batch is expanded on this thread when collected.
 struct Inline<'p> {
     worker: Explorer<'p>,
-    batch: Option<Batch>,
+    batches: std::collections::VecDeque<Batch>,
 }
 
 impl<'p> Expander<'p> for Inline<'p> {
     fn submit(&mut self, batch: Batch) {
-        self.batch = Some(batch);
+        self.batches.push_back(batch);
     }
     fn collect(&mut self) -> Vec<Part> {
-        let b = self.batch.take().expect("a batch was submitted");
+        let b = self.batches.pop_front().expect("a batch was submitted");
         let mut part = Part::default();
         for it in &b.items[b.start..b.end] {
             let head = self.worker.expand(it, &mut part.succs);
@@ -243,25 +251,43 @@ impl<'p> Expander<'p> for Inline<'p> {
 /// Several jobs: every worker thread gets the batch and claims chunks.
 struct Pool {
     jobs: Vec<std::sync::mpsc::Sender<Batch>>,
-    results: std::sync::mpsc::Receiver<Vec<(usize, Part)>>,
-    nchunks: usize,
+    /// Each worker's chunks of a batch, tagged with the batch's number.
+    results: std::sync::mpsc::Receiver<(u64, Vec<(usize, Part)>)>,
+    /// Submitted batches not yet collected: number and chunk count.
+    pending: std::collections::VecDeque<(u64, usize)>,
+    /// Results of later batches that arrived while collecting an earlier one.
+    early: Vec<(u64, Vec<(usize, Part)>)>,
 }
 
 impl<'p> Expander<'p> for Pool {
     fn submit(&mut self, mut batch: Batch) {
         let len = batch.end - batch.start;
         batch.chunk = (len / (self.jobs.len() * 8)).clamp(1, 64);
-        self.nchunks = len.div_ceil(batch.chunk);
-        batch.queue = std::sync::Arc::new(par::ChunkQueue::new(self.nchunks));
+        let nchunks = len.div_ceil(batch.chunk);
+        batch.queue = std::sync::Arc::new(par::ChunkQueue::new(nchunks));
+        self.pending.push_back((batch.seq, nchunks));
         for tx in &self.jobs {
             tx.send(batch.clone()).expect("an exploration worker stopped");
         }
     }
     fn collect(&mut self) -> Vec<Part> {
-        let parts: Vec<_> = (0..self.jobs.len())
-            .map(|_| self.results.recv().expect("an exploration worker stopped"))
-            .collect();
-        par::merge(parts, self.nchunks)
+        let (seq, nchunks) = self.pending.pop_front().expect("a batch was submitted");
+        let mut parts = Vec::with_capacity(self.jobs.len());
+        self.early.retain_mut(|(s, p)| {
+            if *s == seq {
+                parts.push(std::mem::take(p));
+            }
+            *s != seq
+        });
+        while parts.len() < self.jobs.len() {
+            let (s, p) = self.results.recv().expect("an exploration worker stopped");
+            if s == seq {
+                parts.push(p);
+            } else {
+                self.early.push((s, p));
+            }
+        }
+        par::merge(parts, nchunks)
     }
 }
 
@@ -286,7 +312,7 @@ struct Item {
     id: u32,
     parent: u32,
     via: Option<Choice>,
-    state: par::SlotRef<Box<[u32]>>,
+    state: par::SlotRef<Box<[u8]>>,
     /// `Explorer::ident` for this state (`None`: the identity).
     ident: Option<std::sync::Arc<[u32]>>,
 }
@@ -305,20 +331,24 @@ struct Succ {
     choice: Choice,
     twins: Vec<u32>,
     /// The successor in the visited set (equal states share a slot).
-    slot: par::SlotRef<Box<[u32]>>,
+    slot: par::SlotRef<Box<[u8]>>,
     ident: Option<std::sync::Arc<[u32]>>,
     query: bool,
 }
 
 /// The hash of an encoded state (computed once, by the worker that made it).
-fn hash_of(words: &[u32]) -> u64 {
+fn hash_of(words: &[u8]) -> u64 {
     use std::hash::BuildHasher;
     rustc_hash::FxBuildHasher.hash_one(words)
 }
 
 /// What a stored state costs besides its encoding: its slot and table
-/// entry, and its search-tree entry (the state graph is counted apart).
-const STATE_OVERHEAD: u64 = 64 + 16;
+/// entry (64), its search-tree entry (16), and what comes with them as
+/// allocated: allocator size classes, the table's spare capacity, and the
+/// frontier entry while the state waits for expansion (96, measured: at a
+/// 300 MiB budget the 13-thread barrier test peaked at 300 MiB resident
+/// beyond the process's own). The state graph is counted apart.
+const STATE_OVERHEAD: u64 = 64 + 16 + 96;
 
 /// Explores every reachable state of `program`.
 pub fn explore(program: &Program, limits: Limits) -> Outcome {
@@ -375,11 +405,11 @@ pub(crate) struct Explorer<'p> {
     /// Replaying a path for a witness: record nothing.
     replaying: bool,
     /// The visited set of encoded states, shared by the workers.
-    visited: std::sync::Arc<par::VisitedSet<Box<[u32]>>>,
+    visited: std::sync::Arc<par::VisitedSet<Box<[u8]>>>,
     /// A worker's state to build successors in (`expand`).
     scratch: Option<State>,
     /// A worker's buffer to encode successors in.
-    words: Vec<u32>,
+    words: Vec<u8>,
     /// A worker's state to decode expanded states into.
     parent: Option<State>,
     /// Steps are being taken for the search, not for a witness: leave out
@@ -490,7 +520,7 @@ impl<'p> Explorer<'p> {
         let (stop, workers) = if jobs == 1 {
             let mut inline = Inline {
                 worker: self.worker(),
-                batch: None,
+                batches: std::collections::VecDeque::new(),
             };
             let stop = self.levels(frontier, &mut search, &mut inline);
             // Free the visited states now, as the workers of a pool do
@@ -522,7 +552,7 @@ impl<'p> Explorer<'p> {
                                 }
                                 part
                             });
-                            if result_tx.send(done).is_err() {
+                            if result_tx.send((batch.seq, done)).is_err() {
                                 break;
                             }
                         }
@@ -536,7 +566,8 @@ impl<'p> Explorer<'p> {
                 let mut pool = Pool {
                     jobs: job_txs,
                     results: result_rx,
-                    nchunks: 0,
+                    pending: std::collections::VecDeque::new(),
+                    early: Vec::new(),
                 };
                 let stop = self.levels(frontier, &mut search, &mut pool);
                 drop(pool);
@@ -595,43 +626,55 @@ impl<'p> Explorer<'p> {
     }
 
     /// The breadth-first search, level by level in batches: while the
-    /// expander works on one batch, this thread merges the one before.
+    /// expander works on the next [`IN_FLIGHT`] batches, this thread merges
+    /// the one before. Merges happen in frontier order, so numbering does
+    /// not depend on the expander. On a stop, the batches in flight are
+    /// still expanded (so the findings seen do not depend on it either).
     fn levels(&mut self, frontier: Vec<Item>, search: &mut Search, expander: &mut dyn Expander<'p>) -> Stop {
         let mut frontier = std::sync::Arc::new(frontier);
+        let mut seq = 0u64;
         while !frontier.is_empty() {
             let n = frontier.len();
-            let mut submitted = false;
             let mut start = 0;
-            loop {
-                if self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t) {
-                    if submitted {
-                        expander.collect();
-                    }
-                    return Stop::Timeout;
-                }
-                let previous = submitted.then(|| expander.collect());
-                submitted = start < n;
-                if submitted {
+            let mut in_flight = 0;
+            // Submits batches of this level until IN_FLIGHT are out.
+            let mut fill = |expander: &mut dyn Expander<'p>, in_flight: &mut usize| {
+                while *in_flight < IN_FLIGHT && start < n {
                     let end = (start + BATCH).min(n);
                     expander.submit(Batch {
+                        seq,
                         items: frontier.clone(),
                         start,
                         end,
                         chunk: 0,
                         queue: std::sync::Arc::new(par::ChunkQueue::new(0)),
                     });
+                    seq += 1;
+                    *in_flight += 1;
                     start = end;
                 }
-                if let Some(ex) = previous {
-                    if let Some(why) = self.merge(ex, search) {
-                        if submitted {
-                            expander.collect();
-                        }
-                        return why;
-                    }
+            };
+            let drain = |expander: &mut dyn Expander<'p>, k: usize| {
+                for _ in 0..k {
+                    expander.collect();
                 }
-                if !submitted {
+            };
+            loop {
+                if self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t) {
+                    drain(expander, in_flight);
+                    return Stop::Timeout;
+                }
+                fill(expander, &mut in_flight);
+                if in_flight == 0 {
                     break;
+                }
+                let ex = expander.collect();
+                in_flight -= 1;
+                // Keep the workers busy while this batch merges.
+                fill(expander, &mut in_flight);
+                if let Some(why) = self.merge(ex, search) {
+                    drain(expander, in_flight);
+                    return why;
                 }
             }
             frontier = std::sync::Arc::new(std::mem::take(&mut search.next));
@@ -694,7 +737,7 @@ impl<'p> Explorer<'p> {
                     }
                     // Every stored state carries its threads and its execution
                     // so far: bound their estimated total size.
-                    search.stored_bytes += succ.slot.key.len() as u64 * 4 + STATE_OVERHEAD;
+                    search.stored_bytes += succ.slot.key.len() as u64 + STATE_OVERHEAD;
                     // The state graph as allocated (vector capacities).
                     let graph = (search.nodes.capacity() * std::mem::size_of::<liveness::Node>()
                         + search.edges.capacity() * std::mem::size_of::<liveness::Edge>())

@@ -115,3 +115,51 @@ fn an_unsettled_loop_stops_at_the_memory_limit() {
     );
     assert_eq!(o.stop, Stop::MemoryLimit);
 }
+
+/// Levels wider than a batch keep several batches in flight; any number
+/// of jobs gives the same answer as one, for a search that ends and for
+/// one cut short by the state limit (the batches in flight are drained).
+#[test]
+fn many_batches_in_flight_give_the_same_answer_for_any_job_count() {
+    // Seven threads, no symmetry: levels of up to a thousand states, and a
+    // race between T0's write and T6's read for a finding with a witness.
+    let mut text = String::from("litmus \"wide\"\nmodel amdgpu\nbarrier B = 7\nvar x scope=block\n");
+    for t in 0..7 {
+        let access = match t {
+            0 => "write x; ",
+            6 => "read x; ",
+            _ => "",
+        };
+        text += &format!("thread T{t} {{ {access}join B; arrive B; wait B }}\n");
+    }
+    let p = program(&text);
+    for max_states in [u64::MAX, 3_000] {
+        let run = |jobs: usize| {
+            explore(
+                &p,
+                Limits {
+                    jobs,
+                    symmetry: false,
+                    max_states,
+                    ..Limits::default()
+                },
+            )
+        };
+        let one = run(1);
+        assert!(one.stats.states >= 3_000, "{} states", one.stats.states);
+        if max_states == u64::MAX {
+            assert!(one.verdict().contains(&FindingKind::Race));
+        } else {
+            assert_eq!(one.stop, Stop::StateLimit);
+        }
+        for jobs in [2, 3, 4] {
+            let many = run(jobs);
+            assert_eq!(many.findings, one.findings, "{jobs} jobs, max {max_states}");
+            assert_eq!(
+                (many.stats.states, many.stats.executions, many.stop),
+                (one.stats.states, one.stats.executions, one.stop),
+                "{jobs} jobs, max {max_states}"
+            );
+        }
+    }
+}
