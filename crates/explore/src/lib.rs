@@ -312,7 +312,7 @@ struct Item {
     id: u32,
     parent: u32,
     via: Option<Choice>,
-    state: par::SlotRef<Box<[u8]>>,
+    state: par::SlotRef<par::Bytes>,
     /// `Explorer::ident` for this state (`None`: the identity).
     ident: Option<std::sync::Arc<[u32]>>,
 }
@@ -331,7 +331,7 @@ struct Succ {
     choice: Choice,
     twins: Vec<u32>,
     /// The successor in the visited set (equal states share a slot).
-    slot: par::SlotRef<Box<[u8]>>,
+    slot: par::SlotRef<par::Bytes>,
     ident: Option<std::sync::Arc<[u32]>>,
     query: bool,
 }
@@ -344,10 +344,10 @@ fn hash_of(words: &[u8]) -> u64 {
 
 /// What a stored state costs besides its encoding: its slot and table
 /// entry (64), its search-tree entry (16), and what comes with them as
-/// allocated: allocator size classes, the table's spare capacity, and the
-/// frontier entry while the state waits for expansion (96, measured: at a
-/// 300 MiB budget the 13-thread barrier test peaked at 300 MiB resident
-/// beyond the process's own). The state graph is counted apart.
+/// allocated: arena and table spare capacity, and the frontier entry while
+/// the state waits for expansion (96, measured: at a 300 MiB budget the
+/// 13-thread barrier test peaks at 290-300 MiB resident beyond the
+/// process's own). The state graph is counted apart.
 const STATE_OVERHEAD: u64 = 64 + 16 + 96;
 
 /// Explores every reachable state of `program`.
@@ -405,7 +405,7 @@ pub(crate) struct Explorer<'p> {
     /// Replaying a path for a witness: record nothing.
     replaying: bool,
     /// The visited set of encoded states, shared by the workers.
-    visited: std::sync::Arc<par::VisitedSet<Box<[u8]>>>,
+    visited: std::sync::Arc<par::VisitedSet<par::Bytes>>,
     /// A worker's state to build successors in (`expand`).
     scratch: Option<State>,
     /// A worker's buffer to encode successors in.
@@ -507,8 +507,11 @@ impl<'p> Explorer<'p> {
         };
         let mut words = Vec::new();
         encode::encode(&init, &mut words);
-        let init = self.visited.intern(hash_of(&words), words.into_boxed_slice());
-        init.set_id(0);
+        let init = self
+            .visited
+            .intern_ref(hash_of(&words), &words[..], |w, arena| arena.store(w));
+        // SAFETY: the visited set is cleared only after the search.
+        unsafe { init.get() }.set_id(0);
         self.tree.write().expect("tree lock").push((u32::MAX, None));
         let frontier = vec![Item {
             id: 0,
@@ -525,7 +528,8 @@ impl<'p> Explorer<'p> {
             let stop = self.levels(frontier, &mut search, &mut inline);
             // Free the visited states now, as the workers of a pool do
             // (nothing after the search reads them).
-            self.visited.clear(0, 1);
+            // SAFETY: the search is over; nothing reads a slot after it.
+            unsafe { self.visited.clear(0, 1) };
             (stop, vec![inline.worker])
         } else {
             // A pool of workers for the whole search: each expands the
@@ -558,7 +562,9 @@ impl<'p> Explorer<'p> {
                         }
                         // The search is over: free the visited states in
                         // parallel (nothing after the search reads them).
-                        w.visited.clear(part, jobs);
+                        // SAFETY: the merge is over (the job channel closed
+                        // after the last merge); nothing reads a slot after.
+                        unsafe { w.visited.clear(part, jobs) };
                         w
                     }));
                 }
@@ -706,7 +712,9 @@ impl<'p> Explorer<'p> {
                 }
                 for ci in 0..ex.nsuccs {
                     let succ = succs.next().expect("a part holds its states' successors");
-                    let seen = succ.slot.id();
+                    // SAFETY: the visited set is cleared only after the search.
+                    let slot = unsafe { succ.slot.get() };
+                    let seen = slot.id();
                     let to = seen.unwrap_or(search.count);
                     if record {
                         let c = succ.choice;
@@ -737,7 +745,7 @@ impl<'p> Explorer<'p> {
                     }
                     // Every stored state carries its threads and its execution
                     // so far: bound their estimated total size.
-                    search.stored_bytes += succ.slot.key.len() as u64 + STATE_OVERHEAD;
+                    search.stored_bytes += slot.key.len() as u64 + STATE_OVERHEAD;
                     // The state graph as allocated (vector capacities).
                     let graph = (search.nodes.capacity() * std::mem::size_of::<liveness::Node>()
                         + search.edges.capacity() * std::mem::size_of::<liveness::Edge>())
@@ -759,10 +767,10 @@ impl<'p> Explorer<'p> {
                         self.prefix = Some(to);
                         self.path.clear();
                         self.set_ident(&succ.ident);
-                        self.judge_stopped(&encode::decode(&succ.slot.key));
+                        self.judge_stopped(&encode::decode(&slot.key));
                         return Some(why);
                     }
-                    succ.slot.set_id(to);
+                    slot.set_id(to);
                     search.count += 1;
                     search.next.push(Item {
                         id: to,
@@ -811,15 +819,17 @@ impl<'p> Explorer<'p> {
     /// ends an execution (judged here), and its successors, normalized and
     /// hashed, in choice order.
     fn expand(&mut self, it: &Item, succs: &mut Vec<Succ>) -> Expanded {
+        // SAFETY: the visited set is cleared only after the search.
+        let key = unsafe { &it.state.get().key };
         let parent = match self.parent.take() {
             Some(mut p) => {
-                encode::decode_into(&it.state.key, &mut p);
+                encode::decode_into(key, &mut p);
                 p
             }
-            None => encode::decode(&it.state.key),
+            None => encode::decode(key),
         };
         if self.limits.verify_encoding {
-            assert!(parent == encode::decode(&it.state.key), "decoding into a used state");
+            assert!(parent == encode::decode(key), "decoding into a used state");
         }
         let head = self.expand_decoded(it, &parent, succs);
         self.parent = Some(parent);
@@ -868,7 +878,9 @@ impl<'p> Explorer<'p> {
             if self.limits.verify_encoding {
                 assert!(encode::decode(&words) == n, "a state decodes to itself");
             }
-            let slot = self.visited.intern_ref(hash_of(&words), &words[..], |w| w.into());
+            let slot = self
+                .visited
+                .intern_ref(hash_of(&words), &words[..], |w, arena| arena.store(w));
             self.words = words;
             self.scratch = Some(n);
             succs.push(Succ {

@@ -1,18 +1,22 @@
 //! The concurrent core of parallel exploration: workers claim chunks of a
-//! search level from a shared counter until none is left, and their results
-//! are put back in chunk order.
+//! batch from a shared counter until none is left, their results are put
+//! back in chunk order, and the states they reach are interned in a shared,
+//! sharded visited set.
 //!
-//! Everything else stays single-threaded on purpose: the visited set is
-//! only read and written by the merging thread, in frontier order, so
-//! state numbers, the first finding of each kind and its witness are the
-//! same whatever the number of jobs. Termination is the end of a scope:
-//! a level is done when every worker has found the counter exhausted and
-//! returned. The loom model tests (`tests/loom.rs`, `RUSTFLAGS="--cfg
-//! loom"`) check that each chunk is claimed exactly once and the merge is in
-//! order, for every interleaving of two and three workers.
+//! The visited set gives equal states one slot, whoever interns first; only
+//! the merging thread numbers slots, in frontier order, so state numbers,
+//! the first finding of each kind and its witness are the same whatever the
+//! number of jobs. Slots and encodings live in per-shard arenas (no
+//! allocation per state) and are reached through plain pointer handles (no
+//! reference count to write when a state is met again); the arenas are
+//! freed only after the search. The loom model tests (`tests/loom.rs`,
+//! `RUSTFLAGS="--cfg loom"`) check that each chunk is claimed exactly once,
+//! the merge is in order, and equal keys get one slot, for every
+//! interleaving of small cases.
 
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicUsize, Ordering};
+use std::ptr::NonNull;
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -64,12 +68,45 @@ pub fn merge<R>(parts: Vec<Vec<(usize, R)>>, chunks: usize) -> Vec<R> {
 }
 
 #[cfg(loom)]
-use loom::sync::{atomic::AtomicU32, Arc, Mutex};
+use loom::sync::{atomic::AtomicU32, Mutex};
 #[cfg(not(loom))]
-use std::sync::{atomic::AtomicU32, Arc, Mutex};
+use std::sync::{atomic::AtomicU32, Mutex};
 
-/// A shared handle on a visited state's slot.
-pub type SlotRef<K> = Arc<Slot<K>>;
+/// A handle on a visited state's slot: a plain pointer, copied with no
+/// reference count, so meeting a state again writes no shared cache line.
+/// The slot lives as long as the set keeps it: slots sit in arena chunks
+/// that never move, and only [`VisitedSet::clear`] or the set's drop frees
+/// them, which is why [`SlotRef::get`] is `unsafe`.
+pub struct SlotRef<K>(NonNull<Slot<K>>);
+
+impl<K> Clone for SlotRef<K> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K> Copy for SlotRef<K> {}
+
+// SAFETY: a handle gives shared access to a `Slot<K>` (its key read-only,
+// its number atomic), which is fine from any thread when `K: Sync`.
+unsafe impl<K: Sync> Send for SlotRef<K> {}
+unsafe impl<K: Sync> Sync for SlotRef<K> {}
+
+impl<K> SlotRef<K> {
+    /// The slot.
+    ///
+    /// # Safety
+    /// The set that made this handle is alive and has not been cleared
+    /// since.
+    pub unsafe fn get(&self) -> &Slot<K> {
+        // SAFETY: the caller's promise keeps the arena chunk alive.
+        unsafe { self.0.as_ref() }
+    }
+    /// Whether two handles name the same slot.
+    pub fn ptr_eq(a: SlotRef<K>, b: SlotRef<K>) -> bool {
+        a.0 == b.0
+    }
+}
 
 /// A visited state, shared by every worker that reached it, and its number
 /// once the merging thread has given it one.
@@ -91,12 +128,131 @@ impl<K> Slot<K> {
     }
 }
 
+/// A byte string stored in a shard's byte arena (a state's encoding): no
+/// allocation of its own. Not `Clone`: it is reached only through its slot,
+/// so it cannot outlive the arena unless a handle is misused.
+pub struct Bytes {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the bytes are immutable once written.
+unsafe impl Send for Bytes {}
+unsafe impl Sync for Bytes {}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `ptr..ptr + len` was copied into an arena chunk that lives
+        // as long as the slot holding this `Bytes` (they are freed together).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for Bytes {
+    fn borrow(&self) -> &[u8] {
+        self
+    }
+}
+
+impl PartialEq for Bytes {
+    fn eq(&self, other: &Bytes) -> bool {
+        **self == **other
+    }
+}
+
+/// Slots per arena chunk, and the least bytes of a byte chunk.
+const SLOT_CHUNK: usize = 4096;
+const BYTE_CHUNK: usize = 1 << 20;
+
+/// A shard's storage: the table points into chunks that are only appended
+/// to (a chunk never reallocates: it is filled up to its capacity and then
+/// a new one starts), so slots and bytes never move.
+struct Shard<K> {
+    table: hashbrown::HashTable<NonNull<Slot<K>>>,
+    slots: Vec<Vec<Slot<K>>>,
+    bytes: Vec<Vec<u8>>,
+}
+
+// SAFETY: the pointers in `table` point into `slots`, owned by the shard;
+// the shard moves between threads only whole, behind its mutex.
+unsafe impl<K: Send> Send for Shard<K> {}
+
+impl<K> Default for Shard<K> {
+    fn default() -> Self {
+        Shard {
+            table: hashbrown::HashTable::new(),
+            slots: Vec::new(),
+            bytes: Vec::new(),
+        }
+    }
+}
+
+impl<K> Shard<K> {
+    /// The slot of a key that `eq` accepts, among those with hash `hash`.
+    fn find(&self, hash: u64, eq: impl Fn(&K) -> bool) -> Option<NonNull<Slot<K>>> {
+        // SAFETY: the table's pointers point into `self.slots`, alive and
+        // unmoved while `self` is borrowed.
+        let found = self.table.find(hash, |s| {
+            let s = unsafe { s.as_ref() };
+            s.hash == hash && eq(&s.key)
+        });
+        found.copied()
+    }
+
+    /// Adds a new unnumbered slot for `key` (not in the table yet).
+    fn add(&mut self, hash: u64, key: K) -> NonNull<Slot<K>> {
+        if self.slots.last().is_none_or(|c| c.len() == c.capacity()) {
+            self.slots.push(Vec::with_capacity(SLOT_CHUNK));
+        }
+        let chunk = self.slots.last_mut().expect("a chunk with room");
+        let at = chunk.len();
+        chunk.push(Slot {
+            key,
+            hash,
+            id: AtomicU32::new(u32::MAX),
+        });
+        // SAFETY: `at` is the element just pushed; the chunk had room, so
+        // it did not reallocate and never will (it is full before a new
+        // chunk starts).
+        let ptr = unsafe { NonNull::new_unchecked(chunk.as_mut_ptr().add(at)) };
+        // SAFETY: as in `find`.
+        self.table.insert_unique(hash, ptr, |s| unsafe { s.as_ref() }.hash);
+        ptr
+    }
+}
+
+/// Where a new key's bytes go: [`VisitedSet::intern_ref`] hands `make` the
+/// shard's byte arena.
+pub struct ByteArena<'a>(&'a mut Vec<Vec<u8>>);
+
+impl ByteArena<'_> {
+    /// Copies `b` into the arena.
+    pub fn store(&mut self, b: &[u8]) -> Bytes {
+        let chunks = &mut *self.0;
+        if chunks.last().is_none_or(|c| c.capacity() - c.len() < b.len()) {
+            chunks.push(Vec::with_capacity(BYTE_CHUNK.max(b.len())));
+        }
+        let chunk = chunks.last_mut().expect("a chunk with room");
+        let at = chunk.len();
+        chunk.extend_from_slice(b);
+        Bytes {
+            // SAFETY: `at` is within the chunk, which did not reallocate
+            // (it had room for `b`).
+            ptr: unsafe { NonNull::new_unchecked(chunk.as_mut_ptr().add(at)) },
+            len: b.len(),
+        }
+    }
+}
+
 /// The shared visited set: workers intern the states they reach (equal
-/// states share one slot, whoever came first), so duplicates are found and
-/// freed in parallel; numbers are given by the merging thread alone, in
-/// frontier order, which keeps them independent of the workers' timing.
+/// states share one slot, whoever came first), so duplicates are found in
+/// parallel; numbers are given by the merging thread alone, in frontier
+/// order, which keeps them independent of the workers' timing. A new state
+/// costs no allocation of its own: its slot and its encoding are appended
+/// to its shard's arenas.
 pub struct VisitedSet<K> {
-    shards: Vec<Padded<Mutex<hashbrown::HashTable<Arc<Slot<K>>>>>>,
+    shards: Vec<Padded<Mutex<Shard<K>>>>,
 }
 
 /// A shard on cache lines of its own: workers locking neighbouring shards
@@ -115,63 +271,61 @@ impl<K: PartialEq> VisitedSet<K> {
     pub fn new(shards: usize) -> VisitedSet<K> {
         VisitedSet {
             shards: (0..shards.max(1))
-                .map(|_| Padded(Mutex::new(hashbrown::HashTable::new())))
+                .map(|_| Padded(Mutex::new(Shard::default())))
                 .collect(),
         }
     }
 
     /// The slot of a key equal to `key` (with hash `hash`): the existing one
     /// when an equal key was interned before, else a new unnumbered one
-    /// holding `make(key)` (so a duplicate costs no copy).
-    pub fn intern_ref<Q: ?Sized + PartialEq>(&self, hash: u64, key: &Q, make: impl FnOnce(&Q) -> K) -> Arc<Slot<K>>
+    /// holding `make(key, arena)` (so a duplicate costs no copy, and a new
+    /// key's bytes can go to the shard's byte arena).
+    pub fn intern_ref<Q: ?Sized + PartialEq>(
+        &self,
+        hash: u64,
+        key: &Q,
+        make: impl FnOnce(&Q, &mut ByteArena) -> K,
+    ) -> SlotRef<K>
     where
         K: std::borrow::Borrow<Q>,
     {
-        // High bits pick the shard; the table uses the low ones.
-        let shard = &self.shards[((hash >> 48) as usize) % self.shards.len()];
-        let mut table = shard.lock().expect("visited-set shard");
-        match table.entry(hash, |s| s.hash == hash && s.key.borrow() == key, |s| s.hash) {
-            hashbrown::hash_table::Entry::Occupied(e) => e.get().clone(),
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                let slot = Arc::new(Slot {
-                    key: make(key),
-                    hash,
-                    id: AtomicU32::new(u32::MAX),
-                });
-                v.insert(slot.clone());
-                slot
-            }
+        let mut shard = self.shard(hash);
+        if let Some(found) = shard.find(hash, |k| k.borrow() == key) {
+            return SlotRef(found);
         }
+        let made = make(key, &mut ByteArena(&mut shard.bytes));
+        SlotRef(shard.add(hash, made))
     }
 
     /// The slot of `key` (with hash `hash`): the existing one when an equal
     /// key was interned before, else a new unnumbered one.
-    pub fn intern(&self, hash: u64, key: K) -> Arc<Slot<K>> {
-        // High bits pick the shard; the table uses the low ones.
-        let shard = &self.shards[((hash >> 48) as usize) % self.shards.len()];
-        let mut table = shard.lock().expect("visited-set shard");
-        match table.entry(hash, |s| s.hash == hash && s.key == key, |s| s.hash) {
-            hashbrown::hash_table::Entry::Occupied(e) => e.get().clone(),
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                let slot = Arc::new(Slot {
-                    key,
-                    hash,
-                    id: AtomicU32::new(u32::MAX),
-                });
-                v.insert(slot.clone());
-                slot
-            }
+    pub fn intern(&self, hash: u64, key: K) -> SlotRef<K> {
+        let mut shard = self.shard(hash);
+        match shard.find(hash, |k| *k == key) {
+            Some(found) => SlotRef(found),
+            None => SlotRef(shard.add(hash, key)),
         }
+    }
+
+    /// The locked shard of a hash (its high bits; the table uses the low).
+    fn shard(&self, hash: u64) -> impl std::ops::DerefMut<Target = Shard<K>> + '_ {
+        self.shards[((hash >> 48) as usize) % self.shards.len()]
+            .lock()
+            .expect("visited-set shard")
     }
 }
 
 impl<K> VisitedSet<K> {
     /// Empties shards `part`, `part + parts`, ...: workers free the
     /// visited states in parallel at the end of a search.
-    pub fn clear(&self, part: usize, parts: usize) {
+    ///
+    /// # Safety
+    /// No handle on a slot of these shards is used ([`SlotRef::get`])
+    /// after this.
+    pub unsafe fn clear(&self, part: usize, parts: usize) {
         for shard in self.shards.iter().skip(part).step_by(parts.max(1)) {
-            let map = std::mem::take(&mut *shard.lock().expect("visited-set shard"));
-            drop(map);
+            let old = std::mem::take(&mut *shard.lock().expect("visited-set shard"));
+            drop(old);
         }
     }
 }

@@ -13,7 +13,7 @@
 //! (`.ci/run` does, in its own target directory).
 #![cfg(loom)]
 
-use bc_explore::par::{drain, merge, ChunkQueue, VisitedSet};
+use bc_explore::par::{drain, merge, ChunkQueue, SlotRef, VisitedSet};
 use loom::sync::Arc;
 use loom::thread;
 
@@ -72,12 +72,14 @@ fn visited_set_gives_equal_states_one_slot() {
             .collect();
         let slots: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
         // Both threads got the same slot for 7, and for 9.
-        assert!(Arc::ptr_eq(&slots[0][0], &slots[1][1]));
-        assert!(Arc::ptr_eq(&slots[0][1], &slots[1][0]));
-        assert!(!Arc::ptr_eq(&slots[0][0], &slots[0][1]));
+        assert!(SlotRef::ptr_eq(slots[0][0], slots[1][1]));
+        assert!(SlotRef::ptr_eq(slots[0][1], slots[1][0]));
+        assert!(!SlotRef::ptr_eq(slots[0][0], slots[0][1]));
         // Nobody numbered them: the merging thread does, once.
-        assert_eq!(slots[0][0].id(), None);
-        slots[0][0].set_id(3);
-        assert_eq!(slots[1][1].id(), Some(3));
+        // SAFETY: `set` is alive and never cleared here.
+        let (a, b) = unsafe { (slots[0][0].get(), slots[1][1].get()) };
+        assert_eq!(a.id(), None);
+        a.set_id(3);
+        assert_eq!(b.id(), Some(3));
     });
 }
