@@ -907,7 +907,14 @@ impl Explorer<'_> {
             bar.pending_drop = 0;
             bar.settled_len = s.bmo[b].len() as u32;
             bar.after_completion = bar.expected;
-            format!("{name}: completes phase {number}")
+            if self.quiet {
+                String::new()
+            } else {
+                format!("{name}: completes phase {number}")
+            }
+        } else if self.quiet {
+            // Texts are for witnesses, which replay the step.
+            String::new()
         } else if bar.init {
             let tx = if bar.tx != 0 {
                 format!(", tx-count {}", bar.tx)
