@@ -161,9 +161,16 @@ impl PartialEq for Bytes {
     }
 }
 
-/// Slots per arena chunk, and the least bytes of a byte chunk.
-const SLOT_CHUNK: usize = 4096;
-const BYTE_CHUNK: usize = 1 << 20;
+/// Arena chunk sizes: a shard's first chunks are small (a small search
+/// touches many shards with a few states each), and each chunk doubles the
+/// last up to the largest size (slots, and bytes unless one key is larger).
+const SLOT_CHUNK: (usize, usize) = (16, 4096);
+const BYTE_CHUNK: (usize, usize) = (1 << 10, 1 << 20);
+
+/// The capacity of the chunk after `last` (none yet: the smallest).
+fn next_chunk<T>(last: Option<&Vec<T>>, (small, large): (usize, usize)) -> usize {
+    last.map_or(small, |c| (c.capacity() * 2).clamp(small, large))
+}
 
 /// A shard's storage: the table points into chunks that are only appended
 /// to (a chunk never reallocates: it is filled up to its capacity and then
@@ -203,7 +210,8 @@ impl<K> Shard<K> {
     /// Adds a new unnumbered slot for `key` (not in the table yet).
     fn add(&mut self, hash: u64, key: K) -> NonNull<Slot<K>> {
         if self.slots.last().is_none_or(|c| c.len() == c.capacity()) {
-            self.slots.push(Vec::with_capacity(SLOT_CHUNK));
+            let cap = next_chunk(self.slots.last(), SLOT_CHUNK);
+            self.slots.push(Vec::with_capacity(cap));
         }
         let chunk = self.slots.last_mut().expect("a chunk with room");
         let at = chunk.len();
@@ -231,7 +239,8 @@ impl ByteArena<'_> {
     pub fn store(&mut self, b: &[u8]) -> Bytes {
         let chunks = &mut *self.0;
         if chunks.last().is_none_or(|c| c.capacity() - c.len() < b.len()) {
-            chunks.push(Vec::with_capacity(BYTE_CHUNK.max(b.len())));
+            let cap = next_chunk(chunks.last(), BYTE_CHUNK).max(b.len());
+            chunks.push(Vec::with_capacity(cap));
         }
         let chunk = chunks.last_mut().expect("a chunk with room");
         let at = chunk.len();
