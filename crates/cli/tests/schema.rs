@@ -62,11 +62,19 @@ impl Validator {
 #[test]
 fn check_output_validates() {
     let v = Validator::new();
-    v.check(
-        &json(&["check", "--format", "json", "litmus"]),
-        v.top,
-        "the corpus report",
-    );
+    let corpus = json(&["check", "--format", "json", "litmus"]);
+    v.check(&corpus, v.top, "the corpus report");
+    // Every finding of the corpus is located somewhere in its file.
+    for r in corpus["results"].as_array().unwrap() {
+        for f in r["findings"].as_array().unwrap() {
+            assert!(
+                !f["locations"].as_array().unwrap().is_empty(),
+                "{}: {} has no location",
+                r["file"],
+                f["kind"]
+            );
+        }
+    }
     // A stopped search and a file that does not parse.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("schema-tests");
     std::fs::create_dir_all(&dir).unwrap();

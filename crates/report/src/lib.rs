@@ -55,6 +55,21 @@ impl TestReport {
     }
 }
 
+/// Where a finding is in its file: the statements the explorer located it
+/// at (the events the violated rule names, the stuck waits, the statements
+/// spinning threads are stuck on, the assertion), else the first step of a
+/// lasso's cycle, else the witness's last step; empty when the witness has
+/// no steps either (a `sometimes` assertion no execution satisfies is
+/// located at the assertion, so this is rare).
+pub fn finding_spans(f: &bc_explore::Finding) -> Vec<bc_syntax::Span> {
+    let w = &f.witness;
+    if !w.spans.is_empty() {
+        return w.spans.clone();
+    }
+    let step = w.cycle_start.and_then(|c| w.steps.get(c)).or(w.steps.last());
+    step.map(|s| s.span).into_iter().collect()
+}
+
 /// Spells a verdict as `expect` does: `ok`, or kinds joined by `, `.
 pub fn verdict_text(v: &BTreeSet<FindingKind>) -> String {
     if v.is_empty() {

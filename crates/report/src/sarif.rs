@@ -286,11 +286,7 @@ fn add_report(b: &mut Builder, index: usize, r: &TestReport) {
     let expected = r.expected.clone().unwrap_or_default();
     for f in &o.findings {
         let w = &f.witness;
-        let mut spans = w.spans.clone();
-        if spans.is_empty() {
-            let step = w.cycle_start.and_then(|c| w.steps.get(c)).or(w.steps.last());
-            spans.extend(step.map(|s| s.span));
-        }
+        let spans = crate::finding_spans(f);
         let locations = if spans.is_empty() {
             file_level()
         } else {

@@ -45,7 +45,20 @@ pub struct Diagnostic {
 pub struct Finding {
     pub kind: String,
     pub message: String,
+    /// Where the finding is: the statements it is about (see
+    /// [`crate::finding_spans`]), as 1-based line and column ranges.
+    pub locations: Vec<Location>,
     pub witness: Witness,
+}
+
+/// A source range: start line and column, and the line and column just
+/// past its end (columns count Unicode code points).
+#[derive(Serialize)]
+pub struct Location {
+    pub line: u32,
+    pub col: u32,
+    pub end_line: u32,
+    pub end_col: u32,
 }
 
 #[derive(Serialize)]
@@ -121,6 +134,18 @@ pub fn result(r: &TestReport) -> Result {
         .map(|f| Finding {
             kind: f.kind.to_string(),
             message: f.message.clone(),
+            locations: crate::finding_spans(f)
+                .into_iter()
+                .map(|sp| {
+                    let (a, b) = (r.source.line_col(sp.start), r.source.line_col(sp.end.max(sp.start)));
+                    Location {
+                        line: a.line,
+                        col: a.col,
+                        end_line: b.line,
+                        end_col: b.col,
+                    }
+                })
+                .collect(),
             witness: Witness {
                 steps: f
                     .witness
