@@ -81,17 +81,26 @@ impl Explorer<'_> {
             for t in 0..s.threads.len() {
                 let Some(c) = self.fusible(s, t) else { continue };
                 let pending = self.pending.len();
-                let mut next = s.clone();
+                // The step is tried on a copy (it may be rejected), built in
+                // a reused state so its vectors keep their allocations.
+                let mut next = match self.fuse_scratch.take() {
+                    Some(mut n) => {
+                        n.clone_from(s);
+                        n
+                    }
+                    None => s.clone(),
+                };
                 let step = self.step(&mut next, c);
                 let quiet = self.pending.len() == pending;
                 let bmo_same = next.bmo.iter().zip(&s.bmo).all(|(a, b)| a.len() == b.len());
                 if quiet && bmo_same && next.threads[t].status == Status::Running {
-                    *s = next;
+                    std::mem::swap(s, &mut next);
                     steps.push(step);
                     changed = true;
                 } else {
                     self.pending.truncate(pending);
                 }
+                self.fuse_scratch = Some(next);
             }
         }
         steps

@@ -412,6 +412,8 @@ pub(crate) struct Explorer<'p> {
     words: Vec<u8>,
     /// A worker's state to decode expanded states into.
     parent: Option<State>,
+    /// A worker's state to try fusible waits on (`fuse.rs`).
+    fuse_scratch: Option<State>,
     /// Steps are being taken for the search, not for a witness: leave out
     /// their texts (a witness replays them).
     quiet: bool,
@@ -449,6 +451,7 @@ impl<'p> Explorer<'p> {
             scratch: None,
             words: Vec::new(),
             parent: None,
+            fuse_scratch: None,
             quiet: false,
             current: None,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
