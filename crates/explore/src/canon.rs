@@ -43,7 +43,7 @@ pub(crate) fn sortable_barrier(p: &Program, lockstep: &[bool]) -> Option<usize> 
 
 impl Explorer<'_> {
     pub(crate) fn canonicalize(&self, s: &mut State) {
-        let Some(b) = self.sortable else { return };
+        let Some(b) = self.an.sortable else { return };
         let nphases = s.bars[b].open.iter().count() + s.bars[b].done.len();
         for i in 0..nphases {
             let members = {

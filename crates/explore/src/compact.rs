@@ -137,7 +137,7 @@ impl Explorer<'_> {
         }
         let info = &self.p.threads[u];
         let (bars, locs) =
-            &self.touches[info.code.index()][(th.pc as usize).min(self.touches[info.code.index()].len() - 1)];
+            &self.an.touches[info.code.index()][(th.pc as usize).min(self.an.touches[info.code.index()].len() - 1)];
         match target {
             Target::Barrier(b) => {
                 bars.iter().enumerate().any(|(d, &on)| on && info.barriers[d] == b)
@@ -152,7 +152,7 @@ impl Explorer<'_> {
         // plain accesses or joins that might be forgotten.
         let barrier_ready = (0..self.p.barriers.len()).any(|b| {
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as u32;
-            !self.pinned[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
+            !self.an.pinned[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
         });
         let others = s
             .hist
@@ -211,7 +211,7 @@ impl Explorer<'_> {
         for b in 0..self.p.barriers.len() {
             let bar = &s.bars[b];
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as usize;
-            if self.pinned[b] || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
+            if self.an.pinned[b] || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
                 continue;
             }
             // Everything on the barrier but joins and the open phase.
@@ -318,7 +318,7 @@ impl Explorer<'_> {
                 *order = std::iter::once((LAUNCH, b as u32)).chain(rest).collect();
                 bar.base = Some(bar.after_completion);
                 bar.settled_len = 1;
-                if self.token_barriers[b] {
+                if self.an.token_barriers[b] {
                     // Tokens hold phase numbers: keep counting.
                     bar.phase_base = bar.open.as_ref().map_or(bar.next_phase, |ph| ph.number);
                 } else {

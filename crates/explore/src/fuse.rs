@@ -53,7 +53,7 @@ impl Explorer<'_> {
             return None;
         }
         let b = self.resolve(s, t, *sel)?;
-        if !self.lockstep[b] {
+        if !self.an.lockstep[b] {
             return None;
         }
         if self.neutral(s, t, b, op).is_some() {

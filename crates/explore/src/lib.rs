@@ -355,6 +355,27 @@ pub fn explore(program: &Program, limits: Limits) -> Outcome {
     Explorer::new(program, limits).run()
 }
 
+/// What the explorer computes once per program, before the search, and
+/// shares with its workers (read-only).
+struct Analyses {
+    /// Barriers some parity wait uses: their last completed phase is kept.
+    parity_barriers: Vec<bool>,
+    /// The barrier whose phases are kept sorted (canon.rs), if any.
+    sortable: Option<usize>,
+    /// Classes of interchangeable threads (symmetry.rs).
+    sym_classes: Vec<Vec<usize>>,
+    /// Barriers whose phase numbers matter (tokens, parity).
+    token_barriers: Vec<bool>,
+    /// Barriers whose history is never forgotten: parity barriers, and
+    /// token barriers when a token may reach memory (compact.rs).
+    pinned: Vec<bool>,
+    /// Barriers whose completed waits may be fused (fuse.rs).
+    lockstep: Vec<bool>,
+    /// Per code and pc: the barrier and location declarations the thread
+    /// may still operate on from there (history compaction).
+    touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
+}
+
 pub(crate) struct Explorer<'p> {
     p: &'p Program,
     limits: Limits,
@@ -370,26 +391,10 @@ pub(crate) struct Explorer<'p> {
     /// (kind, message, objectless): objectless findings come from operations
     /// that act on no barrier object, so no execution can show them.
     pending: Vec<(FindingKind, String, bool)>,
-    /// Barriers some parity wait uses: their last completed phase is kept.
-    parity_barriers: Vec<bool>,
-    /// The barrier whose phases are kept sorted (canon.rs), if any.
-    sortable: Option<usize>,
-    /// Classes of interchangeable threads (symmetry.rs).
-    sym_classes: Vec<Vec<usize>>,
     /// For the state being worked on: which declared thread each thread
     /// index stands for (symmetry renames threads; witnesses show the
     /// declared names along the path).
     ident: Vec<u32>,
-    /// Barriers whose phase numbers matter (tokens, parity).
-    token_barriers: Vec<bool>,
-    /// Barriers whose history is never forgotten: parity barriers, and
-    /// token barriers when a token may reach memory (compact.rs).
-    pinned: Vec<bool>,
-    /// Barriers whose completed waits may be fused (fuse.rs).
-    lockstep: Vec<bool>,
-    /// Per code and pc: the barrier and location declarations the thread
-    /// may still operate on from there (history compaction).
-    touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
     objectless: std::collections::BTreeSet<FindingKind>,
     /// Per finding kind, where it was found in search order: (state
     /// number, 0 for the state itself or 1 + the choice index).
@@ -414,6 +419,8 @@ pub(crate) struct Explorer<'p> {
     parent: Option<State>,
     /// A worker's state to try fusible waits on (`fuse.rs`).
     fuse_scratch: Option<State>,
+    /// The static analyses of the program, shared by the workers.
+    an: std::sync::Arc<Analyses>,
     /// Steps are being taken for the search, not for a witness: leave out
     /// their texts (a witness replays them).
     quiet: bool,
@@ -429,6 +436,32 @@ impl<'p> Explorer<'p> {
         } else {
             None
         };
+        let an = std::sync::Arc::new(Analyses {
+            parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
+            touches: compact::touches(p),
+            lockstep,
+            pinned: compact::pinned_barriers(p),
+            sortable,
+            sym_classes: if limits.symmetry {
+                symmetry::classes(p)
+            } else {
+                Vec::new()
+            },
+            token_barriers: Self::barriers_where(p, |op, result| {
+                matches!(op, BarrierOp::Wait(w) if w.token.is_some() || w.parity.is_some())
+                    || matches!(result, Some(BarrierResult::Token(_)))
+            }),
+        });
+        Explorer::with(p, limits, an, std::sync::Arc::new(par::VisitedSet::new(64)))
+    }
+
+    /// An explorer with nothing found yet, on given analyses and visited set.
+    fn with(
+        p: &'p Program,
+        limits: Limits,
+        an: std::sync::Arc<Analyses>,
+        visited: std::sync::Arc<par::VisitedSet<par::Bytes>>,
+    ) -> Explorer<'p> {
         Explorer {
             p,
             limits,
@@ -447,28 +480,15 @@ impl<'p> Explorer<'p> {
             prefix: None,
             tree: Default::default(),
             replaying: false,
-            visited: std::sync::Arc::new(par::VisitedSet::new(64)),
+            visited,
             scratch: None,
             words: Vec::new(),
             parent: None,
             fuse_scratch: None,
             quiet: false,
             current: None,
-            parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
-            touches: compact::touches(p),
-            lockstep,
-            pinned: compact::pinned_barriers(p),
-            sortable,
-            sym_classes: if limits.symmetry {
-                symmetry::classes(p)
-            } else {
-                Vec::new()
-            },
             ident: (0..p.threads.len() as u32).collect(),
-            token_barriers: Self::barriers_where(p, |op, result| {
-                matches!(op, BarrierOp::Wait(w) if w.token.is_some() || w.parity.is_some())
-                    || matches!(result, Some(BarrierResult::Token(_)))
-            }),
+            an,
         }
     }
 
@@ -790,10 +810,9 @@ impl<'p> Explorer<'p> {
 
     /// A worker: this explorer's configuration, with nothing found yet.
     fn worker(&self) -> Explorer<'p> {
-        let mut w = Explorer::new(self.p, self.limits);
+        let mut w = Explorer::with(self.p, self.limits, self.an.clone(), self.visited.clone());
         w.start = self.start;
         w.tree = self.tree.clone();
-        w.visited = self.visited.clone();
         w
     }
 

@@ -959,7 +959,7 @@ impl Explorer<'_> {
             .iter()
             .map(|ph| ph.number)
             .max()
-            .filter(|_| self.parity_barriers[b]);
+            .filter(|_| self.an.parity_barriers[b]);
         s.bars[b]
             .done
             .retain(|ph| Some(ph.number) == last || (0..nt).any(|u| ph.mask.get(u * nb + b) && !ph.bound.get(u)));
