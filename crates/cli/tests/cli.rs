@@ -2,41 +2,17 @@
 //! directories, model selection, `graph` and `models`; insta snapshots pin
 //! the text and JSON renderings.
 
+mod common;
+
+use common::{bin, corpus, run, run_in_corpus, scratch_dir, stderr, stdout};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_barrier-check"))
-}
-
-fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../litmus").join(rel)
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use std::process::Output;
 
 /// A scratch file under the target directory.
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+    let p = scratch_dir("cli-tests").join(name);
     std::fs::write(&p, bytes).unwrap();
     p
-}
-
-/// Runs with the corpus root as working directory so reported file names
-/// are stable in snapshots.
-fn run_in_corpus(args: &[&str]) -> Output {
-    bin().args(args).current_dir(corpus("")).output().expect("runs")
 }
 
 #[test]

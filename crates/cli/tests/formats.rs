@@ -16,6 +16,9 @@
 //! registries reachable on the first run (as on CI); later runs reuse the
 //! files.
 
+mod common;
+
+use common::{root, run_in};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,10 +26,6 @@ use std::sync::OnceLock;
 
 const SARIF_SHA256: &str = "2d99159ae54a3eea97f81781cff48780548657c35949f4b7f25e99a2ba4de4f8";
 const JUNIT_SHA256: &str = "a1a816f58d1bf95ebabf371994df0b9246dee66ea9572fbec4f9296f1b2c0ff6";
-
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
 
 fn run(cmd: &mut Command) {
     let o = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
@@ -123,11 +122,7 @@ fn external() -> &'static External {
 
 /// Runs the binary in `dir`; returns stdout and the exit code.
 fn output(dir: &Path, args: &[&str]) -> (String, i32) {
-    let o = Command::new(env!("CARGO_BIN_EXE_barrier-check"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("runs");
+    let o = run_in(dir, args);
     (String::from_utf8(o.stdout).unwrap(), o.status.code().unwrap_or(-1))
 }
 

@@ -1,29 +1,17 @@
 //! The CI gate end to end: verdict baselines (`check --write-baseline`,
 //! `check --baseline`), `diff` between two models, and `--shard`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn run_in_corpus(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_barrier-check"))
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../litmus"))
-        .output()
-        .expect("runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use common::{root, run_in_corpus, scratch_dir, stdout};
+use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gate-tests");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    scratch_dir("gate-tests").join(name)
 }
 
 fn model_text(name: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models").join(name)).unwrap()
+    std::fs::read_to_string(root().join("models").join(name)).unwrap()
 }
 
 /// A copy of the GFX12 model without the privileged-barrier rule flips

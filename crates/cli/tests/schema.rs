@@ -4,22 +4,16 @@
 //! and a `diff`. The schema forbids undocumented fields, so a new field must
 //! be documented there first.
 
+mod common;
+
+use common::{root, run_in};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
 const ID: &str = "https://barrier-check.invalid/verdict.schema.json";
 
-fn root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
 fn json(args: &[&str]) -> Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_barrier-check"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("runs");
+    let o = run_in(root(), args);
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e})"))
 }
 

@@ -1,0 +1,53 @@
+//! Helpers the command-line integration tests share: running the built
+//! binary, the repository's folders, and scratch folders under the target
+//! directory. Each test crate uses some of them.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `barrier-check` binary under test.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_barrier-check"))
+}
+
+/// The repository root.
+pub fn root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// A path in the corpus (`litmus/`).
+pub fn corpus(rel: &str) -> PathBuf {
+    root().join("litmus").join(rel)
+}
+
+/// Runs the binary in the current directory.
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+/// Runs the binary in `dir`.
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    bin().args(args).current_dir(dir).output().expect("runs")
+}
+
+/// Runs with the corpus root as working directory, so reported file names
+/// are stable in snapshots.
+pub fn run_in_corpus(args: &[&str]) -> Output {
+    run_in(&corpus(""), args)
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A scratch folder of this name under the target directory (created).
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
