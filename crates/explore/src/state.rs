@@ -13,7 +13,7 @@ pub const AT_LAUNCH: u32 = u32::MAX;
 /// The pc of an implicit drop at the thread's end.
 pub const AT_END: u32 = u32::MAX - 1;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     Running,
     Done,
@@ -24,7 +24,7 @@ pub enum Status {
     NotLaunched,
 }
 
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct TState {
     pub pc: u32,
     pub status: Status,
@@ -44,7 +44,7 @@ pub struct TState {
 /// A phase of a barrier: its members (arrives and drops, as `(thread, po)`),
 /// the joins that execute before some member, and which threads' waits
 /// completed on it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Phase {
     pub number: u32,
     pub members: Vec<(u32, u32)>,
@@ -63,7 +63,7 @@ pub struct Phase {
     pub exit_drop: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BState {
     pub init: bool,
     pub expected: i64,
@@ -90,7 +90,7 @@ pub struct BState {
     pub done: Vec<Phase>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HKind {
     Init(i64),
     Join,
@@ -108,14 +108,14 @@ pub enum HKind {
 }
 
 /// One event of a thread's history.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HEvent {
     pub pc: u32,
     pub kind: HKind,
     pub target: Target,
 }
 
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct State {
     pub threads: Vec<TState>,
     pub mem: Vec<i64>,
