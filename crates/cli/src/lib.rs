@@ -15,6 +15,8 @@ pub struct CheckOptions {
     pub limits: Limits,
     /// A progress model that overrides the file's `progress` line.
     pub progress: Option<String>,
+    /// Where searches add the states they store (for a progress bar).
+    pub states: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// Decodes a file's bytes; invalid UTF-8 is a diagnostic at the first bad byte.
@@ -73,7 +75,10 @@ pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport 
             if let Some(p) = &opts.progress {
                 program.progress = p.clone();
             }
-            report.outcome = Some(bc_explore::explore(&program, opts.limits))
+            report.outcome = Some(match &opts.states {
+                Some(c) => bc_explore::explore_counting(&program, opts.limits, c.clone()),
+                None => bc_explore::explore(&program, opts.limits),
+            })
         }
         Err(ds) => report.diagnostics = ds,
     }

@@ -258,6 +258,7 @@ fn main() -> ExitCode {
                     verify_encoding: false,
                 },
                 progress,
+                states: None,
             };
             let baseline = match &baseline {
                 Some(path) => match std::fs::read_to_string(path)
@@ -374,6 +375,7 @@ fn main() -> ExitCode {
                     ..Limits::default()
                 },
                 progress: None,
+                states: None,
             };
             let r = match check_file(&file, &opts) {
                 Ok(r) => r,
@@ -478,25 +480,58 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 /// output stay exactly as they are).
 struct Progress {
     bar: Option<indicatif::ProgressBar>,
-    start: std::time::Instant,
+    /// States stored by the searches so far (shown on the bar).
+    states: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The thread that shows the bar after a second and keeps it current,
+    /// and the flag that stops it.
+    ticker: Option<(
+        std::thread::JoinHandle<()>,
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+    )>,
 }
 
 impl Progress {
+    /// A bar over `files` files, drawn only when stderr is a terminal and
+    /// only once the run has taken a second; it shows the files done, the
+    /// states stored so far (so one long search shows progress too) and
+    /// the elapsed time.
     fn new(files: usize) -> Progress {
         use std::io::IsTerminal;
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let states = std::sync::Arc::new(AtomicU64::new(0));
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar =
                 indicatif::ProgressBar::with_draw_target(Some(files as u64), indicatif::ProgressDrawTarget::hidden());
             bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files, {elapsed}")
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files, {msg} states, {elapsed}")
                     .expect("a valid template"),
             );
+            bar.set_message("0");
             bar
         });
-        Progress {
-            bar,
-            start: std::time::Instant::now(),
-        }
+        let ticker = bar.clone().map(|bar| {
+            let stop = std::sync::Arc::new(AtomicBool::new(false));
+            let (stop2, states2) = (stop.clone(), states.clone());
+            let handle = std::thread::spawn(move || {
+                let start = std::time::Instant::now();
+                while !stop2.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if start.elapsed() < Duration::from_secs(1) {
+                        continue;
+                    }
+                    if bar.is_hidden() {
+                        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    }
+                    bar.set_message(states2.load(Ordering::Relaxed).to_string());
+                }
+            });
+            (handle, stop)
+        });
+        Progress { bar, states, ticker }
+    }
+    /// The counter searches add their stored states to, when a bar may show.
+    fn counter(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicU64>> {
+        self.bar.as_ref().map(|_| self.states.clone())
     }
     /// Runs `f` (which prints) with the bar out of the way.
     fn suspend(&self, f: impl FnOnce()) {
@@ -507,13 +542,14 @@ impl Progress {
     }
     fn done_one(&self) {
         if let Some(bar) = &self.bar {
-            if bar.is_hidden() && self.start.elapsed() >= Duration::from_secs(1) {
-                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            }
             bar.inc(1);
         }
     }
-    fn finish(&self) {
+    fn finish(&mut self) {
+        if let Some((handle, stop)) = self.ticker.take() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = handle.join();
+        }
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
@@ -619,8 +655,12 @@ fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> ExitCode {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let progress = Progress::new(files.len());
-    let (reports, unreadable) = check_files(&files, opts, |r| {
+    let mut progress = Progress::new(files.len());
+    let counting = CheckOptions {
+        states: progress.counter(),
+        ..opts.clone()
+    };
+    let (reports, unreadable) = check_files(&files, &counting, |r| {
         progress.suspend(|| {
             if run.format == Format::Text {
                 if r.is_error() {
@@ -707,6 +747,7 @@ fn diff(
             model: Some(m.clone()),
             limits,
             progress: None,
+            states: None,
         };
         check_files(&files, &opts, |_| {})
     };

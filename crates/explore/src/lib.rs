@@ -27,6 +27,7 @@ use bc_graph::*;
 use bc_syntax::{FindingKind, Quantifier, Span};
 use state::{State, Status};
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 /// The default budget for stored states: their encodings, slots, search
@@ -355,6 +356,14 @@ pub fn explore(program: &Program, limits: Limits) -> Outcome {
     Explorer::new(program, limits).run()
 }
 
+/// [`explore`], adding the number of states it stores to `states` as the
+/// search goes (after every batch), for a progress display.
+pub fn explore_counting(program: &Program, limits: Limits, states: std::sync::Arc<AtomicU64>) -> Outcome {
+    let mut e = Explorer::new(program, limits);
+    e.counter = Some(states);
+    e.run()
+}
+
 /// What the explorer computes once per program, before the search, and
 /// shares with its workers (read-only).
 struct Analyses {
@@ -421,6 +430,8 @@ pub(crate) struct Explorer<'p> {
     fuse_scratch: Option<State>,
     /// The static analyses of the program, shared by the workers.
     an: std::sync::Arc<Analyses>,
+    /// Where to count stored states for a progress display, if anywhere.
+    counter: Option<std::sync::Arc<AtomicU64>>,
     /// Steps are being taken for the search, not for a witness: leave out
     /// their texts (a witness replays them).
     quiet: bool,
@@ -489,6 +500,7 @@ impl<'p> Explorer<'p> {
             current: None,
             ident: (0..p.threads.len() as u32).collect(),
             an,
+            counter: None,
         }
     }
 
@@ -535,6 +547,9 @@ impl<'p> Explorer<'p> {
             .intern_ref(hash_of(&words), &words[..], |w, arena| arena.store(w));
         // SAFETY: the visited set is cleared only after the search.
         unsafe { init.get() }.set_id(0);
+        if let Some(c) = &self.counter {
+            c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         self.tree.write().expect("tree lock").push((u32::MAX, None));
         let frontier = vec![Item {
             id: 0,
@@ -717,7 +732,11 @@ impl<'p> Explorer<'p> {
     /// if a limit was reached (the rule checker then judges the state that
     /// reached it).
     fn merge(&mut self, parts: Vec<Part>, search: &mut Search) -> Option<Stop> {
+        let before = search.count;
         let stop = self.merge_parts(parts, search);
+        if let Some(c) = &self.counter {
+            c.fetch_add((search.count - before) as u64, std::sync::atomic::Ordering::Relaxed);
+        }
         // The search tree grows once per merge (workers read it only to
         // replay witnesses).
         self.tree.write().expect("tree lock").append(&mut search.tree_tail);

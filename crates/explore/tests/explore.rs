@@ -163,3 +163,23 @@ fn many_batches_in_flight_give_the_same_answer_for_any_job_count() {
         }
     }
 }
+
+/// The progress counter ends at the number of stored states.
+#[test]
+fn the_progress_counter_counts_the_stored_states() {
+    let p = program("litmus \"c\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { join B; arrive B; wait B }\nthread T1 { join B; arrive B; wait B }\nthread T2 { join B; arrive B; wait B }\n");
+    for jobs in [1, 2] {
+        let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let limits = Limits {
+            jobs,
+            symmetry: false,
+            ..Limits::default()
+        };
+        let o = bc_explore::explore_counting(&p, limits, counter.clone());
+        assert_eq!(
+            counter.load(std::sync::atomic::Ordering::Relaxed),
+            o.stats.states,
+            "{jobs} jobs"
+        );
+    }
+}
