@@ -13,12 +13,11 @@ assert sometimes T0:r == 1\nexpect deadlock\n";
 
 fn opts() -> CheckOptions {
     CheckOptions {
-        model: None,
-        progress: None,
         limits: Limits {
             max_states: 2_000,
             ..Limits::default()
         },
+        ..CheckOptions::default()
     }
 }
 
