@@ -373,7 +373,8 @@ fn the_validators_reject_broken_documents() {
     let v = sarif_validator();
     let text = deadlock_sarif();
     let good: Value = serde_json::from_str(&text).unwrap();
-    let breakages: [(&str, fn(&mut Value)); 3] = [
+    type Breakage = (&'static str, fn(&mut Value));
+    let breakages: [Breakage; 3] = [
         ("a line 0", |d| {
             d["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0.into()
         }),

@@ -249,9 +249,9 @@ impl Explorer<'_> {
                 forgotten.push(b);
             }
         }
-        for e in 0..n {
+        for (e, d) in drop.iter_mut().enumerate().take(n) {
             if forget(e) && matches!(exec.events[e].kind, EventKind::Read | EventKind::Write) {
-                drop[e] = true;
+                *d = true;
             }
         }
         // A join stays while a kept event of its thread follows it on its

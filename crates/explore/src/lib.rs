@@ -796,7 +796,8 @@ impl<'p> Explorer<'p> {
                         Some(Stop::StateLimit)
                     } else if search.stored_bytes + graph > self.limits.max_memory {
                         Some(Stop::MemoryLimit)
-                    } else if search.count % 1024 == 0 && self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t)
+                    } else if search.count.is_multiple_of(1024)
+                        && self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t)
                     {
                         Some(Stop::Timeout)
                     } else {
@@ -805,7 +806,7 @@ impl<'p> Explorer<'p> {
                     search.tree_tail.push((ex.id, Some(succ.choice)));
                     if let Some(why) = limit {
                         self.tree.write().expect("tree lock").append(&mut search.tree_tail);
-                        self.key = (ex.id, ci as u32 + 1);
+                        self.key = (ex.id, ci + 1);
                         self.prefix = Some(to);
                         self.path.clear();
                         self.set_ident(&succ.ident);

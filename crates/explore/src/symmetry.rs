@@ -167,10 +167,10 @@ impl Explorer<'_> {
         let rk = |k: (u32, u32)| if k.0 == LAUNCH { k } else { (rt(k.0), k.1) };
         let rmask = |m: &Bits| {
             let mut out = Bits::new(nt * nb);
-            for u in 0..nt {
+            for (u, &v) in inv.iter().enumerate().take(nt) {
                 for b in 0..nb {
                     if m.get(u * nb + b) {
-                        out.set(inv[u] * nb + b);
+                        out.set(v * nb + b);
                     }
                 }
             }
@@ -178,9 +178,9 @@ impl Explorer<'_> {
         };
         let rbound = |m: &Bits| {
             let mut out = Bits::new(nt);
-            for u in 0..nt {
+            for (u, &v) in inv.iter().enumerate().take(nt) {
                 if m.get(u) {
-                    out.set(inv[u]);
+                    out.set(v);
                 }
             }
             out

@@ -87,10 +87,8 @@ impl Lowerer<'_> {
     }
 
     fn program(&mut self, lit: &Litmus) -> Option<Program> {
-        if lit.name.is_none() {
-            // The parser already reported the missing `litmus` line.
-            return None;
-        }
+        // The parser already reported a missing `litmus` line.
+        lit.name.as_ref()?;
         let progress = match &lit.progress {
             Some(p) => {
                 let base = p.name.strip_suffix("-strong").unwrap_or(&p.name);
@@ -1064,8 +1062,8 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        if dest.is_some() && !returns {
-            self.err(dest.unwrap().span, format!("`{n}` returns no value"));
+        if let (Some(d), false) = (dest, returns) {
+            self.err(d.span, format!("`{n}` returns no value"));
             return None;
         }
         let exprs: Vec<&Expr> = args

@@ -275,9 +275,9 @@ fn phase_with_rule() {
             a[i as usize][1] = b.event(t(i), 2, arrive(), B);
             w[i as usize] = b.event(t(i), 3, wait(), B);
         }
-        for ph in 0..2 {
-            b.bmo(a[0][ph]);
-            b.bmo(a[1][ph]);
+        for (&x, &y) in a[0].iter().zip(&a[1]).take(2) {
+            b.bmo(x);
+            b.bmo(y);
         }
         b.set_participants(w[0], vec![a[0][0], a[1][0]]);
         b.set_participants(w[1], vec![a[0][w1_phase], a[1][w1_phase]]);
