@@ -12,6 +12,11 @@ test:
 ci:
     bash .ci/run
 
+# Formatting and lints, as kept on main (clean with warnings denied).
+lint:
+    cargo fmt --all --check
+    cargo clippy --workspace --release --all-targets -- -D warnings
+
 # Render a test's operation graph to SVG (needs graphviz).
 graph FILE:
     cargo run --release -- graph {{FILE}} --format dot | dot -Tsvg > {{FILE}}.svg
