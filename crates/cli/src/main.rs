@@ -675,6 +675,8 @@ fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> ExitCode {
     progress.finish();
     let summary = bc_report::summarize(&reports);
     let changes = run.baseline.as_ref().map(|b| bc_report::baseline::compare(b, &reports));
+    // Every file was read and parsed (otherwise the exit code is 2).
+    let inputs_ok = !unreadable && summary.errors == 0;
     match run.format {
         Format::Text => {
             let _ = writeln!(out, "{}", bc_report::text::summary(&summary));
@@ -699,8 +701,7 @@ fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> ExitCode {
             );
         }
         Format::Sarif => {
-            let successful = !unreadable && summary.errors == 0;
-            let log = bc_report::sarif::to_sarif(&reports, env!("CARGO_PKG_VERSION"), successful);
+            let log = bc_report::sarif::to_sarif(&reports, env!("CARGO_PKG_VERSION"), inputs_ok);
             let _ = writeln!(out, "{log}");
         }
         Format::Junit => {
@@ -712,7 +713,7 @@ fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> ExitCode {
             return usage_error(&format!("{}: {e}", path.display()));
         }
     }
-    if unreadable || summary.errors > 0 {
+    if !inputs_ok {
         ExitCode::from(2)
     } else if let Some(changes) = changes {
         // Against a baseline, the verdicts must equal the baseline's (a

@@ -14,12 +14,11 @@ pub fn render(file: &SourceFile, d: &Diagnostic) -> String {
             let _ = writeln!(out, "{}: {sev}: {}", file.name, d.message);
         }
         Some(span) => {
-            let lc = file.line_col(span.start);
+            let (lc, end) = file.range(span);
             let _ = writeln!(out, "{}:{}:{}: {sev}: {}", file.name, lc.line, lc.col, d.message);
             let line = file.line_text(lc.line);
             let shown: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
             let gutter = lc.line.to_string().len();
-            let end = file.line_col(span.end.max(span.start));
             let width = if end.line == lc.line {
                 (end.col.saturating_sub(lc.col)).max(1)
             } else {

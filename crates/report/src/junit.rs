@@ -54,6 +54,10 @@ fn suite_name(file: &str) -> String {
     }
 }
 
+/// A test and what it reports: nothing (passed), or (element, type,
+/// message) per problem.
+type Case<'a> = (&'a TestReport, Vec<(&'static str, &'static str, String)>);
+
 /// What a test case reports: nothing (passed), or (element, type, message).
 fn outcome(r: &TestReport) -> Vec<(&'static str, &'static str, String)> {
     let mut out = Vec::new();
@@ -97,18 +101,20 @@ fn outcome(r: &TestReport) -> Vec<(&'static str, &'static str, String)> {
 /// The JUnit XML of a check run; `timing: false` leaves out `time`
 /// attributes (for reproducible output).
 pub fn to_junit(reports: &[TestReport], timing: bool) -> String {
-    // Suites by directory, in order of first appearance.
-    let mut suites: Vec<(String, Vec<&TestReport>)> = Vec::new();
-    for r in reports {
-        let name = suite_name(&r.source.name);
+    // Each test's results, once; then suites by directory, in order of
+    // first appearance.
+    let cases: Vec<Case> = reports.iter().map(|r| (r, outcome(r))).collect();
+    let mut suites: Vec<(String, Vec<&Case>)> = Vec::new();
+    for c in &cases {
+        let name = suite_name(&c.0.source.name);
         match suites.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, rs)) => rs.push(r),
-            None => suites.push((name, vec![r])),
+            Some((_, cs)) => cs.push(c),
+            None => suites.push((name, vec![c])),
         }
     }
-    let time_of = |rs: &[&TestReport]| -> std::time::Duration {
-        rs.iter()
-            .filter_map(|r| r.outcome.as_ref())
+    let time_of = |cs: &[&Case]| -> std::time::Duration {
+        cs.iter()
+            .filter_map(|c| c.0.outcome.as_ref())
             .map(|o| o.stats.elapsed)
             .sum()
     };
@@ -119,12 +125,8 @@ pub fn to_junit(reports: &[TestReport], timing: bool) -> String {
             String::new()
         }
     };
-    let count = |rs: &[&TestReport], what: &str| {
-        rs.iter()
-            .filter(|r| outcome(r).iter().any(|(e, _, _)| *e == what))
-            .count()
-    };
-    let all: Vec<&TestReport> = reports.iter().collect();
+    let count = |cs: &[&Case], what: &str| cs.iter().filter(|c| c.1.iter().any(|(e, _, _)| *e == what)).count();
+    let all: Vec<&Case> = cases.iter().collect();
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         x,
@@ -138,17 +140,17 @@ pub fn to_junit(reports: &[TestReport], timing: bool) -> String {
         witnesses: true,
         timing: false,
     };
-    for (name, rs) in &suites {
+    for (name, cs) in &suites {
         let _ = writeln!(
             x,
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\"{}>",
             escape(name),
-            rs.len(),
-            count(rs, "failure"),
-            count(rs, "error"),
-            time_attr(time_of(rs))
+            cs.len(),
+            count(cs, "failure"),
+            count(cs, "error"),
+            time_attr(time_of(cs))
         );
-        for r in rs {
+        for (r, results) in cs.iter().copied() {
             let test = r.test.clone().unwrap_or_else(|| {
                 let f = r.source.name.replace('\\', "/");
                 f.rsplit('/').next().unwrap_or(&f).to_string()
@@ -160,7 +162,6 @@ pub fn to_junit(reports: &[TestReport], timing: bool) -> String {
                 escape(&classname(&r.source.name)),
                 time_attr(r.outcome.as_ref().map(|o| o.stats.elapsed).unwrap_or_default())
             );
-            let results = outcome(r);
             if results.is_empty() {
                 x.push_str("/>\n");
                 continue;

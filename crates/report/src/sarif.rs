@@ -205,8 +205,7 @@ pub fn uri_of(path: &str) -> String {
 }
 
 fn region(source: &SourceFile, span: Span) -> Region {
-    let start = source.line_col(span.start);
-    let end = source.line_col(span.end.max(span.start));
+    let (start, end) = source.range(span);
     Region {
         start_line: start.line,
         start_column: start.col,
@@ -218,11 +217,11 @@ fn region(source: &SourceFile, span: Span) -> Region {
     }
 }
 
-/// Builds results for one run; rules are numbered as they are first used
-/// and listed sorted by id at the end.
+/// Builds results for one run: the rules used (listed sorted by id at the
+/// end, which numbers them) and the results in order.
 struct Builder {
     rules: BTreeMap<String, &'static str>,
-    results: Vec<(String, SarifResult)>,
+    results: Vec<SarifResult>,
 }
 
 impl Builder {
@@ -239,9 +238,15 @@ impl Builder {
         }
     }
 
-    fn push(&mut self, rule: String, summary: &'static str, result: SarifResult) {
-        self.rules.entry(rule.clone()).or_insert(summary);
-        self.results.push((rule, result));
+    /// Adds a result; `summary` describes its rule.
+    fn push(&mut self, summary: &'static str, result: SarifResult) {
+        self.rules.entry(result.rule_id.clone()).or_insert(summary);
+        self.results.push(result);
+    }
+
+    /// Adds a result of one of the rules that are not finding kinds.
+    fn push_other(&mut self, rule: &str, text: String, locations: Vec<Location>, r: &TestReport) {
+        self.push(other_rule_summary(rule), result(rule, text, locations, r));
     }
 }
 
@@ -257,11 +262,12 @@ fn properties(r: &TestReport) -> ResultProperties {
     }
 }
 
-fn result(rule: &str, level: &'static str, text: String, locations: Vec<Location>, r: &TestReport) -> SarifResult {
+/// An error-level result (its rule index is set when the rules are listed).
+fn result(rule: &str, text: String, locations: Vec<Location>, r: &TestReport) -> SarifResult {
     SarifResult {
         rule_id: rule.to_string(),
         rule_index: 0,
-        level,
+        level: "error",
         message: Message { text },
         locations,
         code_flows: Vec::new(),
@@ -277,8 +283,7 @@ fn add_report(b: &mut Builder, index: usize, r: &TestReport) {
     if r.is_error() {
         for d in &r.diagnostics {
             let loc = vec![Builder::location(src, index, d.span, None)];
-            let res = result(INPUT, "error", d.message.clone(), loc, r);
-            b.push(INPUT.into(), other_rule_summary(INPUT), res);
+            b.push_other(INPUT, d.message.clone(), loc, r);
         }
         return;
     }
@@ -295,8 +300,7 @@ fn add_report(b: &mut Builder, index: usize, r: &TestReport) {
                 .map(|&s| Builder::location(src, index, Some(s), None))
                 .collect()
         };
-        let rule = f.kind.to_string();
-        let mut res = result(&rule, "error", format!("{name}: {}", f.message), locations, r);
+        let mut res = result(&f.kind.to_string(), format!("{name}: {}", f.message), locations, r);
         if !w.steps.is_empty() {
             // One thread flow per thread, in order of first step.
             let mut flows: Vec<ThreadFlow> = Vec::new();
@@ -334,7 +338,7 @@ fn add_report(b: &mut Builder, index: usize, r: &TestReport) {
                 justification: format!("the test's `expect` line lists {}", f.kind),
             });
         }
-        b.push(rule, f.kind.summary(), res);
+        b.push(f.kind.summary(), res);
     }
     let stopped = o.stop != Stop::Exhausted;
     if !stopped {
@@ -345,8 +349,7 @@ fn add_report(b: &mut Builder, index: usize, r: &TestReport) {
                 "{name}: expects {k}, but no execution shows it (verdict: {})",
                 crate::verdict_text(&r.verdict())
             );
-            let res = result(MISSING, "error", text, loc, r);
-            b.push(MISSING.into(), other_rule_summary(MISSING), res);
+            b.push_other(MISSING, text, loc, r);
         }
     } else {
         let text = format!(
@@ -354,12 +357,10 @@ fn add_report(b: &mut Builder, index: usize, r: &TestReport) {
             o.stop.name(),
             o.stats.states
         );
-        let res = result(STOPPED, "error", text, file_level(), r);
-        b.push(STOPPED.into(), other_rule_summary(STOPPED), res);
+        b.push_other(STOPPED, text, file_level(), r);
     }
     for e in &o.internal_errors {
-        let res = result(INTERNAL, "error", format!("{name}: {e}"), file_level(), r);
-        b.push(INTERNAL.into(), other_rule_summary(INTERNAL), res);
+        b.push_other(INTERNAL, format!("{name}: {e}"), file_level(), r);
     }
 }
 
@@ -377,8 +378,8 @@ pub fn to_sarif(reports: &[TestReport], tool_version: &str, successful: bool) ->
     let results = b
         .results
         .into_iter()
-        .map(|(rule, mut res)| {
-            res.rule_index = index[&rule];
+        .map(|mut res| {
+            res.rule_index = index[&res.rule_id];
             res
         })
         .collect();

@@ -137,7 +137,7 @@ pub fn result(r: &TestReport) -> Result {
             locations: crate::finding_spans(f)
                 .into_iter()
                 .map(|sp| {
-                    let (a, b) = (r.source.line_col(sp.start), r.source.line_col(sp.end.max(sp.start)));
+                    let (a, b) = r.source.range(sp);
                     Location {
                         line: a.line,
                         col: a.col,

@@ -66,6 +66,12 @@ impl SourceFile {
         }
     }
 
+    /// Where a span starts and where it ends (the position just past its
+    /// last character; a reversed span ends where it starts).
+    pub fn range(&self, span: Span) -> (LineCol, LineCol) {
+        (self.line_col(span.start), self.line_col(span.end.max(span.start)))
+    }
+
     /// The text of a 1-based line, without its newline.
     pub fn line_text(&self, line: u32) -> &str {
         let i = (line as usize).saturating_sub(1).min(self.line_starts.len() - 1);
