@@ -176,7 +176,7 @@ pub fn to_junit(reports: &[TestReport], timing: bool) -> String {
                 let _ = writeln!(
                     x,
                     "      <{element} type=\"{kind}\" message=\"{}\">{}</{element}>",
-                    escape(&message),
+                    escape(message),
                     escape(&body)
                 );
             }
