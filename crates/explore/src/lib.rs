@@ -212,6 +212,8 @@ struct Batch {
 trait Expander<'p> {
     fn submit(&mut self, batch: Batch);
     fn collect(&mut self) -> Vec<Part>;
+    /// Batches submitted and not yet collected.
+    fn in_flight(&self) -> usize;
 }
 
 /// Batches submitted ahead of the merge: with two, a worker that finishes
@@ -237,6 +239,9 @@ struct Inline<'p> {
 impl<'p> Expander<'p> for Inline<'p> {
     fn submit(&mut self, batch: Batch) {
         self.batches.push_back(batch);
+    }
+    fn in_flight(&self) -> usize {
+        self.batches.len()
     }
     fn collect(&mut self) -> Vec<Part> {
         let b = self.batches.pop_front().expect("a batch was submitted");
@@ -289,6 +294,9 @@ impl<'p> Expander<'p> for Pool {
             }
         }
         par::merge(parts, nchunks)
+    }
+    fn in_flight(&self) -> usize {
+        self.pending.len()
     }
 }
 
@@ -680,10 +688,9 @@ impl<'p> Explorer<'p> {
         while !frontier.is_empty() {
             let n = frontier.len();
             let mut start = 0;
-            let mut in_flight = 0;
             // Submits batches of this level until IN_FLIGHT are out.
-            let mut fill = |expander: &mut dyn Expander<'p>, in_flight: &mut usize| {
-                while *in_flight < IN_FLIGHT && start < n {
+            let mut fill = |expander: &mut dyn Expander<'p>| {
+                while expander.in_flight() < IN_FLIGHT && start < n {
                     let end = (start + BATCH).min(n);
                     expander.submit(Batch {
                         seq,
@@ -694,30 +701,28 @@ impl<'p> Explorer<'p> {
                         queue: std::sync::Arc::new(par::ChunkQueue::new(0)),
                     });
                     seq += 1;
-                    *in_flight += 1;
                     start = end;
                 }
             };
-            let drain = |expander: &mut dyn Expander<'p>, k: usize| {
-                for _ in 0..k {
+            let drain = |expander: &mut dyn Expander<'p>| {
+                while expander.in_flight() > 0 {
                     expander.collect();
                 }
             };
             loop {
                 if self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t) {
-                    drain(expander, in_flight);
+                    drain(expander);
                     return Stop::Timeout;
                 }
-                fill(expander, &mut in_flight);
-                if in_flight == 0 {
+                fill(expander);
+                if expander.in_flight() == 0 {
                     break;
                 }
                 let ex = expander.collect();
-                in_flight -= 1;
                 // Keep the workers busy while this batch merges.
-                fill(expander, &mut in_flight);
+                fill(expander);
                 if let Some(why) = self.merge(ex, search) {
-                    drain(expander, in_flight);
+                    drain(expander);
                     return why;
                 }
             }

@@ -167,9 +167,17 @@ impl PartialEq for Bytes {
 const SLOT_CHUNK: (usize, usize) = (16, 4096);
 const BYTE_CHUNK: (usize, usize) = (1 << 10, 1 << 20);
 
-/// The capacity of the chunk after `last` (none yet: the smallest).
-fn next_chunk<T>(last: Option<&Vec<T>>, (small, large): (usize, usize)) -> usize {
-    last.map_or(small, |c| (c.capacity() * 2).clamp(small, large))
+/// The last chunk of an arena, after starting a new one if it has no room
+/// for `need` more items. The new chunk doubles the last one's capacity
+/// within `(small, large)`, or holds `need` if that is more. A chunk never
+/// grows past its capacity, so what is appended to it never moves: this is
+/// what makes the arenas' pointers stable.
+fn room<T>(chunks: &mut Vec<Vec<T>>, need: usize, (small, large): (usize, usize)) -> &mut Vec<T> {
+    if chunks.last().is_none_or(|c| c.capacity() - c.len() < need) {
+        let cap = chunks.last().map_or(small, |c| (c.capacity() * 2).clamp(small, large));
+        chunks.push(Vec::with_capacity(cap.max(need)));
+    }
+    chunks.last_mut().expect("a chunk with room")
 }
 
 /// A shard's storage: the table points into chunks that are only appended
@@ -209,11 +217,7 @@ impl<K> Shard<K> {
 
     /// Adds a new unnumbered slot for `key` (not in the table yet).
     fn add(&mut self, hash: u64, key: K) -> NonNull<Slot<K>> {
-        if self.slots.last().is_none_or(|c| c.len() == c.capacity()) {
-            let cap = next_chunk(self.slots.last(), SLOT_CHUNK);
-            self.slots.push(Vec::with_capacity(cap));
-        }
-        let chunk = self.slots.last_mut().expect("a chunk with room");
+        let chunk = room(&mut self.slots, 1, SLOT_CHUNK);
         let at = chunk.len();
         chunk.push(Slot {
             key,
@@ -221,8 +225,7 @@ impl<K> Shard<K> {
             id: AtomicU32::new(u32::MAX),
         });
         // SAFETY: `at` is the element just pushed; the chunk had room, so
-        // it did not reallocate and never will (it is full before a new
-        // chunk starts).
+        // it did not reallocate and never will (`room`).
         let ptr = unsafe { NonNull::new_unchecked(chunk.as_mut_ptr().add(at)) };
         // SAFETY: as in `find`.
         self.table.insert_unique(hash, ptr, |s| unsafe { s.as_ref() }.hash);
@@ -237,17 +240,12 @@ pub struct ByteArena<'a>(&'a mut Vec<Vec<u8>>);
 impl ByteArena<'_> {
     /// Copies `b` into the arena.
     pub fn store(&mut self, b: &[u8]) -> Bytes {
-        let chunks = &mut *self.0;
-        if chunks.last().is_none_or(|c| c.capacity() - c.len() < b.len()) {
-            let cap = next_chunk(chunks.last(), BYTE_CHUNK).max(b.len());
-            chunks.push(Vec::with_capacity(cap));
-        }
-        let chunk = chunks.last_mut().expect("a chunk with room");
+        let chunk = room(self.0, b.len(), BYTE_CHUNK);
         let at = chunk.len();
         chunk.extend_from_slice(b);
         Bytes {
             // SAFETY: `at` is within the chunk, which did not reallocate
-            // (it had room for `b`).
+            // (it had room for `b`) and never will (`room`).
             ptr: unsafe { NonNull::new_unchecked(chunk.as_mut_ptr().add(at)) },
             len: b.len(),
         }
