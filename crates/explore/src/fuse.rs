@@ -83,13 +83,7 @@ impl Explorer<'_> {
                 let pending = self.pending.len();
                 // The step is tried on a copy (it may be rejected), built in
                 // a reused state so its vectors keep their allocations.
-                let mut next = match self.fuse_scratch.take() {
-                    Some(mut n) => {
-                        n.clone_from(s);
-                        n
-                    }
-                    None => s.clone(),
-                };
+                let mut next = State::copy_in(&mut self.fuse_scratch, s);
                 let step = self.step(&mut next, c);
                 let quiet = self.pending.len() == pending;
                 let bmo_same = next.bmo.iter().zip(&s.bmo).all(|(a, b)| a.len() == b.len());

@@ -909,8 +909,7 @@ impl<'p> Explorer<'p> {
             self.quiet = true;
             // The successor is built in the scratch state (its vectors
             // reused) and copied out only when it is new.
-            let mut n = std::mem::take(&mut self.scratch).unwrap_or_else(|| s.clone());
-            n.clone_from(s);
+            let mut n = State::copy_in(&mut self.scratch, s);
             let step = self.step(&mut n, choice);
             self.path.push(step);
             self.fuse_waits(&mut n);

@@ -174,6 +174,18 @@ impl BState {
 }
 
 impl State {
+    /// A copy of `s`, built in the state `spare` holds if it holds one (its
+    /// vectors keep their allocations: workers copy states on hot paths).
+    pub fn copy_in(spare: &mut Option<State>, s: &State) -> State {
+        match spare.take() {
+            Some(mut n) => {
+                n.clone_from(s);
+                n
+            }
+            None => s.clone(),
+        }
+    }
+
     /// The state at launch. A model without the `joined-before` rule joins
     /// every thread to every barrier at launch.
     pub fn initial(p: &Program) -> State {
