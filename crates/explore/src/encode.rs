@@ -290,98 +290,22 @@ impl R<'_> {
         };
         HEvent { pc, kind, target }
     }
-    fn phase(&mut self) -> Phase {
-        Phase {
-            number: self.u(),
-            members: self.pairs(),
-            mask: self.bits(),
-            bound: self.bits(),
-            arrivals: self.i(),
-            preds: self.i(),
-            key: self.oi(),
-            site: self.b().then(|| self.pair()),
-            mixed_sites: self.b(),
-            exit_drop: self.b(),
-        }
-    }
 }
 
 /// The state `encode` wrote into `words`.
 pub(crate) fn decode(words: &[u8]) -> State {
-    let mut r = R { w: words, at: 0 };
-    let nt = r.len();
-    let threads = (0..nt)
-        .map(|_| {
-            let pc = r.u();
-            let status = match r.u() {
-                0 => Status::Running,
-                1 => Status::Done,
-                2 => Status::Diverged,
-                _ => Status::NotLaunched,
-            };
-            let started = r.b();
-            let nr = r.len();
-            let regs = (0..nr).map(|_| r.i()).collect();
-            TState {
-                pc,
-                status,
-                started,
-                regs,
-                jmask: r.bits(),
-                joined: r.us(),
-                owes: r.us(),
-            }
-        })
-        .collect();
-    let nm = r.len();
-    let mem = (0..nm).map(|_| r.i()).collect();
-    let nb = r.len();
-    let bars = (0..nb)
-        .map(|_| BState {
-            init: r.b(),
-            expected: r.i(),
-            arrived: r.i(),
-            pending_drop: r.i(),
-            tx: r.i(),
-            invalid: r.b(),
-            base: r.oi(),
-            settled_len: r.u(),
-            phase_base: r.u(),
-            after_completion: r.i(),
-            next_phase: r.u(),
-            open: r.b().then(|| r.phase()),
-            done: {
-                let n = r.len();
-                (0..n).map(|_| r.phase()).collect()
-            },
-        })
-        .collect();
-    let nh = r.len();
-    let hist = (0..nh)
-        .map(|_| {
-            let n = r.len();
-            (0..n).map(|_| r.event()).collect()
-        })
-        .collect();
-    let no = r.len();
-    let bmo = (0..no).map(|_| r.pairs()).collect();
-    let nl = r.len();
-    let launched = (0..nl).map(|_| r.b()).collect();
-    let ns = r.len();
-    let streams = (0..ns).map(|_| (r.i(), r.us())).collect();
-    let ne = r.len();
-    let extra = (0..ne).map(|_| (r.pair(), r.pair())).collect();
-    debug_assert_eq!(r.at, words.len(), "the whole encoding is read");
-    State {
-        threads,
-        mem,
-        bars,
-        hist,
-        bmo,
-        launched,
-        streams,
-        extra,
-    }
+    let mut s = State {
+        threads: Vec::new(),
+        mem: Vec::new(),
+        bars: Vec::new(),
+        hist: Vec::new(),
+        bmo: Vec::new(),
+        launched: Vec::new(),
+        streams: Vec::new(),
+        extra: Vec::new(),
+    };
+    decode_into(words, &mut s);
+    s
 }
 
 impl R<'_> {
