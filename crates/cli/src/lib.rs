@@ -14,7 +14,7 @@ pub struct CheckOptions {
     pub model: Option<Model>,
     pub limits: Limits,
     /// A progress model that overrides the file's `progress` line.
-    pub progress: Option<String>,
+    pub progress: Option<bc_models::ProgressModel>,
     /// Where searches add the states they store (for a progress bar).
     pub states: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
@@ -72,8 +72,8 @@ pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport 
     let result = lower_parsed(&report.source, &lit, diags, opts.model.clone());
     match result {
         Ok(mut program) => {
-            if let Some(p) = &opts.progress {
-                program.progress = p.clone();
+            if let Some(p) = opts.progress {
+                program.progress = p;
             }
             report.outcome = Some(match &opts.states {
                 Some(c) => bc_explore::explore_counting(&program, opts.limits, c.clone()),

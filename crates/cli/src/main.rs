@@ -230,11 +230,10 @@ fn main() -> ExitCode {
             baseline,
             shard,
         } => {
-            if let Some(p) = &progress {
-                if bc_explore::liveness::Progress::parse(p).is_none() {
-                    return usage_error(&format!("unknown progress model `{p}`"));
-                }
-            }
+            let progress = match progress.as_deref().map(bc_models::ProgressModel::parse).transpose() {
+                Ok(p) => p,
+                Err(e) => return usage_error(&e),
+            };
             let model = match load_model(&model) {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),

@@ -1070,10 +1070,7 @@ impl<'p> Explorer<'p> {
     /// it as `nontermination` (or `deadlock`, when a thread waits on a
     /// barrier throughout it) with a lasso witness.
     fn liveness(&mut self, nodes: &[liveness::Node], edges: &[liveness::Edge]) {
-        let Some((progress, strong)) = liveness::Progress::parse(&self.p.progress) else {
-            return;
-        };
-        let analysis = liveness::Analysis::new(self.p, progress, strong, nodes, edges);
+        let analysis = liveness::Analysis::new(self.p, self.p.progress.kind, self.p.progress.strong, nodes, edges);
         let Some(cycle) = analysis.find() else { return };
         let kind = if cycle.stuck_waiter.is_some() {
             FindingKind::Deadlock

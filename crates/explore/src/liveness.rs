@@ -16,39 +16,7 @@
 
 use bc_graph::bits::Bits;
 use bc_graph::{Program, ThreadKind};
-
-/// A progress model: who must eventually be scheduled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Progress {
-    Unfair,
-    Fair,
-    Hsa,
-    Obe,
-    Lobe,
-    HsaObe,
-    Cuda,
-}
-
-impl Progress {
-    /// Parses `obe`, `obe-strong`, ...: the model and whether fairness is strong.
-    pub fn parse(name: &str) -> Option<(Progress, bool)> {
-        let (base, strong) = match name.strip_suffix("-strong") {
-            Some(b) => (b, true),
-            None => (name, false),
-        };
-        let p = match base {
-            "unfair" => Progress::Unfair,
-            "fair" => Progress::Fair,
-            "hsa" => Progress::Hsa,
-            "obe" => Progress::Obe,
-            "lobe" => Progress::Lobe,
-            "hsa-obe" => Progress::HsaObe,
-            "cuda" if !strong => Progress::Cuda,
-            _ => return None,
-        };
-        Some((p, strong))
-    }
-}
+use bc_models::Progress;
 
 /// What the analysis needs of one state.
 #[derive(Clone, Debug)]

@@ -77,11 +77,11 @@ fn a_barrier_inside_a_spin_loop_repeats_its_state() {
     // before: the loop is a cycle, and the progress model decides it.
     let text = "litmus \"bsl\"\nmodel amdgpu-gfx11\nvar flag = 0\nthread T0 { L: s_barrier; r = load flag; if r == 0 { goto L } }\nthread T1 { L: s_barrier; r = load flag; if r == 0 { goto L } }\nthread T2 block=1 { store flag, 1 }\n";
     let mut p = program(text);
-    p.progress = "fair".into();
+    p.progress = bc_models::ProgressModel::parse("fair").unwrap();
     let o = explore(&p, Limits::default());
     assert_eq!(o.stop, Stop::Exhausted);
     assert!(o.verdict().is_empty(), "{:?}", o.verdict());
-    p.progress = "obe".into();
+    p.progress = bc_models::ProgressModel::parse("obe").unwrap();
     let o = explore(&p, Limits::default());
     assert_eq!(
         o.verdict().into_iter().collect::<Vec<_>>(),

@@ -6,16 +6,19 @@
 
 use crate::ids::*;
 use crate::program::*;
-use bc_models::{AbstractOp, BarrierRef, LaunchCount, Model, OperandKind};
+use bc_models::{AbstractOp, BarrierRef, LaunchCount, Model, OperandKind, ProgressModel};
 use bc_syntax::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-/// The progress-model names of the litmus spec (each also with `-strong`,
-/// except `cuda`).
-pub const PROGRESS_MODELS: &[&str] = &["unfair", "fair", "hsa", "obe", "lobe", "hsa-obe", "cuda"];
-
-/// Most threads one test may create (kernels expand to blocks x threads).
+/// Most threads one test may create (kernels expand to blocks x threads);
+/// also the bound on a kernel's `blocks`, `threads` and `cluster_size`.
 pub const MAX_THREADS: u32 = 4096;
+
+/// The largest block, cluster or warp number a `thread` may name: with at
+/// most [`MAX_THREADS`] threads, numbers below it can place every thread
+/// anywhere, and a larger one is surely a mistake (it could not be
+/// represented without truncation once past `u32`).
+pub const MAX_ID: i64 = MAX_THREADS as i64 - 1;
 
 const BUILTINS: &[(&str, Builtin)] = &[
     ("tid", Builtin::Tid),
@@ -77,10 +80,6 @@ struct Placed {
     cooperative: bool,
 }
 
-fn attr_int(a: &Attr) -> Option<i64> {
-    a.value.map(|(v, _)| v)
-}
-
 impl Lowerer<'_> {
     fn err(&mut self, span: Span, msg: impl Into<String>) {
         self.diags.push(Diagnostic::error(span, msg));
@@ -90,21 +89,11 @@ impl Lowerer<'_> {
         // The parser already reported a missing `litmus` line.
         lit.name.as_ref()?;
         let progress = match &lit.progress {
-            Some(p) => {
-                let base = p.name.strip_suffix("-strong").unwrap_or(&p.name);
-                if !PROGRESS_MODELS.contains(&base) || p.name == "cuda-strong" {
-                    self.err(
-                        p.span,
-                        format!(
-                            "unknown progress model `{}` (known: {}, each but cuda also with -strong)",
-                            p.name,
-                            PROGRESS_MODELS.join(", ")
-                        ),
-                    );
-                }
-                p.name.clone()
-            }
-            None => self.model.default_progress.clone(),
+            Some(p) => ProgressModel::parse(&p.name).unwrap_or_else(|msg| {
+                self.err(p.span, msg);
+                self.model.default_progress
+            }),
+            None => self.model.default_progress,
         };
         let expect = lit.expect.as_ref().map(|e| {
             let mut set = BTreeSet::new();
@@ -143,12 +132,12 @@ impl Lowerer<'_> {
 
         // Threads and placement.
         let placed = self.place(lit);
-        let nthreads = placed.len() as u32;
+        let nthreads = placed.len();
         if nthreads == 0 && lit.threads.is_empty() {
             let span = lit.name.as_ref().map(|n| n.span).unwrap_or_default();
             self.err(span, "the test declares no thread or kernel");
         }
-        if nthreads > MAX_THREADS {
+        if nthreads > MAX_THREADS as usize {
             self.err(
                 lit.threads[0].span,
                 format!("the test creates {nthreads} threads; at most {MAX_THREADS} are supported"),
@@ -465,39 +454,62 @@ impl Lowerer<'_> {
         scope
     }
 
+    /// The integer value of attribute `a`, checked to lie in `lo..=hi`, so
+    /// that no placement number is ever truncated (a `block=4294967296`
+    /// once landed in block 0). `None` after an error at the value.
+    fn ranged(&mut self, a: &Attr, lo: i64, hi: i64) -> Option<u32> {
+        match a.value {
+            Some((v, _)) if (lo..=hi).contains(&v) => u32::try_from(v).ok(),
+            Some((v, span)) => {
+                self.err(
+                    span,
+                    format!("`{}` must be an integer from {lo} to {hi}, found {v}", a.key.name),
+                );
+                None
+            }
+            None => {
+                let span = a.name_value.as_ref().map_or(a.key.span, |n| a.key.span.to(n.span));
+                self.err(
+                    span,
+                    format!("`{}` needs an integer value from {lo} to {hi}", a.key.name),
+                );
+                None
+            }
+        }
+    }
+
+    /// Places every thread. Placement numbers are range-checked (see
+    /// [`MAX_THREADS`] and [`MAX_ID`]); kernel sizes are multiplied with
+    /// checked arithmetic, and a kernel that would take the test past
+    /// [`MAX_THREADS`] is reported and not expanded.
     fn place(&mut self, lit: &Litmus) -> Vec<Placed> {
         let warp_size = self.model.warp_size;
         let mut out = Vec::new();
-        let mut per_block: BTreeMap<u32, u32> = BTreeMap::new();
         let hosts_ok = self.model.provides("launch");
-        // Explicit threads first pass: count per block for `ntid`.
-        for t in &lit.threads {
+        let max = MAX_THREADS as i64;
+        // Explicit threads, first pass: each one's block (checked once, here),
+        // and the count per block for `ntid`.
+        let mut block_of: Vec<u32> = vec![0; lit.threads.len()];
+        let mut per_block: BTreeMap<u32, u32> = BTreeMap::new();
+        for (d, t) in lit.threads.iter().enumerate() {
             if t.form == ThreadForm::Thread {
-                let block = t
-                    .attrs
-                    .iter()
-                    .find(|a| a.key.name == "block")
-                    .and_then(attr_int)
-                    .unwrap_or(0)
-                    .max(0) as u32;
-                *per_block.entry(block).or_default() += 1;
+                if let Some(a) = t.attrs.iter().find(|a| a.key.name == "block") {
+                    block_of[d] = self.ranged(a, 0, MAX_ID).unwrap_or(0);
+                }
+                *per_block.entry(block_of[d]).or_default() += 1;
             }
         }
         let mut index_in_block: BTreeMap<u32, u32> = BTreeMap::new();
         for (d, t) in lit.threads.iter().enumerate() {
             match t.form {
                 ThreadForm::Thread | ThreadForm::Host => {
-                    let (mut block, mut cluster, mut warp) = (0i64, None, None);
+                    let (mut cluster, mut warp) = (None, None);
                     for a in &t.attrs {
-                        let v = attr_int(a);
-                        match (t.form, a.key.name.as_str(), v) {
-                            (ThreadForm::Thread, "block", Some(v)) if v >= 0 => block = v,
-                            (ThreadForm::Thread, "cluster", Some(v)) if v >= 0 => cluster = Some(v),
-                            (ThreadForm::Thread, "warp", Some(v)) if v >= 0 => warp = Some(v),
-                            (ThreadForm::Thread, "block" | "cluster" | "warp", _) => self.err(
-                                a.key.span,
-                                format!("`{}` needs a non-negative integer value", a.key.name),
-                            ),
+                        match (t.form, a.key.name.as_str()) {
+                            // Checked in the first pass.
+                            (ThreadForm::Thread, "block") => {}
+                            (ThreadForm::Thread, "cluster") => cluster = self.ranged(a, 0, MAX_ID),
+                            (ThreadForm::Thread, "warp") => warp = self.ranged(a, 0, MAX_ID),
                             _ => self.err(a.key.span, format!("unknown thread attribute `{}`", a.key.name)),
                         }
                     }
@@ -526,7 +538,7 @@ impl Lowerer<'_> {
                         });
                         continue;
                     }
-                    let block = block as u32;
+                    let block = block_of[d];
                     let idx = index_in_block.entry(block).or_default();
                     let tid = *idx;
                     *idx += 1;
@@ -535,8 +547,8 @@ impl Lowerer<'_> {
                         kind: ThreadKind::Device,
                         decl: d,
                         block,
-                        cluster: cluster.map_or(block, |c| c as u32),
-                        warp: warp.map_or(tid / warp_size, |w| w as u32),
+                        cluster: cluster.unwrap_or(block),
+                        warp: warp.unwrap_or(tid / warp_size),
                         tid,
                         ntid: per_block[&block],
                         lane: tid % warp_size,
@@ -544,18 +556,15 @@ impl Lowerer<'_> {
                     });
                 }
                 ThreadForm::Kernel => {
-                    let (mut blocks, mut threads, mut cluster_size) = (1i64, 1i64, 1i64);
-                    let cooperative = t.attrs.iter().any(|a| a.key.name == "cooperative");
+                    let (mut blocks, mut threads, mut cluster_size) = (Some(1), Some(1), Some(1));
+                    let mut cooperative = false;
                     for a in &t.attrs {
-                        let v = attr_int(a);
-                        match (a.key.name.as_str(), v) {
-                            ("blocks", Some(v)) if v >= 1 => blocks = v,
-                            ("threads", Some(v)) if v >= 1 => threads = v,
-                            ("cluster_size", Some(v)) if v >= 1 => cluster_size = v,
-                            ("cooperative", None) => {}
-                            ("blocks" | "threads" | "cluster_size", _) => {
-                                self.err(a.key.span, format!("`{}` needs a positive integer value", a.key.name))
-                            }
+                        match a.key.name.as_str() {
+                            "blocks" => blocks = self.ranged(a, 1, max),
+                            "threads" => threads = self.ranged(a, 1, max),
+                            "cluster_size" => cluster_size = self.ranged(a, 1, max),
+                            "cooperative" if a.value.is_none() && a.name_value.is_none() => cooperative = true,
+                            "cooperative" => self.err(a.key.span, "`cooperative` is a flag and takes no value"),
                             _ => self.err(a.key.span, format!("unknown kernel attribute `{}`", a.key.name)),
                         }
                     }
@@ -570,12 +579,28 @@ impl Lowerer<'_> {
                             );
                         }
                     }
-                    if blocks * threads > MAX_THREADS as i64 {
+                    let (Some(blocks), Some(threads), Some(cluster_size)) = (blocks, threads, cluster_size) else {
+                        continue;
+                    };
+                    // Both factors are at most MAX_THREADS, so the product
+                    // cannot overflow; checked all the same.
+                    let total = blocks.checked_mul(threads).filter(|&n| n <= MAX_THREADS);
+                    let Some(total) = total else {
                         self.err(
                             t.span,
                             format!(
                                 "kernel creates {} threads; at most {MAX_THREADS} are supported",
-                                blocks * threads
+                                blocks as u64 * threads as u64
+                            ),
+                        );
+                        continue;
+                    };
+                    if out.len() as u64 + total as u64 > MAX_THREADS as u64 {
+                        self.err(
+                            t.span,
+                            format!(
+                                "with this kernel the test creates {} threads; at most {MAX_THREADS} are supported",
+                                out.len() as u64 + total as u64
                             ),
                         );
                         continue;
@@ -585,19 +610,20 @@ impl Lowerer<'_> {
                             t.span,
                             format!("blocks={blocks} is not a multiple of cluster_size={cluster_size}"),
                         );
+                        continue;
                     }
                     let prefix = t.name.as_ref().map(|n| format!("{}.", n.name)).unwrap_or_default();
-                    for b in 0..blocks as u32 {
-                        for i in 0..threads as u32 {
+                    for b in 0..blocks {
+                        for i in 0..threads {
                             out.push(Placed {
                                 name: format!("{prefix}b{b}t{i}"),
                                 kind: ThreadKind::Device,
                                 decl: d,
                                 block: b,
-                                cluster: b / cluster_size as u32,
+                                cluster: b / cluster_size,
                                 warp: i / warp_size,
                                 tid: i,
-                                ntid: threads as u32,
+                                ntid: threads,
                                 lane: i % warp_size,
                                 cooperative,
                             });

@@ -309,7 +309,7 @@ pub struct Program {
     pub test: String,
     pub about: Option<String>,
     pub model: Model,
-    pub progress: String,
+    pub progress: bc_models::ProgressModel,
     pub threads: Vec<ThreadInfo>,
     pub codes: Vec<Code>,
     pub barriers: Vec<BarrierInstance>,

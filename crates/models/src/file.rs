@@ -2,7 +2,7 @@
 //! the core [`Model`]. Serde types stay in this module.
 
 use crate::target::*;
-use crate::{ExclusionGroup, Model, ModelError, Rule, RuleSet};
+use crate::{ExclusionGroup, Model, ModelError, ProgressModel, Rule, RuleSet};
 use serde::Deserialize;
 
 /// Statement names a model may list: the litmus instructions, and `await`
@@ -178,11 +178,19 @@ fn lowering(
             ..LoweredOp::default()
         };
         let arrive = matches!(op, AbstractOp::Arrive | AbstractOp::ArriveDrop);
+        let mut seen: Vec<&str> = Vec::new();
         for w in words {
             let (key, val) = match w.split_once('=') {
                 Some((k, v)) => (k, Some(v)),
                 None => (w, None),
             };
+            // A repeated option would silently replace the first one.
+            if !key.starts_with('$') {
+                if seen.contains(&key) {
+                    return Err(format!("`{key}` is given twice in `{part}`"));
+                }
+                seen.push(key);
+            }
             match (key, val) {
                 ("isfirst", None) if arrive => l.isfirst = true,
                 ("token", None) if arrive => l.token_result = true,
@@ -229,6 +237,16 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
     if f.warp_size == 0 {
         return Err(ModelError("model file: warp_size must be at least 1".into()));
     }
+    if f.name.is_empty() {
+        return err("`name` must not be empty".into());
+    }
+    // The explorer's fair-cycle analysis needs a progress model it knows: an
+    // unknown one is an error here, never a silently skipped analysis.
+    let default_progress =
+        ProgressModel::parse(&f.progress).map_err(|e| ModelError(format!("model file: `progress`: {e}")))?;
+    if let Some(m) = f.max_count.filter(|&m| m < 1) {
+        return err(format!("max_count must be at least 1, found {m}"));
+    }
     let mut statements = f.statements;
     for s in &statements {
         if !known_statement(s) {
@@ -236,10 +254,15 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
         }
     }
     statements.sort();
-    statements.dedup();
+    if let Some(w) = statements.windows(2).find(|w| w[0] == w[1]) {
+        return err(format!("statement `{}` is listed twice", w[0]));
+    }
     let mut rules = RuleSet::default();
     for r in &f.rules {
         let rule = Rule::from_name(r).ok_or_else(|| ModelError(format!("model file: unknown rule `{r}`")))?;
+        if rules.has(rule) {
+            return err(format!("rule `{r}` is listed twice"));
+        }
         rules = rules.with(rule);
     }
     let barriers: Vec<PredefinedBarrier> = f.barrier.into_iter().map(barrier).collect::<Result<_, _>>()?;
@@ -254,6 +277,12 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
         if let Some(bad) = g.ids.iter().find(|i| !ids.contains(i)) {
             return err(format!("group `{}`: barrier id {bad} is not defined", g.name));
         }
+        if let Some((_, dup)) = g.ids.iter().enumerate().find(|(i, id)| g.ids[..*i].contains(id)) {
+            return err(format!("group `{}`: barrier id {dup} is listed twice", g.name));
+        }
+        if groups.iter().any(|x: &ExclusionGroup| x.name == g.name) {
+            return err(format!("group `{}` is defined twice", g.name));
+        }
         groups.push(ExclusionGroup {
             name: g.name,
             ids: g.ids,
@@ -264,6 +293,10 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
     for i in f.instruction {
         if !known_statement(&i.name) {
             return err(format!("unknown instruction `{}`", i.name));
+        }
+        // A second definition would never be used (lookups take the first).
+        if instructions.iter().any(|x: &Instruction| x.name == i.name) {
+            return err(format!("instruction `{}` is defined twice", i.name));
         }
         let mut operands = Vec::new();
         let mut optional = 0;
@@ -318,7 +351,7 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
         name: f.name,
         description: f.description,
         warp_size: f.warp_size,
-        default_progress: f.progress,
+        default_progress,
         statements,
         rules,
         max_count: f.max_count,

@@ -5,8 +5,10 @@
 //! (`--model-file`). The format is documented in `docs/models.md`.
 
 mod file;
+mod progress;
 mod target;
 
+pub use progress::{Progress, ProgressModel};
 pub use target::*;
 
 use std::fmt;
@@ -134,7 +136,7 @@ pub struct Model {
     pub name: String,
     pub description: String,
     pub warp_size: u32,
-    pub default_progress: String,
+    pub default_progress: ProgressModel,
     /// Statement names the model provides, sorted.
     pub statements: Vec<String>,
     pub rules: RuleSet,
@@ -267,6 +269,47 @@ mod tests {
         assert!(e.0.contains("frobnicate"), "{e}");
     }
 
+    /// Every value that would change what is checked is validated when the
+    /// file is loaded: an unknown progress model used to load and then
+    /// silently switch the fair-cycle analysis off.
+    #[test]
+    fn every_model_file_error_is_reported_at_load() {
+        let amd = BUILTIN_FILES[0].1;
+        assert!(amd.contains("progress = \"obe\""));
+        for (from, to, msg) in [
+            (
+                "progress = \"obe\"",
+                "progress = \"OBE\"",
+                "unknown progress model `OBE`",
+            ),
+            (
+                "progress = \"obe\"",
+                "progress = \"cuda-strong\"",
+                "unknown progress model",
+            ),
+            (
+                "progress = \"obe\"",
+                "progress = \"obe\"\nmax_count = 0",
+                "max_count must be at least 1",
+            ),
+            ("progress = \"obe\"", "progress = \"obe\"\nfrobnicate = 1", "frobnicate"),
+            ("\"phase-with\",", "\"phase-with\", \"phase-with\",", "listed twice"),
+            ("\"cas\",", "\"cas\", \"cas\",", "listed twice"),
+            ("name = \"amdgpu\"", "name = \"\"", "must not be empty"),
+        ] {
+            assert!(amd.contains(from), "{from}");
+            let e = Model::from_toml(&amd.replacen(from, to, 1)).unwrap_err();
+            assert!(e.0.contains(msg), "{to}: {e}");
+        }
+        assert_eq!(
+            Model::from_toml(amd).unwrap().default_progress,
+            ProgressModel {
+                kind: Progress::Obe,
+                strong: false
+            }
+        );
+    }
+
     #[test]
     fn lookup_names() {
         assert!(lookup("amdgpu").is_ok());
@@ -324,6 +367,14 @@ mod target_tests {
                 "unknown group",
             ),
             ("name = \"nope\"\nlowering = \"arrive -1\"", "unknown instruction"),
+            (
+                "name = \"s_barrier_signal_isfirst\"\nresult = true\nlowering = \"arrive -1 isfirst isfirst\"",
+                "given twice",
+            ),
+            (
+                "name = \"s_barrier\"\nlowering = \"arrive -1\"\n[[instruction]]\nname = \"s_barrier\"\nlowering = \"wait -1\"",
+                "defined twice",
+            ),
         ] {
             let e = with(bad).unwrap_err();
             assert!(e.0.contains(msg), "{bad}: {e}");

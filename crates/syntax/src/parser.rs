@@ -370,6 +370,15 @@ impl Parser {
                     value = Some(self.signed_int("an integer value")?);
                 }
             }
+            // A repeated attribute is an error, and only the first one is
+            // kept, so lowering never sees two values for one key.
+            if out.iter().any(|a: &Attr| a.key.name == key.name) {
+                self.diags.push(Diagnostic::error(
+                    key.span,
+                    format!("duplicate attribute `{}` (each attribute may be given once)", key.name),
+                ));
+                continue;
+            }
             out.push(Attr { key, value, name_value });
         }
         Ok(out)
