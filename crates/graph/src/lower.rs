@@ -640,8 +640,30 @@ impl Lowerer<'_> {
             code: Code::default(),
             labels: HashMap::new(),
             gotos: Vec::new(),
+            written: BTreeSet::new(),
+            first_read: BTreeMap::new(),
         };
         self.stmts(&mut c, body, names);
+        // Registers start at 0 (litmus spec, "Memory, control flow and host
+        // operations"), so reading one before writing it is legal; but a
+        // register this body reads and never writes only ever reads the
+        // constant 0: almost surely a misspelt instruction or register.
+        let mut never_written: Vec<(Span, RegId)> = c
+            .first_read
+            .iter()
+            .filter(|(r, _)| !c.written.contains(r))
+            .map(|(r, s)| (*s, *r))
+            .collect();
+        never_written.sort_by_key(|(s, _)| s.start);
+        for (span, r) in never_written {
+            let name = c.code.regs[r.index()].clone();
+            self.err(
+                span,
+                format!(
+                    "register `{name}` is never written (registers start at 0, so this reads the constant 0); an instruction?"
+                ),
+            );
+        }
         let end = c.code.instrs.len() as u32;
         for (at, label) in std::mem::take(&mut c.gotos) {
             match c.labels.get(label.name.as_str()) {
@@ -718,7 +740,7 @@ impl Lowerer<'_> {
             StmtKind::Repeat { count, body } => {
                 // A hidden counter register: the loop stays a loop.
                 let count = self.expr(c, count, names, false);
-                let counter = c.reg(&format!("repeat@{}", s.span.start));
+                let counter = c.write(&format!("repeat@{}", s.span.start));
                 c.emit(
                     InstrKind::Assign {
                         dest: counter,
@@ -745,13 +767,29 @@ impl Lowerer<'_> {
                 c.land(br);
             }
             StmtKind::Instr { dest, name, args } => {
-                if let Some(kinds) = self.instr(c, s, dest.as_ref(), name, args, names) {
-                    for kind in kinds {
-                        c.emit(kind, s.span, &text);
+                match self.instr(c, s, dest.as_ref(), name, args, names) {
+                    Some(kinds) => {
+                        for kind in kinds {
+                            c.emit(kind, s.span, &text);
+                        }
+                    }
+                    // The statement was reported; its result register still
+                    // counts as written, so no second error follows from it.
+                    None => {
+                        if let Some(d) = dest.as_ref().filter(|d| !d.name.contains('.')) {
+                            c.write(&d.name);
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// `unknown instruction `X``, with the closest known name when one is
+    /// a likely misspelling.
+    fn unknown_instruction(&mut self, span: Span, n: &str) {
+        let hint = bc_syntax::kinds::closest_statement(n).map_or(String::new(), |k| format!(" (did you mean `{k}`?)"));
+        self.err(span, format!("unknown instruction `{n}`{hint}"));
     }
 
     fn require(&mut self, span: Span, statement: &str) -> bool {
@@ -926,7 +964,7 @@ impl Lowerer<'_> {
                             && !names.vars.contains(&t.as_str())
                             && !BUILTINS.iter().any(|(b, _)| b == t)
                     }) {
-                        Some(r) => regs[i] = Some(c.reg(&r)),
+                        Some(r) => regs[i] = Some(c.read(&r, exprs[i].span)),
                         None => {
                             self.err(exprs[i].span, format!("`{n}` needs a register here"));
                             return None;
@@ -1019,7 +1057,15 @@ impl Lowerer<'_> {
     }
 
     fn dest_reg(&mut self, c: &mut CodeBuilder, dest: &Ident, names: &Names) -> RegId {
-        if BUILTINS.iter().any(|(b, _)| *b == dest.name)
+        if dest.name.contains('.') {
+            self.err(
+                dest.span,
+                format!(
+                    "`{}` is not a register: a name with a dot is an instruction, never a register",
+                    dest.name
+                ),
+            );
+        } else if BUILTINS.iter().any(|(b, _)| *b == dest.name)
             || names.barriers.contains(&dest.name.as_str())
             || names.vars.contains(&dest.name.as_str())
         {
@@ -1031,7 +1077,7 @@ impl Lowerer<'_> {
                 ),
             );
         }
-        c.reg(&dest.name)
+        c.write(&dest.name)
     }
 
     /// Lowers one instruction statement; `None` after an error.
@@ -1046,7 +1092,7 @@ impl Lowerer<'_> {
     ) -> Option<Vec<InstrKind>> {
         let n = name.name.as_str();
         if !bc_syntax::kinds::INSTRUCTION_NAMES.contains(&n) {
-            self.err(name.span, format!("unknown statement `{n}`"));
+            self.unknown_instruction(name.span, n);
             return None;
         }
         if !self.require(name.span, n) {
@@ -1165,7 +1211,7 @@ impl Lowerer<'_> {
                                 && !names.vars.contains(&t.as_str())
                                 && !BUILTINS.iter().any(|(b, _)| *b == t) =>
                         {
-                            Some(c.reg(&t))
+                            Some(c.read(&t, exprs[1].span))
                         }
                         _ => {
                             self.err(exprs[1].span, "the token of `wait B, t` must be a register");
@@ -1185,7 +1231,7 @@ impl Lowerer<'_> {
                 }
             }
             "arrive_wait" => {
-                let token = c.reg(&format!("token@{}", s.span.start));
+                let token = c.write(&format!("token@{}", s.span.start));
                 return Some(vec![
                     InstrKind::Barrier {
                         op: BarrierOp::Arrive(ArriveSpec {
@@ -1260,8 +1306,19 @@ impl Lowerer<'_> {
                 } else if names.barriers.contains(&n.as_str()) {
                     self.err(e.span, format!("barrier `{n}` is not a value"));
                     CExpr::Int(0)
+                } else if n.contains('.') {
+                    // A dotted name is never a register.
+                    if !bc_syntax::kinds::INSTRUCTION_NAMES.contains(&n.as_str()) {
+                        self.unknown_instruction(e.span, n);
+                    } else if self.require(e.span, n) {
+                        self.err(
+                            e.span,
+                            format!("instruction `{n}` is not a value; write it as its own statement (`r = {n} ...`)"),
+                        );
+                    }
+                    CExpr::Int(0)
                 } else {
-                    CExpr::Reg(c.reg(n))
+                    CExpr::Reg(c.read(n, e.span))
                 }
             }
             ExprKind::Qualified(t, _) => {
@@ -1359,6 +1416,10 @@ struct CodeBuilder {
     code: Code,
     labels: HashMap<String, u32>,
     gotos: Vec<(usize, Ident)>,
+    /// Registers some statement of the body writes.
+    written: BTreeSet<RegId>,
+    /// The first place each register is read.
+    first_read: BTreeMap<RegId, Span>,
 }
 
 impl CodeBuilder {
@@ -1392,6 +1453,20 @@ impl CodeBuilder {
         if let InstrKind::Branch { els, .. } = &mut self.code.instrs[br].kind {
             *els = here;
         }
+    }
+
+    /// A register the statement being lowered writes.
+    fn write(&mut self, name: &str) -> RegId {
+        let r = self.reg(name);
+        self.written.insert(r);
+        r
+    }
+
+    /// A register read at `span`.
+    fn read(&mut self, name: &str, span: Span) -> RegId {
+        let r = self.reg(name);
+        self.first_read.entry(r).or_insert(span);
+        r
     }
 
     fn reg(&mut self, name: &str) -> RegId {

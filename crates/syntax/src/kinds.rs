@@ -194,3 +194,55 @@ pub const INSTRUCTION_NAMES: &[&str] = &[
     "device_sync",
     "stream_query",
 ];
+
+/// Words that start a statement without being instructions.
+pub const STATEMENT_KEYWORDS: &[&str] = &["if", "else", "repeat", "while", "goto", "exit", "await"];
+
+/// The instruction or statement keyword closest to `name` by edit distance,
+/// when it is close enough to be a likely misspelling (one edit for names
+/// of up to 3 characters, else a third of the length, 2 to 3 edits).
+pub fn closest_statement(name: &str) -> Option<&'static str> {
+    let len = name.chars().count();
+    let limit = if len <= 3 { 1 } else { (len / 3).clamp(2, 3) };
+    INSTRUCTION_NAMES
+        .iter()
+        .chain(STATEMENT_KEYWORDS)
+        .map(|k| (edit_distance(name, k), *k))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance (insertions, deletions and substitutions of chars).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_are_close_names_only() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(
+            closest_statement("cluster.barrier_arive"),
+            Some("cluster.barrier_arrive")
+        );
+        assert_eq!(closest_statement("arive"), Some("arrive"));
+        assert_eq!(closest_statement("whlie"), Some("while"));
+        assert_eq!(closest_statement("s_get_barrier_state"), None);
+        assert_eq!(closest_statement("frobnicate"), None);
+    }
+}

@@ -451,7 +451,9 @@ impl Parser {
             _ if self.at(&Tok::Assign) => {
                 self.bump();
                 match self.peek().clone() {
-                    Tok::Ident(n) if INSTRUCTION_NAMES.contains(&n.as_str()) => {
+                    // A dotted name is never a register or a value, so after
+                    // `=` it is an instruction (lowering reports an unknown one).
+                    Tok::Ident(n) if INSTRUCTION_NAMES.contains(&n.as_str()) || n.contains('.') => {
                         let name = self.ident("an instruction")?;
                         let args = self.args()?;
                         Ok(StmtKind::Instr {

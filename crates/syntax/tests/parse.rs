@@ -221,3 +221,49 @@ proptest! {
         let _ = parse(&EVERYTHING[..cut]);
     }
 }
+
+/// A repeated attribute is an error at the repeat, and only the first value
+/// reaches the tree (lowering once panicked on `block=1 block=2`).
+#[test]
+fn duplicate_attributes_are_errors() {
+    let text = "litmus \"d\"\nbarrier B = 1 scope=block scope=cluster\nthread T0 block=1 block=2 { }\nkernel blocks=1 threads=1 blocks=2 cooperative cooperative { }\n";
+    let (lit, diags) = parse(text);
+    let file = SourceFile::new("d.litmus", text);
+    let at: Vec<(u32, u32, &str)> = diags
+        .iter()
+        .map(|d| {
+            let lc = file.line_col(d.span.unwrap().start);
+            (lc.line, lc.col, d.message.as_str())
+        })
+        .collect();
+    let dup = |k: &str| format!("duplicate attribute `{k}` (each attribute may be given once)");
+    assert_eq!(
+        at,
+        [
+            (2, 27, dup("scope").as_str()),
+            (3, 19, dup("block").as_str()),
+            (4, 27, dup("blocks").as_str()),
+            (4, 48, dup("cooperative").as_str()),
+        ]
+    );
+    assert_eq!(lit.threads[0].attrs.len(), 1);
+    assert_eq!(lit.threads[0].attrs[0].value.map(|v| v.0), Some(1));
+    assert_eq!(lit.threads[1].attrs.len(), 3);
+}
+
+/// After `r =`, a dotted name is an instruction (a register never has a
+/// dot), so a misspelt one is a statement that lowering rejects by name.
+#[test]
+fn a_dotted_name_after_assign_is_an_instruction() {
+    let (lit, d) = parse("litmus \"x\"\nthread T0 {\n  t = cluster.barrier_arive\n  r = s_get_barrier_state -1\n}\n");
+    assert!(d.is_empty(), "{d:?}");
+    match &lit.threads[0].body[0].kind {
+        StmtKind::Instr { dest, name, args } => {
+            assert_eq!(dest.as_ref().unwrap().name, "t");
+            assert_eq!(name.name, "cluster.barrier_arive");
+            assert!(args.is_empty());
+        }
+        k => panic!("{k:?}"),
+    }
+    assert!(matches!(lit.threads[0].body[1].kind, StmtKind::Assign { .. }));
+}

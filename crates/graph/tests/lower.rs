@@ -1,0 +1,171 @@
+//! Lowering rejects input that would otherwise be silently truncated or
+//! misread: out-of-range placement numbers and kernel sizes, misspelt
+//! (dotted) instructions and registers that are read but never written.
+//! Every error carries its position, and every error of a file is reported.
+
+use bc_syntax::{parse, Diagnostic, SourceFile};
+
+/// Lowers `text` under its own `model` line; the errors as
+/// (line, column, message).
+fn errors(text: &str) -> Vec<(u32, u32, String)> {
+    let (lit, mut diags) = parse(text);
+    let model = bc_graph::lower::resolve_model(&lit, None).expect("a model line");
+    if let Err(more) = bc_graph::lower(&lit, text, model) {
+        diags.extend(more);
+    }
+    let file = SourceFile::new("t.litmus", text);
+    diags.sort_by_key(|d| d.span.map(|s| s.start));
+    diags
+        .iter()
+        .map(|d: &Diagnostic| {
+            let lc = file.line_col(d.span.expect("a position").start);
+            (lc.line, lc.col, d.message.clone())
+        })
+        .collect()
+}
+
+fn lowers(text: &str) -> bool {
+    let (lit, diags) = parse(text);
+    let model = bc_graph::lower::resolve_model(&lit, None).unwrap();
+    diags.is_empty() && bc_graph::lower(&lit, text, model).is_ok()
+}
+
+#[test]
+fn placement_numbers_are_range_checked() {
+    let e = errors(
+        "litmus \"p\"\nmodel amdgpu\nbarrier B = 2\n\
+         thread T0 { join B; arrive B; wait B }\n\
+         thread T1 block=4294967296 cluster=4294967296 warp=4096 { join B; arrive B; wait B }\n\
+         thread T2 block=1 block=2 { }\n",
+    );
+    let msgs: Vec<(u32, u32, &str)> = e.iter().map(|(l, c, m)| (*l, *c, m.as_str())).collect();
+    assert_eq!(
+        msgs,
+        [
+            (5, 17, "`block` must be an integer from 0 to 4095, found 4294967296"),
+            (5, 36, "`cluster` must be an integer from 0 to 4095, found 4294967296"),
+            (5, 52, "`warp` must be an integer from 0 to 4095, found 4096"),
+            (6, 19, "duplicate attribute `block` (each attribute may be given once)"),
+        ]
+    );
+    assert!(lowers(
+        "litmus \"p\"\nmodel amdgpu\nthread T0 block=4095 cluster=4095 warp=4095 { }\n"
+    ));
+}
+
+#[test]
+fn kernel_sizes_are_range_checked_without_overflow() {
+    let e = errors(
+        "litmus \"k\"\nmodel cuda-sm90\n\
+         kernel blocks=4611686018427387904 threads=2 { }\n\
+         kernel blocks=1 cluster_size=4294967296 { }\n\
+         kernel blocks=64 threads=128 { }\n\
+         kernel blocks=0 threads=-1 cooperative=1 { }\n\
+         kernel blocks=4 cluster_size=3 { }\n",
+    );
+    let msgs: Vec<(u32, u32, &str)> = e.iter().map(|(l, c, m)| (*l, *c, m.as_str())).collect();
+    assert_eq!(
+        msgs,
+        [
+            (
+                3,
+                15,
+                "`blocks` must be an integer from 1 to 4096, found 4611686018427387904"
+            ),
+            (
+                4,
+                30,
+                "`cluster_size` must be an integer from 1 to 4096, found 4294967296"
+            ),
+            (5, 1, "kernel creates 8192 threads; at most 4096 are supported"),
+            (6, 15, "`blocks` must be an integer from 1 to 4096, found 0"),
+            (6, 25, "`threads` must be an integer from 1 to 4096, found -1"),
+            (6, 28, "`cooperative` is a flag and takes no value"),
+            (7, 1, "blocks=4 is not a multiple of cluster_size=3"),
+        ]
+    );
+    // The limit counts every declaration together.
+    let e = errors("litmus \"k\"\nmodel cuda-sm90\nkernel blocks=4096 { }\nthread T0 { }\n");
+    assert!(e.iter().any(|(_, _, m)| m.contains("4097 threads")), "{e:?}");
+    assert!(lowers(
+        "litmus \"k\"\nmodel cuda-sm90\nkernel blocks=64 threads=64 cluster_size=64 { }\n"
+    ));
+}
+
+#[test]
+fn misspelt_instructions_are_errors_with_suggestions() {
+    let e = errors(
+        "litmus \"t\"\nmodel cuda-sm90\nkernel blocks=2 cluster_size=2 {\n\
+         \x20 t = cluster.barrier_arive\n\
+         \x20 cluster.barrier_wait t\n\
+         \x20 z = 1 + cluster.sync\n\
+         \x20 cluster.x = 2\n\
+         \x20 arive_wait\n\
+         \x20 frobnicate\n\
+         }\n",
+    );
+    let msgs: Vec<(u32, u32, &str)> = e.iter().map(|(l, c, m)| (*l, *c, m.as_str())).collect();
+    assert_eq!(
+        msgs,
+        [
+            (
+                4,
+                7,
+                "unknown instruction `cluster.barrier_arive` (did you mean `cluster.barrier_arrive`?)"
+            ),
+            (
+                6,
+                11,
+                "instruction `cluster.sync` is not a value; write it as its own statement (`r = cluster.sync ...`)"
+            ),
+            (
+                7,
+                3,
+                "`cluster.x` is not a register: a name with a dot is an instruction, never a register"
+            ),
+            (8, 3, "unknown instruction `arive_wait` (did you mean `arrive_wait`?)"),
+            (9, 3, "unknown instruction `frobnicate`"),
+        ]
+    );
+    // A known instruction that the model lacks names the model, also in an
+    // expression.
+    let e = errors("litmus \"t\"\nmodel cuda-sm80\nthread T0 {\n  t = cluster.barrier_arrive\n  z = cluster.sync\n}\n");
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(
+        e.iter()
+            .all(|(_, _, m)| m.contains("model `cuda-sm80` does not provide")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn registers_read_and_never_written_are_errors() {
+    let e = errors(
+        "litmus \"r\"\nmodel amdgpu\nbarrier B = 1\nthread T0 {\n\
+         \x20 r = s_get_barrier_state -1\n\
+         \x20 q = q + 1\n\
+         \x20 if typo == 1 { exit }\n\
+         \x20 wait B, tok\n\
+         \x20 s = tid + bid + warp + lane + ntid\n\
+         }\n\
+         assert always T0:never == 0\n",
+    );
+    let msgs: Vec<(u32, u32, &str)> = e.iter().map(|(l, c, m)| (*l, *c, m.as_str())).collect();
+    let never = |r: &str| {
+        format!("register `{r}` is never written (registers start at 0, so this reads the constant 0); an instruction?")
+    };
+    assert_eq!(
+        msgs,
+        [
+            (5, 7, never("s_get_barrier_state").as_str()),
+            (7, 6, never("typo").as_str()),
+            (8, 11, never("tok").as_str()),
+            (11, 18, "thread `T0` has no register `never`"),
+        ]
+    );
+    // Registers start at 0: reading one before its first write is legal,
+    // in any order of the body, and assertions may read any register.
+    assert!(lowers(
+        "litmus \"r\"\nmodel amdgpu\nvar x\nthread T0 {\n  while r < 2 { r = r + 1 }\n  if s == 1 { exit }\n  s = load x\n  repeat n { }\n  n = 1\n}\nassert always T0:r == 2\n"
+    ));
+}
