@@ -403,3 +403,133 @@ fn models_name_prints_barriers_and_instructions() {
     let o = run(&["models", "amdgpu-gfx1250"]);
     insta::assert_snapshot!("models_gfx1250", stdout(&o));
 }
+
+/// Checks `text` as a scratch file: the exit code and the `file:line:col:
+/// error: message` lines of stderr.
+fn check_errors(name: &str, text: &str, extra: &[&str]) -> (Option<i32>, Vec<String>) {
+    let p = scratch(name, text.as_bytes());
+    let mut args = vec!["check"];
+    args.extend_from_slice(extra);
+    args.push(name);
+    let o = bin().args(&args).current_dir(p.parent().unwrap()).output().unwrap();
+    let lines = stderr(&o)
+        .lines()
+        .filter(|l| l.starts_with(&format!("{name}:")))
+        .map(str::to_string)
+        .collect();
+    (o.status.code(), lines)
+}
+
+/// Numbers that used to be truncated (and so changed verdicts: a deadlock in
+/// block 4294967296 became an `ok` in block 0) or crashed the checker are
+/// all reported at once, with their positions, and exit 2.
+#[test]
+fn out_of_range_numbers_and_duplicate_attributes_exit_2() {
+    let (code, lines) = check_errors(
+        "ranges.litmus",
+        "litmus \"r\"\nmodel amdgpu\nbarrier B = 2\n\
+         thread T0 { join B; arrive B; wait B }\n\
+         thread T1 block=4294967296 { join B; arrive B; wait B }\n\
+         thread T2 cluster=4294967296 { }\n\
+         thread T3 block=1 block=2 { }\n\
+         expect deadlock\n",
+        &[],
+    );
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        lines,
+        [
+            "ranges.litmus:5:17: error: `block` must be an integer from 0 to 4095, found 4294967296",
+            "ranges.litmus:6:19: error: `cluster` must be an integer from 0 to 4095, found 4294967296",
+            "ranges.litmus:7:19: error: duplicate attribute `block` (each attribute may be given once)",
+        ]
+    );
+    let (code, lines) = check_errors(
+        "kernels.litmus",
+        "litmus \"k\"\nmodel cuda-sm90\n\
+         kernel blocks=4611686018427387904 threads=2 { __syncthreads }\n\
+         kernel blocks=2 threads=4096 { }\n\
+         kernel cluster_size=4294967296 { }\n\
+         expect ok\n",
+        &[],
+    );
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        lines,
+        [
+            "kernels.litmus:3:15: error: `blocks` must be an integer from 1 to 4096, found 4611686018427387904",
+            "kernels.litmus:4:1: error: kernel creates 8192 threads; at most 4096 are supported",
+            "kernels.litmus:5:21: error: `cluster_size` must be an integer from 1 to 4096, found 4294967296",
+        ]
+    );
+}
+
+/// A progress model is checked wherever it is given: litmus line, flag and
+/// model file. A model file with an unknown one used to load and silently
+/// switch the fair-cycle analysis off.
+#[test]
+fn unknown_progress_models_are_errors_everywhere() {
+    let ok = "litmus \"p\"\nmodel amdgpu\nvar x\nthread T0 { await x == 1 }\nexpect nontermination\n";
+    let (code, lines) = check_errors(
+        "progress-bogus.litmus",
+        &ok.replace("expect", "progress bogus\nexpect"),
+        &[],
+    );
+    assert_eq!(code, Some(2));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("progress-bogus.litmus:5:10: error: unknown progress model `bogus` (known: unfair, fair,"),
+        "{lines:?}"
+    );
+    let p = scratch("progress-ok.litmus", ok.as_bytes());
+    let o = run(&["check", "--progress", "bogus", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown progress model `bogus`"), "{}", stderr(&o));
+    let o = run(&["check", "--progress", "fair", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/amdgpu.toml");
+    let text = std::fs::read_to_string(&models).unwrap();
+    assert!(text.contains("progress = \"obe\""));
+    let m = scratch(
+        "obe-upper.toml",
+        text.replace("progress = \"obe\"", "progress = \"OBE\"").as_bytes(),
+    );
+    let o = run(&["check", "--model-file", m.to_str().unwrap(), p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`progress`: unknown progress model `OBE`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Misspelt instructions and registers that are read but never written are
+/// errors with positions, not verdicts.
+#[test]
+fn typos_that_parse_are_errors() {
+    let (code, lines) = check_errors(
+        "typos.litmus",
+        "litmus \"t\"\nmodel cuda-sm90\nkernel blocks=2 threads=1 cluster_size=2 {\n\
+         \x20 t = cluster.barrier_arive\n\
+         \x20 cluster.barrier_wait t\n\
+         \x20 r = s_get_barrier_state -1\n\
+         }\nexpect ok\n",
+        &[],
+    );
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        lines,
+        [
+            "typos.litmus:4:7: error: unknown instruction `cluster.barrier_arive` (did you mean `cluster.barrier_arrive`?)",
+            "typos.litmus:6:7: error: register `s_get_barrier_state` is never written (registers start at 0, so this reads the constant 0); an instruction?",
+        ]
+    );
+    // `r = r + 1` reads r before writing it: legal (registers start at 0).
+    let (code, lines) = check_errors(
+        "counter.litmus",
+        "litmus \"c\"\nmodel amdgpu\nthread T0 { r = r + 1 }\nassert always T0:r == 1\nexpect ok\n",
+        &[],
+    );
+    assert_eq!((code, lines), (Some(0), vec![]));
+}
