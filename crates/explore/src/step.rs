@@ -237,6 +237,9 @@ impl Explorer<'_> {
             if cur % 2 == parity as u32 {
                 return WaitPlan::Blocked;
             }
+            // Project notes, section 3 (mbarrier, the H100 test_wait.parity
+            // table); `mbarrier.init` clears the parity
+            // (cuda-barrier-builtins-lowering.txt, the mbarrier table).
             // The phase just before the current one, if it happened: on a
             // fresh (or re-initialized) barrier the "phase before phase 0"
             // counts as completed but has no members, so a wait on parity
@@ -284,8 +287,11 @@ impl Explorer<'_> {
                     )
                 }
             };
-            // A real token is a value an arrive on this barrier instance has
-            // returned so far: it names this barrier and a phase number no
+            // A wait takes an arrival token of its own barrier
+            // (cuda-barrier-libcudacxx.txt, the [thread.barrier.class]
+            // semantics it modifies; project notes, section 3). Tokens are
+            // plain integers here, so we define which ones are real: a
+            // value an arrive on this barrier instance has returned so far: it names this barrier and a phase number no
             // larger than the largest one an arrive returned (over all its
             // inits; numbers only grow between inits, so every smaller one
             // was current once). Anything else - arithmetic on a token, a
@@ -942,7 +948,7 @@ impl Explorer<'_> {
                     bar.expected = (bar.expected - 1).max(0);
                 }
             }
-            Mod::Tx(delta) => bar.tx += delta,
+            Mod::Tx(delta) => bar.tx = bar.tx.wrapping_add(delta),
         }
         s.bmo[b].push((t as u32, po));
         let bar = &mut s.bars[b];
@@ -1052,4 +1058,29 @@ pub(crate) enum Mod {
         at_end: bool,
     },
     Tx(i64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Any integer decodes without a panic; only what `encode_token` gives
+    /// decodes to a token.
+    #[test]
+    fn decode_token_takes_any_integer() {
+        for v in [i64::MIN, i64::MIN + 1, -1, 0, 1 << 20, i64::MAX, 0xfffff, (1 << 52) | 1] {
+            if let Some((b, p)) = decode_token(v) {
+                assert_eq!(encode_token(b, p), v);
+            }
+        }
+        assert_eq!(decode_token(0), None);
+        assert_eq!(decode_token(-1), None);
+        assert_eq!(decode_token(i64::MIN), None);
+        assert_eq!(decode_token(1 << 20), None);
+        // A phase number above u32::MAX is no token (it used to truncate).
+        assert_eq!(decode_token((1 << 52) | 1), None);
+        for (b, p) in [(0, 0), (3, 7), (0xffffe, u32::MAX)] {
+            assert_eq!(decode_token(encode_token(b, p)), Some((b, p)));
+        }
+    }
 }

@@ -409,9 +409,9 @@ impl Checker<'_> {
         self.name.barrier(b)
     }
 
-    /// token-misuse ("Token" readings of `docs/semantics.md`, CUDA section;
-    /// libcudacxx `barrier::wait` takes only a token its own `arrive`
-    /// returned): token wait `e` on barrier `b` did nothing, so the explorer
+    /// token-misuse ("Forged tokens" in `docs/semantics.md`, CUDA section;
+    /// cuda-barrier-libcudacxx.txt: a wait takes an arrival token of its own
+    /// barrier): token wait `e` on barrier `b` did nothing, so the explorer
     /// found its token misused. The execution alone shows it when the token
     /// names no phase of `b`, names a phase this thread already waited on,
     /// or names phase number `tp` while no arrive of a phase numbered `tp`
@@ -587,7 +587,7 @@ impl Checker<'_> {
                             expected = Some((x - 1).max(0));
                         }
                     }
-                    EventKind::Tx { delta } => tx += delta,
+                    EventKind::Tx { delta } => tx = tx.wrapping_add(delta),
                     _ => unreachable!("modification events only"),
                 }
                 if expected == Some(arrived) && tx == 0 {
