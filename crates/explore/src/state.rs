@@ -85,6 +85,10 @@ pub struct BState {
     /// The expected count right after the latest completed phase.
     pub after_completion: i64,
     pub next_phase: u32,
+    /// One past the largest phase number an arrive on this barrier has
+    /// returned as a token, over all its inits (0: none). Kept only for
+    /// barriers whose phase numbers matter (tokens); see `wait_plan`.
+    pub returned: u32,
     pub open: Option<Phase>,
     /// Completed phases some thread may still complete a wait on.
     pub done: Vec<Phase>,
@@ -167,6 +171,7 @@ impl BState {
             phase_base: 0,
             after_completion: 0,
             next_phase: 0,
+            returned: 0,
             open: None,
             done: Vec::new(),
         }

@@ -17,12 +17,18 @@ pub fn encode_token(barrier: usize, phase: u32) -> i64 {
     ((phase as i64) << 20) | (barrier as i64 + 1)
 }
 
+/// The barrier and phase a register value names, when it has the shape of a
+/// token: any integer is accepted (tokens travel through registers and
+/// memory and can be changed by arithmetic), and only a value that
+/// [`encode_token`] gives back exactly decodes. The barrier index is not
+/// checked against the program: callers must (see [`Explorer::token_of`]).
 pub fn decode_token(v: i64) -> Option<(usize, u32)> {
     let b = (v & 0xfffff) - 1;
     if v <= 0 || b < 0 {
         return None;
     }
-    Some((b as usize, (v >> 20) as u32))
+    let phase = u32::try_from(v >> 20).ok()?;
+    (encode_token(b as usize, phase) == v).then_some((b as usize, phase))
 }
 
 impl Explorer<'_> {
@@ -218,9 +224,9 @@ impl Explorer<'_> {
     /// What a wait of thread `t` on barrier `b` can do in state `s`.
     pub(crate) fn wait_plan(&self, s: &State, t: usize, b: usize, spec: &WaitSpec) -> WaitPlan {
         let rules = self.p.model.rules;
-        let misuse = |msg: String| {
+        let misuse = |msg: String, phase: u32| {
             if rules.has(Rule::TokenMisuse) {
-                WaitPlan::NoOp(UbKind::TokenMisuse, msg)
+                WaitPlan::NoOp(UbKind::TokenMisuse, msg, phase)
             } else {
                 WaitPlan::Blocked
             }
@@ -228,13 +234,24 @@ impl Explorer<'_> {
         if let Some(p) = &spec.parity {
             let parity = (eval(self.p, s, t, p) & 1) as u8;
             let cur = Self::current_phase(s, b);
-            if cur == 0 || cur % 2 == parity as u32 {
+            if cur % 2 == parity as u32 {
                 return WaitPlan::Blocked;
             }
-            let last = s.bars[b]
-                .done
-                .iter()
-                .position(|ph| ph.number == cur - 1 && !ph.bound.get(t));
+            // Project notes, section 3 (mbarrier, the H100 test_wait.parity
+            // table); `mbarrier.init` clears the parity
+            // (cuda-barrier-builtins-lowering.txt, the mbarrier table).
+            // The phase just before the current one, if it happened: on a
+            // fresh (or re-initialized) barrier the "phase before phase 0"
+            // counts as completed but has no members, so a wait on parity
+            // 1 passes and orders nothing. An init restarts the numbers,
+            // so the latest phase with that number is this epoch's.
+            let last = cur.checked_sub(1).and_then(|n| {
+                s.bars[b]
+                    .done
+                    .iter()
+                    .rposition(|ph| ph.number == n)
+                    .filter(|&i| !s.bars[b].done[i].bound.get(t))
+            });
             return WaitPlan::Parity(last.map(|i| i as u32), parity);
         }
         // A wait with no joined-before join does nothing, whatever its token.
@@ -243,23 +260,55 @@ impl Explorer<'_> {
             return WaitPlan::NoJoin;
         }
         if let Some(r) = spec.token {
-            let tp = match decode_token(s.threads[t].regs[r.index()]) {
-                Some((tb, tp)) if tb == b => tp,
-                Some((tb, _)) => {
-                    return misuse(format!(
-                        "{} waits on {} with a token of {}",
-                        self.tname(t),
-                        self.bname(b),
-                        self.bname(tb)
-                    ))
-                }
-                None => return misuse(format!("{} waits on {} with no token", self.tname(t), self.bname(b))),
-            };
+            let v = s.threads[t].regs[r.index()];
+            let nb = self.p.barriers.len();
             let cur = Self::current_phase(s, b);
+            let tp = match decode_token(v) {
+                Some((tb, tp)) if tb == b => tp,
+                Some((tb, _)) if tb < nb => {
+                    return misuse(
+                        format!(
+                            "{} waits on {} with a token of {}",
+                            self.tname(t),
+                            self.bname(b),
+                            self.bname(tb)
+                        ),
+                        NO_TOKEN_PHASE,
+                    )
+                }
+                _ => {
+                    return misuse(
+                        format!(
+                            "{} waits on {} with {v}, which is no token",
+                            self.tname(t),
+                            self.bname(b)
+                        ),
+                        NO_TOKEN_PHASE,
+                    )
+                }
+            };
+            // A wait takes an arrival token of its own barrier
+            // (cuda-barrier-libcudacxx.txt, the [thread.barrier.class]
+            // semantics it modifies; project notes, section 3). Tokens are
+            // plain integers here, so we define which ones are real: a
+            // value an arrive on this barrier instance has returned so far: it names this barrier and a phase number no
+            // larger than the largest one an arrive returned (over all its
+            // inits; numbers only grow between inits, so every smaller one
+            // was current once). Anything else - arithmetic on a token, a
+            // plain integer, a phase not reached yet - is forged.
+            if tp >= s.bars[b].returned {
+                return misuse(
+                    format!(
+                        "{} waits on {} with {v}, naming phase {tp}, which no arrive of it has returned",
+                        self.tname(t),
+                        self.bname(b)
+                    ),
+                    tp,
+                );
+            }
             if tp >= cur {
                 return WaitPlan::Blocked;
             }
-            let nb = self.p.barriers.len();
             // Waited on already: this thread's history has a wait for it,
             // or the phase was forgotten (compaction forgets a phase only
             // after each arriving thread waited on it) and no init followed.
@@ -270,14 +319,14 @@ impl Explorer<'_> {
             let used = forgotten
                 || s.hist[t].iter().any(|e| {
                     e.target == Target::Barrier(BarrierId(b as u32))
-                        && matches!(e.kind, HKind::Wait { token_phase: Some(p), .. } if p == tp)
+                        && matches!(&e.kind, HKind::Wait { token_phase: Some(p), participants, .. }
+                            if *p == tp && !participants.is_empty())
                 });
             if used {
-                return misuse(format!(
-                    "{} waits twice with one token of {}",
-                    self.tname(t),
-                    self.bname(b)
-                ));
+                return misuse(
+                    format!("{} waits twice with one token of {}", self.tname(t), self.bname(b)),
+                    tp,
+                );
             }
             return match s.bars[b].done.iter().position(|ph| ph.number == tp) {
                 Some(i) if s.bars[b].done[i].mask.get(t * nb + b) && !s.bars[b].done[i].bound.get(t) => {
@@ -630,6 +679,9 @@ impl Explorer<'_> {
                     }
                 }
                 let number = Self::current_phase(s, b);
+                if self.an.token_barriers[b] {
+                    s.bars[b].returned = s.bars[b].returned.max(number.saturating_add(1));
+                }
                 match result {
                     Some(BarrierResult::Token(r)) => s.threads[t].regs[r.index()] = encode_token(b, number),
                     Some(BarrierResult::IsFirst(r)) => s.threads[t].regs[r.index()] = (s.bars[b].arrived == 0) as i64,
@@ -696,8 +748,19 @@ impl Explorer<'_> {
                     });
                     "no joined-before join: the wait has no effect".into()
                 }
-                WaitPlan::NoOp(kind, msg) => {
+                WaitPlan::NoOp(kind, msg, tp) => {
                     self.ub(kind, msg);
+                    // The wait does nothing: an event with no participants,
+                    // naming what its token named, for the rule checker.
+                    s.hist[t].push(HEvent {
+                        pc,
+                        kind: HKind::Wait {
+                            participants: vec![],
+                            token_phase: Some(tp),
+                            parity: None,
+                        },
+                        target,
+                    });
                     "no effect".into()
                 }
                 WaitPlan::Phases(_, tp, stale) => {
@@ -739,7 +802,7 @@ impl Explorer<'_> {
                             (effect, ph.members)
                         }
                         None => (
-                            "its phase already completed for it: no new participants".to_string(),
+                            "no phase to take (the one before a fresh barrier's first, or one it waited on already): no participants".to_string(),
                             vec![],
                         ),
                     };
@@ -885,7 +948,7 @@ impl Explorer<'_> {
                     bar.expected = (bar.expected - 1).max(0);
                 }
             }
-            Mod::Tx(delta) => bar.tx += delta,
+            Mod::Tx(delta) => bar.tx = bar.tx.wrapping_add(delta),
         }
         s.bmo[b].push((t as u32, po));
         let bar = &mut s.bars[b];
@@ -970,14 +1033,16 @@ impl Explorer<'_> {
 pub(crate) enum WaitPlan {
     /// No joined-before join: `ub(wait-without-join)`, then no effect.
     NoJoin,
-    /// Undefined behaviour, then no effect (and no event).
-    NoOp(UbKind, String),
+    /// Token misuse, then no effect: an event with no participants that
+    /// records the phase the token names ([`NO_TOKEN_PHASE`] for none).
+    NoOp(UbKind, String, u32),
     Blocked,
     /// Complete on one of these completed phases (indices into `done`);
     /// the token's phase; whether the token is stale.
     Phases(Vec<u32>, Option<u32>, bool),
     /// A parity wait: the last completed phase (`None` when this thread
-    /// already waited on it) and the parity.
+    /// already waited on it, or when it is the phase before a fresh
+    /// barrier's first, which has no members) and the parity.
     Parity(Option<u32>, u8),
 }
 
@@ -993,4 +1058,29 @@ pub(crate) enum Mod {
         at_end: bool,
     },
     Tx(i64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Any integer decodes without a panic; only what `encode_token` gives
+    /// decodes to a token.
+    #[test]
+    fn decode_token_takes_any_integer() {
+        for v in [i64::MIN, i64::MIN + 1, -1, 0, 1 << 20, i64::MAX, 0xfffff, (1 << 52) | 1] {
+            if let Some((b, p)) = decode_token(v) {
+                assert_eq!(encode_token(b, p), v);
+            }
+        }
+        assert_eq!(decode_token(0), None);
+        assert_eq!(decode_token(-1), None);
+        assert_eq!(decode_token(i64::MIN), None);
+        assert_eq!(decode_token(1 << 20), None);
+        // A phase number above u32::MAX is no token (it used to truncate).
+        assert_eq!(decode_token((1 << 52) | 1), None);
+        for (b, p) in [(0, 0), (3, 7), (0xffffe, u32::MAX)] {
+            assert_eq!(decode_token(encode_token(b, p)), Some((b, p)));
+        }
+    }
 }

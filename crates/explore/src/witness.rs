@@ -131,7 +131,7 @@ impl Explorer<'_> {
             let token_phase = spec.token.map(|r| {
                 decode_token(s.threads[t].regs[r.index()])
                     .filter(|&(tb, _)| tb == bar)
-                    .map_or(u32::MAX, |(_, ph)| ph)
+                    .map_or(NO_TOKEN_PHASE, |(_, ph)| ph)
             });
             let parity = spec
                 .parity

@@ -9,6 +9,10 @@
 
 use crate::ids::*;
 
+/// The `token_phase` of a wait whose token names no phase of its barrier
+/// (an integer that is no token, or another barrier's token).
+pub const NO_TOKEN_PHASE: u32 = u32::MAX;
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum EventKind {
     Init {
@@ -24,14 +28,18 @@ pub enum EventKind {
     ArriveDrop,
     /// A wait. `completed` is false for a wait that is stuck forever (the
     /// execution ends with the thread blocked on it). `token_phase` is the
-    /// bmo phase number a token wait names.
+    /// bmo phase number a token wait names ([`NO_TOKEN_PHASE`] for none). A
+    /// completed token wait with no participants did nothing: its token was
+    /// misused (forged, another barrier's, or used twice).
     Wait {
         participants: Vec<EventId>,
         completed: bool,
         token_phase: Option<u32>,
-        /// A parity wait (mbarrier): it completes on the last completed phase
-        /// once the current phase's parity differs; a repeated wait on a
-        /// phase the thread already waited on has no participants.
+        /// A parity wait (mbarrier): it completes on the last completed
+        /// phase once the current phase's parity differs. It has no
+        /// participants when that phase is one the thread waited on
+        /// already, or the phase "before" a fresh barrier's first (parity
+        /// 1 right after an init), which never happened.
         parity: Option<u8>,
     },
     /// A change of the transaction count (mbarrier `expect_tx` raises it,

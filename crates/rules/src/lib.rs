@@ -11,7 +11,7 @@
 //! finding.
 
 use bc_graph::bits::Bits;
-use bc_graph::{BarrierId, EventId, EventKind, Execution, Target, ThreadId};
+use bc_graph::{BarrierId, EventId, EventKind, Execution, Target, ThreadId, NO_TOKEN_PHASE};
 use bc_models::{Rule, RuleSet};
 use bc_syntax::{FindingKind, UbKind};
 
@@ -227,7 +227,30 @@ impl Checker<'_> {
                 } => {
                     if let Some(p) = parity {
                         // A parity wait completes on the last completed phase
-                        // once the current phase's parity differs from p.
+                        // once the current phase's parity differs from p
+                        // (project notes, section 3, mbarrier: on a fresh
+                        // barrier parity 1 counts as completed).
+                        if *completed && participants.is_empty() {
+                            // Nothing to take: the phase "before" phase 0 of
+                            // an epoch (odd), or a phase of parity p this
+                            // thread waited on already.
+                            let t = ev.thread.expect("waits belong to threads");
+                            let again = exec.program_order[t.index()][..po_index[e.index()]].iter().any(|&w| {
+                                exec.event(w).target == ev.target
+                                    && exec.participants(w).first().is_some_and(|x| {
+                                        pos[x.index()]
+                                            .phase
+                                            .is_some_and(|pi| phases[pi].number % 2 == *p as usize)
+                                    })
+                            });
+                            if *p != 1 && !again {
+                                let msg = format!(
+                                    "{} completes with no participants although parity {p} names no virtual phase",
+                                    self.n(e)
+                                );
+                                self.inconsistent("participates-in", msg, vec![e]);
+                            }
+                        }
                         if !completed {
                             let epoch = Some(epochs[b.index()]);
                             let mine: Vec<&Phase> = phases
@@ -237,7 +260,7 @@ impl Checker<'_> {
                             let current = mine.iter().filter(|ph| ph.completed).count();
                             let ended = mine.last().is_none_or(|ph| ph.completed);
                             let current = if ended { current } else { mine.len() - 1 };
-                            if current >= 1 && current % 2 != *p as usize {
+                            if current % 2 != *p as usize {
                                 let msg = format!("{} is stuck although its parity phase completed", self.n(e));
                                 self.inconsistent("wait-completes", msg, vec![e]);
                             } else {
@@ -245,6 +268,10 @@ impl Checker<'_> {
                                 self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, vec![e]);
                             }
                         }
+                        continue;
+                    }
+                    if let (true, true, Some(tp)) = (*completed, participants.is_empty(), token_phase) {
+                        self.token_misuse(e, b, *tp, &phases, &po_index, &before);
                         continue;
                     }
                     let Some(j) = jb[e.index()] else {
@@ -382,6 +409,54 @@ impl Checker<'_> {
         self.name.barrier(b)
     }
 
+    /// token-misuse ("Forged tokens" in `docs/semantics.md`, CUDA section;
+    /// cuda-barrier-libcudacxx.txt: a wait takes an arrival token of its own
+    /// barrier): token wait `e` on barrier `b` did nothing, so the explorer
+    /// found its token misused. The execution alone shows it when the token
+    /// names no phase of `b`, names a phase this thread already waited on,
+    /// or names phase number `tp` while no arrive of a phase numbered `tp`
+    /// or more (in any epoch: a token is any value an arrive returned, and
+    /// the numbers below the largest returned one were all current once)
+    /// executes before the wait - each executes after it, or there is
+    /// none. Otherwise only the interleaving (which arrives had happened
+    /// when the wait ran) decides, and that is the explorer's to judge.
+    fn token_misuse(
+        &mut self,
+        e: EventId,
+        b: BarrierId,
+        tp: u32,
+        phases: &[Phase],
+        po_index: &[usize],
+        before: &[Bits],
+    ) {
+        let exec = self.exec;
+        let eb = |a: EventId, x: EventId| before[x.index()].get(a.index());
+        let ev = exec.event(e);
+        let t = ev.thread.expect("waits belong to threads");
+        let twice = exec.program_order[t.index()][..po_index[e.index()]].iter().any(|&w| {
+            exec.event(w).target == ev.target
+                && matches!(&exec.event(w).kind, EventKind::Wait { token_phase: Some(p), participants, .. }
+                    if *p == tp && !participants.is_empty())
+        });
+        let arrivals: Vec<EventId> = phases
+            .iter()
+            .filter(|ph| ph.barrier == b && ph.number >= tp as usize)
+            .flat_map(|ph| ph.members.iter().copied())
+            .filter(|&x| matches!(exec.event(x).kind, EventKind::Arrive { .. }))
+            .collect();
+        let why = if tp == NO_TOKEN_PHASE {
+            "a value that is no token of it"
+        } else if twice {
+            "a token it waited on already"
+        } else if arrivals.iter().all(|&a| eb(e, a)) {
+            "a token of a phase no arrive has returned before it"
+        } else {
+            return;
+        };
+        let msg = format!("{} waits on {} with {why}", self.n(e), self.barrier_name(b));
+        self.report(Rule::TokenMisuse, FindingKind::Ub(UbKind::TokenMisuse), msg, vec![e]);
+    }
+
     /// The number of phase `pi` among its barrier's phases (0 = the first).
     fn phase_number(&self, phases: &[Phase], pi: usize) -> usize {
         phases[pi].number
@@ -512,7 +587,7 @@ impl Checker<'_> {
                             expected = Some((x - 1).max(0));
                         }
                     }
-                    EventKind::Tx { delta } => tx += delta,
+                    EventKind::Tx { delta } => tx = tx.wrapping_add(delta),
                     _ => unreachable!("modification events only"),
                 }
                 if expected == Some(arrived) && tx == 0 {

@@ -446,3 +446,154 @@ fn phase_base_numbers_phases_after_a_forgetting_init() {
         assert_eq!(found.is_empty(), ok, "base {base}, token {token}: {found:?}");
     }
 }
+
+fn parity_wait(parity: u8, completed: bool) -> K {
+    K::Wait {
+        participants: vec![],
+        completed,
+        token_phase: None,
+        parity: Some(parity),
+    }
+}
+
+/// The hardware table on a fresh barrier (project notes, section 3): no
+/// phase has completed, yet parity 1 reads as complete and parity 0 not.
+#[test]
+fn parity_waits_on_a_fresh_barrier() {
+    let build = |parity: u8, completed: bool| {
+        let mut b = ExecutionBuilder::new(1, 1);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        b.event(t(0), 0, parity_wait(parity, completed), B);
+        judge(b)
+    };
+    assert_eq!(build(1, true), Vec::<String>::new());
+    assert_eq!(build(0, false), ["deadlock"]);
+    assert_eq!(build(1, false), ["inconsistent:wait-completes"]);
+    // Parity 0 names phase 0, which has not happened: taking nothing is
+    // no valid completion.
+    assert_eq!(build(0, true), ["inconsistent:participates-in"]);
+}
+
+/// An init restarts the phase numbers: after a completed phase and a
+/// re-init, parity 1 reads as complete again and parity 0 does not.
+#[test]
+fn parity_restarts_at_init() {
+    let build = |parity: u8| {
+        let mut b = ExecutionBuilder::new(1, 1);
+        let i0 = b.event(t(0), 0, K::Init { count: 1 }, B);
+        let a = b.event(t(0), 1, arrive(), B);
+        let i1 = b.event(t(0), 2, K::Init { count: 1 }, B);
+        for e in [i0, a, i1] {
+            b.bmo(e);
+        }
+        b.event(t(0), 3, parity_wait(parity, false), B);
+        judge(b)
+    };
+    assert_eq!(build(0), ["deadlock"]);
+    assert_eq!(build(1), ["inconsistent:wait-completes"]);
+}
+
+/// A parity-1 wait that passes on a fresh barrier has no participants, so
+/// it orders nothing: a write before an arrive (of a phase that does not
+/// complete) races with a read after the wait.
+#[test]
+fn a_fresh_parity_wait_orders_nothing() {
+    let x = Target::Loc(LocId(0));
+    let mut b = ExecutionBuilder::new(2, 1);
+    let init = b.event(None, 0, K::Init { count: 2 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Write, x);
+    let a = b.event(t(0), 1, arrive(), B);
+    b.bmo(a);
+    b.event(t(1), 0, parity_wait(1, true), B);
+    b.event(t(1), 1, K::Read, x);
+    assert_eq!(judge(b), ["race"]);
+}
+
+/// A repeated parity wait on a phase the thread took already has no
+/// participants; with parity 0 that is valid only after such a wait.
+#[test]
+fn a_repeated_parity_wait_takes_nothing() {
+    let build = |first: bool| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        let a = b.event(t(0), 0, arrive(), B);
+        b.bmo(a);
+        if first {
+            let w = b.event(t(1), 0, parity_wait(0, true), B);
+            b.set_participants(w, vec![a]);
+        }
+        b.event(t(1), 1, parity_wait(0, true), B);
+        judge(b)
+    };
+    assert_eq!(build(true), Vec::<String>::new());
+    assert_eq!(build(false), ["inconsistent:participates-in"]);
+}
+
+fn token_wait(phase: u32, completed: bool) -> K {
+    K::Wait {
+        participants: vec![],
+        completed,
+        token_phase: Some(phase),
+        parity: None,
+    }
+}
+
+/// token-misuse on a wait that did nothing: what the execution shows
+/// decides it; a token whose arrive is unordered with the wait is left to
+/// the explorer, which saw which one ran first.
+#[test]
+fn forged_tokens() {
+    // T0: arrive (phase 0 of a count-1 barrier), then a wait naming
+    // `named` that took nothing, then (optionally) an arrive of phase 1;
+    // T1 (optionally) arrives in phase 1, unordered with T0's wait.
+    let build = |named: u32, later: bool, other: bool| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        let a0 = b.event(t(0), 0, arrive(), B);
+        b.bmo(a0);
+        b.event(t(0), 1, token_wait(named, true), B);
+        if later {
+            let a1 = b.event(t(0), 2, arrive(), B);
+            b.bmo(a1);
+        }
+        if other {
+            let a1 = b.event(t(1), 0, arrive(), B);
+            b.bmo(a1);
+        }
+        judge(b)
+    };
+    let misuse = ["ub(token-misuse)"];
+    // An integer that names no phase of the barrier.
+    assert_eq!(build(NO_TOKEN_PHASE, false, false), misuse);
+    // Phase 1: nobody arrives in it, or only after the wait.
+    assert_eq!(build(1, false, false), misuse);
+    assert_eq!(build(1, true, false), misuse);
+    // Phase 1 begun by an arrive unordered with the wait: undecided here.
+    assert_eq!(build(1, false, true), Vec::<String>::new());
+    // Phase 0 was returned before the wait, which took nothing: only the
+    // explorer knows why (it never claims this without a reason).
+    assert_eq!(build(0, false, false), Vec::<String>::new());
+}
+
+/// A token waited on a second time is misuse; the first wait took its phase.
+#[test]
+fn token_used_twice() {
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count: 1 }, B);
+    b.bmo(init);
+    let a = b.event(t(0), 0, arrive(), B);
+    b.bmo(a);
+    let w = b.event(t(0), 1, token_wait(0, true), B);
+    b.set_participants(w, vec![a]);
+    b.event(t(0), 2, token_wait(0, true), B);
+    // CUDA barriers have no joins: every thread is joined at launch.
+    let cuda = Rule::ALL
+        .into_iter()
+        .filter(|&r| r != Rule::JoinedBefore)
+        .fold(RuleSet::default(), |s, r| s.with(r));
+    assert_eq!(kinds(&check(&b.finish(), cuda, &Numbered)), ["ub(token-misuse)"]);
+}
