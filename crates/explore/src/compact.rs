@@ -141,7 +141,7 @@ impl Explorer<'_> {
         match target {
             Target::Barrier(b) => {
                 bars.iter().enumerate().any(|(d, &on)| on && info.barriers[d] == b)
-                    || (self.p.barriers[b.index()].props.drop_at_end && th.joined.contains(&b.0))
+                    || (self.p.barriers[b.index()].dropped_at_end_by(ThreadId(u as u32)) && th.joined.contains(&b.0))
             }
             Target::Loc(l) => locs.iter().enumerate().any(|(d, &on)| on && info.locs[d] == l),
         }

@@ -103,6 +103,7 @@ impl W<'_> {
         }
         self.b(p.mixed_sites);
         self.b(p.exit_drop);
+        self.bits(&p.strays);
     }
 }
 
@@ -331,6 +332,7 @@ impl R<'_> {
         p.site = self.b().then(|| self.pair());
         p.mixed_sites = self.b();
         p.exit_drop = self.b();
+        p.strays = self.bits();
     }
 }
 

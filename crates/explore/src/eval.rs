@@ -3,36 +3,8 @@
 
 use crate::state::State;
 use bc_graph::{Builtin, CExpr, Program, ThreadInfo};
-use bc_syntax::Op;
 
-fn apply(op: Op, a: i64, b: i64) -> i64 {
-    match op {
-        Op::Add => a.wrapping_add(b),
-        Op::Sub => a.wrapping_sub(b),
-        Op::Mul => a.wrapping_mul(b),
-        Op::Div => a.checked_div(b).unwrap_or(0),
-        Op::Rem => a.checked_rem(b).unwrap_or(0),
-        Op::Eq => (a == b) as i64,
-        Op::Ne => (a != b) as i64,
-        Op::Lt => (a < b) as i64,
-        Op::Le => (a <= b) as i64,
-        Op::Gt => (a > b) as i64,
-        Op::Ge => (a >= b) as i64,
-        Op::And => (a != 0 && b != 0) as i64,
-        Op::Or => (a != 0 || b != 0) as i64,
-        Op::Not => (b == 0) as i64,
-    }
-}
-
-fn go(e: &CExpr, leaf: &dyn Fn(&CExpr) -> i64) -> i64 {
-    match e {
-        CExpr::Int(v) => *v,
-        CExpr::Unary(Op::Not, x) => (go(x, leaf) == 0) as i64,
-        CExpr::Unary(_, x) => go(x, leaf).wrapping_neg(),
-        CExpr::Binary(op, a, b) => apply(*op, go(a, leaf), go(b, leaf)),
-        other => leaf(other),
-    }
-}
+use bc_graph::eval_with as go;
 
 /// Evaluates an expression in thread `t`'s context.
 pub fn eval(p: &Program, s: &State, t: usize, e: &CExpr) -> i64 {

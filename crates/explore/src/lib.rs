@@ -1277,6 +1277,13 @@ impl<'p> Explorer<'p> {
                 }
             }
         }
+        // A `__syncwarp` phase left open: a lane its mask names that
+        // executed another mask meanwhile never comes.
+        for b in 0..s.bars.len() {
+            if let Some(msg) = s.bars[b].open.as_ref().and_then(|ph| self.stray_message(b, ph)) {
+                self.ub(bc_syntax::UbKind::SyncwarpMask, msg);
+            }
+        }
         if !blocked.is_empty() {
             let at = |ts: &[usize]| {
                 let names: Vec<String> = ts

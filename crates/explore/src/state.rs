@@ -61,6 +61,10 @@ pub struct Phase {
     pub mixed_sites: bool,
     /// A thread's end dropped the barrier in this phase.
     pub exit_drop: bool,
+    /// `__syncwarp` barriers: threads named by the mask that arrived on a
+    /// barrier of another mask of the warp while this phase was open, and
+    /// have not arrived in it since.
+    pub strays: Bits,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -145,6 +149,7 @@ impl Phase {
             number,
             members: Vec::new(),
             mask,
+            strays: bound.clone(),
             bound,
             arrivals: 0,
             preds: 0,

@@ -106,7 +106,7 @@ impl Explorer<'_> {
     fn finish(&mut self, s: &mut State, t: usize) {
         s.threads[t].status = Status::Done;
         let mut held: Vec<u32> = s.threads[t].joined.clone();
-        held.retain(|&b| self.p.barriers[b as usize].props.drop_at_end);
+        held.retain(|&b| self.p.barriers[b as usize].dropped_at_end_by(ThreadId(t as u32)));
         for b in held {
             let b = b as usize;
             let po = s.hist[t].len() as u32;
@@ -211,6 +211,17 @@ impl Explorer<'_> {
         if props.cooperative && !self.p.threads[t].cooperative {
             let msg = format!("{} uses {name} in a kernel not launched cooperatively", self.tname(t));
             return Some((Some(UbKind::UncooperativeGridSync), msg));
+        }
+        // `__syncwarp`: the calling lane must be in its own mask
+        // ("Synchronization Functions"); otherwise UB, and the call does
+        // nothing (its wait too).
+        if let Some(w) = &self.p.barriers[b].syncwarp {
+            if !w.named.contains(&ThreadId(t as u32)) {
+                let lane = self.p.threads[t].lane;
+                let ub = matches!(op, BarrierOp::Arrive(_)).then_some(UbKind::SyncwarpMask);
+                let msg = format!("{} (lane {lane}) is not in its own mask {:#x}", self.tname(t), w.mask);
+                return Some((ub, msg));
+            }
         }
         if s.bars[b].invalid && !matches!(op, BarrierOp::Init(_)) {
             return Some((
@@ -613,21 +624,9 @@ impl Explorer<'_> {
             BarrierOp::Arrive(spec) => {
                 let mut set = spec.set_count.as_ref().map(|k| eval(self.p, s, t, k));
                 let mut key = None;
-                if let Some(m) = &spec.mask {
-                    let m = eval(self.p, s, t, m);
-                    let lane = self.p.threads[t].lane;
-                    if lane >= 64 || m & (1 << lane) == 0 {
-                        self.ub(
-                            UbKind::SyncwarpMask,
-                            format!("{} (lane {lane}) is not in its own mask {m:#x}", self.tname(t)),
-                        );
-                    }
-                    // Lanes that do not exist (past the block's last thread)
-                    // are inactive and not waited for.
-                    let lanes = (m as u64) & self.p.threads[t].warp_lanes;
-                    set = Some(lanes.count_ones() as i64);
-                    key = Some(m);
-                } else if spec.count_match {
+                // A lane mask chose the barrier of (warp, mask) already: its
+                // count is the named lanes, lowered as they exit.
+                if spec.count_match {
                     set = set.or(self.p.barriers[b].launch_count);
                     key = set;
                 }
@@ -647,20 +646,18 @@ impl Explorer<'_> {
                 }
                 if let (Some(k), Some(open_key)) = (key, s.bars[b].open.as_ref().and_then(|p| p.key)) {
                     if k != open_key {
-                        let (kind, what) = if spec.mask.is_some() {
-                            (UbKind::SyncwarpMask, "mask")
-                        } else {
-                            (UbKind::CountMismatch, "count")
-                        };
                         self.ub(
-                            kind,
+                            UbKind::CountMismatch,
                             format!(
-                                "{} arrives on {} with {what} {k} in a phase begun with {open_key}",
+                                "{} arrives on {} with count {k} in a phase begun with {open_key}",
                                 self.tname(t),
                                 self.bname(b)
                             ),
                         );
                     }
+                }
+                if self.p.barriers[b].syncwarp.is_some() {
+                    self.other_mask(s, t, b);
                 }
                 let owes_rule = spec.object && rules.has(Rule::ArriveBeforeWait);
                 if owes_rule && s.threads[t].owes.contains(&(b as u32)) {
@@ -1007,8 +1004,61 @@ impl Explorer<'_> {
                 format!("phase {number} of {} is completed by {why}", self.bname(b)),
             );
         }
+        if completed {
+            if let Some(ph) = s.bars[b].done.last() {
+                if let Some(msg) = self.stray_message(b, ph) {
+                    self.ub(UbKind::SyncwarpMask, msg);
+                }
+            }
+        }
         self.collect(s, b);
         (effect, completed)
+    }
+
+    /// Thread `t` arrives on the `__syncwarp` barrier `b`. In every open
+    /// phase of another mask of its warp whose mask names `t`, it is now a
+    /// lane that executes a `__syncwarp` with a different mask; in `b`'s
+    /// own phase it is no longer one ("Synchronization Functions": the
+    /// non-exited lanes named in a mask must execute a `__syncwarp` with
+    /// that mask).
+    fn other_mask(&self, s: &mut State, t: usize, b: usize) {
+        let Some(mine) = &self.p.barriers[b].syncwarp else {
+            return;
+        };
+        let me = ThreadId(t as u32);
+        for (o, inst) in self.p.barriers.iter().enumerate() {
+            let Some(w) = &inst.syncwarp else {
+                continue;
+            };
+            let Some(open) = s.bars[o].open.as_mut() else {
+                continue;
+            };
+            if o == b {
+                open.strays.clear(t);
+            } else if w.warp == mine.warp && w.named.contains(&me) {
+                open.strays.set(t);
+            }
+        }
+    }
+
+    /// The `ub(syncwarp-mask)` message for phase `ph` of the `__syncwarp`
+    /// barrier `b`, if a lane its mask names executed a `__syncwarp` with a
+    /// different mask while the phase was open and never arrived in it
+    /// (it exited, completing the phase, or never will).
+    pub(crate) fn stray_message(&self, b: usize, ph: &Phase) -> Option<String> {
+        let w = self.p.barriers[b].syncwarp.as_ref()?;
+        if ph.arrivals == 0 {
+            return None;
+        }
+        let u = w.named.iter().find(|u| ph.strays.get(u.index()))?;
+        Some(format!(
+            "{} (lane {}) is named by mask {:#x} of phase {} of {} but executes a __syncwarp with a different mask instead",
+            self.tname(u.index()),
+            self.p.threads[u.index()].lane,
+            w.mask,
+            ph.number,
+            self.bname(b)
+        ))
     }
 
     /// Forgets completed phases of barrier `b` that no wait can complete on

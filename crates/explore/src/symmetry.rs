@@ -213,6 +213,7 @@ impl Explorer<'_> {
                 }
                 ph.mask = rmask(&ph.mask);
                 ph.bound = rbound(&ph.bound);
+                ph.strays = rbound(&ph.strays);
             }
         }
         for (a, b) in s.extra.iter_mut() {

@@ -70,6 +70,9 @@ impl Explorer<'_> {
         let mut labels = Vec::new();
         let mut ids: HashMap<(u32, u32), EventId> = HashMap::new();
         for (i, bar) in p.barriers.iter().enumerate() {
+            if let Some(w) = &bar.syncwarp {
+                b.syncwarp(BarrierId(i as u32), w.clone());
+            }
             // A launch init: at launch, or standing for forgotten phases.
             let launched = s.bmo[i].first() == Some(&(LAUNCH, i as u32));
             if let Some(k) = s.bars[i].base.or(bar.launch_count).filter(|_| launched) {

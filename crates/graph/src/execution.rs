@@ -123,6 +123,9 @@ pub struct Execution {
     /// after a launch init that stands for forgotten phases, so phase
     /// numbers (tokens) keep counting from where the forgotten ones ended.
     pub phase_base: Vec<u32>,
+    /// Per barrier instance (missing = none): the `__syncwarp` mask it
+    /// stands for, with its warp and the threads the mask names.
+    pub syncwarp: Vec<Option<crate::SyncwarpMask>>,
 }
 
 impl Execution {
@@ -206,6 +209,14 @@ impl ExecutionBuilder {
             bases.resize(b.index() + 1, 0);
         }
         bases[b.index()] = n;
+    }
+    /// Barrier `b` is the `__syncwarp` barrier of mask `w`.
+    pub fn syncwarp(&mut self, b: BarrierId, w: crate::SyncwarpMask) {
+        let v = &mut self.exec.syncwarp;
+        if v.len() <= b.index() {
+            v.resize(b.index() + 1, None);
+        }
+        v[b.index()] = Some(w);
     }
     pub fn finish(self) -> Execution {
         self.exec

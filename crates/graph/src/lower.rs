@@ -49,6 +49,8 @@ pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diag
         text,
         model: &model,
         diags: Vec::new(),
+        mask_sites: Vec::new(),
+        first_mask_decl: 0,
     };
     let program = l.program(lit);
     l.diags.sort_by_key(|d| d.span.map(|s| s.start));
@@ -64,6 +66,18 @@ struct Lowerer<'a> {
     text: &'a str,
     model: &'a Model,
     diags: Vec<Diagnostic>,
+    /// The `__syncwarp`-style instructions with a lane mask, in code
+    /// order: each is a declaration (numbered from `first_mask_decl`) whose
+    /// instance for a thread is the barrier of (its warp, its mask value).
+    mask_sites: Vec<MaskSite>,
+    first_mask_decl: u32,
+}
+
+/// One instruction site with a lane mask operand.
+struct MaskSite {
+    /// The model's predefined barrier the lowering names (the warp barrier).
+    id: i64,
+    mask: CExpr,
 }
 
 /// Placement of one thread before instances are known.
@@ -199,6 +213,45 @@ impl Lowerer<'_> {
                 id: Some(pb.id),
             });
         }
+        // Named kernels, in declaration order.
+        let named_kernels: Vec<String> = lit
+            .threads
+            .iter()
+            .filter(|t| t.form == ThreadForm::Kernel)
+            .filter_map(|t| t.name.as_ref().map(|n| n.name.clone()))
+            .collect();
+        let kernel_of_decl = |d: usize| -> Option<u32> {
+            let t = &lit.threads[d];
+            let name = t.name.as_ref().filter(|_| t.form == ThreadForm::Kernel)?;
+            named_kernels.iter().position(|k| *k == name.name).map(|i| i as u32)
+        };
+        // Code: one body per declaration. Declarations past the model's
+        // barriers are the lane-mask sites the code names.
+        self.first_mask_decl = decls.len() as u32;
+        let names = Names {
+            barriers: lit.barriers.iter().map(|b| b.name.name.as_str()).collect(),
+            vars: lit.vars.iter().map(|v| v.name.name.as_str()).collect(),
+            kernels: named_kernels.clone(),
+            predefined: decls
+                .iter()
+                .enumerate()
+                .filter_map(|(i, d)| d.id.map(|id| (id, i as u32)))
+                .collect(),
+        };
+        let mut codes = Vec::new();
+        for t in &lit.threads {
+            codes.push(self.code(&t.body, &names));
+        }
+
+        let warp_lanes: Vec<u64> = placed
+            .iter()
+            .map(|p| {
+                placed
+                    .iter()
+                    .filter(|q| q.kind == ThreadKind::Device && q.block == p.block && q.warp == p.warp && q.lane < 64)
+                    .fold(0u64, |m, q| m | 1 << q.lane)
+            })
+            .collect();
         let mut barriers = Vec::new();
         let mut thread_barriers = vec![Vec::new(); placed.len()];
         for b in &decls {
@@ -241,6 +294,7 @@ impl Lowerer<'_> {
                         launch_count,
                         decl_span: b.span,
                         props: b.props,
+                        syncwarp: None,
                     });
                     BarrierId(barriers.len() as u32 - 1)
                 });
@@ -256,7 +310,76 @@ impl Lowerer<'_> {
                     },
                     decl_span: b.span,
                     props: b.props,
+                    syncwarp: None,
                 });
+            }
+        }
+        // One barrier per (warp, mask value) for the lane-mask sites, after
+        // the declarations' instances: a thread's instance of site k is the
+        // barrier of its warp and the mask the site evaluates to for it.
+        let width = if self.model.warp_size >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.model.warp_size) - 1
+        };
+        let warp_keys: BTreeSet<(u32, u32)> = placed
+            .iter()
+            .filter(|p| p.kind == ThreadKind::Device)
+            .map(|p| (p.block, p.warp))
+            .collect();
+        let mut mask_ids: BTreeMap<(i64, u32, u32, u64), BarrierId> = BTreeMap::new();
+        for site in &self.mask_sites {
+            let Some(pb) = self.model.barrier(site.id) else {
+                continue;
+            };
+            for (i, here) in placed.iter().enumerate() {
+                let v = eval_with(&site.mask, &|leaf| match leaf {
+                    CExpr::Builtin(Builtin::Tid) => here.tid as i64,
+                    CExpr::Builtin(Builtin::Bid) => here.block as i64,
+                    CExpr::Builtin(Builtin::Warp) => here.warp as i64,
+                    CExpr::Builtin(Builtin::Lane) => here.lane as i64,
+                    CExpr::Builtin(Builtin::Ntid) => here.ntid as i64,
+                    _ => 0,
+                });
+                let mask = v as u64 & width;
+                let key = (site.id, here.block, here.warp, mask);
+                let id = *mask_ids.entry(key).or_insert_with(|| {
+                    let named: Vec<ThreadId> = placed
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, q)| {
+                            q.kind == ThreadKind::Device
+                                && q.block == here.block
+                                && q.warp == here.warp
+                                && q.lane < 64
+                                && mask & (1 << q.lane) != 0
+                        })
+                        .map(|(j, _)| ThreadId(j as u32))
+                        .collect();
+                    let place = if warp_keys.len() > 1 {
+                        format!("@b{}w{}", here.block, here.warp)
+                    } else {
+                        String::new()
+                    };
+                    let name = format!("{}({}){place}[{mask:#x}]", pb.name, pb.id);
+                    barriers.push(BarrierInstance {
+                        name: name.clone(),
+                        decl_name: name,
+                        launch_count: Some(named.len() as i64),
+                        decl_span: Span::default(),
+                        props: pb.props,
+                        syncwarp: Some(SyncwarpMask {
+                            warp: warp_keys
+                                .iter()
+                                .position(|&k| k == (here.block, here.warp))
+                                .unwrap_or(0) as u32,
+                            mask,
+                            named,
+                        }),
+                    });
+                    BarrierId(barriers.len() as u32 - 1)
+                });
+                thread_barriers[i].push(id);
             }
         }
         // Exclusion groups, as declaration indices, and the mutually
@@ -311,43 +434,6 @@ impl Lowerer<'_> {
             loc_instances_of_decl.push(ids.values().copied().collect());
         }
 
-        // Named kernels, in declaration order.
-        let named_kernels: Vec<String> = lit
-            .threads
-            .iter()
-            .filter(|t| t.form == ThreadForm::Kernel)
-            .filter_map(|t| t.name.as_ref().map(|n| n.name.clone()))
-            .collect();
-        let kernel_of_decl = |d: usize| -> Option<u32> {
-            let t = &lit.threads[d];
-            let name = t.name.as_ref().filter(|_| t.form == ThreadForm::Kernel)?;
-            named_kernels.iter().position(|k| *k == name.name).map(|i| i as u32)
-        };
-        // Code: one body per declaration.
-        let names = Names {
-            barriers: lit.barriers.iter().map(|b| b.name.name.as_str()).collect(),
-            vars: lit.vars.iter().map(|v| v.name.name.as_str()).collect(),
-            kernels: named_kernels.clone(),
-            predefined: decls
-                .iter()
-                .enumerate()
-                .filter_map(|(i, d)| d.id.map(|id| (id, i as u32)))
-                .collect(),
-        };
-        let mut codes = Vec::new();
-        for t in &lit.threads {
-            codes.push(self.code(&t.body, &names));
-        }
-
-        let warp_lanes: Vec<u64> = placed
-            .iter()
-            .map(|p| {
-                placed
-                    .iter()
-                    .filter(|q| q.kind == ThreadKind::Device && q.block == p.block && q.warp == p.warp && q.lane < 64)
-                    .fold(0u64, |m, q| m | 1 << q.lane)
-            })
-            .collect();
         let threads: Vec<ThreadInfo> = placed
             .into_iter()
             .enumerate()
@@ -870,6 +956,11 @@ impl Lowerer<'_> {
                     let Some(ins) = self.model.instruction(&name.name) else {
                         continue;
                     };
+                    // A lane-mask instruction acts on per-mask barriers, not
+                    // on the model's barrier itself.
+                    if masked(ins).is_some() {
+                        continue;
+                    }
                     for l in &ins.lowering {
                         let id = match l.barrier {
                             BarrierRef::Id(id) => Some(id),
@@ -999,9 +1090,33 @@ impl Lowerer<'_> {
             }
         }
         let dest = dest.map(|d| self.dest_reg(c, d, names));
+        // A lane mask (`__syncwarp MASK`) selects the barrier of the
+        // thread's warp and mask: a new declaration for this site. The mask
+        // must be known from the thread's place alone.
+        let mask_site = match masked(ins) {
+            Some((id, i)) => {
+                let e = exprs.get(i)?;
+                let mask = self.expr(c, e, names, false);
+                if mask.reads_state() {
+                    self.err(
+                        e.span,
+                        format!(
+                            "unsupported: the mask of `{n}` must be a constant expression of builtins (lane, tid, warp, bid, ntid); a mask held in a register is not modelled"
+                        ),
+                    );
+                    return None;
+                }
+                self.mask_sites.push(MaskSite { id, mask });
+                Some((id, self.first_mask_decl + self.mask_sites.len() as u32 - 1))
+            }
+            None => None,
+        };
         let mut out = Vec::new();
         for l in &ins.lowering {
             let sel = match l.barrier {
+                BarrierRef::Id(id) if mask_site.is_some_and(|(m, _)| m == id) => {
+                    BarrierSel::Decl(mask_site.map_or(0, |(_, d)| d))
+                }
                 BarrierRef::Operand(i) => {
                     let (id, decl) = barrier_decl[i].expect("barrier operands were resolved");
                     let group = self
@@ -1380,6 +1495,15 @@ impl Lowerer<'_> {
             }
         })
     }
+}
+
+/// The fixed barrier id and the mask operand of an instruction whose
+/// lowering carries a lane mask (`__syncwarp`), if it has one.
+fn masked(ins: &bc_models::Instruction) -> Option<(i64, usize)> {
+    ins.lowering.iter().find_map(|l| match (l.barrier, l.mask) {
+        (BarrierRef::Id(id), Some(m)) => Some((id, m)),
+        _ => None,
+    })
 }
 
 /// ` (PREFIX m1, m2)` naming the models that have something, or nothing.

@@ -18,6 +18,32 @@ pub struct BarrierInstance {
     pub decl_span: Span,
     /// Properties of a model's predefined barrier (all false for declared ones).
     pub props: BarrierProps,
+    /// For the barrier of one `__syncwarp` mask in one warp: the lanes the
+    /// mask names.
+    pub syncwarp: Option<SyncwarpMask>,
+}
+
+/// One `__syncwarp` mask of one warp ("Synchronization Functions",
+/// `__syncwarp`): a thread waits until the lanes named in its mask have
+/// executed a `__syncwarp` with the same mask, so each (warp, mask) pair is
+/// a barrier of its own whose expected count is the named lanes that exist;
+/// a named lane that exits drops it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyncwarpMask {
+    /// The warp, as an index among the warps of the test (block and warp).
+    pub warp: u32,
+    /// The mask value (32 bits).
+    pub mask: u64,
+    /// The threads of the warp whose lanes the mask names.
+    pub named: Vec<ThreadId>,
+}
+
+impl BarrierInstance {
+    /// Whether thread `t` drops this barrier when it ends: the model says
+    /// so, and for a `__syncwarp` barrier the mask names `t`'s lane.
+    pub fn dropped_at_end_by(&self, t: ThreadId) -> bool {
+        self.props.drop_at_end && self.syncwarp.as_ref().is_none_or(|w| w.named.contains(&t))
+    }
 }
 
 pub use bc_models::BarrierProps;
@@ -168,6 +194,52 @@ impl BarrierOp {
             BarrierOp::ExpectTx(_) => "expect_tx",
             BarrierOp::CompleteTx(_) => "complete_tx",
             BarrierOp::Inval => "inval",
+        }
+    }
+}
+
+/// Evaluates `e`; `leaf` gives the value of registers, builtins and
+/// locations. Arithmetic wraps; division or remainder by zero gives 0, so
+/// evaluation never panics (docs/semantics.md, "Arithmetic"). The explorer
+/// and the lowering (static `__syncwarp` masks) share it.
+pub fn eval_with(e: &CExpr, leaf: &dyn Fn(&CExpr) -> i64) -> i64 {
+    use bc_syntax::Op;
+    fn apply(op: Op, a: i64, b: i64) -> i64 {
+        match op {
+            Op::Add => a.wrapping_add(b),
+            Op::Sub => a.wrapping_sub(b),
+            Op::Mul => a.wrapping_mul(b),
+            Op::Div => a.checked_div(b).unwrap_or(0),
+            Op::Rem => a.checked_rem(b).unwrap_or(0),
+            Op::Eq => (a == b) as i64,
+            Op::Ne => (a != b) as i64,
+            Op::Lt => (a < b) as i64,
+            Op::Le => (a <= b) as i64,
+            Op::Gt => (a > b) as i64,
+            Op::Ge => (a >= b) as i64,
+            Op::And => (a != 0 && b != 0) as i64,
+            Op::Or => (a != 0 || b != 0) as i64,
+            Op::Not => (b == 0) as i64,
+        }
+    }
+    match e {
+        CExpr::Int(v) => *v,
+        CExpr::Unary(Op::Not, x) => (eval_with(x, leaf) == 0) as i64,
+        CExpr::Unary(_, x) => eval_with(x, leaf).wrapping_neg(),
+        CExpr::Binary(op, a, b) => apply(*op, eval_with(a, leaf), eval_with(b, leaf)),
+        other => leaf(other),
+    }
+}
+
+impl CExpr {
+    /// Whether the expression reads a register or a location (its value
+    /// then depends on the execution, not only on the thread's place).
+    pub fn reads_state(&self) -> bool {
+        match self {
+            CExpr::Reg(_) | CExpr::Loc(_) | CExpr::ThreadReg(..) | CExpr::LocInst(_) => true,
+            CExpr::Int(_) | CExpr::Builtin(_) => false,
+            CExpr::Unary(_, x) => x.reads_state(),
+            CExpr::Binary(_, a, b) => a.reads_state() || b.reads_state(),
         }
     }
 }

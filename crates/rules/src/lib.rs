@@ -377,6 +377,10 @@ impl Checker<'_> {
             }
         }
 
+        if self.rules.has(Rule::SyncwarpMask) && exec.syncwarp.iter().any(Option::is_some) {
+            self.syncwarp_masks(&phases);
+        }
+
         // Races: plain accesses of one location from different threads, one
         // a write, unordered by executes-before.
         let plain: Vec<EventId> = exec
@@ -455,6 +459,68 @@ impl Checker<'_> {
         };
         let msg = format!("{} waits on {} with {why}", self.n(e), self.barrier_name(b));
         self.report(Rule::TokenMisuse, FindingKind::Ub(UbKind::TokenMisuse), msg, vec![e]);
+    }
+
+    /// `__syncwarp` masks ("Synchronization Functions": the non-exited
+    /// lanes a mask names must execute a `__syncwarp` with the same mask).
+    /// For a phase of a mask's barrier with an arrive, and a lane the mask
+    /// names that does not arrive in it: an arrive of that lane on another
+    /// mask's barrier of the same warp that some interleaving of this
+    /// execution places while the phase is open (after its first member,
+    /// before its last when it completed) is `ub(syncwarp-mask)`. An
+    /// interleaving follows program order, participates-in and every bmo,
+    /// so the arrive must not precede the first member in that order, nor
+    /// follow the last.
+    fn syncwarp_masks(&mut self, phases: &[Phase]) {
+        let exec = self.exec;
+        let Ok(order) = closure(exec, true) else {
+            return;
+        };
+        let before = |a: EventId, b: EventId| order[b.index()].get(a.index());
+        let info = |b: BarrierId| exec.syncwarp.get(b.index()).and_then(Option::as_ref);
+        for p in phases {
+            let Some(w) = info(p.barrier) else {
+                continue;
+            };
+            let arrivers: Vec<Option<ThreadId>> = p
+                .members
+                .iter()
+                .filter(|&&x| matches!(exec.event(x).kind, EventKind::Arrive { .. }))
+                .map(|&x| exec.event(x).thread)
+                .collect();
+            let (Some(&first), false) = (p.members.first(), arrivers.is_empty()) else {
+                continue;
+            };
+            let last = p.members.last().copied().filter(|_| p.completed);
+            for &l in &w.named {
+                if arrivers.contains(&Some(l)) {
+                    continue;
+                }
+                let stray = exec.program_order[l.index()].iter().copied().find(|&a| {
+                    let ev = exec.event(a);
+                    matches!(ev.kind, EventKind::Arrive { .. })
+                        && ev
+                            .barrier()
+                            .is_some_and(|o| o != p.barrier && info(o).is_some_and(|ow| ow.warp == w.warp))
+                        && !before(a, first)
+                        && last.is_none_or(|z| !before(z, a))
+                });
+                if let Some(a) = stray {
+                    let msg = format!(
+                        "{} executes a __syncwarp with another mask while a phase of {} (mask {:#x}), which names its thread, is open, and never arrives in that phase",
+                        self.n(a),
+                        self.barrier_name(p.barrier),
+                        w.mask
+                    );
+                    self.report(
+                        Rule::SyncwarpMask,
+                        FindingKind::Ub(UbKind::SyncwarpMask),
+                        msg,
+                        vec![a, first],
+                    );
+                }
+            }
+        }
     }
 
     /// The number of phase `pi` among its barrier's phases (0 = the first).
@@ -772,6 +838,13 @@ mod tests;
 /// holds every event that executes before `e`. `Err` lists the events on a
 /// cycle.
 pub fn executes_before(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
+    closure(exec, false)
+}
+
+/// The transitive closure of executes-before's edges, with every bmo's
+/// order too when `bmo` is set (the order every interleaving of the
+/// execution follows).
+fn closure(exec: &Execution, bmo: bool) -> Result<Vec<Bits>, Vec<EventId>> {
     let n = exec.events.len();
     let launch: Vec<EventId> = exec.ids().filter(|&e| exec.event(e).thread.is_none()).collect();
     let mut preds: Vec<Vec<EventId>> = vec![Vec::new(); n];
@@ -793,6 +866,13 @@ pub fn executes_before(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
     }
     for &(a, b) in &exec.extra_eb {
         preds[b.index()].push(a);
+    }
+    if bmo {
+        for o in &exec.bmo {
+            for w in o.windows(2) {
+                preds[w[1].index()].push(w[0]);
+            }
+        }
     }
     // Kahn's algorithm for a topological order.
     let mut indeg: Vec<usize> = preds.iter().map(|p| p.len()).collect();

@@ -597,3 +597,69 @@ fn token_used_twice() {
         .fold(RuleSet::default(), |s, r| s.with(r));
     assert_eq!(kinds(&check(&b.finish(), cuda, &Numbered)), ["ub(token-misuse)"]);
 }
+
+/// Two `__syncwarp` barriers of one warp: B for mask 0x3 (threads 0, 1)
+/// and C for mask 0x6 (threads 1, 2). Thread 0 and 1 complete a phase of
+/// B; thread 2 arrives on C; thread 1 either arrives on C too (`joins_c`)
+/// or exits, its drop completing C's phase.
+fn two_masks(joins_c: bool) -> Vec<String> {
+    use bc_graph::SyncwarpMask;
+    let mut b = ExecutionBuilder::new(3, 2);
+    for (bar, mask, named) in [(B, 0x3, [0, 1]), (C, 0x6, [1, 2])] {
+        let init = b.event(None, 0, K::Init { count: 2 }, bar);
+        b.bmo(init);
+        let Target::Barrier(id) = bar else { unreachable!() };
+        b.syncwarp(
+            id,
+            SyncwarpMask {
+                warp: 0,
+                mask,
+                named: named.iter().map(|&i| ThreadId(i)).collect(),
+            },
+        );
+    }
+    let a0 = b.event(t(0), 0, arrive(), B);
+    let a1 = b.event(t(1), 0, arrive(), B);
+    b.bmo(a0);
+    b.bmo(a1);
+    let w0 = b.event(t(0), 1, wait(), B);
+    let w1 = b.event(t(1), 1, wait(), B);
+    b.set_participants(w0, vec![a0, a1]);
+    b.set_participants(w1, vec![a0, a1]);
+    let a2 = b.event(t(2), 0, arrive(), C);
+    b.bmo(a2);
+    let other = if joins_c {
+        let a = b.event(t(1), 2, arrive(), C);
+        b.event(t(1), 3, wait(), C);
+        a
+    } else {
+        b.event(t(1), u32::MAX - 1, K::Drop, C)
+    };
+    b.bmo(other);
+    let w2 = b.event(t(2), 1, wait(), C);
+    b.set_participants(w2, vec![a2, other]);
+    if joins_c {
+        let w = EventId(other.0 + 1);
+        b.set_participants(w, vec![a2, other]);
+    }
+    let rules = [
+        Rule::FirstBmoInit,
+        Rule::ParticipatesIn,
+        Rule::ExecutesBeforeConsistent,
+        Rule::WaitCompletes,
+        Rule::SyncwarpMask,
+    ]
+    .into_iter()
+    .fold(RuleSet::default(), |s, r| s.with(r));
+    kinds(&check(&b.finish(), rules, &Numbered))
+}
+
+#[test]
+fn syncwarp_named_lane_with_another_mask_is_ub() {
+    assert_eq!(two_masks(false), ["ub(syncwarp-mask)"]);
+}
+
+#[test]
+fn syncwarp_named_lane_that_arrives_later_is_fine() {
+    assert_eq!(two_masks(true), Vec::<String>::new());
+}
