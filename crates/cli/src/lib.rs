@@ -39,6 +39,21 @@ pub fn decode(name: &str, bytes: &[u8]) -> (SourceFile, Option<Diagnostic>) {
     }
 }
 
+/// The report of an input that could not be read (missing, too large, an
+/// unreadable folder): an error without a span, so every output format
+/// lists it as an input error and counts it, as the exit code does.
+pub fn unreadable(name: &str, why: &str) -> TestReport {
+    TestReport {
+        source: SourceFile::new(name, String::new()),
+        test: None,
+        model: None,
+        expected: None,
+        expect_span: None,
+        outcome: None,
+        diagnostics: vec![Diagnostic::file_error(format!("cannot be read: {why}"))],
+    }
+}
+
 /// Parses, lowers and explores one file.
 pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport {
     let (source, bad) = decode(name, bytes);
