@@ -95,7 +95,10 @@ pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport 
                 None => bc_explore::explore(&program, opts.limits),
             })
         }
-        Err(ds) => report.diagnostics = ds,
+        Err(mut ds) => {
+            bc_report::diagnostic::cap(&mut ds);
+            report.diagnostics = ds;
+        }
     }
     report
 }
@@ -138,6 +141,9 @@ pub fn lower_bytes(
         return (source, Err(vec![d]));
     }
     let (lit, diags) = bc_syntax::parse(&source.text);
-    let result = lower_parsed(&source, &lit, diags, model);
+    let result = lower_parsed(&source, &lit, diags, model).map_err(|mut ds| {
+        bc_report::diagnostic::cap(&mut ds);
+        ds
+    });
     (source, result)
 }

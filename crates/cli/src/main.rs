@@ -575,14 +575,18 @@ enum Input {
 /// Expands directories to their `*.litmus` files, sorted within each
 /// folder. Each real file is listed once, however many symbolic links lead
 /// to it, and each real folder is walked once (a link back to a folder
-/// being walked, or already walked, is skipped), so link loops end.
-/// Folders and entries that cannot be read are listed as [`Input::Unreadable`]
-/// and the rest is still checked.
+/// being walked, or already walked, is skipped), so link loops end. Links
+/// are followed only after the real tree under an argument is walked, so a
+/// file is named by its real path when it has one there. Folders and
+/// entries that cannot be read are listed as [`Input::Unreadable`], and
+/// the rest is still checked.
 fn collect(paths: &[PathBuf]) -> Vec<Input> {
     use std::collections::HashSet;
     struct Walk {
         dirs: HashSet<PathBuf>,
         files: HashSet<PathBuf>,
+        /// Symbolic links met in the walk, followed after it.
+        links: Vec<PathBuf>,
         out: Vec<Input>,
     }
     impl Walk {
@@ -592,39 +596,48 @@ fn collect(paths: &[PathBuf]) -> Vec<Input> {
                 self.out.push(Input::File(p.to_path_buf()));
             }
         }
+        fn unreadable(&mut self, p: &Path, e: impl ToString) {
+            self.out.push(Input::Unreadable(p.to_path_buf(), e.to_string()));
+        }
+        /// A path the walk met: a folder is walked, a `*.litmus` file
+        /// listed; a dangling or looping link is an error only when it is
+        /// named like a litmus file.
+        fn entry(&mut self, p: &Path) {
+            let litmus = p.extension().is_some_and(|e| e == "litmus");
+            match std::fs::metadata(p) {
+                Ok(m) if m.is_dir() => self.dir(p),
+                Ok(m) if litmus && !m.is_file() => self.unreadable(p, "not a regular file (not read)"),
+                Ok(_) if litmus => self.file(p),
+                Ok(_) => {}
+                Err(_) if !litmus && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink()) => {}
+                Err(e) => self.unreadable(p, e),
+            }
+        }
         fn dir(&mut self, dir: &Path) {
             let real = match std::fs::canonicalize(dir) {
                 Ok(r) => r,
-                Err(e) => return self.out.push(Input::Unreadable(dir.to_path_buf(), e.to_string())),
+                Err(e) => return self.unreadable(dir, e),
             };
             if !self.dirs.insert(real) {
                 return;
             }
             let listing = match std::fs::read_dir(dir) {
                 Ok(l) => l,
-                Err(e) => return self.out.push(Input::Unreadable(dir.to_path_buf(), e.to_string())),
+                Err(e) => return self.unreadable(dir, e),
             };
             let mut entries = Vec::new();
             for e in listing {
                 match e {
                     Ok(e) => entries.push(e.path()),
-                    Err(e) => self.out.push(Input::Unreadable(dir.to_path_buf(), e.to_string())),
+                    Err(e) => self.unreadable(dir, e),
                 }
             }
             entries.sort();
             for p in entries {
-                let litmus = p.extension().is_some_and(|e| e == "litmus");
-                match std::fs::metadata(&p) {
-                    Ok(m) if m.is_dir() => self.dir(&p),
-                    Ok(m) if litmus && !m.is_file() => self
-                        .out
-                        .push(Input::Unreadable(p, "not a regular file (not read)".into())),
-                    Ok(_) if litmus => self.file(&p),
-                    Ok(_) => {}
-                    // A dangling or looping link is only an error when it
-                    // is named like a litmus file.
-                    Err(_) if !litmus && std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_symlink()) => {}
-                    Err(e) => self.out.push(Input::Unreadable(p, e.to_string())),
+                if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_symlink()) {
+                    self.links.push(p);
+                } else {
+                    self.entry(&p);
                 }
             }
         }
@@ -632,11 +645,19 @@ fn collect(paths: &[PathBuf]) -> Vec<Input> {
     let mut walk = Walk {
         dirs: HashSet::new(),
         files: HashSet::new(),
+        links: Vec::new(),
         out: Vec::new(),
     };
     for p in paths {
         if p.is_dir() {
             walk.dir(p);
+            // Following a link can meet more links: in the order met.
+            let mut next = 0;
+            while let Some(link) = walk.links.get(next).cloned() {
+                walk.entry(&link);
+                next += 1;
+            }
+            walk.links.clear();
         } else {
             walk.file(p);
         }
