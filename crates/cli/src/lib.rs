@@ -39,6 +39,21 @@ pub fn decode(name: &str, bytes: &[u8]) -> (SourceFile, Option<Diagnostic>) {
     }
 }
 
+/// The report of an input that could not be read (missing, too large, an
+/// unreadable folder): an error without a span, so every output format
+/// lists it as an input error and counts it, as the exit code does.
+pub fn unreadable(name: &str, why: &str) -> TestReport {
+    TestReport {
+        source: SourceFile::new(name, String::new()),
+        test: None,
+        model: None,
+        expected: None,
+        expect_span: None,
+        outcome: None,
+        diagnostics: vec![Diagnostic::file_error(format!("cannot be read: {why}"))],
+    }
+}
+
 /// Parses, lowers and explores one file.
 pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport {
     let (source, bad) = decode(name, bytes);
@@ -80,7 +95,10 @@ pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport 
                 None => bc_explore::explore(&program, opts.limits),
             })
         }
-        Err(ds) => report.diagnostics = ds,
+        Err(mut ds) => {
+            bc_report::diagnostic::cap(&mut ds);
+            report.diagnostics = ds;
+        }
     }
     report
 }
@@ -123,6 +141,9 @@ pub fn lower_bytes(
         return (source, Err(vec![d]));
     }
     let (lit, diags) = bc_syntax::parse(&source.text);
-    let result = lower_parsed(&source, &lit, diags, model);
+    let result = lower_parsed(&source, &lit, diags, model).map_err(|mut ds| {
+        bc_report::diagnostic::cap(&mut ds);
+        ds
+    });
     (source, result)
 }

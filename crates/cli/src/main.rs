@@ -13,7 +13,7 @@ use bc_models::Model;
 use bc_report::text::TextOptions;
 use bc_report::TestReport;
 use clap::{Parser, Subcommand, ValueEnum};
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -96,11 +96,11 @@ enum Command {
         #[command(flatten)]
         model: ModelArgs,
         /// Stop a test's search after this many states (reported as `stop`).
-        #[arg(long, default_value_t = Limits::default().max_states)]
+        #[arg(long, default_value_t = Limits::default().max_states, value_parser = parse_count)]
         max_states: u64,
         /// Stop a test's search after this many seconds (reported as `stop`).
-        #[arg(long, value_name = "SECS")]
-        timeout: Option<f64>,
+        #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+        timeout: Option<Duration>,
         /// One line per test: no findings or witnesses.
         #[arg(long, short)]
         quiet: bool,
@@ -126,12 +126,12 @@ enum Command {
         /// Stop a test's search (`stop: memory-limit`) when its stored
         /// states' size passes this many MiB [default: 2048, which keeps
         /// the process under 4 GiB].
-        #[arg(long, value_name = "MIB")]
+        #[arg(long, value_name = "MIB", value_parser = parse_mib)]
         max_memory: Option<u64>,
         /// Threads (default: every core): several files are checked side
         /// by side, one search each; a single file's search uses them all.
         /// The output, witnesses and order included, does not depend on it.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = parse_jobs)]
         jobs: Option<usize>,
         /// Delay waits on completed phases like any other step.
         #[arg(long, hide = true)]
@@ -182,13 +182,13 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: DiffFormat,
         /// Stop a test's search after this many states (reported as `stop`).
-        #[arg(long, default_value_t = 2_000_000)]
+        #[arg(long, default_value_t = 2_000_000, value_parser = parse_count)]
         max_states: u64,
         /// Stop a test's search after this many seconds.
-        #[arg(long, value_name = "SECS")]
-        timeout: Option<f64>,
+        #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+        timeout: Option<Duration>,
         /// Threads, as for `check`.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", value_parser = parse_jobs)]
         jobs: Option<usize>,
         #[command(flatten)]
         shard: ShardArg,
@@ -206,8 +206,82 @@ enum Command {
     Models { name: Option<String> },
 }
 
+/// Exit code when the report could not be written (stdout or stderr full,
+/// closed, or a broken pipe): the run's verdicts were lost, so it must not
+/// read as a pass (docs/ci.md, "Exit codes"; docs/reliability.md).
+const EXIT_OUTPUT: u8 = 3;
+
+/// Input size caps (docs/reliability.md): a larger input is an error, read
+/// no further than one byte past the cap.
+const MAX_LITMUS_BYTES: u64 = 1 << 20;
+const MAX_MODEL_BYTES: u64 = 1 << 20;
+const MAX_BASELINE_BYTES: u64 = 64 << 20;
+
+/// At most this many threads per available core, and never more than
+/// [`MAX_JOBS`], whatever `--jobs` asks for.
+const JOBS_PER_CORE: usize = 4;
+const MAX_JOBS: usize = 256;
+
+/// Writes to stdout. Every byte the program prints goes through this or
+/// [`err`], so every write is checked (no `print!` anywhere).
+fn out(s: &str) -> io::Result<()> {
+    io::stdout().lock().write_all(s.as_bytes())
+}
+
+/// Writes to stderr, checked like [`out`].
+fn err(s: &str) -> io::Result<()> {
+    io::stderr().lock().write_all(s.as_bytes())
+}
+
+/// Whether the process started with stdout closed (`>&-`). Rust's runtime
+/// reopens a closed standard descriptor on `/dev/null` (read-write) before
+/// `main`, so a report written there would vanish with exit 0. A shell's
+/// `> /dev/null` opens it write-only, so the two can be told apart (only a
+/// deliberate `1<>/dev/null` looks closed). Linux: `/proc/self/fdinfo`.
+fn stdout_was_closed() -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let (Ok(fd1), Ok(null)) = (std::fs::metadata("/proc/self/fd/1"), std::fs::metadata("/dev/null")) else {
+        return false;
+    };
+    if !(fd1.file_type().is_char_device() && fd1.rdev() == null.rdev()) {
+        return false;
+    }
+    // `flags:` is octal; O_ACCMODE is 3 and O_RDWR 2.
+    std::fs::read_to_string("/proc/self/fdinfo/1").is_ok_and(|info| {
+        info.lines()
+            .find_map(|l| l.strip_prefix("flags:"))
+            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+            .is_some_and(|f| f & 3 == 2)
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    if stdout_was_closed() {
+        let _ = err("barrier-check: error: stdout is closed: the report cannot be written\n");
+        return ExitCode::from(EXIT_OUTPUT);
+    }
+    match run().and_then(|code| io::stdout().flush().map(|()| code)) {
+        Ok(code) => code,
+        // A reader that stops early (`| head`): no message, but not a pass.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::from(EXIT_OUTPUT),
+        Err(e) => {
+            // stderr may be the stream that failed; nothing more can be done then.
+            let _ = err(&format!("barrier-check: error: cannot write the report: {e}\n"));
+            ExitCode::from(EXIT_OUTPUT)
+        }
+    }
+}
+
+/// Parses the command line (help and version go through [`out`], usage
+/// errors exit 2) and runs the command.
+fn run() -> io::Result<ExitCode> {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            e.print()?;
+            return Ok(ExitCode::from(if e.use_stderr() { 2 } else { 0 }));
+        }
+    };
     match cli.command {
         Command::Check {
             paths,
@@ -238,30 +312,26 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
-            let timeout = match parse_timeout(timeout) {
-                Ok(t) => t,
-                Err(e) => return usage_error(&e),
-            };
             let opts = CheckOptions {
                 model,
                 limits: Limits {
                     max_states,
                     timeout,
-                    max_memory: max_memory.map_or(bc_explore::DEFAULT_MAX_MEMORY, |m| m.max(1) << 20),
+                    max_memory: max_memory.map_or(bc_explore::DEFAULT_MAX_MEMORY, |m| m.saturating_mul(1 << 20)),
                     liveness: !no_liveness,
                     compact: !no_compact,
                     canonical: !no_canonical,
                     symmetry: !no_symmetry,
                     fuse: !no_fuse,
-                    jobs: jobs_or_cores(jobs),
+                    jobs: jobs_or_cores(jobs)?,
                     verify_encoding: false,
                 },
                 progress,
                 states: None,
             };
             let baseline = match &baseline {
-                Some(path) => match std::fs::read_to_string(path)
-                    .map_err(|e| e.to_string())
+                Some(path) => match read_capped(path, MAX_BASELINE_BYTES)
+                    .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
                     .and_then(|t| bc_report::wire::parse_baseline(&t))
                 {
                     Ok(b) => Some(b),
@@ -277,18 +347,18 @@ fn main() -> ExitCode {
                 write_baseline,
                 baseline,
             };
-            let code = check(&paths, &opts, &run);
+            let code = check(&paths, &opts, &run)?;
             if report_peak_memory {
                 // VmHWM: the peak resident set size, in kB (Linux).
                 let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
                 if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
-                    eprintln!(
-                        "peak-memory-kb: {}",
+                    err(&format!(
+                        "peak-memory-kb: {}\n",
                         line.trim_start_matches("VmHWM:").trim().trim_end_matches(" kB")
-                    );
+                    ))?;
                 }
             }
-            code
+            Ok(code)
         }
         Command::Graph {
             file,
@@ -299,19 +369,19 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
-            let bytes = match std::fs::read(&file) {
+            let bytes = match read_capped(&file, MAX_LITMUS_BYTES) {
                 Ok(b) => b,
                 Err(e) => return usage_error(&format!("{}: {e}", file.display())),
             };
             let (source, result) = lower_bytes(&file.display().to_string(), &bytes, model);
             match result {
                 Ok(p) => {
-                    print!("{}", bc_graph::dot::to_dot(&p));
-                    ExitCode::SUCCESS
+                    out(&bc_graph::dot::to_dot(&p))?;
+                    Ok(ExitCode::SUCCESS)
                 }
                 Err(ds) => {
-                    eprint!("{}", bc_report::diagnostic::render_all(&source, &ds));
-                    ExitCode::from(2)
+                    err(&bc_report::diagnostic::render_all(&source, &ds))?;
+                    Ok(ExitCode::from(2))
                 }
             }
         }
@@ -343,14 +413,10 @@ fn main() -> ExitCode {
                     "diff needs two models: --model A --model B, --model A --model-file B, or two --model-file",
                 );
             }
-            let timeout = match parse_timeout(timeout) {
-                Ok(t) => t,
-                Err(e) => return usage_error(&e),
-            };
             let limits = Limits {
                 max_states,
                 timeout,
-                jobs: jobs_or_cores(jobs),
+                jobs: jobs_or_cores(jobs)?,
                 ..Limits::default()
             };
             let new = named.pop().expect("two models");
@@ -370,19 +436,16 @@ fn main() -> ExitCode {
             let opts = CheckOptions {
                 model,
                 limits: Limits {
-                    jobs: jobs_or_cores(None),
+                    jobs: jobs_or_cores(None)?,
                     ..Limits::default()
                 },
                 progress: None,
                 states: None,
             };
-            let r = match check_file(&file, &opts) {
-                Ok(r) => r,
-                Err(e) => return usage_error(&e),
-            };
+            let r = check_file(&Input::File(file.clone()), &opts);
             if r.is_error() {
-                eprint!("{}", bc_report::diagnostic::render_all(&r.source, &r.diagnostics));
-                return ExitCode::from(2);
+                err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
+                return Ok(ExitCode::from(2));
             }
             let findings = r.outcome.as_ref().map_or(&[][..], |o| &o.findings[..]);
             let chosen = match &finding {
@@ -393,26 +456,26 @@ fn main() -> ExitCode {
                 },
             };
             let Some(f) = chosen else {
-                eprintln!(
-                    "barrier-check: {}: no such finding (verdict: {})",
+                err(&format!(
+                    "barrier-check: {}: no such finding (verdict: {})\n",
                     file.display(),
                     bc_report::verdict_text(&r.verdict())
-                );
-                return ExitCode::from(1);
+                ))?;
+                return Ok(ExitCode::from(1));
             };
             match format {
-                ExplainFormat::Text => print!("{}", bc_report::text::finding(&r, f)),
-                ExplainFormat::Dot => print!("{}", bc_report::explain::to_dot(&r, f)),
+                ExplainFormat::Text => out(&bc_report::text::finding(&r, f))?,
+                ExplainFormat::Dot => out(&bc_report::explain::to_dot(&r, f))?,
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }
         Command::Models { name } => models(name.as_deref()),
     }
 }
 
-fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("barrier-check: error: {msg}");
-    ExitCode::from(2)
+fn usage_error(msg: &str) -> io::Result<ExitCode> {
+    err(&format!("barrier-check: error: {msg}\n"))?;
+    Ok(ExitCode::from(2))
 }
 
 fn load_model(args: &ModelArgs) -> Result<Option<Model>, String> {
@@ -425,53 +488,181 @@ fn load_model(args: &ModelArgs) -> Result<Option<Model>, String> {
     Ok(None)
 }
 
+/// Reads at most `cap` bytes of a file: a longer one (or an endless one
+/// such as `/dev/zero`) is an error after `cap + 1` bytes, never a read
+/// until memory runs out.
+fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > cap {
+        return Err(format!(
+            "larger than {} MiB, the limit for this input (see docs/reliability.md)",
+            cap >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
 /// A model file (`--model-file`), errors naming the file.
 fn read_model_file(path: &Path) -> Result<Model, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = read_capped(path, MAX_MODEL_BYTES)
+        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Model::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// `--timeout SECS`: a positive, finite number of seconds.
-fn parse_timeout(secs: Option<f64>) -> Result<Option<Duration>, String> {
-    match secs {
-        Some(t) if !(t > 0.0 && t.is_finite()) => Err("--timeout needs a positive number of seconds".into()),
-        Some(t) => Ok(Some(Duration::from_secs_f64(t))),
-        None => Ok(None),
+/// `--max-states N`: a whole number, at least 1.
+fn parse_count(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(0) => Err("needs at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("not a whole number from 1 to {}: {e}", u64::MAX)),
     }
 }
 
-/// `--jobs N`, by default every core.
-fn jobs_or_cores(jobs: Option<usize>) -> usize {
-    jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1)
+/// `--timeout SECS`: a positive, finite number of seconds. One too large
+/// for a `Duration` (about 584 billion years) saturates: no search runs
+/// that long.
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let t: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(t > 0.0 && t.is_finite()) {
+        return Err("needs a positive, finite number of seconds".into());
+    }
+    Ok(Duration::try_from_secs_f64(t).unwrap_or(Duration::MAX))
 }
 
-/// Expands directories to their `*.litmus` files, sorted.
-fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                walk(&p, out)?;
-            } else if p.extension().is_some_and(|e| e == "litmus") {
-                out.push(p);
+/// `--max-memory MIB`: at least 1; the bytes saturate at `u64::MAX`
+/// instead of wrapping.
+fn parse_mib(s: &str) -> Result<u64, String> {
+    parse_count(s)
+}
+
+/// `--jobs N`: at least 1 (clamped to the machine by [`jobs_or_cores`]).
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    parse_count(s).map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// `--jobs N`, by default every core; at most [`JOBS_PER_CORE`] threads per
+/// core and [`MAX_JOBS`] in all (a warning on stderr says when it clamps):
+/// more only contend, and thousands fail to spawn.
+fn jobs_or_cores(jobs: Option<usize>) -> io::Result<usize> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let most = cores.saturating_mul(JOBS_PER_CORE).clamp(1, MAX_JOBS);
+    let asked = jobs.unwrap_or(cores).max(1);
+    if asked > most {
+        if jobs.is_some() {
+            err(&format!(
+                "barrier-check: warning: --jobs {asked}: using {most} ({JOBS_PER_CORE} per core, at most {MAX_JOBS})\n"
+            ))?;
+        }
+        return Ok(most);
+    }
+    Ok(asked)
+}
+
+/// One input of a run: a file to check, or a path that could not be
+/// listed or read (reported as an input error, like a parse error).
+enum Input {
+    File(PathBuf),
+    Unreadable(PathBuf, String),
+}
+
+/// Expands directories to their `*.litmus` files, sorted within each
+/// folder. Each real file is listed once, however many symbolic links lead
+/// to it, and each real folder is walked once (a link back to a folder
+/// being walked, or already walked, is skipped), so link loops end. Links
+/// are followed only after the real tree under an argument is walked, so a
+/// file is named by its real path when it has one there. Folders and
+/// entries that cannot be read are listed as [`Input::Unreadable`], and
+/// the rest is still checked.
+fn collect(paths: &[PathBuf]) -> Vec<Input> {
+    use std::collections::HashSet;
+    struct Walk {
+        dirs: HashSet<PathBuf>,
+        files: HashSet<PathBuf>,
+        /// Symbolic links met in the walk, followed after it.
+        links: Vec<PathBuf>,
+        out: Vec<Input>,
+    }
+    impl Walk {
+        fn file(&mut self, p: &Path) {
+            // A path that does not resolve is kept: reading it reports why.
+            if std::fs::canonicalize(p).map_or(true, |c| self.files.insert(c)) {
+                self.out.push(Input::File(p.to_path_buf()));
             }
         }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            walk(p, &mut out)?;
-        } else {
-            out.push(p.clone());
+        fn unreadable(&mut self, p: &Path, e: impl ToString) {
+            self.out.push(Input::Unreadable(p.to_path_buf(), e.to_string()));
+        }
+        /// A path the walk met: a folder is walked, a `*.litmus` file
+        /// listed; a dangling or looping link is an error only when it is
+        /// named like a litmus file.
+        fn entry(&mut self, p: &Path) {
+            let litmus = p.extension().is_some_and(|e| e == "litmus");
+            match std::fs::metadata(p) {
+                Ok(m) if m.is_dir() => self.dir(p),
+                Ok(m) if litmus && !m.is_file() => self.unreadable(p, "not a regular file (not read)"),
+                Ok(_) if litmus => self.file(p),
+                Ok(_) => {}
+                Err(_) if !litmus && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink()) => {}
+                Err(e) => self.unreadable(p, e),
+            }
+        }
+        fn dir(&mut self, dir: &Path) {
+            let real = match std::fs::canonicalize(dir) {
+                Ok(r) => r,
+                Err(e) => return self.unreadable(dir, e),
+            };
+            if !self.dirs.insert(real) {
+                return;
+            }
+            let listing = match std::fs::read_dir(dir) {
+                Ok(l) => l,
+                Err(e) => return self.unreadable(dir, e),
+            };
+            let mut entries = Vec::new();
+            for e in listing {
+                match e {
+                    Ok(e) => entries.push(e.path()),
+                    Err(e) => self.unreadable(dir, e),
+                }
+            }
+            entries.sort();
+            for p in entries {
+                if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_symlink()) {
+                    self.links.push(p);
+                } else {
+                    self.entry(&p);
+                }
+            }
         }
     }
-    Ok(out)
+    let mut walk = Walk {
+        dirs: HashSet::new(),
+        files: HashSet::new(),
+        links: Vec::new(),
+        out: Vec::new(),
+    };
+    for p in paths {
+        if p.is_dir() {
+            walk.dir(p);
+            // Following a link can meet more links: in the order met.
+            let mut next = 0;
+            while let Some(link) = walk.links.get(next).cloned() {
+                walk.entry(&link);
+                next += 1;
+            }
+            walk.links.clear();
+        } else {
+            walk.file(p);
+        }
+    }
+    walk.out
 }
 
 /// A progress bar on stderr, only when stderr is a terminal, and only
@@ -533,7 +724,7 @@ impl Progress {
         self.bar.as_ref().map(|_| self.states.clone())
     }
     /// Runs `f` (which prints) with the bar out of the way.
-    fn suspend(&self, f: impl FnOnce()) {
+    fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
         match &self.bar {
             Some(bar) => bar.suspend(f),
             None => f(),
@@ -565,10 +756,10 @@ struct CheckRun {
     baseline: Option<Vec<bc_report::baseline::Entry>>,
 }
 
-/// The files to check: directories expanded and sorted, then this shard's
-/// part (every N-th file from the K-th).
-fn files_of(paths: &[PathBuf], shard: Option<(usize, usize)>) -> Result<Vec<PathBuf>, String> {
-    let mut files = collect(paths)?;
+/// The inputs to check: directories expanded and sorted, then this shard's
+/// part (every N-th input from the K-th).
+fn files_of(paths: &[PathBuf], shard: Option<(usize, usize)>) -> Result<Vec<Input>, String> {
+    let mut files = collect(paths);
     if files.is_empty() {
         return Err("no .litmus files found".into());
     }
@@ -578,72 +769,95 @@ fn files_of(paths: &[PathBuf], shard: Option<(usize, usize)>) -> Result<Vec<Path
     Ok(files)
 }
 
-/// Checks one file (`Err`: it could not be read).
-fn check_file(f: &Path, opts: &CheckOptions) -> Result<TestReport, String> {
-    let name = f.display().to_string();
-    std::fs::read(f)
-        .map(|bytes| check_bytes(&name, &bytes, opts))
-        .map_err(|e| format!("{name}: {e}"))
+/// Checks one input. One that cannot be read (missing, too large, an
+/// unreadable folder) is a report with a file-level error, so every output
+/// format lists it and counts it as an error, as the exit code does.
+fn check_file(input: &Input, opts: &CheckOptions) -> TestReport {
+    match input {
+        Input::File(f) => {
+            let name = f.display().to_string();
+            match read_capped(f, MAX_LITMUS_BYTES) {
+                Ok(bytes) => check_bytes(&name, &bytes, opts),
+                Err(e) => barrier_check::unreadable(&name, &e),
+            }
+        }
+        Input::Unreadable(p, e) => barrier_check::unreadable(&p.display().to_string(), e),
+    }
 }
 
-/// Checks the files; `each` sees every report in file order as soon as it
-/// and those before it are done. Several files share the `--jobs` threads
-/// (each search then runs on one); a single file's search gets them all.
-/// Answers never depend on it. Returns the reports and whether some file
-/// could not be read.
-fn check_files(files: &[PathBuf], opts: &CheckOptions, mut each: impl FnMut(&TestReport)) -> (Vec<TestReport>, bool) {
+/// Checks the inputs; `each` sees every report in input order as soon as
+/// it and those before it are done, and an error from it (the output
+/// failed) ends the run. Several files share the `--jobs` threads (each
+/// search then runs on one); a single file's search gets them all.
+/// Answers never depend on it.
+fn check_files(
+    files: &[Input],
+    opts: &CheckOptions,
+    mut each: impl FnMut(&TestReport) -> io::Result<()>,
+) -> io::Result<Vec<TestReport>> {
     let jobs = opts.limits.jobs.max(1);
     let mut reports = Vec::new();
-    let mut unreadable = false;
-    let mut take = |r: Result<TestReport, String>| match r {
-        Ok(r) => {
-            each(&r);
-            reports.push(r);
-        }
-        Err(e) => {
-            eprintln!("barrier-check: error: {e}");
-            unreadable = true;
-        }
+    let mut take = |r: TestReport| -> io::Result<()> {
+        each(&r)?;
+        reports.push(r);
+        Ok(())
     };
     if jobs == 1 || files.len() < 2 {
         for f in files {
-            take(check_file(f, opts));
+            take(check_file(f, opts))?;
         }
-    } else {
-        let one = CheckOptions {
-            limits: Limits { jobs: 1, ..opts.limits },
-            ..opts.clone()
-        };
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::scope(|scope| {
-            for _ in 0..jobs.min(files.len()) {
-                let (tx, next, one) = (tx.clone(), &next, &one);
-                scope.spawn(move || loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(f) = files.get(i) else { break };
-                    if tx.send((i, check_file(f, one))).is_err() {
-                        break;
-                    }
-                });
+        return Ok(reports);
+    }
+    let one = CheckOptions {
+        limits: Limits { jobs: 1, ..opts.limits },
+        ..opts.clone()
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let mut spawned = 0;
+        for _ in 0..jobs.min(files.len()) {
+            let (tx, next, one) = (tx.clone(), &next, &one);
+            let worker = std::thread::Builder::new().spawn_scoped(scope, move || loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(f) = files.get(i) else { break };
+                if tx.send((i, check_file(f, one))).is_err() {
+                    break;
+                }
+            });
+            // The system may refuse threads: check with those it gave.
+            match worker {
+                Ok(_) => spawned += 1,
+                Err(_) => break,
             }
-            drop(tx);
-            // In file order: hold early finishers until those before are in.
-            let mut held = std::collections::BTreeMap::new();
-            let mut due = 0;
-            for (i, r) in rx {
-                held.insert(i, r);
-                while let Some(r) = held.remove(&due) {
-                    take(r);
-                    due += 1;
+        }
+        if spawned == 0 {
+            // No worker at all: this thread does the work.
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(f) = files.get(i) else { break };
+                if tx.send((i, check_file(f, &one))).is_err() {
+                    break;
                 }
             }
-        });
-    }
-    (reports, unreadable)
+        }
+        drop(tx);
+        // In input order: hold early finishers until those before are in.
+        let mut held = std::collections::BTreeMap::new();
+        let mut due = 0;
+        for (i, r) in rx {
+            held.insert(i, r);
+            while let Some(r) = held.remove(&due) {
+                take(r)?;
+                due += 1;
+            }
+        }
+        Ok::<(), io::Error>(())
+    })?;
+    Ok(reports)
 }
 
-fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> ExitCode {
+fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
     let files = match files_of(paths, run.shard) {
         Ok(f) => f,
         Err(e) => return usage_error(&e),
@@ -652,67 +866,67 @@ fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> ExitCode {
         witnesses: !run.quiet,
         timing: run.timing,
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
     let mut progress = Progress::new(files.len());
     let counting = CheckOptions {
         states: progress.counter(),
         ..opts.clone()
     };
-    let (reports, unreadable) = check_files(&files, &counting, |r| {
-        progress.suspend(|| {
+    let result = check_files(&files, &counting, |r| {
+        progress.suspend(|| -> io::Result<()> {
             if run.format == Format::Text {
                 if r.is_error() {
-                    eprint!("{}", bc_report::diagnostic::render_all(&r.source, &r.diagnostics));
+                    err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
                 }
-                let _ = out.write_all(bc_report::text::test(r, &text_opts).as_bytes());
-                let _ = out.flush();
+                out(&bc_report::text::test(r, &text_opts))?;
+                io::stdout().flush()?;
             }
-        });
+            Ok(())
+        })?;
         progress.done_one();
+        Ok(())
     });
     progress.finish();
+    let reports = result?;
     let summary = bc_report::summarize(&reports);
     let changes = run.baseline.as_ref().map(|b| bc_report::baseline::compare(b, &reports));
-    // Every file was read and parsed (otherwise the exit code is 2).
-    let inputs_ok = !unreadable && summary.errors == 0;
+    // Every input was read and parsed (otherwise the exit code is 2).
+    let inputs_ok = summary.errors == 0;
     match run.format {
         Format::Text => {
-            let _ = writeln!(out, "{}", bc_report::text::summary(&summary));
+            out(&format!("{}\n", bc_report::text::summary(&summary)))?;
             if let Some(changes) = &changes {
                 if changes.is_empty() {
-                    let _ = writeln!(out, "every verdict equals the baseline");
+                    out("every verdict equals the baseline\n")?;
                 } else {
-                    let _ = write!(
-                        out,
+                    out(&format!(
                         "{} verdict(s) differ from the baseline:\n{}",
                         changes.len(),
                         bc_report::baseline::render_changes(changes)
-                    );
+                    ))?;
                 }
             }
         }
         Format::Json => {
-            let _ = writeln!(
-                out,
-                "{}",
+            out(&format!(
+                "{}\n",
                 bc_report::wire::to_json_with_changes(&reports, changes.as_deref())
-            );
+            ))?;
         }
         Format::Sarif => {
             let log = bc_report::sarif::to_sarif(&reports, env!("CARGO_PKG_VERSION"), inputs_ok);
-            let _ = writeln!(out, "{log}");
+            out(&format!("{log}\n"))?;
         }
         Format::Junit => {
-            let _ = write!(out, "{}", bc_report::junit::to_junit(&reports, run.timing));
+            out(&bc_report::junit::to_junit(&reports, run.timing))?;
         }
     }
+    io::stdout().flush()?;
     if let Some(path) = &run.write_baseline {
         if let Err(e) = std::fs::write(path, bc_report::wire::baseline_json(&reports)) {
             return usage_error(&format!("{}: {e}", path.display()));
         }
     }
-    if !inputs_ok {
+    Ok(if !inputs_ok {
         ExitCode::from(2)
     } else if let Some(changes) = changes {
         // Against a baseline, the verdicts must equal the baseline's (a
@@ -726,7 +940,7 @@ fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
+    })
 }
 
 /// `barrier-check diff`: the corpus under two models, paired by file.
@@ -737,7 +951,7 @@ fn diff(
     limits: Limits,
     format: DiffFormat,
     shard: Option<(usize, usize)>,
-) -> ExitCode {
+) -> io::Result<ExitCode> {
     let files = match files_of(paths, shard) {
         Ok(f) => f,
         Err(e) => return usage_error(&e),
@@ -749,81 +963,85 @@ fn diff(
             progress: None,
             states: None,
         };
-        check_files(&files, &opts, |_| {})
+        check_files(&files, &opts, |_| Ok(()))
     };
-    let (before, unreadable_a) = run(&old.1);
-    let (after, unreadable_b) = run(&new.1);
+    let before = run(&old.1)?;
+    let after = run(&new.1)?;
+    // Inputs that could not be checked, once (both runs see the same ones).
+    for r in before.iter().filter(|r| r.is_error()) {
+        err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
+    }
     let pairs: Vec<(&TestReport, &TestReport)> = before
         .iter()
         .zip(&after)
         .filter(|(a, b)| bc_report::baseline::verdict_of(a) != bc_report::baseline::verdict_of(b))
         .collect();
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
     match format {
         DiffFormat::Text => {
             let text_opts = TextOptions {
                 witnesses: true,
                 timing: false,
             };
+            let mut text = String::new();
             for (a, b) in &pairs {
                 let name = a.test.as_deref().map_or(String::new(), |t| format!("  \"{t}\""));
-                let _ = writeln!(
-                    out,
-                    "flipped  {}{name}  {} -> {}",
+                text += &format!(
+                    "flipped  {}{name}  {} -> {}\n",
                     a.source.name,
                     bc_report::baseline::verdict_of(a),
                     bc_report::baseline::verdict_of(b)
                 );
                 for (label, r) in [(&old.0, a), (&new.0, b)] {
-                    let _ = writeln!(out, "  under {label}:");
+                    text += &format!("  under {label}:\n");
                     for line in bc_report::text::test(r, &text_opts).lines() {
-                        let _ = writeln!(out, "    {line}");
+                        text += &format!("    {line}\n");
                     }
                 }
             }
-            let _ = writeln!(
-                out,
-                "{} tests, {} flipped ({} -> {})",
+            text += &format!(
+                "{} tests, {} flipped ({} -> {})\n",
                 before.len(),
                 pairs.len(),
                 old.0,
                 new.0
             );
+            out(&text)?;
         }
         DiffFormat::Json => {
-            let _ = writeln!(
-                out,
-                "{}",
+            out(&format!(
+                "{}\n",
                 bc_report::wire::diff_json(&old.0, &new.0, &pairs, before.len())
-            );
+            ))?;
         }
     }
+    io::stdout().flush()?;
     let errors = before.iter().chain(&after).any(|r| r.is_error());
-    if unreadable_a || unreadable_b || errors {
+    Ok(if errors {
         ExitCode::from(2)
     } else if pairs.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    }
+    })
 }
 
-fn models(name: Option<&str>) -> ExitCode {
+fn models(name: Option<&str>) -> io::Result<ExitCode> {
     match name {
         None => {
+            let mut text = String::new();
             for m in bc_models::builtin().iter() {
-                println!("{:<16} {}", m.name, m.description);
+                text += &format!("{:<16} {}\n", m.name, m.description);
             }
             for p in bc_models::PLANNED {
-                println!("{p:<16} (part of the litmus format; not available in this build yet)");
+                text += &format!("{p:<16} (part of the litmus format; not available in this build yet)\n");
             }
-            ExitCode::SUCCESS
+            out(&text)?;
+            Ok(ExitCode::SUCCESS)
         }
         Some(n) => match bc_models::lookup(n) {
             Ok(m) => {
-                print!("{}", describe_model(&m));
-                ExitCode::SUCCESS
+                out(&describe_model(&m))?;
+                Ok(ExitCode::SUCCESS)
             }
             Err(e) => usage_error(&e),
         },

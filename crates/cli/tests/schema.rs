@@ -88,6 +88,35 @@ fn check_output_validates() {
     v.check(&doc, v.top, "a stopped search and a parse error");
 }
 
+/// Inputs that could not be checked (a missing file, a file over the size
+/// cap, a 32 KB file of NUL bytes with its diagnostics capped) are results
+/// with `error` set, valid like any other.
+#[test]
+fn unreadable_inputs_validate() {
+    let v = Validator::new();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("schema-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let nul = dir.join("nul.litmus");
+    std::fs::write(&nul, [0u8; 32 * 1024]).unwrap();
+    let many = dir.join("many.litmus");
+    std::fs::write(&many, format!("litmus \"x\"\nmodel amdgpu-gfx12\n{}", "$ ".repeat(100))).unwrap();
+    let doc = json(&[
+        "check",
+        "--format",
+        "json",
+        "/nonexistent/missing.litmus",
+        "/dev/zero",
+        nul.to_str().unwrap(),
+        many.to_str().unwrap(),
+        "litmus/amdgpu/phase-basic.litmus",
+    ]);
+    assert_eq!(doc["summary"]["errors"], 4);
+    for r in &doc["results"].as_array().unwrap()[..4] {
+        assert!(r["error"].is_string(), "{r}");
+    }
+    v.check(&doc, v.top, "unreadable inputs");
+}
+
 #[test]
 fn baseline_and_diff_output_validate() {
     let v = Validator::new();

@@ -100,6 +100,10 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
     let mut out = Vec::new();
     let bytes = text.as_bytes();
     let mut chars = text.char_indices().peekable();
+    // The run of unexpected characters that ends where the next one would
+    // start: (its diagnostic's index, how many, the first one as shown).
+    // A run gives one diagnostic, not one per character.
+    let mut bad_run: Option<(usize, usize, String)> = None;
     while let Some(&(i, c)) = chars.peek() {
         let single = |tok: Tok| Token {
             tok,
@@ -243,10 +247,19 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                         } else {
                             format!("`{c}`")
                         };
-                        diags.push(Diagnostic::error(
-                            single(Tok::Eof).span,
-                            format!("unexpected character {shown}"),
-                        ));
+                        let span = single(Tok::Eof).span;
+                        match &mut bad_run {
+                            Some((k, n, first)) if diags[*k].span.is_some_and(|s| s.end == span.start) => {
+                                *n += 1;
+                                let d = &mut diags[*k];
+                                d.span = d.span.map(|s| Span { end: span.end, ..s });
+                                d.message = format!("{n} unexpected characters in a row, the first {first}");
+                            }
+                            _ => {
+                                bad_run = Some((diags.len(), 1, shown.clone()));
+                                diags.push(Diagnostic::error(span, format!("unexpected character {shown}")));
+                            }
+                        }
                         continue;
                     }
                 };

@@ -267,3 +267,26 @@ fn a_dotted_name_after_assign_is_an_instruction() {
     }
     assert!(matches!(lit.threads[0].body[1].kind, StmtKind::Assign { .. }));
 }
+
+/// A run of characters the lexer does not know is one diagnostic spanning
+/// the run (a file of NUL bytes gave one per byte); separate runs stay
+/// separate.
+#[test]
+fn a_run_of_bad_characters_is_one_diagnostic() {
+    let text = format!("litmus \"x\"\n{}\n$$ $\n", "\0".repeat(1000));
+    let (_, diags) = parse(&text);
+    let bad: Vec<_> = diags
+        .iter()
+        .filter(|d| d.message.contains("unexpected character"))
+        .collect();
+    assert_eq!(bad.len(), 3, "{bad:?}");
+    let span = bad[0].span.unwrap();
+    assert_eq!((span.end - span.start) as usize, 1000);
+    assert!(
+        bad[0].message.starts_with("1000 unexpected characters in a row"),
+        "{}",
+        bad[0].message
+    );
+    assert_eq!(bad[1].message, "2 unexpected characters in a row, the first `$`");
+    assert_eq!(bad[2].message, "unexpected character `$`");
+}

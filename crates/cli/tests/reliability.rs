@@ -1,0 +1,415 @@
+//! The command line as an unattended CI gate (docs/reliability.md): a
+//! report that cannot be written never exits 0, flag values never panic,
+//! inputs are read up to a cap, a directory walk ends and visits each real
+//! file once, every input that could not be checked is in the report, and
+//! diagnostics stay bounded on garbage input.
+
+mod common;
+
+use common::{bin, corpus, run, scratch_dir, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The exit code for a report that could not be written.
+const EXIT_OUTPUT: i32 = 3;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Runs with stdout (or stderr) on `/dev/full`: every write fails (ENOSPC).
+fn run_full(args: &[&str], on_stderr: bool) -> Output {
+    let full = || Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+    let mut c = bin();
+    c.args(args).stdin(Stdio::null());
+    if on_stderr {
+        c.stdout(Stdio::piped()).stderr(full());
+    } else {
+        c.stdout(full()).stderr(Stdio::piped());
+    }
+    c.output().unwrap()
+}
+
+/// Every subcommand and format, with a report on stdout: all must fail
+/// with the output exit code and say why on stderr.
+#[test]
+fn a_full_stdout_exits_3_for_every_subcommand_and_format() {
+    let ok = corpus("amdgpu/phase-basic.litmus");
+    let dl = corpus("amdgpu/deadlock-too-few.litmus");
+    let (ok, dl) = (s(&ok), s(&dl));
+    let mut cases: Vec<Vec<&str>> = Vec::new();
+    for f in ["text", "json", "sarif", "junit"] {
+        cases.push(vec!["check", "--format", f, ok]);
+        cases.push(vec!["check", "-q", "--format", f, ok, dl]);
+    }
+    for f in ["text", "json"] {
+        cases.push(vec![
+            "diff",
+            "--format",
+            f,
+            "--model",
+            "amdgpu-gfx11",
+            "--model",
+            "amdgpu-gfx12",
+            ok,
+        ]);
+    }
+    cases.push(vec!["models"]);
+    cases.push(vec!["models", "amdgpu-gfx12"]);
+    cases.push(vec!["graph", ok]);
+    cases.push(vec!["explain", dl]);
+    cases.push(vec!["explain", "--format", "dot", dl]);
+    cases.push(vec!["--help"]);
+    cases.push(vec!["--version"]);
+    for args in &cases {
+        let o = run_full(args, false);
+        assert_eq!(o.status.code(), Some(EXIT_OUTPUT), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("cannot write the report") || args[0].starts_with("--"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("panicked"), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// Diagnostics and warnings go to stderr; when it fails the run does not
+/// pass either (and does not panic).
+#[test]
+fn a_full_stderr_exits_3() {
+    let bad = scratch("stderr-bad.litmus", b"litmus \"x\"\nthread T0 { frobnicate }\n");
+    let ok = corpus("amdgpu/phase-basic.litmus");
+    for args in [
+        vec!["check", s(&bad)],
+        vec!["graph", s(&bad)],
+        vec!["explain", s(&bad)],
+        vec!["check", "--jobs", "100000", s(&ok)],
+        vec!["models", "no-such-model"],
+    ] {
+        let o = run_full(&args, true);
+        assert_eq!(o.status.code(), Some(EXIT_OUTPUT), "{args:?}");
+    }
+}
+
+/// Rust reopens a closed stdout on /dev/null before `main`; the report
+/// would vanish with exit 0.
+#[test]
+fn a_closed_stdout_exits_3() {
+    let ok = corpus("amdgpu/phase-basic.litmus");
+    let o = Command::new("sh")
+        .args(["-c", "exec \"$0\" check \"$1\" >&-"])
+        .arg(env!("CARGO_BIN_EXE_barrier-check"))
+        .arg(&ok)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(EXIT_OUTPUT), "{}", stderr(&o));
+    assert!(stderr(&o).contains("stdout is closed"), "{}", stderr(&o));
+    // `> /dev/null` is a choice, not an error.
+    let o = bin().args(["check", s(&ok)]).stdout(Stdio::null()).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+}
+
+/// A reader that goes away (`| head`): no message, and not exit 0. The
+/// read end is closed before the run starts, so every write fails with
+/// EPIPE and the test does not depend on timing.
+#[test]
+fn a_broken_pipe_exits_quietly_and_not_0() {
+    let ok = corpus("amdgpu/phase-basic.litmus");
+    for args in [vec!["check", s(&ok)], vec!["models"], vec!["graph", s(&ok)]] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = bin()
+            .args(&args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(EXIT_OUTPUT), "{args:?}");
+        assert_eq!(stderr(&o), "", "{args:?}");
+    }
+}
+
+/// A scratch file under the target directory.
+fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
+    let p = scratch_dir("reliability-tests").join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// Flag values that panicked, aborted or wrapped, and the edges of every
+/// numeric flag: out of range is a usage error (exit 2), too large
+/// saturates.
+#[test]
+fn flag_values_are_validated_or_saturated() {
+    let ok = corpus("amdgpu/phase-basic.litmus");
+    for (cmd, flag, value) in [
+        ("check", "--timeout", "nan"),
+        ("check", "--timeout", "inf"),
+        ("check", "--timeout", "-1"),
+        ("check", "--timeout", "0"),
+        ("check", "--timeout", "x"),
+        ("check", "--jobs", "0"),
+        ("check", "--jobs", "-3"),
+        ("check", "--max-memory", "0"),
+        ("check", "--max-memory", "-1"),
+        ("check", "--max-states", "0"),
+        ("check", "--max-states", "18446744073709551616"),
+        ("check", "--shard", "0/2"),
+        ("check", "--shard", "3/2"),
+        ("diff", "--timeout", "nan"),
+        ("diff", "--jobs", "0"),
+        ("diff", "--max-states", "0"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let mut args = vec![cmd, arg.as_str(), s(&ok)];
+        if cmd == "diff" {
+            args.extend(["--model", "amdgpu-gfx11", "--model", "amdgpu-gfx12"]);
+        }
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(flag), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{args:?}");
+    }
+    let json = |extra: &[&str]| {
+        let mut args = vec!["check", "--format", "json"];
+        args.extend(extra);
+        args.push(s(&ok));
+        let o = run(&args);
+        assert!(!stderr(&o).contains("panicked"), "{extra:?}: {}", stderr(&o));
+        (
+            o.status.code(),
+            serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap(),
+            stderr(&o),
+        )
+    };
+    // A timeout too large for a Duration saturates: the search runs out.
+    let (code, v, _) = json(&["--timeout", "1e30"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["results"][0]["stop"], "exhausted");
+    // 2^44 MiB wrapped to 0 bytes (stop after one state); it saturates.
+    let (code, v, _) = json(&["--max-memory", "17592186044416"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["results"][0]["stop"], "exhausted");
+    let (code, v, _) = json(&["--max-memory", "18446744073709551615"]);
+    assert_eq!((code, &v["results"][0]["stop"]), (Some(0), &"exhausted".into()));
+    // Thousands of threads failed to spawn (abort); they are clamped, with
+    // a warning, for one file's search and for files side by side.
+    let (code, v, err) = json(&["--jobs", "30000"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(v["results"][0]["stop"], "exhausted");
+    assert!(err.contains("warning: --jobs 30000: using"), "{err}");
+    let o = run(&["check", "-q", "--jobs", "18446744073709551615", s(&corpus("amdgpu"))]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("warning: --jobs"), "{}", stderr(&o));
+    // A tiny timeout is valid: the search stops (or finishes) at once.
+    let (code, _, _) = json(&["--timeout", "1e-300"]);
+    assert!(matches!(code, Some(0 | 1)));
+}
+
+/// Endless or huge inputs are read up to a cap, then reported (exit 2).
+#[test]
+fn inputs_are_read_up_to_a_cap() {
+    let ok = corpus("amdgpu/phase-basic.litmus");
+    let big = scratch("big.litmus", &vec![b' '; (1 << 20) + 1]);
+    let just = scratch("just-under.litmus", &{
+        let mut b = std::fs::read(&ok).unwrap();
+        b.resize(1 << 20, b' ');
+        b
+    });
+    for args in [
+        vec!["check", "/dev/zero"],
+        vec!["check", "--format", "json", s(&big)],
+        vec!["check", "--model-file", "/dev/zero", s(&ok)],
+        vec!["check", "--baseline", "/dev/zero", s(&ok)],
+        vec!["graph", "/dev/zero"],
+        vec!["explain", "/dev/zero"],
+        vec!["diff", "--model-file", "/dev/zero", "--model", "amdgpu-gfx12", s(&ok)],
+    ] {
+        let start = Instant::now();
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let all = stderr(&o) + &stdout(&o);
+        assert!(all.contains("MiB, the limit for this input"), "{args:?}: {all}");
+        assert!(start.elapsed() < Duration::from_secs(30), "{args:?}");
+    }
+    // The cap itself is allowed.
+    let o = run(&["check", s(&just)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// Symbolic link loops end, each real file is checked once, and an
+/// unreadable folder is an error in the report while the rest is checked.
+#[test]
+fn the_walk_visits_each_real_file_once_and_reports_unreadable_folders() {
+    let dir = scratch_dir("reliability-walk");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let text = std::fs::read(corpus("amdgpu/phase-basic.litmus")).unwrap();
+    std::fs::write(dir.join("a.litmus"), &text).unwrap();
+    std::fs::write(dir.join("sub/b.litmus"), &text).unwrap();
+    // Two loops back to the top (each alone gave 41 copies of every file;
+    // two gave 2^40 paths), one into a sibling, one file link.
+    std::os::unix::fs::symlink(".", dir.join("s1")).unwrap();
+    std::os::unix::fs::symlink("..", dir.join("sub/s2")).unwrap();
+    std::os::unix::fs::symlink("sub", dir.join("s3")).unwrap();
+    std::os::unix::fs::symlink("a.litmus", dir.join("z.litmus")).unwrap();
+    let start = Instant::now();
+    let o = run(&["check", "--format", "json", s(&dir)]);
+    assert!(start.elapsed() < Duration::from_secs(30));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let files: Vec<String> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["file"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(
+        files[0].ends_with("/a.litmus") && files[1].ends_with("/sub/b.litmus"),
+        "{files:?}"
+    );
+
+    // A folder whose path is too long to open (ENAMETOOLONG, as for root
+    // too) next to a readable file: the error is a result, the file is
+    // checked, exit 2.
+    let name = "d".repeat(200);
+    let made = Command::new("sh")
+        .current_dir(&dir)
+        .args([
+            "-c",
+            "for i in $(seq 25); do mkdir \"$0\" && cd -P \"$0\" || exit 1; done; mkdir last",
+            &name,
+        ])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let o = run(&["check", "--format", "json", s(&dir)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(v["summary"]["errors"], 1, "{v}");
+    assert_eq!(results.iter().filter(|r| r["pass"] == true).count(), 2);
+    assert!(results
+        .iter()
+        .any(|r| r["error"].as_str().is_some_and(|e| e.contains("cannot be read"))));
+    std::fs::remove_dir_all(dir.join(&name)).ok();
+    Command::new("rm").arg("-rf").arg(dir.join(&name)).status().unwrap();
+
+    // A folder without read permission. Root reads it anyway, so the
+    // assertion only runs when the permission holds.
+    use std::os::unix::fs::PermissionsExt;
+    let locked = dir.join("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    std::fs::write(locked.join("c.litmus"), &text).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let denied = std::fs::read_dir(&locked).is_err();
+    let o = run(&["check", "--format", "json", s(&dir)]);
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    if denied {
+        assert_eq!(o.status.code(), Some(2));
+        assert_eq!(v["summary"]["errors"], 1);
+        assert_eq!(v["summary"]["passed"], 2);
+    } else {
+        assert_eq!(o.status.code(), Some(0));
+        assert_eq!(v["summary"]["passed"], 3);
+    }
+    std::fs::remove_dir_all(&locked).unwrap();
+}
+
+/// A file that cannot be read is a result with an error in every format,
+/// so the report always agrees with the exit code.
+#[test]
+fn unreadable_inputs_are_in_every_report() {
+    let ok = corpus("amdgpu/phase-basic.litmus");
+    let missing = "/nonexistent/missing.litmus";
+    let o = run(&["check", "--format", "json", missing, s(&ok)]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["summary"]["errors"], 1);
+    assert_eq!(v["summary"]["tests"], 2);
+    let r = &v["results"][0];
+    assert_eq!(r["file"], missing);
+    assert!(r["error"].as_str().unwrap().contains("cannot be read"), "{r}");
+    assert_eq!(r["pass"], false);
+
+    let o = run(&["check", "--format", "junit", missing, s(&ok)]);
+    assert_eq!(o.status.code(), Some(2));
+    let x = stdout(&o);
+    assert!(
+        x.contains("<testsuites name=\"barrier-check\" tests=\"2\" failures=\"0\" errors=\"1\""),
+        "{x}"
+    );
+    assert!(x.contains("<error type=\"input-error\""), "{x}");
+
+    let o = run(&["check", "--format", "sarif", missing, s(&ok)]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    assert!(
+        results
+            .iter()
+            .any(|r| r["ruleId"] == "input-error" && r["message"]["text"].as_str().unwrap().contains("cannot be read")),
+        "{results:?}"
+    );
+    assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], false);
+
+    let o = run(&["check", missing, s(&ok)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stdout(&o).contains("ERROR /nonexistent/missing.litmus"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("1 passed, 0 failed, 1 error(s)"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("cannot be read"), "{}", stderr(&o));
+}
+
+/// One diagnostic per NUL byte, each repeating the 32 KB line, printed
+/// 1.6 GB: now a run of bad characters is one diagnostic, a file shows
+/// at most 50, and a long line is shown around the caret.
+#[test]
+fn diagnostics_stay_bounded() {
+    let nul = scratch("nul.litmus", &[0u8; 32 * 1024]);
+    let start = Instant::now();
+    let o = run(&["check", s(&nul)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stderr.len() < 64 * 1024, "{} bytes", o.stderr.len());
+    assert!(start.elapsed() < Duration::from_secs(10));
+    // Scattered bad characters: the count is capped, whatever the format.
+    let mut text = b"litmus \"x\"\nmodel amdgpu-gfx12\n".to_vec();
+    for _ in 0..2000 {
+        text.extend_from_slice(b"$ ");
+    }
+    let many = scratch("many.litmus", &text);
+    let o = run(&["check", s(&many)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.len() < 64 * 1024, "{} bytes", err.len());
+    assert_eq!(err.matches(": error: ").count(), 51, "{err}");
+    assert!(err.contains("more errors (only the first 50 are shown)"), "{err}");
+    for format in ["json", "sarif", "junit"] {
+        let o = run(&["check", "--format", format, s(&many)]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(o.stdout.len() < 256 * 1024, "{format}: {} bytes", o.stdout.len());
+    }
+}
+
+#[test]
+fn long_lines_are_shown_around_the_caret() {
+    let mut text = b"litmus \"long\"\nmodel amdgpu-gfx12\nthread T0 {\n  ".to_vec();
+    text.extend(std::iter::repeat_n(b'x', 300));
+    text.extend_from_slice(b" $ ");
+    text.extend(std::iter::repeat_n(b'y', 300));
+    text.extend_from_slice(b"\n}\n");
+    let p = scratch("long-line.litmus", &text);
+    let o = bin()
+        .args(["check", "long-line.litmus"])
+        .current_dir(p.parent().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    insta::assert_snapshot!("long_line_diagnostics", stderr(&o));
+}
