@@ -619,13 +619,18 @@ fn check_files(files: &[PathBuf], opts: &CheckOptions, mut each: impl FnMut(&Tes
         std::thread::scope(|scope| {
             for _ in 0..jobs.min(files.len()) {
                 let (tx, next, one) = (tx.clone(), &next, &one);
-                scope.spawn(move || loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(f) = files.get(i) else { break };
-                    if tx.send((i, check_file(f, one))).is_err() {
-                        break;
-                    }
-                });
+                // The stack the explorer's workers get, so no answer depends
+                // on which thread checks a file.
+                std::thread::Builder::new()
+                    .stack_size(bc_explore::WORKER_STACK)
+                    .spawn_scoped(scope, move || loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(f) = files.get(i) else { break };
+                        if tx.send((i, check_file(f, one))).is_err() {
+                            break;
+                        }
+                    })
+                    .expect("spawning a checking thread");
             }
             drop(tx);
             // In file order: hold early finishers until those before are in.

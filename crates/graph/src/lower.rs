@@ -49,6 +49,7 @@ pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diag
         text,
         model: &model,
         diags: Vec::new(),
+        form: ThreadForm::Thread,
     };
     let program = l.program(lit);
     l.diags.sort_by_key(|d| d.span.map(|s| s.start));
@@ -64,6 +65,8 @@ struct Lowerer<'a> {
     text: &'a str,
     model: &'a Model,
     diags: Vec<Diagnostic>,
+    /// The form of the body being lowered (host operations are host only).
+    form: ThreadForm,
 }
 
 /// Placement of one thread before instances are known.
@@ -336,6 +339,7 @@ impl Lowerer<'_> {
         };
         let mut codes = Vec::new();
         for t in &lit.threads {
+            self.form = t.form;
             codes.push(self.code(&t.body, &names));
         }
 
@@ -804,7 +808,10 @@ impl Lowerer<'_> {
         false
     }
 
-    /// `launch K, stream=S`, `device_sync`, `r = stream_query S`.
+    /// `launch K, stream=S`, `device_sync`, `r = stream_query S`: host
+    /// operations, which the litmus spec ("Memory, control flow and host
+    /// operations") marks host only; in a device body (a `thread` or a
+    /// `kernel`) they are an error.
     fn host_instr(
         &mut self,
         c: &mut CodeBuilder,
@@ -814,6 +821,18 @@ impl Lowerer<'_> {
         names: &Names,
     ) -> Option<Vec<InstrKind>> {
         let n = name.name.as_str();
+        if self.form != ThreadForm::Host {
+            let body = if self.form == ThreadForm::Kernel {
+                "a kernel"
+            } else {
+                "a device thread"
+            };
+            self.err(
+                name.span,
+                format!("`{n}` is a host operation: only a `host` thread may use it, not {body}"),
+            );
+            return None;
+        }
         if let (Some(d), false) = (dest, n == "stream_query") {
             self.err(d.span, format!("`{n}` returns no value"));
             return None;
