@@ -1494,7 +1494,9 @@ mod tests {
             for fault_at in [0, 1, states / 2, states - 1] {
                 let r = run_with_fault(&p, jobs, fault_at)
                     .unwrap_or_else(|| panic!("jobs {jobs}, fault at {fault_at}: the search hangs"));
-                let payload = r.err().expect("the injected panic reaches the caller");
+                let Err(payload) = r else {
+                    panic!("jobs {jobs}, fault at {fault_at}: the injected panic does not reach the caller")
+                };
                 let msg = payload.downcast_ref::<String>().cloned().unwrap_or_default();
                 assert!(msg.contains("injected fault"), "{msg}");
             }
