@@ -54,8 +54,42 @@ pub fn unreadable(name: &str, why: &str) -> TestReport {
     }
 }
 
-/// Parses, lowers and explores one file.
+/// Parses, lowers and explores one file. A panic anywhere in the pipeline
+/// (a bug: the explorer hands a worker's panic to its caller) becomes an
+/// internal-error diagnostic on this file, so the other files are still
+/// checked and the run exits 2 instead of dying or hanging.
 pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport {
+    guarded(name, bytes, || check_bytes_unguarded(name, bytes, opts))
+}
+
+/// Runs `check`; when it panics, a report for the file whose only content
+/// is an internal-error diagnostic (no outcome, so it counts as an error).
+fn guarded(name: &str, bytes: &[u8], check: impl FnOnce() -> TestReport) -> TestReport {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)).unwrap_or_else(|payload| {
+        let (source, _) = decode(name, bytes);
+        TestReport {
+            source,
+            test: None,
+            model: None,
+            expected: None,
+            expect_span: None,
+            outcome: None,
+            diagnostics: vec![internal_error(payload.as_ref())],
+        }
+    })
+}
+
+/// The diagnostic for a caught panic, with its message when it has one.
+fn internal_error(payload: &(dyn std::any::Any + Send)) -> Diagnostic {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into());
+    Diagnostic::file_error(format!("internal error (please report): {msg}"))
+}
+
+fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport {
     let (source, bad) = decode(name, bytes);
     let mut report = TestReport {
         source,
@@ -140,10 +174,31 @@ pub fn lower_bytes(
     if let Some(d) = bad {
         return (source, Err(vec![d]));
     }
-    let (lit, diags) = bc_syntax::parse(&source.text);
-    let result = lower_parsed(&source, &lit, diags, model).map_err(|mut ds| {
-        bc_report::diagnostic::cap(&mut ds);
-        ds
-    });
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let (lit, diags) = bc_syntax::parse(&source.text);
+        lower_parsed(&source, &lit, diags, model)
+    }));
+    let result = result
+        .unwrap_or_else(|payload| Err(vec![internal_error(payload.as_ref())]))
+        .map_err(|mut ds| {
+            bc_report::diagnostic::cap(&mut ds);
+            ds
+        });
     (source, result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic in the pipeline is one file's internal error, not the run's end.
+    #[test]
+    fn a_panic_is_an_internal_error_of_the_file() {
+        let r = guarded("t.litmus", b"litmus \"t\"\n", || panic!("boom"));
+        assert!(r.is_error());
+        assert_eq!(r.source.name, "t.litmus");
+        assert_eq!(r.diagnostics.len(), 1);
+        assert_eq!(r.diagnostics[0].message, "internal error (please report): boom");
+        assert_eq!(r.diagnostics[0].span, None);
+    }
 }

@@ -818,13 +818,17 @@ fn check_files(
         let mut spawned = 0;
         for _ in 0..jobs.min(files.len()) {
             let (tx, next, one) = (tx.clone(), &next, &one);
-            let worker = std::thread::Builder::new().spawn_scoped(scope, move || loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(f) = files.get(i) else { break };
-                if tx.send((i, check_file(f, one))).is_err() {
-                    break;
-                }
-            });
+            let worker = std::thread::Builder::new()
+                // The stack the explorer's workers get, so no answer depends
+                // on which thread checks a file.
+                .stack_size(bc_explore::WORKER_STACK)
+                .spawn_scoped(scope, move || loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(f) = files.get(i) else { break };
+                    if tx.send((i, check_file(f, one))).is_err() {
+                        break;
+                    }
+                });
             // The system may refuse threads: check with those it gave.
             match worker {
                 Ok(_) => spawned += 1,

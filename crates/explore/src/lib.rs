@@ -254,11 +254,22 @@ impl<'p> Expander<'p> for Inline<'p> {
     }
 }
 
+/// What a worker hands back for a batch: its chunks, or the panic that
+/// ended it (its claimed chunks are then lost, so the search cannot go on).
+type WorkerResult = Result<Vec<(usize, Part)>, Box<dyn std::any::Any + Send>>;
+
+/// The stack of each exploration worker. Parsing bounds every nesting
+/// (`bc_syntax::MAX_NESTING`), so any program's walks fit well within
+/// the default 2 MiB; an explicit size keeps the answer from depending on
+/// the platform's default for spawned threads.
+pub const WORKER_STACK: usize = 16 << 20;
+
 /// Several jobs: every worker thread gets the batch and claims chunks.
 struct Pool {
     jobs: Vec<std::sync::mpsc::Sender<Batch>>,
-    /// Each worker's chunks of a batch, tagged with the batch's number.
-    results: std::sync::mpsc::Receiver<(u64, Vec<(usize, Part)>)>,
+    /// Each worker's chunks of a batch, tagged with the batch's number, or
+    /// the payload of the panic that ended the worker.
+    results: std::sync::mpsc::Receiver<(u64, WorkerResult)>,
     /// Submitted batches not yet collected: number and chunk count.
     pending: std::collections::VecDeque<(u64, usize)>,
     /// Results of later batches that arrived while collecting an earlier one.
@@ -273,7 +284,9 @@ impl<'p> Expander<'p> for Pool {
         batch.queue = std::sync::Arc::new(par::ChunkQueue::new(nchunks));
         self.pending.push_back((batch.seq, nchunks));
         for tx in &self.jobs {
-            tx.send(batch.clone()).expect("an exploration worker stopped");
+            // A worker that panicked has stopped listening; its panic is
+            // waiting in `results`, where `collect` raises it.
+            let _ = tx.send(batch.clone());
         }
     }
     fn collect(&mut self) -> Vec<Part> {
@@ -287,6 +300,12 @@ impl<'p> Expander<'p> for Pool {
         });
         while parts.len() < self.jobs.len() {
             let (s, p) = self.results.recv().expect("an exploration worker stopped");
+            // A worker panicked: its chunks are lost. Panic on this thread
+            // with its payload; unwinding drops the pool (the job channels
+            // close), so the other workers finish their batch and end, the
+            // scope joins them, and the panic reaches the caller instead
+            // of this thread waiting for the lost chunks forever.
+            let p = p.unwrap_or_else(|payload| std::panic::resume_unwind(payload));
             if s == seq {
                 parts.push(p);
             } else {
@@ -445,6 +464,11 @@ pub(crate) struct Explorer<'p> {
     quiet: bool,
     /// The choice being expanded from the state `prefix` names.
     current: Option<Choice>,
+    /// Testing aid: expanding the state with this number panics (a stand-in
+    /// for any bug in a step), to check that a worker's panic ends the
+    /// search instead of hanging it.
+    #[cfg(test)]
+    fault_at: Option<u32>,
 }
 
 impl<'p> Explorer<'p> {
@@ -509,6 +533,8 @@ impl<'p> Explorer<'p> {
             ident: (0..p.threads.len() as u32).collect(),
             an,
             counter: None,
+            #[cfg(test)]
+            fault_at: None,
         }
     }
 
@@ -581,38 +607,58 @@ impl<'p> Explorer<'p> {
             // A pool of workers for the whole search: each expands the
             // chunks it claims of every batch it is sent, and hands its
             // explorer back at the end.
+            // Every batch was merged: the workers may free the set.
+            let finished = std::sync::atomic::AtomicBool::new(false);
             std::thread::scope(|scope| {
                 let (result_tx, result_rx) = std::sync::mpsc::channel();
                 let mut job_txs = Vec::new();
                 let mut handles = Vec::new();
+                let finished = &finished;
                 for part in 0..jobs {
                     let (job_tx, job_rx) = std::sync::mpsc::channel::<Batch>();
                     job_txs.push(job_tx);
                     let result_tx = result_tx.clone();
                     let mut w = self.worker();
-                    handles.push(scope.spawn(move || {
-                        for batch in job_rx {
-                            let b = &batch.items[batch.start..batch.end];
-                            let chunk = batch.chunk;
-                            let done = par::drain(&batch.queue, |c| {
-                                let mut part = Part::default();
-                                for it in &b[c * chunk..((c + 1) * chunk).min(b.len())] {
-                                    let head = w.expand(it, &mut part.succs);
-                                    part.heads.push(head);
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("explore-{part}"))
+                        .stack_size(WORKER_STACK)
+                        .spawn_scoped(scope, move || {
+                            for batch in job_rx {
+                                // A panic while expanding is caught here and
+                                // handed to the merging thread, which stops
+                                // the search (see `Pool::collect`).
+                                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    let b = &batch.items[batch.start..batch.end];
+                                    let chunk = batch.chunk;
+                                    par::drain(&batch.queue, |c| {
+                                        let mut part = Part::default();
+                                        for it in &b[c * chunk..((c + 1) * chunk).min(b.len())] {
+                                            let head = w.expand(it, &mut part.succs);
+                                            part.heads.push(head);
+                                        }
+                                        part
+                                    })
+                                }));
+                                let failed = done.is_err();
+                                if result_tx.send((batch.seq, done)).is_err() || failed {
+                                    break;
                                 }
-                                part
-                            });
-                            if result_tx.send((batch.seq, done)).is_err() {
-                                break;
                             }
-                        }
-                        // The search is over: free the visited states in
-                        // parallel (nothing after the search reads them).
-                        // SAFETY: the merge is over (the job channel closed
-                        // after the last merge); nothing reads a slot after.
-                        unsafe { w.visited.clear(part, jobs) };
-                        w
-                    }));
+                            // The search is over: free the visited states in
+                            // parallel (nothing after the search reads them).
+                            // Not after a panic: other workers may still be
+                            // expanding then, and the set is freed when its
+                            // last handle drops.
+                            if finished.load(std::sync::atomic::Ordering::SeqCst) {
+                                // SAFETY: `finished` is set only after the
+                                // last merge, when every batch was collected
+                                // (so every worker is done with every slot);
+                                // nothing reads a slot after.
+                                unsafe { w.visited.clear(part, jobs) };
+                            }
+                            w
+                        });
+                    handles.push(spawned.expect("spawning an exploration worker"));
                 }
                 drop(result_tx);
                 let mut pool = Pool {
@@ -622,6 +668,7 @@ impl<'p> Explorer<'p> {
                     early: Vec::new(),
                 };
                 let stop = self.levels(frontier, &mut search, &mut pool);
+                finished.store(true, std::sync::atomic::Ordering::SeqCst);
                 drop(pool);
                 let workers: Vec<Explorer<'p>> = handles
                     .into_iter()
@@ -838,6 +885,10 @@ impl<'p> Explorer<'p> {
         let mut w = Explorer::with(self.p, self.limits, self.an.clone(), self.visited.clone());
         w.start = self.start;
         w.tree = self.tree.clone();
+        #[cfg(test)]
+        {
+            w.fault_at = self.fault_at;
+        }
         w
     }
 
@@ -866,6 +917,10 @@ impl<'p> Explorer<'p> {
     /// ends an execution (judged here), and its successors, normalized and
     /// hashed, in choice order.
     fn expand(&mut self, it: &Item, succs: &mut Vec<Succ>) -> Expanded {
+        #[cfg(test)]
+        if self.fault_at == Some(it.id) {
+            panic!("injected fault expanding state {}", it.id);
+        }
         // SAFETY: the visited set is cleared only after the search.
         let key = unsafe { &it.state.get().key };
         let parent = match self.parent.take() {
@@ -1395,3 +1450,63 @@ pub mod par;
 mod step;
 mod symmetry;
 pub(crate) mod witness;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program(text: &str) -> Program {
+        let (lit, diags) = bc_syntax::parse(text);
+        assert!(diags.is_empty(), "{diags:?}");
+        let model = bc_graph::lower::resolve_model(&lit, None).unwrap();
+        bc_graph::lower(&lit, text, model).unwrap()
+    }
+
+    /// Runs a search whose expansion of state `fault_at` panics, on a
+    /// thread with a deadline: `Some(Err)` when the panic reached the
+    /// caller, `None` when the search was still running after 60 s (a hang).
+    fn run_with_fault(p: &Program, jobs: usize, fault_at: u32) -> Option<std::thread::Result<Outcome>> {
+        let p = p.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let limits = Limits {
+                    jobs,
+                    ..Limits::default()
+                };
+                let mut e = Explorer::new(&p, limits);
+                e.fault_at = Some(fault_at);
+                e.run()
+            }));
+            let _ = tx.send(r);
+        });
+        rx.recv_timeout(Duration::from_secs(60)).ok()
+    }
+
+    /// A panic while a worker expands a state used to leave the merging
+    /// thread waiting for the worker's chunks forever (0% CPU, and
+    /// `--timeout` never checked). Now it reaches the caller, whatever the
+    /// number of jobs and whichever state it happens at.
+    #[test]
+    fn a_worker_panic_ends_the_search() {
+        let p = program(
+            "litmus \"wide\"\nmodel amdgpu\nvar x = 0\n\
+             thread T0 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n\
+             thread T1 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n\
+             thread T2 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n",
+        );
+        let states = explore(&p, Limits::default()).stats.states as u32;
+        assert!(states > 4, "{states}");
+        for jobs in [1, 2, 4] {
+            for fault_at in [0, 1, states / 2, states - 1] {
+                let r = run_with_fault(&p, jobs, fault_at)
+                    .unwrap_or_else(|| panic!("jobs {jobs}, fault at {fault_at}: the search hangs"));
+                let Err(payload) = r else {
+                    panic!("jobs {jobs}, fault at {fault_at}: the injected panic does not reach the caller")
+                };
+                let msg = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+                assert!(msg.contains("injected fault"), "{msg}");
+            }
+        }
+    }
+}

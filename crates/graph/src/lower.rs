@@ -51,6 +51,7 @@ pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diag
         diags: Vec::new(),
         mask_sites: Vec::new(),
         first_mask_decl: 0,
+        form: ThreadForm::Thread,
     };
     let program = l.program(lit);
     l.diags.sort_by_key(|d| d.span.map(|s| s.start));
@@ -71,6 +72,8 @@ struct Lowerer<'a> {
     /// instance for a thread is the barrier of (its warp, its mask value).
     mask_sites: Vec<MaskSite>,
     first_mask_decl: u32,
+    /// The form of the body being lowered (host operations are host only).
+    form: ThreadForm,
 }
 
 /// One instruction site with a lane mask operand.
@@ -240,6 +243,7 @@ impl Lowerer<'_> {
         };
         let mut codes = Vec::new();
         for t in &lit.threads {
+            self.form = t.form;
             codes.push(self.code(&t.body, &names));
         }
 
@@ -890,7 +894,10 @@ impl Lowerer<'_> {
         false
     }
 
-    /// `launch K, stream=S`, `device_sync`, `r = stream_query S`.
+    /// `launch K, stream=S`, `device_sync`, `r = stream_query S`: host
+    /// operations, which the litmus spec ("Memory, control flow and host
+    /// operations") marks host only; in a device body (a `thread` or a
+    /// `kernel`) they are an error.
     fn host_instr(
         &mut self,
         c: &mut CodeBuilder,
@@ -900,6 +907,18 @@ impl Lowerer<'_> {
         names: &Names,
     ) -> Option<Vec<InstrKind>> {
         let n = name.name.as_str();
+        if self.form != ThreadForm::Host {
+            let body = if self.form == ThreadForm::Kernel {
+                "a kernel"
+            } else {
+                "a device thread"
+            };
+            self.err(
+                name.span,
+                format!("`{n}` is a host operation: only a `host` thread may use it, not {body}"),
+            );
+            return None;
+        }
         if let (Some(d), false) = (dest, n == "stream_query") {
             self.err(d.span, format!("`{n}` returns no value"));
             return None;

@@ -169,3 +169,47 @@ fn registers_read_and_never_written_are_errors() {
         "litmus \"r\"\nmodel amdgpu\nvar x\nthread T0 {\n  while r < 2 { r = r + 1 }\n  if s == 1 { exit }\n  s = load x\n  repeat n { }\n  n = 1\n}\nassert always T0:r == 2\n"
     ));
 }
+
+/// `launch`, `device_sync` and `stream_query` are host only (litmus spec,
+/// "Memory, control flow and host operations"): in a kernel or a device
+/// thread each is an error at the instruction; in a `host` thread all lower.
+#[test]
+fn host_operations_are_host_only() {
+    let e = errors(
+        "litmus \"h\"\nmodel cuda-sm90\n\
+         kernel K blocks=1 threads=1 {\n  device_sync\n}\n\
+         kernel K2 blocks=1 threads=1 {\n  launch K, stream=0\n}\n\
+         thread T0 {\n  r = stream_query 0\n  if r == 0 { launch K }\n}\n\
+         host H {\n  launch K2\n}\n",
+    );
+    let msgs: Vec<(u32, u32, &str)> = e.iter().map(|(l, c, m)| (*l, *c, m.as_str())).collect();
+    assert_eq!(
+        msgs,
+        [
+            (
+                4,
+                3,
+                "`device_sync` is a host operation: only a `host` thread may use it, not a kernel"
+            ),
+            (
+                7,
+                3,
+                "`launch` is a host operation: only a `host` thread may use it, not a kernel"
+            ),
+            (
+                10,
+                7,
+                "`stream_query` is a host operation: only a `host` thread may use it, not a device thread"
+            ),
+            (
+                11,
+                15,
+                "`launch` is a host operation: only a `host` thread may use it, not a device thread"
+            ),
+        ]
+    );
+    assert!(lowers(
+        "litmus \"h\"\nmodel cuda-sm90\nkernel K blocks=1 threads=1 { }\n\
+         host H {\n  launch K, stream=0\n  r = stream_query 0\n  device_sync\n}\n"
+    ));
+}

@@ -15,5 +15,5 @@ pub mod source;
 pub use ast::*;
 pub use diagnostic::{Diagnostic, Severity};
 pub use kinds::{FindingKind, UbKind};
-pub use parser::parse;
+pub use parser::{parse, MAX_NESTING};
 pub use source::{LineCol, SourceFile, Span};

@@ -8,12 +8,28 @@ use crate::kinds::{FindingKind, INSTRUCTION_NAMES};
 use crate::lexer::{lex, Tok, Token};
 use crate::source::Span;
 
+/// The deepest nesting the parser accepts, for blocks (`if`, `else if`,
+/// `repeat`, `while` bodies) and, separately, for expressions (operators,
+/// unary chains and parentheses: the depth of the tree they build).
+/// Parsing, lowering and evaluation walk these trees recursively, so an
+/// unbounded nesting would overflow a thread's stack and abort the
+/// process; with this bound every walk fits easily in the smallest stack a
+/// checking thread gets (2 MiB), so the answer never depends on `--jobs`.
+/// Deeper input is reported as an error at the first place that passes it.
+pub const MAX_NESTING: usize = 256;
+
 /// Parses a whole litmus file. The tree is usable only when no diagnostic is
 /// an error.
 pub fn parse(text: &str) -> (Litmus, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let toks = lex(text, &mut diags);
-    let mut p = Parser { toks, pos: 0, diags };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        diags,
+        blocks: 0,
+        nest: 0,
+    };
     let lit = p.file();
     let mut diags = p.diags;
     diags.sort_by_key(|d| d.span.map(|s| (s.start, s.end)));
@@ -25,6 +41,10 @@ struct Parser {
     toks: Vec<Token>,
     pos: usize,
     diags: Vec<Diagnostic>,
+    /// Blocks (and `else if` links) open around the current position.
+    blocks: usize,
+    /// Parentheses and unary operators open in the current expression.
+    nest: usize,
 }
 
 /// Marker: an error was recorded; the caller recovers.
@@ -385,6 +405,24 @@ impl Parser {
     }
 
     fn block(&mut self) -> R<Vec<Stmt>> {
+        if self.blocks > MAX_NESTING {
+            return self.too_deep_blocks();
+        }
+        self.blocks += 1;
+        let body = self.block_inner();
+        self.blocks -= 1;
+        body
+    }
+
+    fn too_deep_blocks<T>(&mut self) -> R<T> {
+        let s = self.span();
+        self.error(
+            s,
+            format!("blocks nested too deeply: at most {MAX_NESTING} levels of `if`, `else if`, `repeat` and `while` are supported"),
+        )
+    }
+
+    fn block_inner(&mut self) -> R<Vec<Stmt>> {
         let open = self.expect(Tok::LBrace, "`{`")?;
         let mut body = Vec::new();
         self.skip_newlines();
@@ -488,8 +526,15 @@ impl Parser {
         let els = if self.at_ident("else") {
             self.bump();
             if self.at_ident("if") {
+                // An `else if` nests one more `if` in the tree.
+                if self.blocks > MAX_NESTING {
+                    return self.too_deep_blocks();
+                }
                 let start = self.bump().span;
-                let kind = self.if_rest()?;
+                self.blocks += 1;
+                let kind = self.if_rest();
+                self.blocks -= 1;
+                let kind = kind?;
                 vec![Stmt {
                     labels: vec![],
                     kind,
@@ -525,11 +570,32 @@ impl Parser {
         }
     }
 
+    /// A whole expression (of a statement, an argument or an assertion).
     fn expr(&mut self) -> R<Expr> {
-        self.binary(0)
+        self.nest = 0;
+        Ok(self.binary(0)?.0)
     }
 
-    fn binary(&mut self, level: usize) -> R<Expr> {
+    fn too_deep_expr<T>(&mut self, at: Span) -> R<T> {
+        self.error(
+            at,
+            format!(
+                "expression nested too deeply: at most {MAX_NESTING} levels of operators and parentheses are supported"
+            ),
+        )
+    }
+
+    /// Enters a parenthesis or a unary operator at `at`.
+    fn enter(&mut self, at: Span) -> R<()> {
+        if self.nest >= MAX_NESTING {
+            return self.too_deep_expr(at);
+        }
+        self.nest += 1;
+        Ok(())
+    }
+
+    /// An expression and the depth of its tree, parentheses counted.
+    fn binary(&mut self, level: usize) -> R<(Expr, usize)> {
         const LEVELS: &[&[Op]] = &[
             &[Op::Or],
             &[Op::And],
@@ -541,14 +607,20 @@ impl Parser {
         if level == LEVELS.len() {
             return self.unary();
         }
-        let mut lhs = self.binary(level + 1)?;
+        let (mut lhs, mut depth) = self.binary(level + 1)?;
         loop {
             let op = match self.peek() {
                 Tok::Op(op) if LEVELS[level].contains(op) => *op,
-                _ => return Ok(lhs),
+                _ => return Ok((lhs, depth)),
             };
-            self.bump();
-            let rhs = self.binary(level + 1)?;
+            let at = self.bump().span;
+            let (rhs, rd) = self.binary(level + 1)?;
+            // A long chain such as a sum of many terms builds a deep tree
+            // (operators associate to the left).
+            depth = depth.max(rd) + 1;
+            if depth > MAX_NESTING {
+                return self.too_deep_expr(at);
+            }
             let span = lhs.span.to(rhs.span);
             lhs = Expr {
                 kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
@@ -557,37 +629,51 @@ impl Parser {
         }
     }
 
-    fn unary(&mut self) -> R<Expr> {
+    fn unary(&mut self) -> R<(Expr, usize)> {
         let start = self.span();
         match self.peek() {
             Tok::Op(op @ (Op::Not | Op::Sub)) => {
                 let op = *op;
+                self.enter(start)?;
                 self.bump();
-                let e = self.unary()?;
+                let (e, depth) = self.unary()?;
+                self.nest -= 1;
+                if depth + 1 > MAX_NESTING {
+                    return self.too_deep_expr(start);
+                }
                 let span = start.to(e.span);
                 if let (Op::Sub, ExprKind::Int(v)) = (op, &e.kind) {
-                    return Ok(Expr {
-                        kind: ExprKind::Int(v.wrapping_neg()),
-                        span,
-                    });
+                    return Ok((
+                        Expr {
+                            kind: ExprKind::Int(v.wrapping_neg()),
+                            span,
+                        },
+                        depth + 1,
+                    ));
                 }
-                Ok(Expr {
-                    kind: ExprKind::Unary(op, Box::new(e)),
-                    span,
-                })
+                Ok((
+                    Expr {
+                        kind: ExprKind::Unary(op, Box::new(e)),
+                        span,
+                    },
+                    depth + 1,
+                ))
             }
             _ => self.atom(),
         }
     }
 
-    fn atom(&mut self) -> R<Expr> {
+    fn atom(&mut self) -> R<(Expr, usize)> {
         match self.peek().clone() {
             Tok::Int(v) => {
                 let span = self.bump().span;
-                Ok(Expr {
-                    kind: ExprKind::Int(v),
-                    span,
-                })
+                Ok((
+                    Expr {
+                        kind: ExprKind::Int(v),
+                        span,
+                    },
+                    1,
+                ))
             }
             Tok::Ident(_) => {
                 let id = self.ident("a name")?;
@@ -595,22 +681,34 @@ impl Parser {
                     self.bump();
                     let reg = self.ident("a register")?;
                     let span = id.span.to(reg.span);
-                    return Ok(Expr {
-                        kind: ExprKind::Qualified(id, reg),
-                        span,
-                    });
+                    return Ok((
+                        Expr {
+                            kind: ExprKind::Qualified(id, reg),
+                            span,
+                        },
+                        1,
+                    ));
                 }
-                Ok(Expr {
-                    kind: ExprKind::Name(id.name),
-                    span: id.span,
-                })
+                Ok((
+                    Expr {
+                        kind: ExprKind::Name(id.name),
+                        span: id.span,
+                    },
+                    1,
+                ))
             }
             Tok::LParen => {
-                let open = self.bump().span;
-                let mut e = self.expr()?;
+                let open = self.span();
+                self.enter(open)?;
+                self.bump();
+                let (mut e, depth) = self.binary(0)?;
+                self.nest -= 1;
+                if depth + 1 > MAX_NESTING {
+                    return self.too_deep_expr(open);
+                }
                 let close = self.expect(Tok::RParen, "`)`")?;
                 e.span = open.to(close);
-                Ok(e)
+                Ok((e, depth + 1))
             }
             _ => self.unexpected("an expression"),
         }

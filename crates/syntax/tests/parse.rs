@@ -290,3 +290,91 @@ fn a_run_of_bad_characters_is_one_diagnostic() {
     assert_eq!(bad[1].message, "2 unexpected characters in a row, the first `$`");
     assert_eq!(bad[2].message, "unexpected character `$`");
 }
+
+/// Line and column of each error of `text`, with its message.
+fn error_places(text: &str) -> Vec<(u32, u32, String)> {
+    let (_, diags) = parse(text);
+    let file = SourceFile::new("t.litmus", text);
+    diags
+        .iter()
+        .map(|d| {
+            let lc = file.line_col(d.span.expect("a position").start);
+            (lc.line, lc.col, d.message.clone())
+        })
+        .collect()
+}
+
+/// Nesting is bounded (`MAX_NESTING`): at the bound every shape parses;
+/// one level more is one error at the place that passes it, and the rest
+/// of the file is still parsed. Far deeper input (which overflowed the
+/// stack and aborted the process) gives the same single error.
+#[test]
+fn nesting_is_bounded() {
+    use bc_syntax::MAX_NESTING as N;
+    let head = "litmus \"deep\"\nmodel cuda-sm90\n";
+    let blocks = |open: &str, n: usize| {
+        format!(
+            "{head}thread T0 {{\n{}r = 1\n{}}}\nthread T1 {{ r = 2 }}\n",
+            format!("{open} {{\n").repeat(n),
+            "}\n".repeat(n)
+        )
+    };
+    let block_msg =
+        format!("blocks nested too deeply: at most {N} levels of `if`, `else if`, `repeat` and `while` are supported");
+    let expr_msg =
+        format!("expression nested too deeply: at most {N} levels of operators and parentheses are supported");
+    for open in ["if 1", "repeat 2", "while r < 1"] {
+        assert_eq!(error_places(&blocks(open, N)), [], "{open}");
+        for n in [N + 1, 10_000] {
+            // Line 3 opens the thread; the `{` of the (N+1)th block is on line N + 4.
+            let col = open.len() as u32 + 2;
+            assert_eq!(
+                error_places(&blocks(open, n)),
+                [(N as u32 + 4, col, block_msg.clone())],
+                "{open} {n}"
+            );
+        }
+    }
+    let else_ifs = |n: usize| {
+        format!(
+            "{head}thread T0 {{\nif r == 0 {{ }}{}\n}}\n",
+            " else if r == 1 { }".repeat(n)
+        )
+    };
+    // A chain of N `if`s (N - 1 `else if`) is N levels; the `{` of the next
+    // passes the bound.
+    assert_eq!(error_places(&else_ifs(N - 1)), []);
+    let at = 19 * N as u32 + 11;
+    for n in [N, 20_000] {
+        assert_eq!(error_places(&else_ifs(n)), [(4, at, block_msg.clone())]);
+    }
+    let exprs = |e: String| format!("{head}thread T0 {{\nr = 1\nr = {e}\n}}\nthread T1 {{ r = 2 }}\n");
+    let parens = |n: usize| format!("{}r{}", "(".repeat(n), ")".repeat(n));
+    let nots = |n: usize| format!("{}r", "!".repeat(n));
+    let negs = |n: usize| format!("{}r", "- ".repeat(n));
+    let sum = |n: usize| vec!["r"; n].join(" + ");
+    let nested_sum = |n: usize| format!("{}r{}", "r + (".repeat(n), ")".repeat(n));
+    // The tree depth: a paren or a unary operator adds one level, a sum of
+    // n terms n - 1, the innermost name one. Deeper input is reported where
+    // the parser reaches the bound: the first parenthesis or unary operator
+    // past it, or the operator whose tree passes it.
+    assert_eq!(error_places(&exprs(parens(N - 1))), []);
+    assert_eq!(error_places(&exprs(nots(N - 1))), []);
+    assert_eq!(error_places(&exprs(negs(N - 1))), []);
+    assert_eq!(error_places(&exprs(sum(N))), []);
+    assert_eq!(error_places(&exprs(nested_sum(N / 2 - 1))), []);
+    let cases: [(String, u32); 8] = [
+        (parens(N + 1), 5 + N as u32),
+        (parens(5000), 5 + N as u32),
+        (nots(N + 1), 5 + N as u32),
+        (nots(30_000), 5 + N as u32),
+        (negs(N + 1), 5 + 2 * N as u32),
+        (sum(N + 1), 4 * N as u32 + 3),
+        (sum(40_000), 4 * N as u32 + 3),
+        (nested_sum(5000), 5 * N as u32 + 9),
+    ];
+    for (e, col) in cases {
+        let short: String = e.chars().take(12).collect();
+        assert_eq!(error_places(&exprs(e)), [(5, col, expr_msg.clone())], "{short}");
+    }
+}
