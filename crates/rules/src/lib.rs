@@ -195,11 +195,24 @@ impl Checker<'_> {
                         );
                     }
                     // arrive-then-drop: every earlier arrive of this thread
-                    // that participates in a wait must complete first.
+                    // that participates in a wait must complete first. An
+                    // arrive with a thread count (`bar.arrive 0, N`) is
+                    // exempt: its phase completes at N arrivals, which a
+                    // drop (an exit lowering the block's count) never
+                    // changes.
                     let t = ev.thread.expect("drops belong to threads");
                     for &a in &exec.program_order[t.index()][..po_index[e.index()]] {
                         let ea = exec.event(a);
-                        if ea.target != ev.target || !matches!(ea.kind, EventKind::Arrive { .. }) {
+                        if ea.target != ev.target
+                            || !matches!(ea.kind, EventKind::Arrive { .. })
+                            || matches!(
+                                ea.kind,
+                                EventKind::Arrive {
+                                    count: Some(ArriveCount::Threads(_)),
+                                    ..
+                                }
+                            )
+                        {
                             continue;
                         }
                         let ws = &waits_of[a.index()];

@@ -828,3 +828,31 @@ fn a_positive_arrive_drop_to_zero_is_ub() {
         assert_eq!(judge(b), want, "count {count}, positive {positive}");
     }
 }
+
+/// A thread that arrives on a counted phase and exits before it completes
+/// (`bar.arrive 0, 2; exit`) did nothing wrong: the exit's drop lowers only
+/// the block's count, which the counted phase does not read. With the block
+/// count the same drop would change the phase: arrive-then-drop.
+#[test]
+fn an_exit_after_a_counted_arrive_is_not_arrive_then_drop() {
+    for (c, want) in [
+        (ArriveCount::Threads(2), vec![]),
+        (ArriveCount::Block, vec!["ub(arrive-then-drop)"]),
+    ] {
+        // Block of 3: T0 arrives and drops; T1 arrives and waits.
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 3 }, B);
+        b.bmo(init);
+        b.event(t(0), 0, K::Join, B);
+        b.event(t(1), 0, K::Join, B);
+        let a0 = b.event(t(0), 1, counted(c), B);
+        let d0 = b.event(t(0), 2, K::Drop, B);
+        let a1 = b.event(t(1), 1, counted(c), B);
+        let w1 = b.event(t(1), 2, wait(), B);
+        for e in [a0, d0, a1] {
+            b.bmo(e);
+        }
+        b.set_participants(w1, vec![a0, d0, a1]);
+        assert_eq!(judge(b), want, "{c:?}");
+    }
+}
