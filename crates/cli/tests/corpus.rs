@@ -17,6 +17,8 @@ const SHARED: &[FindingKind] = &[
     FindingKind::Ub(UbKind::NegativeExpectedCount),
     FindingKind::Ub(UbKind::WaitWithoutJoin),
     FindingKind::Ub(UbKind::ExpectedCountTooSmall),
+    FindingKind::Ub(UbKind::CountMismatch),
+    FindingKind::Ub(UbKind::ArriveTwice),
 ];
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -27,9 +27,11 @@ pub(crate) fn sortable_barrier(p: &Program, lockstep: &[bool]) -> Option<usize> 
         for ins in &p.codes[t.code.index()].instrs {
             if let InstrKind::Barrier { op, result, .. } = &ins.kind {
                 let plain = match op {
-                    BarrierOp::Arrive(a) => a.set_count.is_none() && !a.count_match && a.mask.is_none(),
+                    // A thread-counted arrive without a count (`__syncthreads`)
+                    // always counts the whole block: a plain arrive.
+                    BarrierOp::Arrive(a) => a.set_count.is_none() && a.mask.is_none(),
                     BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && w.parity.is_none(),
-                    BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop => true,
+                    BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } => true,
                     BarrierOp::Init(_) | BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
                 };
                 if !plain || (!tokens_ok && matches!(result, Some(BarrierResult::Token(_)))) {

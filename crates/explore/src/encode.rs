@@ -12,7 +12,7 @@
 
 use crate::state::{BState, HEvent, HKind, Phase, State, Status, TState};
 use bc_graph::bits::Bits;
-use bc_graph::{BarrierId, LocId, Target};
+use bc_graph::{ArriveCount, BarrierId, LocId, Target};
 
 struct W<'a>(&'a mut Vec<u8>);
 
@@ -46,6 +46,17 @@ impl W<'_> {
                 self.i(v);
             }
             None => self.u(0),
+        }
+    }
+    /// A phase count: 0 none, 1 the block, 2 and a thread count.
+    fn count(&mut self, x: Option<ArriveCount>) {
+        match x {
+            None => self.u(0),
+            Some(ArriveCount::Block) => self.u(1),
+            Some(ArriveCount::Threads(k)) => {
+                self.u(2);
+                self.i(k);
+            }
         }
     }
     fn ou(&mut self, x: Option<u32>) {
@@ -93,7 +104,7 @@ impl W<'_> {
         self.bits(&p.bound);
         self.i(p.arrivals);
         self.i(p.preds);
-        self.oi(p.key);
+        self.count(p.count);
         match p.site {
             Some(s) => {
                 self.u(1);
@@ -166,11 +177,15 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
                 }
                 HKind::Join => w.u(1),
                 HKind::Drop => w.u(2),
-                HKind::Arrive(k) => {
+                HKind::Arrive(k, c) => {
                     w.u(3);
                     w.oi(*k);
+                    w.count(*c);
                 }
-                HKind::ArriveDrop => w.u(4),
+                HKind::ArriveDrop(positive) => {
+                    w.u(4);
+                    w.b(*positive);
+                }
                 HKind::Wait {
                     participants,
                     token_phase,
@@ -250,6 +265,13 @@ impl R<'_> {
     fn ou(&mut self) -> Option<u32> {
         self.b().then(|| self.u())
     }
+    fn count(&mut self) -> Option<ArriveCount> {
+        match self.u() {
+            0 => None,
+            1 => Some(ArriveCount::Block),
+            _ => Some(ArriveCount::Threads(self.i())),
+        }
+    }
     fn pair(&mut self) -> (u32, u32) {
         (self.u(), self.u())
     }
@@ -279,8 +301,8 @@ impl R<'_> {
             0 => HKind::Init(self.i()),
             1 => HKind::Join,
             2 => HKind::Drop,
-            3 => HKind::Arrive(self.oi()),
-            4 => HKind::ArriveDrop,
+            3 => HKind::Arrive(self.oi(), self.count()),
+            4 => HKind::ArriveDrop(self.b()),
             5 => HKind::Wait {
                 participants: self.pairs(),
                 token_phase: self.ou(),
@@ -328,7 +350,7 @@ impl R<'_> {
         p.bound = self.bits();
         p.arrivals = self.i();
         p.preds = self.i();
-        p.key = self.oi();
+        p.count = self.count();
         p.site = self.b().then(|| self.pair());
         p.mixed_sites = self.b();
         p.exit_drop = self.b();

@@ -139,7 +139,10 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
             match op {
                 BarrierOp::Arrive(a) => {
                     arrives_on[b] = true;
-                    if a.set_count.is_some() || a.count_match || a.mask.is_some() {
+                    // A thread-counted arrive without a count
+                    // (`__syncthreads`) counts the whole block, like a
+                    // plain arrive; with one it sets the phase's count.
+                    if a.set_count.is_some() || a.mask.is_some() {
                         ok[b] = false;
                     }
                 }
@@ -151,7 +154,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
                 BarrierOp::Join => {}
                 BarrierOp::Init(_)
                 | BarrierOp::Drop
-                | BarrierOp::ArriveDrop
+                | BarrierOp::ArriveDrop { .. }
                 | BarrierOp::ExpectTx(_)
                 | BarrierOp::CompleteTx(_)
                 | BarrierOp::Inval => ok[b] = false,

@@ -1322,7 +1322,7 @@ impl<'p> Explorer<'p> {
                 self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
             {
                 if let Some(b) = self.resolve(s, t, *sel) {
-                    if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.arrivals > 0) {
+                    if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.is_block_wide()) {
                         let msg = format!(
                             "{} is reached by only some threads of its scope",
                             self.p.barriers[b].name

@@ -3,7 +3,7 @@
 //! itself is not, so equal states are interchangeable.
 
 use bc_graph::bits::Bits;
-use bc_graph::{Program, Target};
+use bc_graph::{ArriveCount, Program, Target};
 
 /// Marks launch operations in bmo entries (`(LAUNCH, barrier)`).
 pub const LAUNCH: u32 = u32::MAX;
@@ -53,8 +53,9 @@ pub struct Phase {
     /// Arrivals, and how many carried a non-zero predicate (reductions).
     pub arrivals: i64,
     pub preds: i64,
-    /// The count or lane mask of a counted barrier's phase (first arrival).
-    pub key: Option<i64>,
+    /// The count of a thread-counted barrier's phase: its latest counted
+    /// arrival's (`None` before one).
+    pub count: Option<ArriveCount>,
     /// The instruction site (code, pc) of the first arrival, and whether
     /// another site of the same code arrived too.
     pub site: Option<(u32, u32)>,
@@ -103,8 +104,10 @@ pub enum HKind {
     Init(i64),
     Join,
     Drop,
-    Arrive(Option<i64>),
-    ArriveDrop,
+    /// An arrive: its expected-count update and its phase count.
+    Arrive(Option<i64>, Option<ArriveCount>),
+    /// An arrive_drop; whether the lowered count must stay positive.
+    ArriveDrop(bool),
     Wait {
         participants: Vec<(u32, u32)>,
         token_phase: Option<u32>,
@@ -153,11 +156,19 @@ impl Phase {
             bound,
             arrivals: 0,
             preds: 0,
-            key: None,
+            count: None,
             site: None,
             mixed_sites: false,
             exit_drop: false,
         }
+    }
+}
+
+impl Phase {
+    /// Arrivals were made and none named a thread count: the phase is the
+    /// block-wide barrier, where the uniformity rule applies.
+    pub fn is_block_wide(&self) -> bool {
+        self.arrivals > 0 && !matches!(self.count, Some(ArriveCount::Threads(_)))
     }
 }
 

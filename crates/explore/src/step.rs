@@ -52,6 +52,7 @@ impl Explorer<'_> {
             UbKind::TokenMisuse => Rule::TokenMisuse,
             UbKind::ArriveBeforeWait => Rule::ArriveBeforeWait,
             UbKind::InvalidBarrier => Rule::InvalidBarrier,
+            UbKind::ArriveTwice => Rule::ArriveTwice,
         };
         if self.p.model.rules.has(rule) {
             self.pending.push((FindingKind::Ub(kind), msg, false));
@@ -623,17 +624,27 @@ impl Explorer<'_> {
             }
             BarrierOp::Arrive(spec) => {
                 let mut set = spec.set_count.as_ref().map(|k| eval(self.p, s, t, k));
-                let mut key = None;
-                // A lane mask chose the barrier of (warp, mask) already: its
-                // count is the named lanes, lowered as they exit.
+                // A thread-counted block barrier (`bar.sync ID[, COUNT]`,
+                // `__syncthreads`): the operand is the phase's count, not an
+                // expected-count update. Left out or equal to the launch
+                // count it is the whole block; otherwise a sub-block
+                // rendezvous ("Convergence Contract and Deadlock
+                // Conditions": a count below the block size serves a
+                // sub-CTA rendezvous).
+                let mut count = None;
                 if spec.count_match {
-                    set = set.or(self.p.barriers[b].launch_count);
-                    key = set;
+                    count = Some(match set.take() {
+                        Some(k) if Some(k) != self.p.barriers[b].launch_count => {
+                            self.check_max(t, b, k);
+                            ArriveCount::Threads(k)
+                        }
+                        _ => ArriveCount::Block,
+                    });
                 }
                 if let Some(k) = set {
                     self.check_max(t, b, k);
                     let arrived = s.bars[b].arrived;
-                    if key.is_none() && k <= arrived {
+                    if k <= arrived {
                         self.ub(
                             UbKind::ExpectedCountTooSmall,
                             format!(
@@ -644,17 +655,31 @@ impl Explorer<'_> {
                         );
                     }
                 }
-                if let (Some(k), Some(open_key)) = (key, s.bars[b].open.as_ref().and_then(|p| p.key)) {
-                    if k != open_key {
+                if let (Some(c), Some(open)) = (count, s.bars[b].open.as_ref().and_then(|p| p.count)) {
+                    if c != open {
                         self.ub(
                             UbKind::CountMismatch,
                             format!(
-                                "{} arrives on {} with count {k} in a phase begun with {open_key}",
+                                "{} arrives on {} with count {} in a phase counted with {}",
                                 self.tname(t),
-                                self.bname(b)
+                                self.bname(b),
+                                count_text(c),
+                                count_text(open)
                             ),
                         );
                     }
+                }
+                // Project notes, section 3, named barriers: a thread arrives
+                // at most once before the barrier resets.
+                if count.is_some() && self.arrived_in_open(s, t, b) {
+                    self.ub(
+                        UbKind::ArriveTwice,
+                        format!(
+                            "{} arrives on {} a second time in one phase",
+                            self.tname(t),
+                            self.bname(b)
+                        ),
+                    );
                 }
                 if self.p.barriers[b].syncwarp.is_some() {
                     self.other_mask(s, t, b);
@@ -687,24 +712,24 @@ impl Explorer<'_> {
                 let pred = spec.pred.as_ref().map(|p| eval(self.p, s, t, p) != 0);
                 s.hist[t].push(HEvent {
                     pc,
-                    kind: HKind::Arrive(set),
+                    kind: HKind::Arrive(set, count),
                     target,
                 });
                 let site = (self.p.threads[t].code.0, pc);
-                let (effect, completed) = self.modify(s, t, b, po, Mod::Arrive { key, pred, site });
+                let (effect, completed) = self.modify(s, t, b, po, Mod::Arrive { count, pred, site });
                 if completed && owes_rule && !s.threads[t].owes.contains(&(b as u32)) {
                     s.threads[t].owes.push(b as u32);
                     s.threads[t].owes.sort_unstable();
                 }
                 effect
             }
-            BarrierOp::ArriveDrop => {
+            BarrierOp::ArriveDrop { positive } => {
                 s.hist[t].push(HEvent {
                     pc,
-                    kind: HKind::ArriveDrop,
+                    kind: HKind::ArriveDrop(positive),
                     target,
                 });
-                self.modify(s, t, b, po, Mod::ArriveDrop).0
+                self.modify(s, t, b, po, Mod::ArriveDrop { positive }).0
             }
             BarrierOp::ExpectTx(ref n) | BarrierOp::CompleteTx(ref n) => {
                 let n = eval(self.p, s, t, n);
@@ -840,6 +865,15 @@ impl Explorer<'_> {
         (effect, ph)
     }
 
+    /// Whether thread `t` already arrived in the open phase of barrier `b`.
+    fn arrived_in_open(&self, s: &State, t: usize, b: usize) -> bool {
+        s.bars[b].open.as_ref().is_some_and(|ph| {
+            ph.members.iter().any(|&(u, po)| {
+                u as usize == t && matches!(s.hist[t].get(po as usize).map(|e| &e.kind), Some(HKind::Arrive(..)))
+            })
+        })
+    }
+
     fn check_max(&mut self, t: usize, b: usize, k: i64) {
         if let Some(max) = self.p.model.max_count {
             if k > max {
@@ -922,21 +956,26 @@ impl Explorer<'_> {
         open.mask.union_with(&mask);
         let number = open.number;
         let mut negative = false;
+        let mut drop_to_zero = false;
         match kind {
-            Mod::Arrive { key, pred, site } => {
+            Mod::Arrive { count, pred, site } => {
                 bar.arrived += 1;
                 open.arrivals += 1;
                 open.preds += pred.unwrap_or(false) as i64;
-                open.key = open.key.or(key);
+                open.count = count.or(open.count);
                 match open.site {
                     None => open.site = Some(site),
                     Some((c, p)) => open.mixed_sites |= c == code && p != site.1,
                 }
             }
-            Mod::ArriveDrop => {
+            Mod::ArriveDrop { positive } => {
                 bar.arrived += 1;
                 bar.pending_drop += 1;
                 open.arrivals += 1;
+                // mbarrier counts range over 1..2^20-1 (PTX, mbarrier.init;
+                // project notes, section 3: an arrive_drop that brings the
+                // expected count to zero is UB).
+                drop_to_zero = positive && bar.init && bar.expected - bar.pending_drop <= 0;
             }
             Mod::Drop { at_end } => {
                 open.exit_drop |= at_end;
@@ -951,10 +990,16 @@ impl Explorer<'_> {
         let bar = &mut s.bars[b];
         let name = &self.p.barriers[b].name;
         let mut divergent = None;
-        let completed = bar.init && bar.expected == bar.arrived && bar.tx == 0;
+        // A phase counted with a thread count completes at that many
+        // arrivals, whatever the barrier's own count (and its exits) say.
+        let needed = match bar.open.as_ref().and_then(|p| p.count) {
+            Some(c) => c.needed(bar.expected),
+            None => bar.expected,
+        };
+        let completed = bar.init && needed == bar.arrived && bar.tx == 0;
         let effect = if completed {
             let ph = bar.open.take().expect("open phase");
-            if self.p.barriers[b].props.uniform && ph.arrivals > 0 && (ph.mixed_sites || ph.exit_drop) {
+            if self.p.barriers[b].props.uniform && ph.is_block_wide() && (ph.mixed_sites || ph.exit_drop) {
                 divergent = Some(if ph.mixed_sites {
                     "different instruction sites"
                 } else {
@@ -981,10 +1026,7 @@ impl Explorer<'_> {
             } else {
                 String::new()
             };
-            format!(
-                "{name}: {} of {} arrived (phase {number}{tx})",
-                bar.arrived, bar.expected
-            )
+            format!("{name}: {} of {needed} arrived (phase {number}{tx})", bar.arrived)
         } else {
             format!("{name}: uninitialized")
         };
@@ -993,6 +1035,16 @@ impl Explorer<'_> {
                 UbKind::NegativeExpectedCount,
                 format!(
                     "{} drops {} below an expected count of zero",
+                    self.tname(t),
+                    self.bname(b)
+                ),
+            );
+        }
+        if drop_to_zero {
+            self.ub(
+                UbKind::NegativeExpectedCount,
+                format!(
+                    "{}'s arrive_drop brings the expected count of {} to zero",
                     self.tname(t),
                     self.bname(b)
                 ),
@@ -1079,6 +1131,14 @@ impl Explorer<'_> {
     }
 }
 
+/// A phase count as messages name it.
+fn count_text(c: ArriveCount) -> String {
+    match c {
+        ArriveCount::Block => "the whole block".into(),
+        ArriveCount::Threads(k) => k.to_string(),
+    }
+}
+
 /// What a wait can do now.
 pub(crate) enum WaitPlan {
     /// No joined-before join: `ub(wait-without-join)`, then no effect.
@@ -1099,11 +1159,13 @@ pub(crate) enum WaitPlan {
 /// A modification operation's kind and extras.
 pub(crate) enum Mod {
     Arrive {
-        key: Option<i64>,
+        count: Option<ArriveCount>,
         pred: Option<bool>,
         site: (u32, u32),
     },
-    ArriveDrop,
+    ArriveDrop {
+        positive: bool,
+    },
     Drop {
         at_end: bool,
     },

@@ -96,8 +96,11 @@ impl Explorer<'_> {
                     HKind::Init(k) => EventKind::Init { count: *k },
                     HKind::Join => EventKind::Join,
                     HKind::Drop => EventKind::Drop,
-                    HKind::Arrive(k) => EventKind::Arrive { set_count: *k },
-                    HKind::ArriveDrop => EventKind::ArriveDrop,
+                    HKind::Arrive(k, c) => EventKind::Arrive {
+                        set_count: *k,
+                        count: *c,
+                    },
+                    HKind::ArriveDrop(positive) => EventKind::ArriveDrop { positive: *positive },
                     HKind::Wait {
                         token_phase, parity, ..
                     } => EventKind::Wait {

@@ -13,6 +13,36 @@ use crate::ids::*;
 /// (an integer that is no token, or another barrier's token).
 pub const NO_TOKEN_PHASE: u32 = u32::MAX;
 
+/// The count a phase of a thread-counted CUDA block barrier completes at,
+/// as one arrival gives it (`bar.sync ID[, COUNT]`, `bar.arrive ID, COUNT`,
+/// `__syncthreads`; `cuda-barrier-builtins-lowering.txt`, "Convergence
+/// Contract and Deadlock Conditions"). The phase takes the latest arrival's
+/// count; arrivals of one phase with different counts are
+/// `ub(count-mismatch)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArriveCount {
+    /// The whole block: the barrier's own expected count (its launch count,
+    /// lowered by exited threads where the model releases the barrier for
+    /// them: barrier 0). `__syncthreads`, `bar.sync ID` without a count, and
+    /// a count equal to the launch count.
+    Block,
+    /// A thread count smaller or larger than the block: a sub-block
+    /// rendezvous that completes at exactly this many arrivals; exited
+    /// threads do not release it.
+    Threads(i64),
+}
+
+impl ArriveCount {
+    /// The arrivals a phase with this count completes at, given the
+    /// barrier's own expected count.
+    pub fn needed(self, expected: i64) -> i64 {
+        match self {
+            ArriveCount::Block => expected,
+            ArriveCount::Threads(k) => k,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum EventKind {
     Init {
@@ -21,11 +51,19 @@ pub enum EventKind {
     Join,
     Drop,
     /// Arrive, optionally setting the expected count to `set_count` first.
+    /// `count` is set for an arrival on a thread-counted CUDA block barrier
+    /// (`bar.sync`, `bar.arrive`, `__syncthreads`): the count its phase
+    /// completes at.
     Arrive {
         set_count: Option<i64>,
+        count: Option<ArriveCount>,
     },
     /// `arrive_drop`: arrive, and lower the expected count of later phases.
-    ArriveDrop,
+    /// `positive`: that count must stay at least one (`mbarrier.arrive_drop`;
+    /// `ub(negative-expected-count)` otherwise).
+    ArriveDrop {
+        positive: bool,
+    },
     /// A wait. `completed` is false for a wait that is stuck forever (the
     /// execution ends with the thread blocked on it). `token_phase` is the
     /// bmo phase number a token wait names ([`NO_TOKEN_PHASE`] for none). A
@@ -59,7 +97,7 @@ impl EventKind {
             EventKind::Init { .. }
                 | EventKind::Drop
                 | EventKind::Arrive { .. }
-                | EventKind::ArriveDrop
+                | EventKind::ArriveDrop { .. }
                 | EventKind::Tx { .. }
         )
     }
@@ -69,7 +107,7 @@ impl EventKind {
             EventKind::Join => "join",
             EventKind::Drop => "drop",
             EventKind::Arrive { .. } => "arrive",
-            EventKind::ArriveDrop => "arrive_drop",
+            EventKind::ArriveDrop { .. } => "arrive_drop",
             EventKind::Wait { .. } => "wait",
             EventKind::Tx { .. } => "tx",
             EventKind::Read => "read",

@@ -1162,7 +1162,7 @@ impl Lowerer<'_> {
                 AbstractOp::Init => BarrierOp::Init(count.unwrap_or(CExpr::Int(0))),
                 AbstractOp::Join => BarrierOp::Join,
                 AbstractOp::Drop => BarrierOp::Drop,
-                AbstractOp::ArriveDrop => BarrierOp::ArriveDrop,
+                AbstractOp::ArriveDrop => BarrierOp::ArriveDrop { positive: l.positive },
                 AbstractOp::Arrive => BarrierOp::Arrive(ArriveSpec {
                     set_count: count,
                     count_match: l.count_match,
@@ -1321,7 +1321,7 @@ impl Lowerer<'_> {
                 result: None,
             },
             "arrive_drop" => InstrKind::Barrier {
-                op: BarrierOp::ArriveDrop,
+                op: BarrierOp::ArriveDrop { positive: false },
                 sel: BarrierSel::Decl(decl),
                 result: None,
             },

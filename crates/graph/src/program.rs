@@ -144,8 +144,11 @@ pub enum BarrierOp {
     /// Wait: on an entitled phase, a token's phase, or a parity.
     Wait(WaitSpec),
     /// CUDA `arrive_and_drop`: arrive, and lower the expected count of the
-    /// following phases by one (one atomic operation).
-    ArriveDrop,
+    /// following phases by one (one atomic operation). `positive`: that
+    /// count must stay at least one (`mbarrier.arrive_drop`).
+    ArriveDrop {
+        positive: bool,
+    },
     /// Raise the transaction count of the current phase (mbarrier).
     ExpectTx(CExpr),
     /// Lower the transaction count (an asynchronous copy completes).
@@ -159,8 +162,11 @@ pub enum BarrierOp {
 pub struct ArriveSpec {
     /// Set the expected count to this before arriving.
     pub set_count: Option<CExpr>,
-    /// Counted barrier: the count (or the launch count) is the phase's
-    /// count, and every arrival of the phase must agree.
+    /// Thread-counted block barrier (CUDA `bar.sync`/`bar.arrive`/
+    /// `__syncthreads`): `set_count` is not an expected-count update but the
+    /// phase's count ([`crate::ArriveCount`]: the block when left out or
+    /// equal to the launch count); every arrival of the phase must agree,
+    /// and a thread arrives at most once in it.
     pub count_match: bool,
     /// `__syncwarp` lane mask.
     pub mask: Option<CExpr>,
@@ -190,7 +196,7 @@ impl BarrierOp {
             BarrierOp::Drop => "drop",
             BarrierOp::Arrive(_) => "arrive",
             BarrierOp::Wait(_) => "wait",
-            BarrierOp::ArriveDrop => "arrive_drop",
+            BarrierOp::ArriveDrop { .. } => "arrive_drop",
             BarrierOp::ExpectTx(_) => "expect_tx",
             BarrierOp::CompleteTx(_) => "complete_tx",
             BarrierOp::Inval => "inval",

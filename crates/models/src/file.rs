@@ -195,6 +195,7 @@ fn lowering(
                 ("isfirst", None) if arrive => l.isfirst = true,
                 ("token", None) if arrive => l.token_result = true,
                 ("match", None) if op == AbstractOp::Arrive => l.count_match = true,
+                ("positive", None) if op == AbstractOp::ArriveDrop => l.positive = true,
                 ("mask", Some(v)) if op == AbstractOp::Arrive => l.mask = Some(operand(v)?),
                 ("pred", Some(v)) if arrive => l.pred = Some(operand(v)?),
                 ("popc", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::Popc),

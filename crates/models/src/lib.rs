@@ -58,10 +58,13 @@ pub enum Rule {
     SyncwarpMask,
     /// No use after `inval`.
     InvalidBarrier,
+    /// A thread arrives at most once in one phase of a thread-counted
+    /// barrier (`ub(arrive-twice)`).
+    ArriveTwice,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 21] = [
+    pub const ALL: [Rule; 22] = [
         Rule::FirstBmoInit,
         Rule::ParticipatesIn,
         Rule::JoinedBefore,
@@ -83,6 +86,7 @@ impl Rule {
         Rule::CooperativeGridSync,
         Rule::SyncwarpMask,
         Rule::InvalidBarrier,
+        Rule::ArriveTwice,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -107,6 +111,7 @@ impl Rule {
             Rule::CooperativeGridSync => "uncooperative-grid-sync",
             Rule::SyncwarpMask => "syncwarp-mask",
             Rule::InvalidBarrier => "invalid-barrier",
+            Rule::ArriveTwice => "arrive-twice",
         }
     }
     pub fn from_name(s: &str) -> Option<Rule> {

@@ -148,6 +148,10 @@ pub struct LoweredOp {
     /// out); arrivals of one phase with different counts are
     /// `ub(count-mismatch)`.
     pub count_match: bool,
+    /// `arrive_drop` whose lowered expected count must stay at least one
+    /// (`mbarrier.arrive_drop`: PTX gives mbarrier counts the range
+    /// 1..2^20-1); a drop to zero is `ub(negative-expected-count)`.
+    pub positive: bool,
     /// `__syncwarp MASK`: the operand is a lane mask; the expected count is
     /// the lanes in it; the caller's lane must be in it and every arrival of
     /// a phase must use the same mask (`ub(syncwarp-mask)`).

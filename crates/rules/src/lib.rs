@@ -11,7 +11,7 @@
 //! finding.
 
 use bc_graph::bits::Bits;
-use bc_graph::{BarrierId, EventId, EventKind, Execution, Target, ThreadId, NO_TOKEN_PHASE};
+use bc_graph::{ArriveCount, BarrierId, EventId, EventKind, Execution, Target, ThreadId, NO_TOKEN_PHASE};
 use bc_models::{Rule, RuleSet};
 use bc_syntax::{FindingKind, UbKind};
 
@@ -195,11 +195,24 @@ impl Checker<'_> {
                         );
                     }
                     // arrive-then-drop: every earlier arrive of this thread
-                    // that participates in a wait must complete first.
+                    // that participates in a wait must complete first. An
+                    // arrive with a thread count (`bar.arrive 0, N`) is
+                    // exempt: its phase completes at N arrivals, which a
+                    // drop (an exit lowering the block's count) never
+                    // changes.
                     let t = ev.thread.expect("drops belong to threads");
                     for &a in &exec.program_order[t.index()][..po_index[e.index()]] {
                         let ea = exec.event(a);
-                        if ea.target != ev.target || !matches!(ea.kind, EventKind::Arrive { .. }) {
+                        if ea.target != ev.target
+                            || !matches!(ea.kind, EventKind::Arrive { .. })
+                            || matches!(
+                                ea.kind,
+                                EventKind::Arrive {
+                                    count: Some(ArriveCount::Threads(_)),
+                                    ..
+                                }
+                            )
+                        {
                             continue;
                         }
                         let ws = &waits_of[a.index()];
@@ -542,6 +555,9 @@ impl Checker<'_> {
             let mut pending_drop = 0i64;
             let mut tx = 0i64;
             let mut current: Option<usize> = None;
+            // The count of the current phase of a thread-counted barrier:
+            // its latest counted arrival's.
+            let mut phase_count: Option<ArriveCount> = None;
             let mut epoch = 0usize;
             if let Some(&first) = order.first() {
                 if !matches!(exec.event(first).kind, EventKind::Init { .. }) {
@@ -587,6 +603,7 @@ impl Checker<'_> {
                     pending_drop = 0;
                     tx = 0;
                     current = None;
+                    phase_count = None;
                     continue;
                 }
                 let pi = *current.get_or_insert_with(|| {
@@ -611,7 +628,7 @@ impl Checker<'_> {
                 phases[pi].members.push(e);
                 pos[e.index()].phase = Some(pi);
                 match ev.kind {
-                    EventKind::Arrive { set_count } => {
+                    EventKind::Arrive { set_count, count } => {
                         if let Some(k) = set_count {
                             if k <= arrived {
                                 let msg = format!(
@@ -629,11 +646,30 @@ impl Checker<'_> {
                                 expected = Some(k);
                             }
                         }
+                        if let Some(c) = count {
+                            self.counted_arrival(e, c, phase_count, &phases[pi].members);
+                            phase_count = Some(c);
+                        }
                         arrived += 1;
                     }
-                    EventKind::ArriveDrop => {
+                    EventKind::ArriveDrop { positive } => {
                         arrived += 1;
                         pending_drop += 1;
+                        // mbarrier counts range over 1..2^20-1 (PTX,
+                        // mbarrier.init; project notes, section 3).
+                        if positive && expected.is_some_and(|x| x - pending_drop <= 0) {
+                            let msg = format!(
+                                "{} brings the expected count of {} to zero",
+                                self.n(e),
+                                self.barrier_name(b)
+                            );
+                            self.report(
+                                Rule::DropNotNegative,
+                                FindingKind::Ub(UbKind::NegativeExpectedCount),
+                                msg,
+                                vec![e],
+                            );
+                        }
                     }
                     EventKind::Drop => {
                         if let Some(x) = expected {
@@ -656,9 +692,13 @@ impl Checker<'_> {
                     EventKind::Tx { delta } => tx = tx.wrapping_add(delta),
                     _ => unreachable!("modification events only"),
                 }
-                if expected == Some(arrived) && tx == 0 {
+                // A phase counted with a thread count completes at that
+                // many arrivals, whatever the barrier's own count says.
+                let needed = expected.map(|x| phase_count.map_or(x, |c| c.needed(x)));
+                if needed == Some(arrived) && tx == 0 {
                     phases[pi].completed = true;
                     current = None;
+                    phase_count = None;
                     arrived = 0;
                     expected = expected.map(|x| (x - pending_drop).max(0));
                     pending_drop = 0;
@@ -666,6 +706,34 @@ impl Checker<'_> {
             }
         }
         (phases, pos, epochs)
+    }
+
+    /// An arrival `e` on a thread-counted CUDA block barrier whose phase so
+    /// far has `members` (before `e`) and count `open`: arrivals of one
+    /// phase use one count (`count-mismatch`), and a thread arrives at
+    /// most once before the barrier resets (`arrive-twice`; project notes,
+    /// section 3, named barriers).
+    fn counted_arrival(&mut self, e: EventId, count: ArriveCount, open: Option<ArriveCount>, members: &[EventId]) {
+        let exec = self.exec;
+        if let Some(o) = open.filter(|&o| o != count) {
+            let msg = format!(
+                "{} arrives with count {count:?} in a phase counted with {o:?}",
+                self.n(e)
+            );
+            self.report(
+                Rule::CountMismatch,
+                FindingKind::Ub(UbKind::CountMismatch),
+                msg,
+                vec![e],
+            );
+        }
+        let thread = exec.event(e).thread;
+        if let Some(&a) = members.iter().find(|&&a| {
+            a != e && exec.event(a).thread == thread && matches!(exec.event(a).kind, EventKind::Arrive { .. })
+        }) {
+            let msg = format!("{} and {} arrive in one phase from one thread", self.n(a), self.n(e));
+            self.report(Rule::ArriveTwice, FindingKind::Ub(UbKind::ArriveTwice), msg, vec![a, e]);
+        }
     }
 
     /// The structural constraints on barrier-participates-in.
@@ -701,7 +769,10 @@ impl Checker<'_> {
                 ex.target == ev.target
                     && matches!(
                         ex.kind,
-                        EventKind::Arrive { .. } | EventKind::Drop | EventKind::ArriveDrop | EventKind::Tx { .. }
+                        EventKind::Arrive { .. }
+                            | EventKind::Drop
+                            | EventKind::ArriveDrop { .. }
+                            | EventKind::Tx { .. }
                     )
             });
             let whole_phase = phase.is_some_and(|pi| {

@@ -11,7 +11,10 @@ fn t(i: u32) -> Option<ThreadId> {
     Some(ThreadId(i))
 }
 fn arrive() -> K {
-    K::Arrive { set_count: None }
+    K::Arrive {
+        set_count: None,
+        count: None,
+    }
 }
 fn wait() -> K {
     K::Wait {
@@ -248,7 +251,15 @@ fn expected_count_update_bound() {
         b.event(t(0), 0, K::Join, B);
         let a0 = b.event(t(0), 1, arrive(), B);
         b.event(t(1), 0, K::Join, B);
-        let a1 = b.event(t(1), 1, K::Arrive { set_count: Some(set) }, B);
+        let a1 = b.event(
+            t(1),
+            1,
+            K::Arrive {
+                set_count: Some(set),
+                count: None,
+            },
+            B,
+        );
         b.bmo(a0);
         b.bmo(a1);
         judge(b)
@@ -662,4 +673,186 @@ fn syncwarp_named_lane_with_another_mask_is_ub() {
 #[test]
 fn syncwarp_named_lane_that_arrives_later_is_fine() {
     assert_eq!(two_masks(true), Vec::<String>::new());
+}
+
+fn counted(c: ArriveCount) -> K {
+    K::Arrive {
+        set_count: None,
+        count: Some(c),
+    }
+}
+
+/// Launch init `B = block`; each thread joins, then makes the arrivals
+/// `arrivals[i]` (in this bmo order), then waits once. `complete` lists
+/// the arrivals (indices) of the phase every wait completes on, or none:
+/// every wait is stuck. Thread `dropper`, if any, drops at its end first
+/// (a member of that phase too).
+fn counted_phase(
+    block: i64,
+    arrivals: &[(u32, ArriveCount)],
+    complete: Option<&[usize]>,
+    dropper: Option<u32>,
+) -> Vec<String> {
+    let threads = arrivals
+        .iter()
+        .map(|a| a.0 + 1)
+        .chain(dropper.map(|d| d + 1))
+        .max()
+        .unwrap_or(1);
+    let mut b = ExecutionBuilder::new(threads as usize, 1);
+    let init = b.event(None, 0, K::Init { count: block }, B);
+    b.bmo(init);
+    for i in 0..threads {
+        b.event(t(i), 0, K::Join, B);
+    }
+    let mut dropped = Vec::new();
+    if let Some(d) = dropper {
+        let e = b.event(t(d), 1, K::Drop, B);
+        b.bmo(e);
+        dropped.push(e);
+    }
+    let mut ids = Vec::new();
+    for &(th, c) in arrivals {
+        let a = b.event(t(th), 1, counted(c), B);
+        b.bmo(a);
+        ids.push(a);
+    }
+    let mut waiters: Vec<u32> = arrivals.iter().map(|a| a.0).collect();
+    waiters.dedup();
+    for th in waiters {
+        match complete {
+            Some(members) => {
+                let w = b.event(t(th), 2, wait(), B);
+                let ps = dropped.iter().copied().chain(members.iter().map(|&i| ids[i]));
+                b.set_participants(w, ps.collect());
+            }
+            None => {
+                b.event(t(th), 2, stuck(), B);
+            }
+        }
+    }
+    judge(b)
+}
+
+/// A counted phase (`bar.sync 0, 2` in a block of three) completes at its
+/// count, not at the block's (cuda-barrier-builtins-lowering.txt: a count
+/// below the block size serves a sub-CTA rendezvous).
+#[test]
+fn a_counted_phase_completes_at_its_count() {
+    let two = ArriveCount::Threads(2);
+    assert!(counted_phase(3, &[(0, two), (1, two)], Some(&[0, 1]), None).is_empty());
+    // Stuck although two arrived: a block phase needs three.
+    let block = ArriveCount::Block;
+    assert_eq!(counted_phase(3, &[(0, block), (1, block)], None, None), ["deadlock"]);
+    // Claiming a completion the counted phase never had is inconsistent.
+    let got = counted_phase(
+        3,
+        &[(0, ArriveCount::Threads(3)), (1, ArriveCount::Threads(3))],
+        Some(&[0, 1]),
+        None,
+    );
+    assert!(got.contains(&"inconsistent:participates-in".to_string()), "{got:?}");
+}
+
+/// An exit (drop) lowers the block count but does not release a counted
+/// phase.
+#[test]
+fn exits_do_not_release_a_counted_phase() {
+    let two = ArriveCount::Threads(2);
+    assert_eq!(counted_phase(3, &[(0, two)], None, Some(2)), ["deadlock"]);
+    // The block form is released: three threads, one exited, two arrive.
+    let block = ArriveCount::Block;
+    assert!(counted_phase(3, &[(0, block), (1, block)], Some(&[0, 1]), Some(2)).is_empty());
+}
+
+#[test]
+fn counts_of_one_phase_must_match() {
+    let got = counted_phase(2, &[(0, ArriveCount::Block), (1, ArriveCount::Threads(1))], None, None);
+    assert_eq!(got, ["deadlock", "ub(count-mismatch)"]);
+    let two = ArriveCount::Threads(2);
+    assert!(counted_phase(3, &[(0, two), (1, two)], Some(&[0, 1]), None).is_empty());
+}
+
+/// Project notes, section 3: a thread that arrives twice on a named barrier
+/// before it resets is UB; arriving again after the reset is fine.
+#[test]
+fn a_thread_arrives_once_per_phase() {
+    let three = ArriveCount::Threads(3);
+    let got = counted_phase(3, &[(0, three), (0, three), (1, three)], Some(&[0, 1, 2]), None);
+    assert_eq!(got, ["ub(arrive-twice)"]);
+    // Two phases of count 1, one arrival each: no finding.
+    let one = ArriveCount::Threads(1);
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count: 2 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Join, B);
+    for pc in [1, 3] {
+        let a = b.event(t(0), pc, counted(one), B);
+        b.bmo(a);
+        let w = b.event(t(0), pc + 1, wait(), B);
+        b.set_participants(w, vec![a]);
+    }
+    assert_eq!(judge(b), Vec::<String>::new());
+    // Arrives without a thread count (mbarrier, cuda::barrier) may repeat.
+    let (mut b, _, _) = one_phase(3);
+    let extra = b.event(t(0), 3, arrive(), B);
+    b.bmo(extra);
+    let got = judge(b);
+    assert!(!got.contains(&"ub(arrive-twice)".to_string()), "{got:?}");
+}
+
+/// `mbarrier.arrive_drop` must leave a count of at least one (PTX gives
+/// mbarrier counts 1..2^20-1); the abstract `arrive_drop` may reach zero.
+#[test]
+fn a_positive_arrive_drop_to_zero_is_ub() {
+    for (count, positive, want) in [
+        (1, true, vec!["ub(negative-expected-count)"]),
+        (1, false, vec![]),
+        (2, true, vec![]),
+    ] {
+        let mut b = ExecutionBuilder::new(1, 1);
+        let init = b.event(None, 0, K::Init { count }, B);
+        b.bmo(init);
+        b.event(t(0), 0, K::Join, B);
+        let mut members = Vec::new();
+        for pc in 1..count {
+            let a = b.event(t(0), pc as u32, arrive(), B);
+            b.bmo(a);
+            members.push(a);
+        }
+        let d = b.event(t(0), 10, K::ArriveDrop { positive }, B);
+        b.bmo(d);
+        members.push(d);
+        let w = b.event(t(0), 11, wait(), B);
+        b.set_participants(w, members);
+        assert_eq!(judge(b), want, "count {count}, positive {positive}");
+    }
+}
+
+/// A thread that arrives on a counted phase and exits before it completes
+/// (`bar.arrive 0, 2; exit`) did nothing wrong: the exit's drop lowers only
+/// the block's count, which the counted phase does not read. With the block
+/// count the same drop would change the phase: arrive-then-drop.
+#[test]
+fn an_exit_after_a_counted_arrive_is_not_arrive_then_drop() {
+    for (c, want) in [
+        (ArriveCount::Threads(2), vec![]),
+        (ArriveCount::Block, vec!["ub(arrive-then-drop)"]),
+    ] {
+        // Block of 3: T0 arrives and drops; T1 arrives and waits.
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 3 }, B);
+        b.bmo(init);
+        b.event(t(0), 0, K::Join, B);
+        b.event(t(1), 0, K::Join, B);
+        let a0 = b.event(t(0), 1, counted(c), B);
+        let d0 = b.event(t(0), 2, K::Drop, B);
+        let a1 = b.event(t(1), 1, counted(c), B);
+        let w1 = b.event(t(1), 2, wait(), B);
+        for e in [a0, d0, a1] {
+            b.bmo(e);
+        }
+        b.set_participants(w1, vec![a0, d0, a1]);
+        assert_eq!(judge(b), want, "{c:?}");
+    }
 }

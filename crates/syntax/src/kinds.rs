@@ -21,10 +21,11 @@ pub enum UbKind {
     TokenMisuse,
     ArriveBeforeWait,
     InvalidBarrier,
+    ArriveTwice,
 }
 
 impl UbKind {
-    pub const ALL: [UbKind; 16] = [
+    pub const ALL: [UbKind; 17] = [
         UbKind::UninitializedBarrier,
         UbKind::DropWithoutJoin,
         UbKind::NegativeExpectedCount,
@@ -41,6 +42,7 @@ impl UbKind {
         UbKind::TokenMisuse,
         UbKind::ArriveBeforeWait,
         UbKind::InvalidBarrier,
+        UbKind::ArriveTwice,
     ];
 
     pub fn name(self) -> &'static str {
@@ -61,6 +63,7 @@ impl UbKind {
             UbKind::TokenMisuse => "token-misuse",
             UbKind::ArriveBeforeWait => "arrive-before-wait",
             UbKind::InvalidBarrier => "invalid-barrier",
+            UbKind::ArriveTwice => "arrive-twice",
         }
     }
 
@@ -131,6 +134,7 @@ impl UbKind {
             UbKind::TokenMisuse => "an arrival token is waited on twice or on another barrier",
             UbKind::ArriveBeforeWait => "a thread arrives again before waiting on its previous arrival",
             UbKind::InvalidBarrier => "a barrier is used after it is invalidated",
+            UbKind::ArriveTwice => "a thread arrives twice in one phase of a named barrier",
         }
     }
 }
