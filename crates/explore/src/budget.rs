@@ -39,9 +39,10 @@ pub(crate) fn soft_memory(max: u64) -> u64 {
 }
 
 /// How many copies of an expanded state a worker holds at once: the decoded
-/// state, the scratch successor, the fusion scratch, and a renamed copy
-/// (symmetry checks).
-pub(crate) const WORKING_COPIES: u64 = 4;
+/// state, the scratch successor, the fusion scratch, and while threads are
+/// renamed a copy under test (symmetry checks) and the threads before the
+/// renaming, with one copy to spare for the allocator.
+pub(crate) const WORKING_COPIES: u64 = 6;
 
 pub(crate) struct Budget {
     /// Bytes charged so far.

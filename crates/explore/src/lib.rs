@@ -31,9 +31,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-/// The default budget for stored states: their encodings, slots, search
-/// tree and state graph. With the allocator's overhead and the states in
-/// flight, peak memory stays under 4 GiB (measured in docs/performance.md).
+/// The default memory budget of a search: everything it holds is charged
+/// as it is built (`budget.rs`), so its peak stays within the budget plus
+/// 64 MiB (measured in docs/reliability.md).
 pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 
 /// Search limits.
@@ -41,8 +41,8 @@ pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 pub struct Limits {
     pub max_states: u64,
     pub timeout: Option<Duration>,
-    /// Stop (`memory-limit`) when the stored states' estimated size passes
-    /// this many bytes.
+    /// Stop (`memory-limit`) before the search holds more than this many
+    /// bytes (`budget.rs`).
     pub max_memory: u64,
     /// Look for fair cycles (nontermination) after the search.
     pub liveness: bool,
