@@ -123,9 +123,9 @@ enum Command {
         /// Do not merge states that differ by a renaming of threads.
         #[arg(long, hide = true)]
         no_symmetry: bool,
-        /// Stop a test's search (`stop: memory-limit`) when its stored
-        /// states' size passes this many MiB [default: 2048, which keeps
-        /// the process under 4 GiB].
+        /// Stop a test's search (`stop: memory-limit`) before it holds
+        /// more than this many MiB [default: 2048; a search's peak stays
+        /// within it plus 64 MiB].
         #[arg(long, value_name = "MIB", value_parser = parse_mib)]
         max_memory: Option<u64>,
         /// Threads (default: every core): several files are checked side

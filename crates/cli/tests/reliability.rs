@@ -413,3 +413,103 @@ fn long_lines_are_shown_around_the_caret() {
     assert_eq!(o.status.code(), Some(2));
     insta::assert_snapshot!("long_line_diagnostics", stderr(&o));
 }
+
+/// Runs the binary, polling the child's resident high-water mark
+/// (`VmHWM`, Linux) until it exits: (exit code, peak KiB, wall time). The
+/// child is killed after `limit`, so a test never hangs on it.
+fn measured(args: &[&str], limit: Duration) -> (Option<i32>, u64, Duration) {
+    let start = Instant::now();
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&status_file) {
+            let hwm = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+            peak = peak.max(hwm.unwrap_or(0));
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code(), peak, start.elapsed());
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?} still ran after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// What a search may hold beyond `--max-memory` (docs/reliability.md,
+/// "Resource guarantees"): the process itself and the allocator's slack.
+const MEMORY_SLACK_KIB: u64 = 64 << 10;
+
+/// Peak memory stays within the budget (plus the stated constant) on
+/// searches whose states are large (a 256-block kernel: the successors of
+/// one batch used to take 11.9 GB) and many (a named producer/consumer
+/// kernel); both stop at the memory limit (exit 1).
+#[test]
+fn peak_memory_stays_within_the_budget() {
+    let dir = scratch_dir("memory-budget");
+    let blocks = dir.join("blocks.litmus");
+    std::fs::write(
+        &blocks,
+        "litmus \"b\"\nmodel cuda-sm90\nkernel blocks=256 threads=1 { __syncthreads }\n",
+    )
+    .unwrap();
+    let named = dir.join("named.litmus");
+    std::fs::write(
+        &named,
+        "litmus \"n\"\nmodel cuda-sm90\nkernel blocks=1 threads=64 {\n  if tid < 32 { bar.sync 2, 64; bar.arrive 1, 64 } else { bar.arrive 2, 64; bar.sync 1, 64 }\n}\n",
+    )
+    .unwrap();
+    for file in [&blocks, &named] {
+        for jobs in ["1", "2"] {
+            let args = ["check", "-q", "--jobs", jobs, "--max-memory", "256", s(file)];
+            let (code, peak, wall) = measured(&args, Duration::from_secs(20));
+            assert_eq!(code, Some(1), "{args:?}: stopped at the memory limit");
+            assert!(
+                peak <= (256 << 10) + MEMORY_SLACK_KIB,
+                "{args:?}: peak {peak} KiB over 256 MiB + 64 MiB (after {wall:?})"
+            );
+        }
+    }
+}
+
+/// `--timeout 1` returns within a wide margin on a kernel whose every
+/// expansion is long (4,096 threads: renaming them took 132 s), and on a
+/// 256-thread named producer/consumer kernel; `--max-states 1` returns at
+/// once on the first.
+#[test]
+fn the_timeout_and_the_state_limit_stop_long_expansions() {
+    let dir = scratch_dir("timeout");
+    let wide = dir.join("wide.litmus");
+    std::fs::write(
+        &wide,
+        "litmus \"w\"\nmodel cuda-sm90\nkernel blocks=64 threads=64 { __syncthreads }\n",
+    )
+    .unwrap();
+    let named = dir.join("named.litmus");
+    std::fs::write(
+        &named,
+        "litmus \"n\"\nmodel cuda-sm90\nkernel blocks=1 threads=256 {\n  if tid < 128 { bar.sync 2, 256; bar.arrive 1, 256 } else { bar.arrive 2, 256; bar.sync 1, 256 }\n}\n",
+    )
+    .unwrap();
+    for args in [
+        vec!["check", "-q", "--timeout", "1", s(&wide)],
+        vec!["check", "-q", "--timeout", "1", s(&named)],
+        vec!["check", "-q", "--max-states", "1", s(&wide)],
+    ] {
+        let (code, _, wall) = measured(&args, Duration::from_secs(20));
+        assert_eq!(code, Some(1), "{args:?}: stopped at a limit");
+        assert!(wall < Duration::from_secs(5), "{args:?} took {wall:?}");
+    }
+}

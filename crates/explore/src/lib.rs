@@ -16,6 +16,7 @@
 //! stuck execution to the independent rule checker (`bc-rules`); the two
 //! verdicts are kept apart in [`Outcome`] so tests can compare them.
 
+mod budget;
 mod canon;
 mod compact;
 mod eval;
@@ -30,9 +31,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
-/// The default budget for stored states: their encodings, slots, search
-/// tree and state graph. With the allocator's overhead and the states in
-/// flight, peak memory stays under 4 GiB (measured in docs/performance.md).
+/// The default memory budget of a search: everything it holds is charged
+/// as it is built (`budget.rs`), so its peak stays within the budget plus
+/// 64 MiB (measured in docs/reliability.md).
 pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 
 /// Search limits.
@@ -40,8 +41,8 @@ pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 pub struct Limits {
     pub max_states: u64,
     pub timeout: Option<Duration>,
-    /// Stop (`memory-limit`) when the stored states' estimated size passes
-    /// this many bytes.
+    /// Stop (`memory-limit`) before the search holds more than this many
+    /// bytes (`budget.rs`).
     pub max_memory: u64,
     /// Look for fair cycles (nontermination) after the search.
     pub liveness: bool,
@@ -204,6 +205,9 @@ struct Batch {
     end: usize,
     chunk: usize,
     queue: std::sync::Arc<par::ChunkQueue>,
+    /// When the state limit is reached already (the states numbered before
+    /// this level, `Some(their count)`): see [`Explorer::expand`].
+    spent: Option<u32>,
 }
 
 /// Expands batches: `submit` starts one, `collect` returns the expanded
@@ -247,7 +251,7 @@ impl<'p> Expander<'p> for Inline<'p> {
         let b = self.batches.pop_front().expect("a batch was submitted");
         let mut part = Part::default();
         for it in &b.items[b.start..b.end] {
-            let head = self.worker.expand(it, &mut part.succs);
+            let head = self.worker.expand(it, &mut part.succs, b.spent);
             part.heads.push(head);
         }
         vec![part]
@@ -332,6 +336,10 @@ struct Search {
     /// Search-tree entries of this merge, appended to the tree at its end.
     tree_tail: SearchTree,
     stored_bytes: u64,
+    /// The state graph's bytes as last charged to the budget.
+    graph_bytes: u64,
+    /// The heap bytes of the state graph's nodes (their large sets).
+    node_heap: u64,
 }
 
 /// A state of the current search level, with its number, its parent's
@@ -362,6 +370,19 @@ struct Succ {
     slot: par::SlotRef<par::Bytes>,
     ident: Option<std::sync::Arc<[u32]>>,
     query: bool,
+}
+
+impl Succ {
+    /// The bytes the record holds until it is merged.
+    fn bytes(&self) -> u64 {
+        (std::mem::size_of::<Succ>() + self.twins.capacity() * 4 + self.ident.as_ref().map_or(0, |i| 16 + i.len() * 4))
+            as u64
+    }
+}
+
+/// The heap bytes of a state-graph node (its sets of more than 128 threads).
+fn node_heap(n: &liveness::Node) -> u64 {
+    (n.enabled.bytes() + n.spinning.bytes() + n.alive.bytes() + n.started.bytes() + n.at_wait.bytes()) as u64
 }
 
 /// The hash of an encoded state (computed once, by the worker that made it).
@@ -459,6 +480,10 @@ pub(crate) struct Explorer<'p> {
     an: std::sync::Arc<Analyses>,
     /// Where to count stored states for a progress display, if anywhere.
     counter: Option<std::sync::Arc<AtomicU64>>,
+    /// The resource budget, shared by the workers.
+    budget: std::sync::Arc<budget::Budget>,
+    /// The bytes of working states this worker has charged to the budget.
+    working: u64,
     /// Steps are being taken for the search, not for a witness: leave out
     /// their texts (a witness replays them).
     quiet: bool,
@@ -535,6 +560,8 @@ impl<'p> Explorer<'p> {
             counter: None,
             #[cfg(test)]
             fault_at: None,
+            budget: std::sync::Arc::new(budget::Budget::new(&limits, Instant::now())),
+            working: 0,
         }
     }
 
@@ -576,6 +603,9 @@ impl<'p> Explorer<'p> {
         };
         let mut words = Vec::new();
         encode::encode(&init, &mut words);
+        // The decoded initial state is not kept (workers decode it again).
+        drop(init);
+        self.budget.charge(words.len() as u64 + STATE_OVERHEAD);
         let init = self
             .visited
             .intern_ref(hash_of(&words), &words[..], |w, arena| arena.store(w));
@@ -633,7 +663,7 @@ impl<'p> Explorer<'p> {
                                     par::drain(&batch.queue, |c| {
                                         let mut part = Part::default();
                                         for it in &b[c * chunk..((c + 1) * chunk).min(b.len())] {
-                                            let head = w.expand(it, &mut part.succs);
+                                            let head = w.expand(it, &mut part.succs, batch.spent);
                                             part.heads.push(head);
                                         }
                                         part
@@ -735,6 +765,8 @@ impl<'p> Explorer<'p> {
         while !frontier.is_empty() {
             let n = frontier.len();
             let mut start = 0;
+            // Every state numbered from here on reaches the state limit.
+            let spent = (search.count as u64 >= self.limits.max_states).then_some(search.count);
             // Submits batches of this level until IN_FLIGHT are out.
             let mut fill = |expander: &mut dyn Expander<'p>| {
                 while expander.in_flight() < IN_FLIGHT && start < n {
@@ -746,6 +778,7 @@ impl<'p> Explorer<'p> {
                         end,
                         chunk: 0,
                         queue: std::sync::Arc::new(par::ChunkQueue::new(0)),
+                        spent,
                     });
                     seq += 1;
                     start = end;
@@ -757,15 +790,21 @@ impl<'p> Explorer<'p> {
                 }
             };
             loop {
-                if self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t) {
+                if let Some(why) = self.budget.check() {
                     drain(expander);
-                    return Stop::Timeout;
+                    return why;
                 }
                 fill(expander);
                 if expander.in_flight() == 0 {
                     break;
                 }
                 let ex = expander.collect();
+                // A batch expanded in part (a worker stopped at a limit) is
+                // not merged.
+                if let Some(why) = self.budget.halted() {
+                    drain(expander);
+                    return why;
+                }
                 // Keep the workers busy while this batch merges.
                 fill(expander);
                 if let Some(why) = self.merge(ex, search) {
@@ -786,6 +825,11 @@ impl<'p> Explorer<'p> {
     fn merge(&mut self, parts: Vec<Part>, search: &mut Search) -> Option<Stop> {
         let before = search.count;
         let stop = self.merge_parts(parts, search);
+        let graph = Self::graph_bytes(search);
+        if graph > search.graph_bytes {
+            self.budget.charge(graph - search.graph_bytes);
+            search.graph_bytes = graph;
+        }
         if let Some(c) = &self.counter {
             c.fetch_add((search.count - before) as u64, std::sync::atomic::Ordering::Relaxed);
         }
@@ -795,12 +839,26 @@ impl<'p> Explorer<'p> {
         stop
     }
 
+    /// The state graph's bytes as allocated (vector capacities and the
+    /// nodes' large sets).
+    fn graph_bytes(search: &Search) -> u64 {
+        (search.nodes.capacity() * std::mem::size_of::<liveness::Node>()
+            + search.edges.capacity() * std::mem::size_of::<liveness::Edge>()) as u64
+            + search.node_heap
+    }
+
     fn merge_parts(&mut self, parts: Vec<Part>, search: &mut Search) -> Option<Stop> {
         let record = self.limits.liveness;
+        // The memory limit the merge stops at: the budget less a reserve for
+        // the batches in flight (the budget itself is the hard bound).
+        let soft_memory = budget::soft_memory(self.limits.max_memory);
         for part in parts {
+            // The successor records are merged now.
+            self.budget.release(part.succs.iter().map(Succ::bytes).sum());
             let mut succs = part.succs.into_iter();
             for ex in part.heads {
                 if let Some(node) = ex.node {
+                    search.node_heap += node_heap(&node);
                     search.nodes.push(node);
                     search.edges.extend(ex.spin_edges);
                 }
@@ -840,13 +898,15 @@ impl<'p> Explorer<'p> {
                     // Every stored state carries its threads and its execution
                     // so far: bound their estimated total size.
                     search.stored_bytes += slot.key.len() as u64 + STATE_OVERHEAD;
-                    // The state graph as allocated (vector capacities).
-                    let graph = (search.nodes.capacity() * std::mem::size_of::<liveness::Node>()
-                        + search.edges.capacity() * std::mem::size_of::<liveness::Edge>())
-                        as u64;
+                    // Its renaming stays with it in the frontier (counted
+                    // for good: a conservative bound).
+                    let ident = succ.ident.as_ref().map_or(0, |i| 16 + 4 * i.len() as u64);
+                    search.stored_bytes += ident;
+                    self.budget.charge(ident);
+                    let graph = Self::graph_bytes(search);
                     let limit = if search.count as u64 >= self.limits.max_states {
                         Some(Stop::StateLimit)
-                    } else if search.stored_bytes + graph > self.limits.max_memory {
+                    } else if search.stored_bytes + graph > soft_memory {
                         Some(Stop::MemoryLimit)
                     } else if search.count.is_multiple_of(1024)
                         && self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t)
@@ -889,6 +949,7 @@ impl<'p> Explorer<'p> {
         {
             w.fault_at = self.fault_at;
         }
+        w.budget = self.budget.clone();
         w
     }
 
@@ -916,10 +977,30 @@ impl<'p> Explorer<'p> {
     /// Expands one state of the frontier: its analysis record, whether it
     /// ends an execution (judged here), and its successors, normalized and
     /// hashed, in choice order.
-    fn expand(&mut self, it: &Item, succs: &mut Vec<Succ>) -> Expanded {
+    ///
+    /// `spent`: the state limit is reached already, by the `Some(n)` states
+    /// numbered before this level. The merge then stops at the first
+    /// successor, in frontier order, not numbered before this level, so the
+    /// expansion stops after its own first such successor (nothing after it
+    /// is ever merged), and symmetric choices are not pruned (only the
+    /// order up to that successor matters). Whether a successor was
+    /// numbered before the level does not depend on the workers' timing.
+    ///
+    /// A budget limit (memory, deadline) stops the expansion at once; the
+    /// partial result is never merged.
+    fn expand(&mut self, it: &Item, succs: &mut Vec<Succ>, spent: Option<u32>) -> Expanded {
+        let halted = Expanded {
+            id: it.id,
+            node: None,
+            spin_edges: Vec::new(),
+            nsuccs: 0,
+        };
         #[cfg(test)]
         if self.fault_at == Some(it.id) {
             panic!("injected fault expanding state {}", it.id);
+        }
+        if self.budget.check().is_some() {
+            return halted;
         }
         // SAFETY: the visited set is cleared only after the search.
         let key = unsafe { &it.state.get().key };
@@ -933,13 +1014,23 @@ impl<'p> Explorer<'p> {
         if self.limits.verify_encoding {
             assert!(parent == encode::decode(key), "decoding into a used state");
         }
-        let head = self.expand_decoded(it, &parent, succs);
+        // The copies of a state this worker holds while expanding it.
+        let working = budget::WORKING_COPIES * budget::state_bytes(&parent);
+        if working > self.working {
+            self.budget.charge(working - self.working);
+            self.working = working;
+        }
+        if self.budget.check().is_some() {
+            self.parent = Some(parent);
+            return halted;
+        }
+        let head = self.expand_decoded(it, &parent, succs, spent);
         self.parent = Some(parent);
         head
     }
 
     /// [`Explorer::expand`] on the decoded state `s`.
-    fn expand_decoded(&mut self, it: &Item, s: &State, succs: &mut Vec<Succ>) -> Expanded {
+    fn expand_decoded(&mut self, it: &Item, s: &State, succs: &mut Vec<Succ>, spent: Option<u32>) -> Expanded {
         self.key = (it.id, 0);
         self.prefix = Some(it.id);
         self.path.clear();
@@ -950,12 +1041,28 @@ impl<'p> Explorer<'p> {
             .limits
             .liveness
             .then(|| self.node(s, &choices, it.parent, it.via, &mut spin_edges, it.id));
-        let (choices, twins) = self.prune_symmetric(s, choices);
+        let (choices, twins) = if spent.is_some() {
+            let n = choices.len();
+            (choices, vec![Vec::new(); n])
+        } else {
+            self.prune_symmetric(s, choices)
+        };
+        if self.budget.check().is_some() {
+            return Expanded {
+                id: it.id,
+                node: None,
+                spin_edges: Vec::new(),
+                nsuccs: 0,
+            };
+        }
         if choices.is_empty() {
             self.at_end(s);
         }
-        let nsuccs = choices.len() as u32;
+        let mut nsuccs = 0;
         for (ci, (choice, twins)) in choices.into_iter().zip(twins).enumerate() {
+            if self.budget.check().is_some() {
+                break;
+            }
             self.key = (it.id, ci as u32 + 1);
             self.prefix = Some(it.id);
             self.set_ident(&it.ident);
@@ -973,24 +1080,42 @@ impl<'p> Explorer<'p> {
             self.quiet = false;
             self.current = None;
             let query = self.is_query(s, choice);
+            if self.budget.halted().is_some() {
+                // Normalizing stopped part way: the state is not whole.
+                self.scratch = Some(n);
+                break;
+            }
             let mut words = std::mem::take(&mut self.words);
             words.clear();
             encode::encode(&n, &mut words);
             if self.limits.verify_encoding {
                 assert!(encode::decode(&words) == n, "a state decodes to itself");
             }
-            let slot = self
-                .visited
-                .intern_ref(hash_of(&words), &words[..], |w, arena| arena.store(w));
+            let mut new = false;
+            let slot = self.visited.intern_ref(hash_of(&words), &words[..], |w, arena| {
+                new = true;
+                arena.store(w)
+            });
+            if new {
+                self.budget.charge(words.len() as u64 + STATE_OVERHEAD);
+            }
             self.words = words;
             self.scratch = Some(n);
-            succs.push(Succ {
+            let succ = Succ {
                 choice,
                 twins,
                 slot,
                 ident: self.ident_arc(),
                 query,
-            });
+            };
+            self.budget.charge(succ.bytes());
+            succs.push(succ);
+            nsuccs += 1;
+            // SAFETY: the visited set is cleared only after the search.
+            let before_level = unsafe { slot.get() }.id().is_some_and(|id| Some(id) < spent);
+            if spent.is_some() && !before_level {
+                break;
+            }
         }
         Expanded {
             id: it.id,

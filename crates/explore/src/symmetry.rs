@@ -97,6 +97,23 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
     classes.into_iter().map(|(m, _)| m).filter(|m| m.len() > 1).collect()
 }
 
+/// Threads renamed between two checks of the budget.
+const RENAME_CHECK: usize = 64;
+
+/// The indices of the set bits of `m`, in increasing order.
+fn ones(m: &Bits) -> impl Iterator<Item = usize> + '_ {
+    m.as_words().iter().enumerate().flat_map(|(w, &word)| {
+        let mut x = word;
+        std::iter::from_fn(move || {
+            (x != 0).then(|| {
+                let i = w * 64 + x.trailing_zeros() as usize;
+                x &= x - 1;
+                i
+            })
+        })
+    })
+}
+
 impl Explorer<'_> {
     /// Sorts each class of interchangeable threads by their own state;
     /// returns the renaming (new index -> old index) when it is not the
@@ -156,6 +173,11 @@ impl Explorer<'_> {
     }
 
     /// Renames every thread index in `s`: thread `perm[new]` becomes `new`.
+    ///
+    /// Renaming the join masks of thousands of threads takes long: during
+    /// the search the budget is checked every [`RENAME_CHECK`] threads, and
+    /// when it has halted the search the renaming stops part way (the state
+    /// is then discarded). A witness replay always renames in full.
     fn rename(&self, s: &mut State, perm: &[usize]) {
         let nt = s.threads.len();
         let mut inv = vec![0usize; nt];
@@ -165,23 +187,19 @@ impl Explorer<'_> {
         let nb = self.p.barriers.len();
         let rt = |t: u32| if t == LAUNCH { LAUNCH } else { inv[t as usize] as u32 };
         let rk = |k: (u32, u32)| if k.0 == LAUNCH { k } else { (rt(k.0), k.1) };
+        // Bit `u * nb + b` moves to `inv[u] * nb + b` (only the set bits
+        // are visited: masks are sparse and `nt * nb` bits long).
         let rmask = |m: &Bits| {
             let mut out = Bits::new(nt * nb);
-            for (u, &v) in inv.iter().enumerate().take(nt) {
-                for b in 0..nb {
-                    if m.get(u * nb + b) {
-                        out.set(v * nb + b);
-                    }
-                }
+            for i in ones(m).take_while(|&i| i < nt * nb) {
+                out.set(inv[i / nb] * nb + i % nb);
             }
             out
         };
         let rbound = |m: &Bits| {
             let mut out = Bits::new(nt);
-            for (u, &v) in inv.iter().enumerate().take(nt) {
-                if m.get(u) {
-                    out.set(v);
-                }
+            for u in ones(m).take_while(|&u| u < nt) {
+                out.set(inv[u]);
             }
             out
         };
@@ -189,7 +207,10 @@ impl Explorer<'_> {
         let old_hist = std::mem::take(&mut s.hist);
         s.threads = perm.iter().map(|&o| old_threads[o].clone()).collect();
         s.hist = perm.iter().map(|&o| old_hist[o].clone()).collect();
-        for th in &mut s.threads {
+        for (i, th) in s.threads.iter_mut().enumerate() {
+            if i % RENAME_CHECK == RENAME_CHECK - 1 && !self.replaying && self.budget.check().is_some() {
+                return;
+            }
             th.jmask = rmask(&th.jmask);
         }
         for evs in &mut s.hist {
@@ -247,6 +268,10 @@ impl Explorer<'_> {
                 .filter(|&t| choices.iter().any(|c| c.thread as usize == t))
                 .collect();
             while let Some(&first) = rest.first() {
+                if self.budget.check().is_some() {
+                    // The expansion stops: the choices do not matter.
+                    return (choices, vec![Vec::new(); n]);
+                }
                 let group: Vec<usize> = rest.iter().copied().filter(|&u| self.own_equal(s, first, u)).collect();
                 rest.retain(|u| !group.contains(u));
                 if group.len() < 2 || !self.group_symmetric(s, &group) {
