@@ -202,7 +202,7 @@ impl State {
                     let mut joined = Vec::new();
                     if joined_at_launch {
                         // Only the instances this thread can reach.
-                        for b in &t.barriers {
+                        for b in t.barriers.iter().flatten() {
                             jmask.set(i * nb + b.index());
                             joined.push(b.0);
                         }
@@ -246,7 +246,7 @@ impl State {
         // Implicit joins at launch (the workgroup barrier of the GFX targets).
         for (i, t) in p.threads.iter().enumerate() {
             let mut seen = Vec::new();
-            for &b in &t.barriers {
+            for &b in t.barriers.iter().flatten() {
                 if !p.barriers[b.index()].props.join_at_launch || seen.contains(&b) {
                     continue;
                 }

@@ -150,20 +150,28 @@ impl Explorer<'_> {
         }
     }
 
+    /// The instance of location declaration `decl` thread `info` touches
+    /// (lowering rejects a location whose scope does not hold the thread).
+    fn loc(info: &ThreadInfo, decl: u32) -> LocId {
+        info.locs[decl as usize].expect("lowering gives every location a thread names an instance")
+    }
+
     /// The barrier instance a barrier instruction acts on for thread `t`, if any.
     pub(crate) fn resolve(&self, s: &State, t: usize, sel: BarrierSel) -> Option<usize> {
         let info = &self.p.threads[t];
         let joined_in = |group: u32| {
             self.p.groups[group as usize]
                 .iter()
-                .map(|&d| info.barriers[d as usize].0)
+                .filter_map(|&d| info.barriers[d as usize].map(|b| b.0))
                 .find(|b| s.threads[t].joined.contains(b))
                 .map(|b| b as usize)
         };
         match sel {
-            BarrierSel::Decl(d) => Some(info.barriers[d as usize].index()),
+            BarrierSel::Decl(d) => info.barriers[d as usize].map(|b| b.index()),
             BarrierSel::Joined { group } => joined_in(group),
-            BarrierSel::JoinedOr { group, decl } => joined_in(group).or(Some(info.barriers[decl as usize].index())),
+            BarrierSel::JoinedOr { group, decl } => {
+                joined_in(group).or(info.barriers[decl as usize].map(|b| b.index()))
+            }
         }
     }
 
@@ -367,19 +375,19 @@ impl Explorer<'_> {
             InstrKind::Barrier { op, sel, result } => self.barrier_step(s, t, pc, op, sel, result, c.phase),
             InstrKind::Store { decl, value } => {
                 let v = eval(self.p, s, t, &value);
-                let l = info.locs[decl as usize].index();
+                let l = Self::loc(info, decl).index();
                 s.mem[l] = v;
                 format!("{} = {v}", self.p.locs[l].name)
             }
             InstrKind::Load { decl, dest } => {
-                let l = info.locs[decl as usize].index();
+                let l = Self::loc(info, decl).index();
                 let v = s.mem[l];
                 self.set(s, t, dest, v);
                 format!("reads {} = {v}", self.p.locs[l].name)
             }
             InstrKind::Rmw { rmw, decl, value, dest } => {
                 let v = eval(self.p, s, t, &value);
-                let l = info.locs[decl as usize].index();
+                let l = Self::loc(info, decl).index();
                 let old = s.mem[l];
                 s.mem[l] = match rmw {
                     Rmw::Exch => v,
@@ -396,7 +404,7 @@ impl Explorer<'_> {
             } => {
                 let e = eval(self.p, s, t, &expected);
                 let n = eval(self.p, s, t, &new);
-                let l = info.locs[decl as usize].index();
+                let l = Self::loc(info, decl).index();
                 let old = s.mem[l];
                 if old == e {
                     s.mem[l] = n;
@@ -438,7 +446,7 @@ impl Explorer<'_> {
                 format!("stream {id} {}", if idle { "is idle" } else { "is busy" })
             }
             InstrKind::Read { decl } | InstrKind::Write { decl } => {
-                let l = info.locs[decl as usize];
+                let l = Self::loc(info, decl);
                 let kind = if matches!(ins.kind, InstrKind::Read { .. }) {
                     HKind::Read
                 } else {
