@@ -333,6 +333,7 @@ impl Explorer<'_> {
                         }
                         None => bar.next_phase = 0,
                     }
+                    bar.epoch_start = 0;
                 }
             } else {
                 *order = order.iter().filter_map(re).collect();

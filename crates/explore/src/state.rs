@@ -84,7 +84,12 @@ pub struct BState {
     pub phase_base: u32,
     /// The expected count right after the latest completed phase.
     pub after_completion: i64,
+    /// The number the next phase gets. Numbers keep counting across inits,
+    /// so a token names one phase of the barrier's whole life.
     pub next_phase: u32,
+    /// The number of the first phase after the latest init: parity counts
+    /// from it (`mbarrier.init` clears the parity).
+    pub epoch_start: u32,
     pub open: Option<Phase>,
     /// Completed phases some thread may still complete a wait on.
     pub done: Vec<Phase>,
@@ -167,6 +172,7 @@ impl BState {
             phase_base: 0,
             after_completion: 0,
             next_phase: 0,
+            epoch_start: 0,
             open: None,
             done: Vec::new(),
         }

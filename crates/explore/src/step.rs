@@ -1,7 +1,7 @@
 //! Transitions: which choices a state offers and what one choice does.
 
 use crate::eval::eval;
-use crate::state::{HEvent, HKind, Phase, State, Status, AT_END, LAUNCH};
+use crate::state::{HEvent, HKind, Phase, State, Status, AT_END};
 use crate::{Choice, Explorer, Step};
 use bc_graph::bits::Bits;
 use bc_graph::*;
@@ -236,7 +236,9 @@ impl Explorer<'_> {
         if let Some(p) = &spec.parity {
             let parity = (eval(self.p, s, t, p) & 1) as u8;
             let cur = Self::current_phase(s, b);
-            if cur == 0 || cur % 2 == parity as u32 {
+            // Parity counts from the latest init.
+            let since_init = cur.saturating_sub(s.bars[b].epoch_start);
+            if since_init == 0 || since_init % 2 == parity as u32 {
                 return WaitPlan::Blocked;
             }
             let last = s.bars[b]
@@ -270,11 +272,8 @@ impl Explorer<'_> {
             let nb = self.p.barriers.len();
             // Waited on already: this thread's history has a wait for it,
             // or the phase was forgotten (compaction forgets a phase only
-            // after each arriving thread waited on it) and no init followed.
-            let forgotten = tp < s.bars[b].phase_base
-                && !s.bmo[b]
-                    .iter()
-                    .any(|&(u, po)| u != LAUNCH && matches!(s.hist[u as usize][po as usize].kind, HKind::Init(_)));
+            // after each arriving thread waited on it; numbers never repeat).
+            let forgotten = tp < s.bars[b].phase_base;
             let used = forgotten
                 || s.hist[t].iter().any(|e| {
                     e.target == Target::Barrier(BarrierId(b as u32))
@@ -533,11 +532,21 @@ impl Explorer<'_> {
                 bar.arrived = 0;
                 bar.pending_drop = 0;
                 bar.tx = 0;
+                // The open phase is abandoned: its members participate in
+                // no wait (a phase is an uninterrupted bmo interval from
+                // arrive count zero, and the init resets the count). Phases
+                // completed before stay completed. Numbers keep counting
+                // (a token of a phase before the init still names that
+                // phase); parity counts from here ("Execution Model",
+                // barrier init and barrier-participates-in).
                 bar.open = None;
-                // An init starts the phase numbering anew (mbarrier.init
-                // clears the parity).
-                bar.next_phase = 0;
+                bar.epoch_start = bar.next_phase;
                 s.bmo[b].push((t as u32, po));
+                // No phase spans an init: the bmo up to it is settled, and a
+                // launch init standing for it (compaction) has its count.
+                let bar = &mut s.bars[b];
+                bar.settled_len = s.bmo[b].len() as u32;
+                bar.after_completion = k.max(0);
                 s.hist[t].push(HEvent {
                     pc,
                     kind: HKind::Init(k),
