@@ -199,7 +199,7 @@ fn jobs_across_files_change_nothing() {
         doc
     };
     let one = report("1");
-    assert_eq!(one["results"].as_array().unwrap().len(), 60 + 69);
+    assert_eq!(one["results"].as_array().unwrap().len(), 64 + 77);
     assert_eq!(report("3"), one);
 }
 

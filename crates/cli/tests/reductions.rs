@@ -351,8 +351,10 @@ fn launch_program() -> impl Strategy<Value = String> {
 /// are open (completed-wait fusion loses an `arrive-then-drop` on gfx1250
 /// `s_barrier; s_barrier_signal -1` beside `s_barrier; s_barrier_init 1, 1`;
 /// history compaction makes a CUDA launch join look unentitled after the
-/// thread's first events are forgotten, `ub(wait-without-join)` on
-/// `__syncthreads; bar.arrive 1, 2; bar.sync 1, 2`).
+/// thread's first event is forgotten: the rule checker reads a launch join
+/// as executing before what the thread's first kept event does, so
+/// `kernel blocks=1 threads=3 { cluster.sync; bar.sync 1, 2 }` is
+/// `ub(wait-without-join)` with compaction and not without).
 fn agree(text: &str) -> Result<(), TestCaseError> {
     let (Some(reduced), Some(full)) = (run(text, true), run(text, false)) else {
         return Ok(());

@@ -542,11 +542,9 @@ impl Explorer<'_> {
                 bar.open = None;
                 bar.epoch_start = bar.next_phase;
                 s.bmo[b].push((t as u32, po));
-                // No phase spans an init: the bmo up to it is settled, and a
-                // launch init standing for it (compaction) has its count.
-                let bar = &mut s.bars[b];
-                bar.settled_len = s.bmo[b].len() as u32;
-                bar.after_completion = k.max(0);
+                // A launch init standing for history up to here
+                // (compaction) carries this init's count.
+                s.bars[b].after_completion = k.max(0);
                 s.hist[t].push(HEvent {
                     pc,
                     kind: HKind::Init(k),
