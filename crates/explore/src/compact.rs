@@ -119,7 +119,9 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
                 || matches!(result, Some(BarrierResult::Token(_)));
             if parity || (token && escapes) {
                 for d in decls {
-                    out[t.barriers[d as usize].index()] = true;
+                    if let Some(b) = t.barriers[d as usize] {
+                        out[b.index()] = true;
+                    }
                 }
             }
         }
@@ -140,10 +142,12 @@ impl Explorer<'_> {
             &self.an.touches[info.code.index()][(th.pc as usize).min(self.an.touches[info.code.index()].len() - 1)];
         match target {
             Target::Barrier(b) => {
-                bars.iter().enumerate().any(|(d, &on)| on && info.barriers[d] == b)
+                bars.iter()
+                    .enumerate()
+                    .any(|(d, &on)| on && info.barriers[d] == Some(b))
                     || (self.p.barriers[b.index()].dropped_at_end_by(ThreadId(u as u32)) && th.joined.contains(&b.0))
             }
-            Target::Loc(l) => locs.iter().enumerate().any(|(d, &on)| on && info.locs[d] == l),
+            Target::Loc(l) => locs.iter().enumerate().any(|(d, &on)| on && info.locs[d] == Some(l)),
         }
     }
 
@@ -329,6 +333,7 @@ impl Explorer<'_> {
                         }
                         None => bar.next_phase = 0,
                     }
+                    bar.epoch_start = 0;
                 }
             } else {
                 *order = order.iter().filter_map(re).collect();

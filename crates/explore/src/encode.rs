@@ -152,6 +152,7 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
         w.i(b.after_completion);
         w.u(b.next_phase);
         w.u(b.returned);
+        w.u(b.epoch_start);
         match &b.open {
             Some(p) => {
                 w.u(1);
@@ -411,6 +412,7 @@ pub(crate) fn decode_into(words: &[u8], s: &mut State) {
         b.after_completion = r.i();
         b.next_phase = r.u();
         b.returned = r.u();
+        b.epoch_start = r.u();
         if r.b() {
             r.phase_into(b.open.get_or_insert_with(empty_phase));
         } else {

@@ -18,7 +18,8 @@ pub fn eval(p: &Program, s: &State, t: usize, e: &CExpr) -> i64 {
             Builtin::Lane => info.lane as i64,
             Builtin::Ntid => info.ntid as i64,
         },
-        CExpr::Loc(d) => s.mem[info.locs[*d as usize].index()],
+        // Lowering rejects a location a thread holds no instance of.
+        CExpr::Loc(d) => info.locs[*d as usize].map_or(0, |l| s.mem[l.index()]),
         _ => 0,
     })
 }

@@ -122,20 +122,25 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
             let d = match sel {
                 BarrierSel::Decl(d) => *d,
                 BarrierSel::JoinedOr { group, decl } => {
-                    ok[t.barriers[*decl as usize].index()] = false;
-                    for &g in &p.groups[*group as usize] {
-                        ok[t.barriers[g as usize].index()] = false;
+                    for g in p.groups[*group as usize].iter().chain([decl]) {
+                        if let Some(b) = t.barriers[*g as usize] {
+                            ok[b.index()] = false;
+                        }
                     }
                     continue;
                 }
                 BarrierSel::Joined { group } => {
                     for &g in &p.groups[*group as usize] {
-                        ok[t.barriers[g as usize].index()] = false;
+                        if let Some(b) = t.barriers[g as usize] {
+                            ok[b.index()] = false;
+                        }
                     }
                     continue;
                 }
             };
-            let b = t.barriers[d as usize].index();
+            let Some(b) = t.barriers[d as usize].map(|b| b.index()) else {
+                continue;
+            };
             match op {
                 BarrierOp::Arrive(a) => {
                     arrives_on[b] = true;
@@ -185,8 +190,8 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
                     let d = *d as usize;
                     match op {
                         BarrierOp::Arrive(_) => {
-                            if out[d] {
-                                ok[t.barriers[d].index()] = false;
+                            if let (true, Some(b)) = (out[d], t.barriers[d]) {
+                                ok[b.index()] = false;
                             }
                             out[d] = true;
                         }

@@ -576,7 +576,9 @@ impl<'p> Explorer<'p> {
                         BarrierSel::Joined { .. } => continue,
                     };
                     if pred(op, result) {
-                        out[t.barriers[decl as usize].index()] = true;
+                        if let Some(b) = t.barriers[decl as usize] {
+                            out[b.index()] = true;
+                        }
                     }
                 }
             }

@@ -89,11 +89,16 @@ pub struct BState {
     pub phase_base: u32,
     /// The expected count right after the latest completed phase.
     pub after_completion: i64,
+    /// The number the next phase gets. Numbers keep counting across inits,
+    /// so a token names one phase of the barrier's whole life.
     pub next_phase: u32,
     /// One past the largest phase number an arrive on this barrier has
     /// returned as a token, over all its inits (0: none). Kept only for
     /// barriers whose phase numbers matter (tokens); see `wait_plan`.
     pub returned: u32,
+    /// The number of the first phase after the latest init: parity counts
+    /// from it (`mbarrier.init` clears the parity).
+    pub epoch_start: u32,
     pub open: Option<Phase>,
     /// Completed phases some thread may still complete a wait on.
     pub done: Vec<Phase>,
@@ -188,6 +193,7 @@ impl BState {
             after_completion: 0,
             next_phase: 0,
             returned: 0,
+            epoch_start: 0,
             open: None,
             done: Vec::new(),
         }
@@ -223,7 +229,7 @@ impl State {
                     let mut joined = Vec::new();
                     if joined_at_launch {
                         // Only the instances this thread can reach.
-                        for b in &t.barriers {
+                        for b in t.barriers.iter().flatten() {
                             jmask.set(i * nb + b.index());
                             joined.push(b.0);
                         }
@@ -267,7 +273,7 @@ impl State {
         // Implicit joins at launch (the workgroup barrier of the GFX targets).
         for (i, t) in p.threads.iter().enumerate() {
             let mut seen = Vec::new();
-            for &b in &t.barriers {
+            for &b in t.barriers.iter().flatten() {
                 if !p.barriers[b.index()].props.join_at_launch || seen.contains(&b) {
                     continue;
                 }

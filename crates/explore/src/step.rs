@@ -1,7 +1,7 @@
 //! Transitions: which choices a state offers and what one choice does.
 
 use crate::eval::eval;
-use crate::state::{HEvent, HKind, Phase, State, Status, AT_END, LAUNCH};
+use crate::state::{HEvent, HKind, Phase, State, Status, AT_END};
 use crate::{Choice, Explorer, Step};
 use bc_graph::bits::Bits;
 use bc_graph::*;
@@ -157,20 +157,28 @@ impl Explorer<'_> {
         }
     }
 
+    /// The instance of location declaration `decl` thread `info` touches
+    /// (lowering rejects a location whose scope does not hold the thread).
+    fn loc(info: &ThreadInfo, decl: u32) -> LocId {
+        info.locs[decl as usize].expect("lowering gives every location a thread names an instance")
+    }
+
     /// The barrier instance a barrier instruction acts on for thread `t`, if any.
     pub(crate) fn resolve(&self, s: &State, t: usize, sel: BarrierSel) -> Option<usize> {
         let info = &self.p.threads[t];
         let joined_in = |group: u32| {
             self.p.groups[group as usize]
                 .iter()
-                .map(|&d| info.barriers[d as usize].0)
+                .filter_map(|&d| info.barriers[d as usize].map(|b| b.0))
                 .find(|b| s.threads[t].joined.contains(b))
                 .map(|b| b as usize)
         };
         match sel {
-            BarrierSel::Decl(d) => Some(info.barriers[d as usize].index()),
+            BarrierSel::Decl(d) => info.barriers[d as usize].map(|b| b.index()),
             BarrierSel::Joined { group } => joined_in(group),
-            BarrierSel::JoinedOr { group, decl } => joined_in(group).or(Some(info.barriers[decl as usize].index())),
+            BarrierSel::JoinedOr { group, decl } => {
+                joined_in(group).or(info.barriers[decl as usize].map(|b| b.index()))
+            }
         }
     }
 
@@ -246,7 +254,9 @@ impl Explorer<'_> {
         if let Some(p) = &spec.parity {
             let parity = (eval(self.p, s, t, p) & 1) as u8;
             let cur = Self::current_phase(s, b);
-            if cur % 2 == parity as u32 {
+            // Parity counts from the latest init.
+            let since_init = cur.saturating_sub(s.bars[b].epoch_start);
+            if since_init % 2 == parity as u32 {
                 return WaitPlan::Blocked;
             }
             // Project notes, section 3 (mbarrier, the H100 test_wait.parity
@@ -255,9 +265,9 @@ impl Explorer<'_> {
             // The phase just before the current one, if it happened: on a
             // fresh (or re-initialized) barrier the "phase before phase 0"
             // counts as completed but has no members, so a wait on parity
-            // 1 passes and orders nothing. An init restarts the numbers,
-            // so the latest phase with that number is this epoch's.
-            let last = cur.checked_sub(1).and_then(|n| {
+            // 1 passes and orders nothing. Numbers keep counting across
+            // inits, so the phase before this epoch's first is not its own.
+            let last = (since_init > 0).then(|| cur - 1).and_then(|n| {
                 s.bars[b]
                     .done
                     .iter()
@@ -323,11 +333,8 @@ impl Explorer<'_> {
             }
             // Waited on already: this thread's history has a wait for it,
             // or the phase was forgotten (compaction forgets a phase only
-            // after each arriving thread waited on it) and no init followed.
-            let forgotten = tp < s.bars[b].phase_base
-                && !s.bmo[b]
-                    .iter()
-                    .any(|&(u, po)| u != LAUNCH && matches!(s.hist[u as usize][po as usize].kind, HKind::Init(_)));
+            // after each arriving thread waited on it; numbers never repeat).
+            let forgotten = tp < s.bars[b].phase_base;
             let used = forgotten
                 || s.hist[t].iter().any(|e| {
                     e.target == Target::Barrier(BarrierId(b as u32))
@@ -428,19 +435,19 @@ impl Explorer<'_> {
             InstrKind::Barrier { op, sel, result } => self.barrier_step(s, t, pc, op, sel, result, c.phase),
             InstrKind::Store { decl, value } => {
                 let v = eval(self.p, s, t, &value);
-                let l = info.locs[decl as usize].index();
+                let l = Self::loc(info, decl).index();
                 s.mem[l] = v;
                 format!("{} = {v}", self.p.locs[l].name)
             }
             InstrKind::Load { decl, dest } => {
-                let l = info.locs[decl as usize].index();
+                let l = Self::loc(info, decl).index();
                 let v = s.mem[l];
                 self.set(s, t, dest, v);
                 format!("reads {} = {v}", self.p.locs[l].name)
             }
             InstrKind::Rmw { rmw, decl, value, dest } => {
                 let v = eval(self.p, s, t, &value);
-                let l = info.locs[decl as usize].index();
+                let l = Self::loc(info, decl).index();
                 let old = s.mem[l];
                 s.mem[l] = match rmw {
                     Rmw::Exch => v,
@@ -457,7 +464,7 @@ impl Explorer<'_> {
             } => {
                 let e = eval(self.p, s, t, &expected);
                 let n = eval(self.p, s, t, &new);
-                let l = info.locs[decl as usize].index();
+                let l = Self::loc(info, decl).index();
                 let old = s.mem[l];
                 if old == e {
                     s.mem[l] = n;
@@ -499,7 +506,7 @@ impl Explorer<'_> {
                 format!("stream {id} {}", if idle { "is idle" } else { "is busy" })
             }
             InstrKind::Read { decl } | InstrKind::Write { decl } => {
-                let l = info.locs[decl as usize];
+                let l = Self::loc(info, decl);
                 let kind = if matches!(ins.kind, InstrKind::Read { .. }) {
                     HKind::Read
                 } else {
@@ -586,11 +593,19 @@ impl Explorer<'_> {
                 bar.arrived = 0;
                 bar.pending_drop = 0;
                 bar.tx = 0;
+                // The open phase is abandoned: its members participate in
+                // no wait (a phase is an uninterrupted bmo interval from
+                // arrive count zero, and the init resets the count). Phases
+                // completed before stay completed. Numbers keep counting
+                // (a token of a phase before the init still names that
+                // phase); parity counts from here ("Execution Model",
+                // barrier init and barrier-participates-in).
                 bar.open = None;
-                // An init starts the phase numbering anew (mbarrier.init
-                // clears the parity).
-                bar.next_phase = 0;
+                bar.epoch_start = bar.next_phase;
                 s.bmo[b].push((t as u32, po));
+                // A launch init standing for history up to here
+                // (compaction) carries this init's count.
+                s.bars[b].after_completion = k.max(0);
                 s.hist[t].push(HEvent {
                     pc,
                     kind: HKind::Init(k),

@@ -71,7 +71,11 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         // Explicit threads declared with the same body are interchangeable
         // too, unless a uniform barrier compares instruction sites (sites
         // name the body).
-        let uniform = info.barriers.iter().any(|b| p.barriers[b.index()].props.uniform);
+        let uniform = info
+            .barriers
+            .iter()
+            .flatten()
+            .any(|b| p.barriers[b.index()].props.uniform);
         let same = |o: &ThreadInfo| {
             let same_code = o.code == info.code
                 || (!uniform && {

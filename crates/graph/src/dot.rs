@@ -42,7 +42,7 @@ pub fn operation_graph(p: &Program) -> DiGraph<OpNode, OpEdge> {
                     InstrKind::Barrier {
                         sel: BarrierSel::Decl(d) | BarrierSel::JoinedOr { decl: d, .. },
                         ..
-                    } => Some(info.barriers[d as usize]),
+                    } => info.barriers[d as usize],
                     _ => None,
                 };
                 g.add_node(OpNode {

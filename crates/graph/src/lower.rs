@@ -95,6 +95,12 @@ struct Placed {
     ntid: u32,
     lane: u32,
     cooperative: bool,
+    /// The grid (launch) the thread belongs to: one per kernel declaration,
+    /// one for the explicit `thread`s together; `None` for host threads,
+    /// which are in no grid, block, cluster or warp.
+    grid: Option<u32>,
+    /// Prefix naming the grid in instance names (`K.` for a named kernel).
+    grid_label: String,
 }
 
 impl Lowerer<'_> {
@@ -162,25 +168,31 @@ impl Lowerer<'_> {
             return None;
         }
 
-        // Instances.
-        let key = |p: &Placed, i: usize, s: Scope| -> (u8, u32, u32) {
-            match s {
-                Scope::Thread => (0, i as u32, 0),
-                Scope::Warp => (1, p.block, p.warp),
-                Scope::Block => (2, p.block, 0),
-                Scope::Cluster => (3, p.cluster, 0),
-                Scope::Device => (4, 0, 0),
-            }
+        // Instances: one per scope instance, and warps, blocks, clusters
+        // and grids belong to one grid (launch) - block 0 of two kernels is
+        // two blocks. A host thread is in no grid: it holds only thread-
+        // and device-scope instances.
+        let key = |p: &Placed, i: usize, s: Scope| -> Option<(u8, u32, u32, u32)> {
+            Some(match s {
+                Scope::Thread => (0, i as u32, 0, 0),
+                Scope::Warp => (1, p.grid?, p.block, p.warp),
+                Scope::Block => (2, p.grid?, p.block, 0),
+                Scope::Cluster => (3, p.grid?, p.cluster, 0),
+                Scope::Grid => (5, p.grid?, 0, 0),
+                Scope::Device => (4, 0, 0, 0),
+            })
         };
-        let inst_name = |decl: &str, k: (u8, u32, u32), p: &Placed, many: bool| -> String {
+        let inst_name = |decl: &str, k: (u8, u32, u32, u32), p: &Placed, many: bool| -> String {
             if !many {
                 return decl.to_string();
             }
+            let g = &p.grid_label;
             match k.0 {
                 0 => format!("{decl}@{}", p.name),
-                1 => format!("{decl}@b{}w{}", k.1, k.2),
-                2 => format!("{decl}@b{}", k.1),
-                3 => format!("{decl}@c{}", k.1),
+                1 => format!("{decl}@{g}b{}w{}", k.2, k.3),
+                2 => format!("{decl}@{g}b{}", k.2),
+                3 => format!("{decl}@{g}c{}", k.2),
+                5 if !g.is_empty() => format!("{decl}@{}", g.trim_end_matches('.')),
                 _ => decl.to_string(),
             }
         };
@@ -252,7 +264,13 @@ impl Lowerer<'_> {
             .map(|p| {
                 placed
                     .iter()
-                    .filter(|q| q.kind == ThreadKind::Device && q.block == p.block && q.warp == p.warp && q.lane < 64)
+                    .filter(|q| {
+                        q.kind == ThreadKind::Device
+                            && q.grid == p.grid
+                            && q.block == p.block
+                            && q.warp == p.warp
+                            && q.lane < 64
+                    })
                     .fold(0u64, |m, q| m | 1 << q.lane)
             })
             .collect();
@@ -260,37 +278,34 @@ impl Lowerer<'_> {
         let mut thread_barriers = vec![Vec::new(); placed.len()];
         for b in &decls {
             let keys: Vec<_> = placed.iter().enumerate().map(|(i, p)| key(p, i, b.scope)).collect();
-            let distinct: BTreeSet<_> = keys.iter().copied().collect();
+            let distinct: BTreeSet<_> = keys.iter().flatten().copied().collect();
             let mut ids = BTreeMap::new();
             for (i, k) in keys.iter().enumerate() {
+                let Some(k) = k else {
+                    thread_barriers[i].push(None);
+                    continue;
+                };
                 let id = *ids.entry(*k).or_insert_with(|| {
                     let here = &placed[i];
+                    // Implicit counts count the device threads of this
+                    // instance's grid only (never host threads, never
+                    // another kernel's block of the same number).
+                    let grid = || placed.iter().filter(|p| p.grid.is_some() && p.grid == here.grid);
                     let launch_count = match b.count {
                         LaunchCount::None => None,
                         LaunchCount::Fixed(c) => Some(c),
-                        LaunchCount::WavesInBlock => Some(
-                            placed
-                                .iter()
-                                .filter(|p| p.kind == ThreadKind::Device && p.block == here.block)
-                                .count() as i64,
-                        ),
+                        LaunchCount::WavesInBlock => Some(grid().filter(|p| p.block == here.block).count() as i64),
                         LaunchCount::BlocksInCluster => Some(
-                            placed
-                                .iter()
-                                .filter(|p| p.kind == ThreadKind::Device && p.cluster == here.cluster)
+                            grid()
+                                .filter(|p| p.cluster == here.cluster)
                                 .map(|p| p.block)
                                 .collect::<BTreeSet<_>>()
                                 .len() as i64,
                         ),
-                        LaunchCount::ThreadsInCluster => Some(
-                            placed
-                                .iter()
-                                .filter(|p| p.kind == ThreadKind::Device && p.cluster == here.cluster)
-                                .count() as i64,
-                        ),
-                        LaunchCount::ThreadsInGrid => {
-                            Some(placed.iter().filter(|p| p.kind == ThreadKind::Device).count() as i64)
+                        LaunchCount::ThreadsInCluster => {
+                            Some(grid().filter(|p| p.cluster == here.cluster).count() as i64)
                         }
+                        LaunchCount::ThreadsInGrid => Some(grid().count() as i64),
                     };
                     barriers.push(BarrierInstance {
                         name: inst_name(&b.name, *k, here, distinct.len() > 1),
@@ -302,7 +317,7 @@ impl Lowerer<'_> {
                     });
                     BarrierId(barriers.len() as u32 - 1)
                 });
-                thread_barriers[i].push(id);
+                thread_barriers[i].push(Some(id));
             }
             if placed.is_empty() {
                 barriers.push(BarrierInstance {
@@ -326,17 +341,22 @@ impl Lowerer<'_> {
         } else {
             (1u64 << self.model.warp_size) - 1
         };
-        let warp_keys: BTreeSet<(u32, u32)> = placed
+        let warp_keys: BTreeSet<(Option<u32>, u32, u32)> = placed
             .iter()
             .filter(|p| p.kind == ThreadKind::Device)
-            .map(|p| (p.block, p.warp))
+            .map(|p| (p.grid, p.block, p.warp))
             .collect();
-        let mut mask_ids: BTreeMap<(i64, u32, u32, u64), BarrierId> = BTreeMap::new();
+        let mut mask_ids: BTreeMap<(i64, Option<u32>, u32, u32, u64), BarrierId> = BTreeMap::new();
         for site in &self.mask_sites {
             let Some(pb) = self.model.barrier(site.id) else {
                 continue;
             };
             for (i, here) in placed.iter().enumerate() {
+                // A host thread is in no warp.
+                if here.kind != ThreadKind::Device {
+                    thread_barriers[i].push(None);
+                    continue;
+                }
                 let v = eval_with(&site.mask, &|leaf| match leaf {
                     CExpr::Builtin(Builtin::Tid) => here.tid as i64,
                     CExpr::Builtin(Builtin::Bid) => here.block as i64,
@@ -346,13 +366,14 @@ impl Lowerer<'_> {
                     _ => 0,
                 });
                 let mask = v as u64 & width;
-                let key = (site.id, here.block, here.warp, mask);
+                let key = (site.id, here.grid, here.block, here.warp, mask);
                 let id = *mask_ids.entry(key).or_insert_with(|| {
                     let named: Vec<ThreadId> = placed
                         .iter()
                         .enumerate()
                         .filter(|(_, q)| {
                             q.kind == ThreadKind::Device
+                                && q.grid == here.grid
                                 && q.block == here.block
                                 && q.warp == here.warp
                                 && q.lane < 64
@@ -361,7 +382,7 @@ impl Lowerer<'_> {
                         .map(|(j, _)| ThreadId(j as u32))
                         .collect();
                     let place = if warp_keys.len() > 1 {
-                        format!("@b{}w{}", here.block, here.warp)
+                        format!("@{}b{}w{}", here.grid_label, here.block, here.warp)
                     } else {
                         String::new()
                     };
@@ -375,7 +396,7 @@ impl Lowerer<'_> {
                         syncwarp: Some(SyncwarpMask {
                             warp: warp_keys
                                 .iter()
-                                .position(|&k| k == (here.block, here.warp))
+                                .position(|&k| k == (here.grid, here.block, here.warp))
                                 .unwrap_or(0) as u32,
                             mask,
                             named,
@@ -383,7 +404,7 @@ impl Lowerer<'_> {
                     });
                     BarrierId(barriers.len() as u32 - 1)
                 });
-                thread_barriers[i].push(id);
+                thread_barriers[i].push(Some(id));
             }
         }
         // Exclusion groups, as declaration indices, and the mutually
@@ -406,7 +427,9 @@ impl Lowerer<'_> {
             for g in &groups {
                 for (x, &a) in g.iter().enumerate() {
                     for &b in &g[x + 1..] {
-                        mutually_exclusive.insert((tb[a as usize], tb[b as usize]));
+                        if let (Some(a), Some(b)) = (tb[a as usize], tb[b as usize]) {
+                            mutually_exclusive.insert((a, b));
+                        }
                     }
                 }
             }
@@ -417,9 +440,13 @@ impl Lowerer<'_> {
         for (d, v) in lit.vars.iter().enumerate() {
             let scope = var_scopes[d];
             let keys: Vec<_> = placed.iter().enumerate().map(|(i, p)| key(p, i, scope)).collect();
-            let distinct: BTreeSet<_> = keys.iter().copied().collect();
+            let distinct: BTreeSet<_> = keys.iter().flatten().copied().collect();
             let mut ids = BTreeMap::new();
             for (i, k) in keys.iter().enumerate() {
+                let Some(k) = k else {
+                    thread_locs[i].push(None);
+                    continue;
+                };
                 let id = *ids.entry(*k).or_insert_with(|| {
                     locs.push(LocInstance {
                         name: inst_name(&v.name.name, *k, &placed[i], distinct.len() > 1),
@@ -427,7 +454,7 @@ impl Lowerer<'_> {
                     });
                     LocId(locs.len() as u32 - 1)
                 });
-                thread_locs[i].push(id);
+                thread_locs[i].push(Some(id));
             }
             if placed.is_empty() {
                 locs.push(LocInstance {
@@ -436,6 +463,22 @@ impl Lowerer<'_> {
                 });
             }
             loc_instances_of_decl.push(ids.values().copied().collect());
+        }
+
+        // A host thread is in no block, cluster, warp or grid: it cannot
+        // name an object of such a scope.
+        for (i, p) in placed.iter().enumerate() {
+            if p.kind == ThreadKind::Host {
+                self.host_reach(
+                    &p.name,
+                    &codes[p.decl],
+                    &decls,
+                    &groups,
+                    &thread_barriers[i],
+                    &thread_locs[i],
+                    lit,
+                );
+            }
         }
 
         let threads: Vec<ThreadInfo> = placed
@@ -516,6 +559,86 @@ impl Lowerer<'_> {
         })
     }
 
+    /// Reports each operation of host thread `name`'s code on a barrier or
+    /// location it holds no instance of (one of block, cluster, warp or grid
+    /// scope).
+    #[allow(clippy::too_many_arguments)]
+    fn host_reach(
+        &mut self,
+        name: &str,
+        code: &Code,
+        decls: &[BarrierDecl],
+        groups: &[Vec<u32>],
+        barriers: &[Option<BarrierId>],
+        locs: &[Option<LocId>],
+        lit: &Litmus,
+    ) {
+        fn loc_decls(e: &CExpr, out: &mut Vec<u32>) {
+            match e {
+                CExpr::Loc(d) => out.push(*d),
+                CExpr::Unary(_, x) => loc_decls(x, out),
+                CExpr::Binary(_, a, b) => {
+                    loc_decls(a, out);
+                    loc_decls(b, out);
+                }
+                _ => {}
+            }
+        }
+        let mut last = None;
+        for ins in &code.instrs {
+            // One diagnostic per statement (a statement may lower to several
+            // instructions).
+            if last == Some(ins.span) {
+                continue;
+            }
+            let mut bars: Vec<u32> = Vec::new();
+            let mut vars: Vec<u32> = Vec::new();
+            match &ins.kind {
+                InstrKind::Barrier { sel, .. } => match *sel {
+                    BarrierSel::Decl(d) => bars.push(d),
+                    BarrierSel::Joined { group } => bars.extend(&groups[group as usize]),
+                    BarrierSel::JoinedOr { group, decl } => {
+                        bars.extend(&groups[group as usize]);
+                        bars.push(decl);
+                    }
+                },
+                InstrKind::Store { decl, .. }
+                | InstrKind::Load { decl, .. }
+                | InstrKind::Rmw { decl, .. }
+                | InstrKind::Cas { decl, .. }
+                | InstrKind::Read { decl }
+                | InstrKind::Write { decl } => vars.push(*decl),
+                InstrKind::Await(cond) => loc_decls(cond, &mut vars),
+                _ => {}
+            }
+            let bar = bars.into_iter().find(|&d| barriers[d as usize].is_none());
+            let var = vars.into_iter().find(|&d| locs[d as usize].is_none());
+            let what = match (bar, var) {
+                (Some(d), _) => {
+                    let d = &decls[d as usize];
+                    format!("barrier `{}` (scope={})", d.name, d.scope.name())
+                }
+                (None, Some(d)) => {
+                    let v = &lit.vars[d as usize];
+                    let scope = v
+                        .attrs
+                        .iter()
+                        .find_map(|a| a.name_value.as_ref().map(|n| n.name.clone()))
+                        .unwrap_or_default();
+                    format!("location `{}` (scope={scope})", v.name.name)
+                }
+                (None, None) => continue,
+            };
+            last = Some(ins.span);
+            self.err(
+                ins.span,
+                format!(
+                    "host thread `{name}` is in no block, cluster, warp or grid, so it has no instance of {what}; hosts can use thread- and device-scope objects"
+                ),
+            );
+        }
+    }
+
     fn declare<'b>(&mut self, names: &mut HashMap<&'b str, Span>, id: &'b Ident) {
         if BUILTINS.iter().any(|(b, _)| *b == id.name) {
             self.err(id.span, format!("`{}` is a builtin and cannot be declared", id.name));
@@ -589,6 +712,7 @@ impl Lowerer<'_> {
                 *per_block.entry(block_of[d]).or_default() += 1;
             }
         }
+        let explicit = !per_block.is_empty();
         let mut index_in_block: BTreeMap<u32, u32> = BTreeMap::new();
         for (d, t) in lit.threads.iter().enumerate() {
             match t.form {
@@ -625,6 +749,8 @@ impl Lowerer<'_> {
                             ntid: 1,
                             lane: 0,
                             cooperative: false,
+                            grid: None,
+                            grid_label: String::new(),
                         });
                         continue;
                     }
@@ -643,6 +769,8 @@ impl Lowerer<'_> {
                         ntid: per_block[&block],
                         lane: tid % warp_size,
                         cooperative: false,
+                        grid: Some(0),
+                        grid_label: String::new(),
                     });
                 }
                 ThreadForm::Kernel => {
@@ -703,6 +831,13 @@ impl Lowerer<'_> {
                         continue;
                     }
                     let prefix = t.name.as_ref().map(|n| format!("{}.", n.name)).unwrap_or_default();
+                    // Each kernel is a grid of its own; an unnamed kernel
+                    // beside explicit threads is told apart by `kernel.`.
+                    let grid_label = if prefix.is_empty() && explicit {
+                        "kernel.".to_string()
+                    } else {
+                        prefix.clone()
+                    };
                     for b in 0..blocks {
                         for i in 0..threads {
                             out.push(Placed {
@@ -716,6 +851,8 @@ impl Lowerer<'_> {
                                 ntid: threads,
                                 lane: i % warp_size,
                                 cooperative,
+                                grid: Some(d as u32 + 1),
+                                grid_label: grid_label.clone(),
                             });
                         }
                     }
@@ -1618,5 +1755,74 @@ impl CodeBuilder {
         }
         self.code.regs.push(name.to_string());
         RegId(self.code.regs.len() as u32 - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bc_syntax::Diagnostic;
+
+    fn lower(text: &str) -> Result<crate::Program, Vec<Diagnostic>> {
+        let (lit, diags) = bc_syntax::parse(text);
+        assert!(diags.is_empty(), "{diags:?}");
+        let model = super::resolve_model(&lit, None).expect("model");
+        super::lower(&lit, text, model)
+    }
+
+    #[test]
+    fn a_host_thread_holds_no_block_instance() {
+        let p = lower(
+            "litmus \"t\"\nmodel cuda-sm90\nbarrier D = 1 scope=device\nkernel K blocks=1 threads=2 { __syncthreads }\nhost H { launch K, stream=0; arrive D }\n",
+        )
+        .expect("lowers");
+        let h = p.threads.iter().find(|t| t.name == "H").expect("host");
+        // D (device scope) is reachable, bar0 (block scope) is not.
+        assert!(h.barriers[0].is_some());
+        assert!(h.barriers[1].is_none());
+        // bar0 counts the kernel's two threads, not the host.
+        let bar0 = p
+            .barriers
+            .iter()
+            .find(|b| b.decl_name.starts_with("bar0"))
+            .expect("bar0");
+        assert_eq!(bar0.launch_count, Some(2));
+        let err = lower(
+            "litmus \"t\"\nmodel cuda-sm90\nvar x scope=block\nkernel K blocks=1 threads=1 { __syncthreads }\nhost H { launch K, stream=0; __syncthreads; store x, 1 }\n",
+        )
+        .expect_err("a host cannot name block objects");
+        assert_eq!(err.len(), 2, "{err:?}");
+        assert!(
+            err.iter().all(|d| d.message.contains("host thread `H` is in no block")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn blocks_of_different_grids_are_different_instances() {
+        let p = lower(
+            "litmus \"t\"\nmodel cuda-sm90\nthread T0 { __syncthreads }\nkernel K1 blocks=1 threads=2 { grid.sync; __syncthreads }\nkernel blocks=1 threads=3 { __syncthreads }\nhost H { launch K1, stream=0 }\n",
+        )
+        .expect("lowers");
+        let mut bar0: Vec<(String, Option<i64>)> = p
+            .barriers
+            .iter()
+            .filter(|b| b.decl_name.starts_with("bar0"))
+            .map(|b| (b.name.clone(), b.launch_count))
+            .collect();
+        bar0.sort();
+        assert_eq!(
+            bar0,
+            vec![
+                ("bar0(0)@K1.b0".to_string(), Some(2)),
+                ("bar0(0)@b0".to_string(), Some(1)),
+                ("bar0(0)@kernel.b0".to_string(), Some(3)),
+            ]
+        );
+        let grid = p
+            .barriers
+            .iter()
+            .find(|b| b.name == "grid(-11)@K1")
+            .expect("K1's grid barrier");
+        assert_eq!(grid.launch_count, Some(2));
     }
 }

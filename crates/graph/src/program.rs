@@ -100,10 +100,13 @@ pub struct ThreadInfo {
     pub warp_lanes: u64,
     /// The named kernel this thread belongs to (index into `Program::kernels`).
     pub kernel: Option<u32>,
-    /// Declared barrier index -> the instance this thread touches.
-    pub barriers: Vec<BarrierId>,
-    /// Declared location index -> the instance this thread touches.
-    pub locs: Vec<LocId>,
+    /// Declared barrier index -> the instance this thread touches; `None`
+    /// where the thread is in no instance of the object's scope (a host
+    /// thread and a block-scope object): lowering rejects such uses.
+    pub barriers: Vec<Option<BarrierId>>,
+    /// Declared location index -> the instance this thread touches (`None`
+    /// as for `barriers`).
+    pub locs: Vec<Option<LocId>>,
 }
 
 /// A builtin value of kernel bodies.

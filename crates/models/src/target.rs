@@ -10,6 +10,10 @@ pub enum Scope {
     Warp,
     Block,
     Cluster,
+    /// One instance per grid: the threads of one kernel launch (the
+    /// explicit `thread`s together form one grid of their own). Model data
+    /// only: litmus declarations name the five scopes of the format.
+    Grid,
     Device,
 }
 
@@ -20,6 +24,7 @@ impl Scope {
             "warp" => Scope::Warp,
             "block" => Scope::Block,
             "cluster" => Scope::Cluster,
+            "grid" => Scope::Grid,
             "device" => Scope::Device,
             _ => return None,
         })
@@ -30,6 +35,7 @@ impl Scope {
             Scope::Warp => "warp",
             Scope::Block => "block",
             Scope::Cluster => "cluster",
+            Scope::Grid => "grid",
             Scope::Device => "device",
         }
     }

@@ -54,10 +54,14 @@ struct Phase {
     barrier: BarrierId,
     members: Vec<EventId>,
     completed: bool,
-    /// Inits of the barrier before this phase (an init starts numbering anew).
+    /// Inits of the barrier before this phase.
     epoch: usize,
-    /// The phase's number since the latest init.
+    /// The phase's number among all phases of the barrier (numbers keep
+    /// counting across inits, so a token names one phase).
     number: usize,
+    /// The number of the first phase after the latest init before this
+    /// one: parity counts from it.
+    epoch_start: usize,
 }
 
 /// How messages name events and barrier objects (the checker has no program).
@@ -251,9 +255,9 @@ impl Checker<'_> {
                             let again = exec.program_order[t.index()][..po_index[e.index()]].iter().any(|&w| {
                                 exec.event(w).target == ev.target
                                     && exec.participants(w).first().is_some_and(|x| {
-                                        pos[x.index()]
-                                            .phase
-                                            .is_some_and(|pi| phases[pi].number % 2 == *p as usize)
+                                        pos[x.index()].phase.is_some_and(|pi| {
+                                            (phases[pi].number - phases[pi].epoch_start) % 2 == *p as usize
+                                        })
                                     })
                             });
                             if *p != 1 && !again {
@@ -559,6 +563,15 @@ impl Checker<'_> {
             // its latest counted arrival's.
             let mut phase_count: Option<ArriveCount> = None;
             let mut epoch = 0usize;
+            // Phases after a launch init count from its base (the phases
+            // it stands for), otherwise from 0.
+            let base = match order.first() {
+                Some(&f) if exec.event(f).thread.is_none() => {
+                    exec.phase_base.get(b.index()).copied().unwrap_or(0) as usize
+                }
+                _ => 0,
+            };
+            let mut epoch_start = base;
             if let Some(&first) = order.first() {
                 if !matches!(exec.event(first).kind, EventKind::Init { .. }) {
                     let msg = format!(
@@ -597,6 +610,13 @@ impl Checker<'_> {
                         );
                     }
                     expected = Some(count.max(0));
+                    // An init abandons the open phase: its members stay in
+                    // a phase that never completes ("Execution Model":
+                    // participants are an uninterrupted bmo interval that
+                    // starts at arrive count zero).
+                    if ev.thread.is_some() {
+                        epoch_start = base + phases.iter().filter(|p| p.barrier == b).count();
+                    }
                     epoch += 1;
                     epochs[b.index()] = epoch;
                     arrived = 0;
@@ -607,21 +627,14 @@ impl Checker<'_> {
                     continue;
                 }
                 let pi = *current.get_or_insert_with(|| {
-                    // Phases after a launch init count from its base (the
-                    // phases it stands for), after a thread's init from 0.
-                    let base = match order.first() {
-                        Some(&f) if epoch == 1 && exec.event(f).thread.is_none() => {
-                            exec.phase_base.get(b.index()).copied().unwrap_or(0) as usize
-                        }
-                        _ => 0,
-                    };
-                    let number = base + phases.iter().filter(|p| p.barrier == b && p.epoch == epoch).count();
+                    let number = base + phases.iter().filter(|p| p.barrier == b).count();
                     phases.push(Phase {
                         barrier: b,
                         members: Vec::new(),
                         completed: false,
                         epoch,
                         number,
+                        epoch_start,
                     });
                     phases.len() - 1
                 });
@@ -791,7 +804,8 @@ impl Checker<'_> {
                 continue;
             }
             if let (Some(p), Some(pi)) = (parity, phase) {
-                if self.phase_number(phases, pi) % 2 != *p as usize {
+                let since_init = phases[pi].number - phases[pi].epoch_start;
+                if since_init % 2 != *p as usize {
                     let msg = format!("{} completes on a phase of the other parity", self.n(w));
                     self.inconsistent("participates-in", msg, vec![w]);
                 }

@@ -856,3 +856,117 @@ fn an_exit_after_a_counted_arrive_is_not_arrive_then_drop() {
         assert_eq!(judge(b), want, "{c:?}");
     }
 }
+
+/// An init abandons the open phase ("Execution Model": participants are an
+/// uninterrupted bmo interval from arrive count zero); phase numbers keep
+/// counting across it, so a token names one phase of the barrier's life.
+#[test]
+fn an_init_abandons_the_open_phase_and_numbers_keep_counting() {
+    // launch B = 2; T0 arrives; T1 inits B, 1; T1 arrives (phase 1, alone).
+    let build = |t0_token: Option<u32>, t0_on: bool, t1_token: Option<u32>| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        b.event(t(0), 0, K::Join, B);
+        let a0 = b.event(t(0), 1, arrive(), B);
+        b.bmo(a0);
+        b.event(t(1), 0, K::Join, B);
+        let i1 = b.event(t(1), 1, K::Init { count: 1 }, B);
+        b.bmo(i1);
+        let a1 = b.event(t(1), 2, arrive(), B);
+        b.bmo(a1);
+        let wait = |completed: bool, token_phase: Option<u32>| K::Wait {
+            participants: vec![],
+            completed,
+            token_phase,
+            parity: None,
+        };
+        let w1 = b.event(t(1), 3, wait(true, t1_token), B);
+        b.set_participants(w1, vec![a1]);
+        let w0 = b.event(t(0), 2, wait(t0_on, t0_token), B);
+        if t0_on {
+            b.set_participants(w0, vec![a0]);
+        }
+        judge(b)
+    };
+    // T1's phase after the init is number 1, not 0.
+    assert_eq!(build(Some(0), false, Some(1)), ["deadlock"]);
+    assert_eq!(
+        build(Some(0), false, Some(0)),
+        ["deadlock", "inconsistent:participates-in"]
+    );
+    // T0's abandoned arrive is no completed phase.
+    assert_eq!(build(Some(0), true, Some(1)), ["inconsistent:participates-in"]);
+    // T0's plain wait is entitled to no phase (its join executes before no
+    // member of T1's phase): stuck is a deadlock.
+    assert_eq!(build(None, false, None), ["deadlock"]);
+}
+
+/// A token of a phase completed before an init still names it: a wait
+/// stuck on it is no valid execution, one completing on it is fine.
+#[test]
+fn a_token_of_a_phase_before_an_init_names_it() {
+    let build = |completed: bool| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        let mut a = [EventId(0); 2];
+        for i in 0..2u32 {
+            b.event(t(i), 0, K::Join, B);
+            a[i as usize] = b.event(t(i), 1, arrive(), B);
+            b.bmo(a[i as usize]);
+        }
+        let i1 = b.event(t(1), 2, K::Init { count: 1 }, B);
+        b.bmo(i1);
+        let w = b.event(
+            t(1),
+            3,
+            K::Wait {
+                participants: vec![],
+                completed,
+                token_phase: Some(0),
+                parity: None,
+            },
+            B,
+        );
+        if completed {
+            b.set_participants(w, a.to_vec());
+        }
+        judge(b)
+    };
+    assert_eq!(build(true), Vec::<String>::new());
+    assert_eq!(build(false), ["inconsistent:wait-completes"]);
+}
+
+/// Parity counts from the latest init: after an init the first phase has
+/// parity 0 again, whatever its number.
+#[test]
+fn parity_counts_from_the_latest_init() {
+    let build = |parity: u8| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        let a0 = b.event(t(0), 0, arrive(), B);
+        b.bmo(a0);
+        let i = b.event(t(0), 1, K::Init { count: 1 }, B);
+        b.bmo(i);
+        let a1 = b.event(t(0), 2, arrive(), B);
+        b.bmo(a1);
+        let w = b.event(
+            t(1),
+            0,
+            K::Wait {
+                participants: vec![],
+                completed: true,
+                token_phase: None,
+                parity: Some(parity),
+            },
+            B,
+        );
+        b.set_participants(w, vec![a1]);
+        judge(b)
+    };
+    // a1's phase is number 1 but the first since the init: parity 0.
+    assert_eq!(build(0), Vec::<String>::new());
+    assert_eq!(build(1), ["inconsistent:participates-in"]);
+}
