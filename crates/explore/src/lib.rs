@@ -1032,7 +1032,7 @@ impl<'p> Explorer<'p> {
                 continue;
             }
             let ins = self.p.instr(ThreadId(t as u32), th.pc).map(|i| &i.kind);
-            let spins = th.status == Status::Diverged || matches!(ins, Some(InstrKind::Await(_)));
+            let spins = matches!(ins, Some(InstrKind::Await(_)));
             if spins {
                 node.spinning.set(t);
                 node.enabled.set(t);
