@@ -308,11 +308,21 @@ struct Search {
     /// The state graph for the liveness analysis (when it runs).
     nodes: Vec<liveness::Node>,
     edges: Vec<liveness::Edge>,
+    /// Step labels: each distinct step key gets the next number.
+    labels: std::collections::HashMap<liveness::StepKey, u32>,
     /// New states: the next level.
     next: Vec<Item>,
     /// Search-tree entries of this merge, appended to the tree at its end.
     tree_tail: SearchTree,
     stored_bytes: u64,
+}
+
+impl Search {
+    /// The label of step `key`, numbered on first sight.
+    fn label(labels: &mut std::collections::HashMap<liveness::StepKey, u32>, key: liveness::StepKey) -> u32 {
+        let next = labels.len() as u32;
+        *labels.entry(key).or_insert(next)
+    }
 }
 
 /// A state of the current search level, with its number, its parent's
@@ -330,7 +340,8 @@ struct Item {
 struct Expanded {
     id: u32,
     node: Option<liveness::Node>,
-    spin_edges: Vec<liveness::Edge>,
+    /// The self-loops of its `await` spins, with their step keys.
+    spin_edges: Vec<(liveness::Edge, liveness::StepKey)>,
     nsuccs: u32,
 }
 
@@ -343,6 +354,8 @@ struct Succ {
     slot: par::SlotRef<par::Bytes>,
     ident: Option<std::sync::Arc<[u32]>>,
     query: bool,
+    /// The step taken, without its thread: (site, phase, outcome).
+    key: (u32, u32, u32),
 }
 
 /// The hash of an encoded state (computed once, by the worker that made it).
@@ -755,7 +768,10 @@ impl<'p> Explorer<'p> {
             for ex in part.heads {
                 if let Some(node) = ex.node {
                     search.nodes.push(node);
-                    search.edges.extend(ex.spin_edges);
+                    for (mut e, key) in ex.spin_edges {
+                        e.label = Search::label(&mut search.labels, key);
+                        search.edges.push(e);
+                    }
                 }
                 for ci in 0..ex.nsuccs {
                     let succ = succs.next().expect("a part holds its states' successors");
@@ -765,10 +781,13 @@ impl<'p> Explorer<'p> {
                     let to = seen.unwrap_or(search.count);
                     if record {
                         let c = succ.choice;
+                        let (site, phase, outcome) = succ.key;
+                        let label = Search::label(&mut search.labels, (c.thread, site, phase, outcome));
                         search.edges.push(liveness::Edge {
                             from: ex.id,
                             to,
                             thread: c.thread,
+                            label,
                             query: succ.query,
                             spin: false,
                             choice: c,
@@ -777,10 +796,12 @@ impl<'p> Explorer<'p> {
                         // edge counts for its thread (fairness) and replays as
                         // the representative's choice (witnesses).
                         for &u in &succ.twins {
+                            let label = Search::label(&mut search.labels, (u, site, phase, outcome));
                             search.edges.push(liveness::Edge {
                                 from: ex.id,
                                 to,
                                 thread: u,
+                                label,
                                 query: succ.query,
                                 spin: false,
                                 choice: c,
@@ -912,6 +933,7 @@ impl<'p> Explorer<'p> {
             let mut n = State::copy_in(&mut self.scratch, s);
             let step = self.step(&mut n, choice);
             self.path.push(step);
+            let key = self.step_key(s, &n, choice);
             self.fuse_waits(&mut n);
             self.flush_pending(&n, &[]);
             self.normalize(&mut n);
@@ -935,6 +957,7 @@ impl<'p> Explorer<'p> {
                 slot,
                 ident: self.ident_arc(),
                 query,
+                key,
             });
         }
         Expanded {
@@ -997,6 +1020,18 @@ impl<'p> Explorer<'p> {
         }
     }
 
+    /// The step thread `c.thread` took from `before` to `after` (before
+    /// fusion and normalization), without its thread: its site, the phase
+    /// a wait chose, and its outcome class (liveness::StepKey).
+    fn step_key(&self, before: &State, after: &State, c: Choice) -> (u32, u32, u32) {
+        let t = c.thread as usize;
+        let outcome = match after.threads[t].status {
+            Status::Running => after.threads[t].pc,
+            _ => liveness::OUTCOME_END,
+        };
+        (before.threads[t].pc, c.phase.unwrap_or(liveness::NO_PHASE), outcome)
+    }
+
     /// The analysis record of a new state, and the self-loops of its spins.
     fn node(
         &self,
@@ -1004,7 +1039,7 @@ impl<'p> Explorer<'p> {
         choices: &[Choice],
         parent: u32,
         via: Option<Choice>,
-        edges: &mut Vec<liveness::Edge>,
+        edges: &mut Vec<(liveness::Edge, liveness::StepKey)>,
         me: u32,
     ) -> liveness::Node {
         let n = self.p.threads.len();
@@ -1012,7 +1047,6 @@ impl<'p> Explorer<'p> {
             parent,
             via,
             enabled: Bits::new(n),
-            spinning: Bits::new(n),
             alive: Bits::new(n),
             started: Bits::new(n),
             at_wait: Bits::new(n),
@@ -1034,20 +1068,22 @@ impl<'p> Explorer<'p> {
             let ins = self.p.instr(ThreadId(t as u32), th.pc).map(|i| &i.kind);
             let spins = matches!(ins, Some(InstrKind::Await(_)));
             if spins {
-                node.spinning.set(t);
                 node.enabled.set(t);
                 let choice = Choice {
                     thread: t as u32,
                     phase: None,
                 };
-                edges.push(liveness::Edge {
+                let edge = liveness::Edge {
                     from: me,
                     to: me,
                     thread: t as u32,
+                    label: u32::MAX,
                     query: false,
                     spin: true,
                     choice,
-                });
+                };
+                let key = (t as u32, th.pc, liveness::NO_PHASE, liveness::OUTCOME_SPIN);
+                edges.push((edge, key));
             } else if self.at_wait(s, t) {
                 node.at_wait.set(t);
             } else if matches!(ins, Some(InstrKind::DeviceSync)) && self.p.threads[t].kind == ThreadKind::Host {
@@ -1074,7 +1110,20 @@ impl<'p> Explorer<'p> {
             return;
         };
         let analysis = liveness::Analysis::new(self.p, progress, strong, nodes, edges);
-        let Some(cycle) = analysis.find() else { return };
+        for cycle in analysis.find() {
+            self.fair_cycle(&analysis, &cycle, nodes, edges);
+        }
+    }
+
+    /// Records fair cycle `cycle` as `nontermination` (or `deadlock`, when
+    /// a thread waits on a barrier throughout it) with a lasso witness.
+    fn fair_cycle(
+        &mut self,
+        analysis: &liveness::Analysis,
+        cycle: &liveness::FairCycle,
+        nodes: &[liveness::Node],
+        edges: &[liveness::Edge],
+    ) {
         let kind = if cycle.stuck_waiter.is_some() {
             FindingKind::Deadlock
         } else {
@@ -1108,7 +1157,7 @@ impl<'p> Explorer<'p> {
             at = nodes[at as usize].parent;
         }
         stem.reverse();
-        let loop_edges: Vec<liveness::Edge> = analysis.cycle(&cycle).into_iter().map(|e| edges[e as usize]).collect();
+        let loop_edges: Vec<liveness::Edge> = analysis.cycle(cycle).into_iter().map(|e| edges[e as usize]).collect();
         let witness = self.lasso(&stem, &loop_edges);
         self.operational.insert(kind);
         self.insert_finding(Finding { kind, message, witness });
