@@ -1082,7 +1082,7 @@ impl<'p> Explorer<'p> {
                     spin: true,
                     choice,
                 };
-                let key = (t as u32, th.pc, liveness::NO_PHASE, liveness::OUTCOME_SPIN);
+                let key = (t as u32, th.pc, liveness::NO_PHASE, th.pc);
                 edges.push((edge, key));
             } else if self.at_wait(s, t) {
                 node.at_wait.set(t);
@@ -1110,9 +1110,45 @@ impl<'p> Explorer<'p> {
             return;
         };
         let analysis = liveness::Analysis::new(self.p, progress, strong, nodes, edges);
-        for cycle in analysis.find() {
+        let (cycles, bottoms) = analysis.find();
+        for cycle in cycles {
             self.fair_cycle(&analysis, &cycle, nodes, edges);
         }
+        for entry in bottoms {
+            self.judge_at(nodes, entry, &[]);
+        }
+    }
+
+    /// The rule checker judges the execution of state `id` with the waits
+    /// of `stuck` stuck (the state replayed along the DFS tree; its steps
+    /// are the witness path).
+    fn judge_at(&mut self, nodes: &[liveness::Node], id: u32, stuck: &[usize]) {
+        let mut stem = Vec::new();
+        let mut at = id;
+        while let Some(c) = nodes[at as usize].via {
+            stem.push(c);
+            at = nodes[at as usize].parent;
+        }
+        stem.reverse();
+        let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
+        self.replaying = true;
+        let mut s = State::initial(self.p);
+        for t in 0..self.p.threads.len() {
+            self.run_local(&mut s, t);
+        }
+        let mut steps = Vec::new();
+        for &c in &stem {
+            steps.push(self.step(&mut s, c));
+            steps.extend(self.fused_steps(&mut s));
+            self.normalize(&mut s);
+        }
+        self.replaying = false;
+        self.pending.clear();
+        self.prefix = None;
+        self.path = steps;
+        self.judge_stuck(&s, stuck);
+        self.path.clear();
+        self.ident = saved_ident;
     }
 
     /// Records fair cycle `cycle` as `nontermination` (or `deadlock`, when
@@ -1124,7 +1160,7 @@ impl<'p> Explorer<'p> {
         nodes: &[liveness::Node],
         edges: &[liveness::Edge],
     ) {
-        let kind = if cycle.stuck_waiter.is_some() {
+        let kind = if !cycle.stuck.is_empty() {
             FindingKind::Deadlock
         } else {
             FindingKind::Nontermination
@@ -1133,8 +1169,8 @@ impl<'p> Explorer<'p> {
             .filter(|&t| nodes[cycle.entry as usize].alive.get(t))
             .map(|t| self.name_of(t).to_string())
             .collect();
-        let message = match cycle.stuck_waiter {
-            Some(t) => format!(
+        let message = match cycle.stuck.first() {
+            Some(&t) => format!(
                 "{} waits on a barrier forever while others run on (a fair cycle under progress model `{}`)",
                 self.name_of(t as usize),
                 self.p.progress
@@ -1145,10 +1181,6 @@ impl<'p> Explorer<'p> {
                 alive.join(", ")
             ),
         };
-        if self.findings.contains_key(&kind) {
-            self.operational.insert(kind);
-            return;
-        }
         // The lasso: the stem along DFS-tree parents, then the cycle.
         let mut stem = Vec::new();
         let mut at = cycle.entry;
@@ -1157,10 +1189,23 @@ impl<'p> Explorer<'p> {
             at = nodes[at as usize].parent;
         }
         stem.reverse();
-        let loop_edges: Vec<liveness::Edge> = analysis.cycle(cycle).into_iter().map(|e| edges[e as usize]).collect();
-        let witness = self.lasso(&stem, &loop_edges);
-        self.operational.insert(kind);
-        self.insert_finding(Finding { kind, message, witness });
+        if self.findings.contains_key(&kind) {
+            self.operational.insert(kind);
+        } else {
+            let loop_edges: Vec<liveness::Edge> =
+                analysis.cycle(cycle).into_iter().map(|e| edges[e as usize]).collect();
+            let witness = self.lasso(&stem, &loop_edges);
+            self.operational.insert(kind);
+            self.insert_finding(Finding { kind, message, witness });
+        }
+        if !cycle.stuck.is_empty() {
+            // Waits stuck throughout a fair cycle never complete: the rule
+            // checker judges the execution with them stuck, as at an end
+            // state (where a spinning `await` leaves them; its load-loop
+            // form leaves them here).
+            let stuck: Vec<usize> = cycle.stuck.iter().map(|&t| t as usize).collect();
+            self.judge_at(nodes, cycle.entry, &stuck);
+        }
     }
 
     /// Replays a lasso from the initial state into a witness.
@@ -1312,23 +1357,7 @@ impl<'p> Explorer<'p> {
             .filter(|&t| !matches!(s.threads[t].status, Status::Done | Status::NotLaunched))
             .collect();
         let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.at_wait(s, t)).collect();
-        // A uniform (block-wide) barrier that some threads reached while
-        // others never will: divergent.
-        for &t in &stuck_waits {
-            if let Some(InstrKind::Barrier { sel, .. }) =
-                self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
-            {
-                if let Some(b) = self.resolve(s, t, *sel) {
-                    if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.arrivals > 0) {
-                        let msg = format!(
-                            "{} is reached by only some threads of its scope",
-                            self.p.barriers[b].name
-                        );
-                        self.ub(bc_syntax::UbKind::DivergentBarrier, msg);
-                    }
-                }
-            }
-        }
+        self.uniform_stuck(s, &stuck_waits);
         if !blocked.is_empty() {
             let at = |ts: &[usize]| {
                 let names: Vec<String> = ts
@@ -1354,8 +1383,44 @@ impl<'p> Explorer<'p> {
         // The rule checker judges the execution.
         let (exec, names) = self.execution(s, &stuck_waits);
         self.judge(&exec, &names);
+        self.judge_finished(s, blocked.is_empty(), &exec, &names);
+    }
+
+    /// Waits stuck forever in `s` (at an end state, or throughout a fair
+    /// cycle): the uniform-barrier check, then the rule checker judges the
+    /// execution with them stuck.
+    fn judge_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
+        self.uniform_stuck(s, stuck_waits);
+        self.flush_pending(s, stuck_waits);
+        let (exec, names) = self.execution(s, stuck_waits);
+        self.judge(&exec, &names);
+    }
+
+    /// A uniform (block-wide) barrier that some threads reached while
+    /// others never will: divergent.
+    fn uniform_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
+        for &t in stuck_waits {
+            if let Some(InstrKind::Barrier { sel, .. }) =
+                self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
+            {
+                if let Some(b) = self.resolve(s, t, *sel) {
+                    if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.arrivals > 0) {
+                        let msg = format!(
+                            "{} is reached by only some threads of its scope",
+                            self.p.barriers[b].name
+                        );
+                        self.ub(bc_syntax::UbKind::DivergentBarrier, msg);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Assertions over an execution that ended (`finished`: every thread
+    /// finished).
+    fn judge_finished(&mut self, s: &State, finished: bool, exec: &Execution, names: &witness::ExecNames) {
         // Assertions over finished executions.
-        if blocked.is_empty() {
+        if finished {
             for (i, a) in self.p.asserts.iter().enumerate() {
                 let holds = eval::eval_final(self.p, s, &a.cond) != 0;
                 let bad = match a.quantifier {
@@ -1374,7 +1439,7 @@ impl<'p> Explorer<'p> {
                         a.text,
                         eval::describe_final(self.p, s, &a.cond)
                     );
-                    let mut w = self.witness_with(&exec, &names, &[]);
+                    let mut w = self.witness_with(exec, names, &[]);
                     w.spans = vec![a.span];
                     self.record(FindingKind::Assertion, msg, w, false);
                 } else if bad {

@@ -11,7 +11,8 @@
 //! eventually scheduled - a component admits a weakly fair cycle iff every
 //! fair thread steps in it or is disabled somewhere in it (a cycle can then
 //! cover the whole component). A thread spinning in `await` on a false
-//! condition is enabled and steps (its spin is a self-loop).
+//! condition is enabled and steps (once it has started, its spin is a
+//! self-loop; its first spin is a step into the state where it has).
 //!
 //! Strong fairness is about steps: a step enabled infinitely often is
 //! eventually taken (the litmus spec's words). A step is a program-level
@@ -81,8 +82,8 @@ pub(crate) struct Node {
 /// completed phase a wait chose ([`NO_PHASE`] for other steps), outcome).
 /// The outcome is the thread's control-flow continuation: the pc of its
 /// next visible operation after the step and the local steps fused into it,
-/// [`OUTCOME_END`] when the thread ends, [`OUTCOME_SPIN`] for an `await`
-/// spin. So `await x == 1` has two steps at its site (spin, exit), and its
+/// [`OUTCOME_END`] when the thread ends (an `await` spin stays at its own
+/// pc). So `await x == 1` has two steps at its site (spin, exit), and its
 /// load-loop form `L: r = load x; if r != 1 { goto L }` has the same two
 /// (back to `L`, past the loop); two reads that go on the same way are one
 /// step, whatever value they read (the value is in the register, so it is
@@ -90,7 +91,6 @@ pub(crate) struct Node {
 pub(crate) type StepKey = (u32, u32, u32, u32);
 
 pub(crate) const NO_PHASE: u32 = u32::MAX;
-pub(crate) const OUTCOME_SPIN: u32 = u32::MAX;
 pub(crate) const OUTCOME_END: u32 = u32::MAX - 1;
 
 #[derive(Clone, Copy, Debug)]
@@ -113,7 +113,8 @@ pub(crate) struct Edge {
 pub(crate) struct FairCycle {
     pub nodes: Vec<u32>,
     pub entry: u32,
-    pub stuck_waiter: Option<u32>,
+    /// Threads that wait on a barrier throughout it (then it is a deadlock).
+    pub stuck: Vec<u32>,
     /// What the witness cycle must take: a step of each of these threads
     /// (weak fairness), or each of these step labels (strong fairness).
     pub must_take: Vec<Goal>,
@@ -161,19 +162,37 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    /// Fair cycles in which some thread never ends: the first in a
-    /// deterministic order (components in Tarjan order) with a thread
-    /// waiting on a barrier throughout (a deadlock), and the first without
-    /// (nontermination). One execution may show each finding.
-    pub fn find(&self) -> Vec<FairCycle> {
+    /// Fair cycles in which some thread never ends, in a deterministic
+    /// order (components in Tarjan order): every one in which threads wait
+    /// on a barrier throughout (deadlocks: each stuck execution is judged,
+    /// as each end state is), and the first without (nontermination).
+    ///
+    /// Also returns a state of each *bottom* component (no edge leaves it)
+    /// that is not a lone end state with spins and has no thread waiting
+    /// throughout: an execution that enters one never ends, so no end
+    /// state judges it; its history is in every state of the component
+    /// (what a step adds must be forgotten to come back, and history
+    /// compaction judges before it forgets), so the rule checker judges it
+    /// there. (Components with waits stuck throughout are fair cycles,
+    /// judged with the waits stuck.)
+    pub fn find(&self) -> (Vec<FairCycle>, Vec<u32>) {
         let all: Vec<u32> = (0..self.nodes.len() as u32).collect();
         let mut found = Vec::new();
+        let mut bottoms = Vec::new();
         for scc in self.sccs(&all) {
-            if self.fair_in(&scc, &mut found) {
-                break;
+            self.fair_in(&scc, &mut found);
+            let inside = |n: u32| scc.binary_search(&n).is_ok();
+            let edges = || {
+                scc.iter()
+                    .flat_map(|&n| self.out[n as usize].iter().map(|&e| &self.edges[e as usize]))
+            };
+            let bottom = edges().all(|e| inside(e.to));
+            let stuck = (0..self.nthreads()).any(|u| scc.iter().all(|&n| self.nodes[n as usize].at_wait.get(u)));
+            if bottom && !stuck && edges().any(|e| !e.spin) {
+                bottoms.push(scc[0]);
             }
         }
-        found
+        (found, bottoms)
     }
 
     fn nthreads(&self) -> usize {
@@ -240,12 +259,9 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    /// Adds to `found` the fair cycles within component `scc` of a kind
-    /// (deadlock or not) not found yet; true when both kinds are found.
-    fn fair_in(&self, scc: &[u32], found: &mut Vec<FairCycle>) -> bool {
-        let done = |found: &Vec<FairCycle>| {
-            found.iter().any(|c| c.stuck_waiter.is_some()) && found.iter().any(|c| c.stuck_waiter.is_none())
-        };
+    /// Adds to `found` the fair cycles within component `scc` that
+    /// [`Analysis::find`] reports.
+    fn fair_in(&self, scc: &[u32], found: &mut Vec<FairCycle>) {
         let inside: std::collections::HashSet<u32> = scc.iter().copied().collect();
         let internal: Vec<&Edge> = scc
             .iter()
@@ -253,11 +269,11 @@ impl<'a> Analysis<'a> {
             .filter(|e| inside.contains(&e.to))
             .collect();
         if internal.is_empty() {
-            return false;
+            return;
         }
         let rep = &self.nodes[scc[0] as usize];
         if (0..self.nthreads()).all(|u| !rep.alive.get(u)) {
-            return false;
+            return;
         }
         let stepping: Vec<u32> = internal.iter().map(|e| e.thread).collect();
         let fair: Vec<u32> = self
@@ -290,11 +306,9 @@ impl<'a> Analysis<'a> {
                 .collect();
             if rest.len() < scc.len() {
                 for sub in self.sccs(&rest) {
-                    if self.fair_in(&sub, found) {
-                        return true;
-                    }
+                    self.fair_in(&sub, found);
                 }
-                return false;
+                return;
             }
         } else {
             // A fair thread that is enabled in every state of the
@@ -303,7 +317,7 @@ impl<'a> Analysis<'a> {
                 .iter()
                 .any(|&u| !steps(u) && scc.iter().all(|&n| self.nodes[n as usize].enabled.get(u as usize)));
             if unserved {
-                return false;
+                return;
             }
         }
         // CUDA: a host in device_sync, or a host calling stream_query in the
@@ -320,13 +334,15 @@ impl<'a> Analysis<'a> {
             .iter()
             .find(|e| self.p.threads[e.thread as usize].kind == ThreadKind::Device);
         if needs_device && device_step.is_none() {
-            return false;
+            return;
         }
-        let stuck_waiter = (0..self.nthreads() as u32).find(|&u| {
-            rep.alive.get(u as usize) && scc.iter().all(|&n| self.nodes[n as usize].at_wait.get(u as usize))
-        });
-        if found.iter().any(|c| c.stuck_waiter.is_some() == stuck_waiter.is_some()) {
-            return false;
+        let stuck: Vec<u32> = (0..self.nthreads() as u32)
+            .filter(|&u| {
+                rep.alive.get(u as usize) && scc.iter().all(|&n| self.nodes[n as usize].at_wait.get(u as usize))
+            })
+            .collect();
+        if stuck.is_empty() && found.iter().any(|c| c.stuck.is_empty()) {
+            return;
         }
         let mut must_take: Vec<Goal> = if self.strong {
             let mut labels: Vec<u32> = scc.iter().flat_map(|&n| fair_labels(n)).collect();
@@ -348,10 +364,9 @@ impl<'a> Analysis<'a> {
         found.push(FairCycle {
             nodes: scc.to_vec(),
             entry: scc[0],
-            stuck_waiter,
+            stuck,
             must_take,
         });
-        done(found)
     }
 
     /// Strongly connected components of the subgraph on `within`, in

@@ -338,7 +338,11 @@ impl Explorer<'_> {
                     }
                 }
                 InstrKind::Await(cond) => {
-                    if eval(self.p, s, t, cond) != 0 {
+                    // A spin is a step: the first one starts the thread
+                    // (a state of its own, as the first read of the
+                    // equivalent load loop is); later ones are self-loops
+                    // (the liveness graph records them).
+                    if eval(self.p, s, t, cond) != 0 || !th.started {
                         out.push(one);
                     }
                 }
@@ -382,6 +386,22 @@ impl Explorer<'_> {
                 text,
                 effect: format!("runs on: {MAX_LOCAL_STEPS} local steps without a visible operation"),
             };
+        }
+        if let InstrKind::Await(cond) = &ins.kind {
+            if eval(self.p, s, t, cond) == 0 {
+                // The first spin of a thread that has not started.
+                s.threads[t].started = true;
+                return Step {
+                    thread: if self.quiet {
+                        String::new()
+                    } else {
+                        self.name_of(t).to_string()
+                    },
+                    span,
+                    text,
+                    effect: "spins: the condition does not hold".into(),
+                };
+            }
         }
         let info = &self.p.threads[t];
         let effect = match ins.kind.clone() {
