@@ -170,9 +170,7 @@ impl Explorer<'_> {
         if s.threads.iter().any(|t| t.status == Status::NotLaunched) {
             return;
         }
-        let alive: Vec<usize> = (0..nt)
-            .filter(|&t| matches!(s.threads[t].status, Status::Running | Status::Diverged))
-            .collect();
+        let alive: Vec<usize> = (0..nt).filter(|&t| s.threads[t].status == Status::Running).collect();
         let (exec, names, ids) = self.execution_ids(s, &[]);
         let Ok(before) = bc_rules::executes_before(&exec) else {
             return;
@@ -272,7 +270,7 @@ impl Explorer<'_> {
                 let latest = s.hist[t]
                     .iter()
                     .rposition(|l| l.target == ev.target && matches!(l.kind, HKind::Join | HKind::Drop));
-                let alive_t = matches!(s.threads[t].status, Status::Running | Status::Diverged);
+                let alive_t = s.threads[t].status == Status::Running;
                 let needed = (alive_t && latest == Some(po))
                     || s.hist[t][po + 1..].iter().enumerate().any(|(k, later)| {
                         let l = ids[&(t as u32, (po + 1 + k) as u32)].index();

@@ -383,7 +383,6 @@ pub(crate) fn decode_into(words: &[u8], s: &mut State) {
         t.status = match r.u() {
             0 => Status::Running,
             1 => Status::Done,
-            2 => Status::Diverged,
             _ => Status::NotLaunched,
         };
         t.started = r.b();

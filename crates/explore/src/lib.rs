@@ -331,6 +331,8 @@ struct Search {
     /// The state graph for the liveness analysis (when it runs).
     nodes: Vec<liveness::Node>,
     edges: Vec<liveness::Edge>,
+    /// Step labels: each distinct step key gets the next number.
+    labels: std::collections::HashMap<liveness::StepKey, u32>,
     /// New states: the next level.
     next: Vec<Item>,
     /// Search-tree entries of this merge, appended to the tree at its end.
@@ -340,6 +342,14 @@ struct Search {
     graph_bytes: u64,
     /// The heap bytes of the state graph's nodes (their large sets).
     node_heap: u64,
+}
+
+impl Search {
+    /// The label of step `key`, numbered on first sight.
+    fn label(labels: &mut std::collections::HashMap<liveness::StepKey, u32>, key: liveness::StepKey) -> u32 {
+        let next = labels.len() as u32;
+        *labels.entry(key).or_insert(next)
+    }
 }
 
 /// A state of the current search level, with its number, its parent's
@@ -357,7 +367,8 @@ struct Item {
 struct Expanded {
     id: u32,
     node: Option<liveness::Node>,
-    spin_edges: Vec<liveness::Edge>,
+    /// The self-loops of its `await` spins, with their step keys.
+    spin_edges: Vec<(liveness::Edge, liveness::StepKey)>,
     nsuccs: u32,
 }
 
@@ -370,6 +381,8 @@ struct Succ {
     slot: par::SlotRef<par::Bytes>,
     ident: Option<std::sync::Arc<[u32]>>,
     query: bool,
+    /// The step taken, without its thread: (site, phase, outcome).
+    key: (u32, u32, u32),
 }
 
 impl Succ {
@@ -382,7 +395,7 @@ impl Succ {
 
 /// The heap bytes of a state-graph node (its sets of more than 128 threads).
 fn node_heap(n: &liveness::Node) -> u64 {
-    (n.enabled.bytes() + n.spinning.bytes() + n.alive.bytes() + n.started.bytes() + n.at_wait.bytes()) as u64
+    (n.enabled.bytes() + n.alive.bytes() + n.started.bytes() + n.at_wait.bytes()) as u64
 }
 
 /// The hash of an encoded state (computed once, by the worker that made it).
@@ -862,7 +875,10 @@ impl<'p> Explorer<'p> {
                 if let Some(node) = ex.node {
                     search.node_heap += node_heap(&node);
                     search.nodes.push(node);
-                    search.edges.extend(ex.spin_edges);
+                    for (mut e, key) in ex.spin_edges {
+                        e.label = Search::label(&mut search.labels, key);
+                        search.edges.push(e);
+                    }
                 }
                 for ci in 0..ex.nsuccs {
                     let succ = succs.next().expect("a part holds its states' successors");
@@ -872,10 +888,13 @@ impl<'p> Explorer<'p> {
                     let to = seen.unwrap_or(search.count);
                     if record {
                         let c = succ.choice;
+                        let (site, phase, outcome) = succ.key;
+                        let label = Search::label(&mut search.labels, (c.thread, site, phase, outcome));
                         search.edges.push(liveness::Edge {
                             from: ex.id,
                             to,
                             thread: c.thread,
+                            label,
                             query: succ.query,
                             spin: false,
                             choice: c,
@@ -884,10 +903,12 @@ impl<'p> Explorer<'p> {
                         // edge counts for its thread (fairness) and replays as
                         // the representative's choice (witnesses).
                         for &u in &succ.twins {
+                            let label = Search::label(&mut search.labels, (u, site, phase, outcome));
                             search.edges.push(liveness::Edge {
                                 from: ex.id,
                                 to,
                                 thread: u,
+                                label,
                                 query: succ.query,
                                 spin: false,
                                 choice: c,
@@ -1076,6 +1097,7 @@ impl<'p> Explorer<'p> {
             let mut n = State::copy_in(&mut self.scratch, s);
             let step = self.step(&mut n, choice);
             self.path.push(step);
+            let key = self.step_key(s, &n, choice);
             self.fuse_waits(&mut n);
             self.flush_pending(&n, &[]);
             self.normalize(&mut n);
@@ -1109,6 +1131,7 @@ impl<'p> Explorer<'p> {
                 slot,
                 ident: self.ident_arc(),
                 query,
+                key,
             };
             self.budget.charge(succ.bytes());
             succs.push(succ);
@@ -1179,6 +1202,18 @@ impl<'p> Explorer<'p> {
         }
     }
 
+    /// The step thread `c.thread` took from `before` to `after` (before
+    /// fusion and normalization), without its thread: its site, the phase
+    /// a wait chose, and its outcome class (liveness::StepKey).
+    fn step_key(&self, before: &State, after: &State, c: Choice) -> (u32, u32, u32) {
+        let t = c.thread as usize;
+        let outcome = match after.threads[t].status {
+            Status::Running => after.threads[t].pc,
+            _ => liveness::OUTCOME_END,
+        };
+        (before.threads[t].pc, c.phase.unwrap_or(liveness::NO_PHASE), outcome)
+    }
+
     /// The analysis record of a new state, and the self-loops of its spins.
     fn node(
         &self,
@@ -1186,7 +1221,7 @@ impl<'p> Explorer<'p> {
         choices: &[Choice],
         parent: u32,
         via: Option<Choice>,
-        edges: &mut Vec<liveness::Edge>,
+        edges: &mut Vec<(liveness::Edge, liveness::StepKey)>,
         me: u32,
     ) -> liveness::Node {
         let n = self.p.threads.len();
@@ -1194,7 +1229,6 @@ impl<'p> Explorer<'p> {
             parent,
             via,
             enabled: Bits::new(n),
-            spinning: Bits::new(n),
             alive: Bits::new(n),
             started: Bits::new(n),
             at_wait: Bits::new(n),
@@ -1214,22 +1248,24 @@ impl<'p> Explorer<'p> {
                 continue;
             }
             let ins = self.p.instr(ThreadId(t as u32), th.pc).map(|i| &i.kind);
-            let spins = th.status == Status::Diverged || matches!(ins, Some(InstrKind::Await(_)));
+            let spins = matches!(ins, Some(InstrKind::Await(_)));
             if spins {
-                node.spinning.set(t);
                 node.enabled.set(t);
                 let choice = Choice {
                     thread: t as u32,
                     phase: None,
                 };
-                edges.push(liveness::Edge {
+                let edge = liveness::Edge {
                     from: me,
                     to: me,
                     thread: t as u32,
+                    label: u32::MAX,
                     query: false,
                     spin: true,
                     choice,
-                });
+                };
+                let key = (t as u32, th.pc, liveness::NO_PHASE, th.pc);
+                edges.push((edge, key));
             } else if self.at_wait(s, t) {
                 node.at_wait.set(t);
             } else if matches!(ins, Some(InstrKind::DeviceSync)) && self.p.threads[t].kind == ThreadKind::Host {
@@ -1253,8 +1289,57 @@ impl<'p> Explorer<'p> {
     /// barrier throughout it) with a lasso witness.
     fn liveness(&mut self, nodes: &[liveness::Node], edges: &[liveness::Edge]) {
         let analysis = liveness::Analysis::new(self.p, self.p.progress.kind, self.p.progress.strong, nodes, edges);
-        let Some(cycle) = analysis.find() else { return };
-        let kind = if cycle.stuck_waiter.is_some() {
+        let (cycles, bottoms) = analysis.find();
+        for cycle in cycles {
+            self.fair_cycle(&analysis, &cycle, nodes, edges);
+        }
+        for entry in bottoms {
+            self.judge_at(nodes, entry, &[]);
+        }
+    }
+
+    /// The rule checker judges the execution of state `id` with the waits
+    /// of `stuck` stuck (the state replayed along the DFS tree; its steps
+    /// are the witness path).
+    fn judge_at(&mut self, nodes: &[liveness::Node], id: u32, stuck: &[usize]) {
+        let mut stem = Vec::new();
+        let mut at = id;
+        while let Some(c) = nodes[at as usize].via {
+            stem.push(c);
+            at = nodes[at as usize].parent;
+        }
+        stem.reverse();
+        let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
+        self.replaying = true;
+        let mut s = State::initial(self.p);
+        for t in 0..self.p.threads.len() {
+            self.run_local(&mut s, t);
+        }
+        let mut steps = Vec::new();
+        for &c in &stem {
+            steps.push(self.step(&mut s, c));
+            steps.extend(self.fused_steps(&mut s));
+            self.normalize(&mut s);
+        }
+        self.replaying = false;
+        self.pending.clear();
+        self.prefix = None;
+        self.path = steps;
+        self.judge_stuck(&s, stuck);
+        self.path.clear();
+        self.ident = saved_ident;
+    }
+
+    /// Records fair cycle `cycle` as `nontermination` (or `deadlock`, when
+    /// a thread waits on a barrier throughout it) with a lasso witness.
+    fn fair_cycle(
+        &mut self,
+        analysis: &liveness::Analysis,
+        cycle: &liveness::FairCycle,
+        nodes: &[liveness::Node],
+        edges: &[liveness::Edge],
+    ) {
+        let kind = if !cycle.stuck.is_empty() {
             FindingKind::Deadlock
         } else {
             FindingKind::Nontermination
@@ -1263,8 +1348,8 @@ impl<'p> Explorer<'p> {
             .filter(|&t| nodes[cycle.entry as usize].alive.get(t))
             .map(|t| self.name_of(t).to_string())
             .collect();
-        let message = match cycle.stuck_waiter {
-            Some(t) => format!(
+        let message = match cycle.stuck.first() {
+            Some(&t) => format!(
                 "{} waits on a barrier forever while others run on (a fair cycle under progress model `{}`)",
                 self.name_of(t as usize),
                 self.p.progress
@@ -1275,10 +1360,6 @@ impl<'p> Explorer<'p> {
                 alive.join(", ")
             ),
         };
-        if self.findings.contains_key(&kind) {
-            self.operational.insert(kind);
-            return;
-        }
         // The lasso: the stem along DFS-tree parents, then the cycle.
         let mut stem = Vec::new();
         let mut at = cycle.entry;
@@ -1287,10 +1368,23 @@ impl<'p> Explorer<'p> {
             at = nodes[at as usize].parent;
         }
         stem.reverse();
-        let loop_edges: Vec<liveness::Edge> = analysis.cycle(&cycle).into_iter().map(|e| edges[e as usize]).collect();
-        let witness = self.lasso(&stem, &loop_edges);
-        self.operational.insert(kind);
-        self.insert_finding(Finding { kind, message, witness });
+        if self.findings.contains_key(&kind) {
+            self.operational.insert(kind);
+        } else {
+            let loop_edges: Vec<liveness::Edge> =
+                analysis.cycle(cycle).into_iter().map(|e| edges[e as usize]).collect();
+            let witness = self.lasso(&stem, &loop_edges);
+            self.operational.insert(kind);
+            self.insert_finding(Finding { kind, message, witness });
+        }
+        if !cycle.stuck.is_empty() {
+            // Waits stuck throughout a fair cycle never complete: the rule
+            // checker judges the execution with them stuck, as at an end
+            // state (where a spinning `await` leaves them; its load-loop
+            // form leaves them here).
+            let stuck: Vec<usize> = cycle.stuck.iter().map(|&t| t as usize).collect();
+            self.judge_at(nodes, cycle.entry, &stuck);
+        }
     }
 
     /// Replays a lasso from the initial state into a witness.
@@ -1442,23 +1536,7 @@ impl<'p> Explorer<'p> {
             .filter(|&t| !matches!(s.threads[t].status, Status::Done | Status::NotLaunched))
             .collect();
         let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.at_wait(s, t)).collect();
-        // A uniform (block-wide) barrier that some threads reached while
-        // others never will: divergent.
-        for &t in &stuck_waits {
-            if let Some(InstrKind::Barrier { sel, .. }) =
-                self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
-            {
-                if let Some(b) = self.resolve(s, t, *sel) {
-                    if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.is_block_wide()) {
-                        let msg = format!(
-                            "{} is reached by only some threads of its scope",
-                            self.p.barriers[b].name
-                        );
-                        self.ub(bc_syntax::UbKind::DivergentBarrier, msg);
-                    }
-                }
-            }
-        }
+        self.uniform_stuck(s, &stuck_waits);
         // A `__syncwarp` phase left open: a lane its mask names that
         // executed another mask meanwhile never comes.
         for b in 0..s.bars.len() {
@@ -1491,8 +1569,44 @@ impl<'p> Explorer<'p> {
         // The rule checker judges the execution.
         let (exec, names) = self.execution(s, &stuck_waits);
         self.judge(&exec, &names);
+        self.judge_finished(s, blocked.is_empty(), &exec, &names);
+    }
+
+    /// Waits stuck forever in `s` (at an end state, or throughout a fair
+    /// cycle): the uniform-barrier check, then the rule checker judges the
+    /// execution with them stuck.
+    fn judge_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
+        self.uniform_stuck(s, stuck_waits);
+        self.flush_pending(s, stuck_waits);
+        let (exec, names) = self.execution(s, stuck_waits);
+        self.judge(&exec, &names);
+    }
+
+    /// A uniform (block-wide) barrier that some threads reached while
+    /// others never will: divergent.
+    fn uniform_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
+        for &t in stuck_waits {
+            if let Some(InstrKind::Barrier { sel, .. }) =
+                self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
+            {
+                if let Some(b) = self.resolve(s, t, *sel) {
+                    if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.is_block_wide()) {
+                        let msg = format!(
+                            "{} is reached by only some threads of its scope",
+                            self.p.barriers[b].name
+                        );
+                        self.ub(bc_syntax::UbKind::DivergentBarrier, msg);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Assertions over an execution that ended (`finished`: every thread
+    /// finished).
+    fn judge_finished(&mut self, s: &State, finished: bool, exec: &Execution, names: &witness::ExecNames) {
         // Assertions over finished executions.
-        if blocked.is_empty() {
+        if finished {
             for (i, a) in self.p.asserts.iter().enumerate() {
                 let holds = eval::eval_final(self.p, s, &a.cond) != 0;
                 let bad = match a.quantifier {
@@ -1511,7 +1625,7 @@ impl<'p> Explorer<'p> {
                         a.text,
                         eval::describe_final(self.p, s, &a.cond)
                     );
-                    let mut w = self.witness_with(&exec, &names, &[]);
+                    let mut w = self.witness_with(exec, names, &[]);
                     w.spans = vec![a.span];
                     self.record(FindingKind::Assertion, msg, w, false);
                 } else if bad {

@@ -5,14 +5,24 @@
 //! an infinite execution; it counts when it is *fair* under the test's
 //! progress model ("Forward progress" in the litmus spec; Sorensen et al.,
 //! OOPSLA 2021, for `hsa`/`obe`/`lobe`; the CUDA execution-model rules for
-//! `cuda`). Weak fairness: a fair thread that stays enabled is eventually
-//! scheduled - a component admits a weakly fair cycle iff every fair thread
-//! steps in it or is disabled somewhere in it (a cycle can then cover the
-//! whole component). Strong fairness: a fair thread enabled infinitely often
-//! steps infinitely often - states where an unserved thread is enabled are
-//! removed and the rest is searched again (the usual Streett refinement).
-//! A thread spinning in `await` on a false condition is enabled and steps
-//! (its spin is a self-loop), so a spin never makes a cycle unfair.
+//! `cuda`).
+//!
+//! Weak fairness is about threads: a fair thread that stays enabled is
+//! eventually scheduled - a component admits a weakly fair cycle iff every
+//! fair thread steps in it or is disabled somewhere in it (a cycle can then
+//! cover the whole component). A thread spinning in `await` on a false
+//! condition is enabled and steps (once it has started, its spin is a
+//! self-loop; its first spin is a step into the state where it has).
+//!
+//! Strong fairness is about steps: a step enabled infinitely often is
+//! eventually taken (the litmus spec's words). A step is a program-level
+//! action - thread, instruction site and outcome class - named by an
+//! interned [`Edge::label`] (see [`StepKey`]). A component is strongly fair
+//! as a whole iff every label of a fair thread that is enabled in one of
+//! its states is taken on one of its edges; otherwise the states where an
+//! untaken label is enabled cannot recur forever, so they are removed and
+//! the sub-components searched again (the Streett / Emerson-Lei
+//! refinement; each round removes states, so it ends).
 
 use bc_graph::bits::Bits;
 use bc_graph::{Program, ThreadKind};
@@ -26,8 +36,6 @@ pub(crate) struct Node {
     pub via: Option<crate::Choice>,
     /// Threads with a step (an edge) out of this state.
     pub enabled: Bits,
-    /// Threads spinning on a false `await` (enabled; their spin is a self-loop).
-    pub spinning: Bits,
     /// Threads that have not finished.
     pub alive: Bits,
     /// Threads that have taken a step.
@@ -38,11 +46,29 @@ pub(crate) struct Node {
     pub host_sync: bool,
 }
 
+/// A step's identity before interning: (thread, instruction site, the
+/// completed phase a wait chose ([`NO_PHASE`] for other steps), outcome).
+/// The outcome is the thread's control-flow continuation: the pc of its
+/// next visible operation after the step and the local steps fused into it,
+/// [`OUTCOME_END`] when the thread ends (an `await` spin stays at its own
+/// pc). So `await x == 1` has two steps at its site (spin, exit), and its
+/// load-loop form `L: r = load x; if r != 1 { goto L }` has the same two
+/// (back to `L`, past the loop); two reads that go on the same way are one
+/// step, whatever value they read (the value is in the register, so it is
+/// in the state anyway).
+pub(crate) type StepKey = (u32, u32, u32, u32);
+
+pub(crate) const NO_PHASE: u32 = u32::MAX;
+pub(crate) const OUTCOME_END: u32 = u32::MAX - 1;
+
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Edge {
     pub from: u32,
     pub to: u32,
     pub thread: u32,
+    /// The step taken, as an interned [`StepKey`] (equal keys, equal
+    /// labels; numbered in merge order, so the same for any `--jobs`).
+    pub label: u32,
     /// The step is a `stream_query` call (repeated calls guarantee device progress).
     pub query: bool,
     /// An `await` spin (a self-loop), not a real step.
@@ -55,9 +81,27 @@ pub(crate) struct Edge {
 pub(crate) struct FairCycle {
     pub nodes: Vec<u32>,
     pub entry: u32,
-    pub stuck_waiter: Option<u32>,
-    /// Threads that must step in the witness cycle.
-    pub must_step: Vec<u32>,
+    /// Threads that wait on a barrier throughout it (then it is a deadlock).
+    pub stuck: Vec<u32>,
+    /// What the witness cycle must take: a step of each of these threads
+    /// (weak fairness), or each of these step labels (strong fairness).
+    pub must_take: Vec<Goal>,
+}
+
+/// One edge the witness cycle must take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Goal {
+    Thread(u32),
+    Label(u32),
+}
+
+impl Goal {
+    fn hit(self, e: &Edge) -> bool {
+        match self {
+            Goal::Thread(u) => e.thread == u,
+            Goal::Label(l) => e.label == l,
+        }
+    }
 }
 
 pub(crate) struct Analysis<'a> {
@@ -86,16 +130,37 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    /// The first fair cycle in which some thread never ends, in a
-    /// deterministic order (components in Tarjan order).
-    pub fn find(&self) -> Option<FairCycle> {
+    /// Fair cycles in which some thread never ends, in a deterministic
+    /// order (components in Tarjan order): every one in which threads wait
+    /// on a barrier throughout (deadlocks: each stuck execution is judged,
+    /// as each end state is), and the first without (nontermination).
+    ///
+    /// Also returns a state of each *bottom* component (no edge leaves it)
+    /// that is not a lone end state with spins and has no thread waiting
+    /// throughout: an execution that enters one never ends, so no end
+    /// state judges it; its history is in every state of the component
+    /// (what a step adds must be forgotten to come back, and history
+    /// compaction judges before it forgets), so the rule checker judges it
+    /// there. (Components with waits stuck throughout are fair cycles,
+    /// judged with the waits stuck.)
+    pub fn find(&self) -> (Vec<FairCycle>, Vec<u32>) {
         let all: Vec<u32> = (0..self.nodes.len() as u32).collect();
+        let mut found = Vec::new();
+        let mut bottoms = Vec::new();
         for scc in self.sccs(&all) {
-            if let Some(c) = self.fair_in(&scc) {
-                return Some(c);
+            self.fair_in(&scc, &mut found);
+            let inside = |n: u32| scc.binary_search(&n).is_ok();
+            let edges = || {
+                scc.iter()
+                    .flat_map(|&n| self.out[n as usize].iter().map(|&e| &self.edges[e as usize]))
+            };
+            let bottom = edges().all(|e| inside(e.to));
+            let stuck = (0..self.nthreads()).any(|u| scc.iter().all(|&n| self.nodes[n as usize].at_wait.get(u)));
+            if bottom && !stuck && edges().any(|e| !e.spin) {
+                bottoms.push(scc[0]);
             }
         }
-        None
+        (found, bottoms)
     }
 
     fn nthreads(&self) -> usize {
@@ -162,8 +227,9 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    /// A fair cycle within component `scc`, if any.
-    fn fair_in(&self, scc: &[u32]) -> Option<FairCycle> {
+    /// Adds to `found` the fair cycles within component `scc` that
+    /// [`Analysis::find`] reports.
+    fn fair_in(&self, scc: &[u32], found: &mut Vec<FairCycle>) {
         let inside: std::collections::HashSet<u32> = scc.iter().copied().collect();
         let internal: Vec<&Edge> = scc
             .iter()
@@ -171,11 +237,11 @@ impl<'a> Analysis<'a> {
             .filter(|e| inside.contains(&e.to))
             .collect();
         if internal.is_empty() {
-            return None;
+            return;
         }
         let rep = &self.nodes[scc[0] as usize];
         if (0..self.nthreads()).all(|u| !rep.alive.get(u)) {
-            return None;
+            return;
         }
         let stepping: Vec<u32> = internal.iter().map(|e| e.thread).collect();
         let fair: Vec<u32> = self
@@ -183,25 +249,45 @@ impl<'a> Analysis<'a> {
             .into_iter()
             .filter(|&u| rep.alive.get(u as usize))
             .collect();
-        // Weak fairness counts a spin as a step of an enabled thread;
-        // strong fairness is about real steps: one enabled infinitely often
-        // (a spin's exit when its condition holds) must be taken.
-        let strong = self.strong;
-        let steps = |u: u32| internal.iter().any(|e| e.thread == u && !(strong && e.spin));
-        let real_enabled = |n: u32, u: u32| {
-            let node = &self.nodes[n as usize];
-            node.enabled.get(u as usize) && !node.spinning.get(u as usize)
+        let mut is_fair = vec![false; self.nthreads()];
+        for &u in &fair {
+            is_fair[u as usize] = true;
+        }
+        let steps = |u: u32| internal.iter().any(|e| e.thread == u);
+        let taken: std::collections::HashSet<u32> = internal.iter().map(|e| e.label).collect();
+        // The steps of fair threads enabled in state `n` (its edges, the
+        // ones leaving the component included).
+        let fair_labels = |n: u32| {
+            self.out[n as usize]
+                .iter()
+                .map(|&ei| &self.edges[ei as usize])
+                .filter(|e| is_fair[e.thread as usize])
+                .map(|e| e.label)
         };
-        // A fair thread that is enabled in some state of the component but
-        // never steps in it.
-        let unserved = fair.iter().copied().find(|&u| {
-            !steps(u)
-                && if strong {
-                    scc.iter().any(|&n| real_enabled(n, u))
-                } else {
-                    scc.iter().all(|&n| self.nodes[n as usize].enabled.get(u as usize))
+        if self.strong {
+            // States where a step enabled there is never taken in the
+            // component cannot recur forever in a strongly fair run.
+            let rest: Vec<u32> = scc
+                .iter()
+                .copied()
+                .filter(|&n| fair_labels(n).all(|l| taken.contains(&l)))
+                .collect();
+            if rest.len() < scc.len() {
+                for sub in self.sccs(&rest) {
+                    self.fair_in(&sub, found);
                 }
-        });
+                return;
+            }
+        } else {
+            // A fair thread that is enabled in every state of the
+            // component but never steps in it.
+            let unserved = fair
+                .iter()
+                .any(|&u| !steps(u) && scc.iter().all(|&n| self.nodes[n as usize].enabled.get(u as usize)));
+            if unserved {
+                return;
+            }
+        }
         // CUDA: a host in device_sync, or a host calling stream_query in the
         // cycle, guarantees that some device thread progresses.
         let needs_device = self.progress == Progress::Cuda
@@ -212,41 +298,43 @@ impl<'a> Analysis<'a> {
                 .iter()
                 .enumerate()
                 .any(|(u, t)| t.kind == ThreadKind::Device && rep.alive.get(u));
-        let device_steps = internal
+        let device_step = internal
             .iter()
-            .any(|e| self.p.threads[e.thread as usize].kind == ThreadKind::Device);
-        match unserved {
-            None if !needs_device || device_steps => {
-                let stuck_waiter = (0..self.nthreads() as u32).find(|&u| {
-                    rep.alive.get(u as usize) && scc.iter().all(|&n| self.nodes[n as usize].at_wait.get(u as usize))
-                });
-                let mut must_step: Vec<u32> = fair.iter().copied().filter(|&u| steps(u)).collect();
-                if needs_device {
-                    if let Some(e) = internal
-                        .iter()
-                        .find(|e| self.p.threads[e.thread as usize].kind == ThreadKind::Device)
-                    {
-                        must_step.push(e.thread);
-                    }
-                }
-                if must_step.is_empty() {
-                    must_step.push(internal[0].thread);
-                }
-                must_step.dedup();
-                Some(FairCycle {
-                    nodes: scc.to_vec(),
-                    entry: scc[0],
-                    stuck_waiter,
-                    must_step,
-                })
-            }
-            Some(u) if self.strong => {
-                // Drop the states where `u` is enabled and search again.
-                let rest: Vec<u32> = scc.iter().copied().filter(|&n| !real_enabled(n, u)).collect();
-                self.sccs(&rest).into_iter().find_map(|sub| self.fair_in(&sub))
-            }
-            _ => None,
+            .find(|e| self.p.threads[e.thread as usize].kind == ThreadKind::Device);
+        if needs_device && device_step.is_none() {
+            return;
         }
+        let stuck: Vec<u32> = (0..self.nthreads() as u32)
+            .filter(|&u| {
+                rep.alive.get(u as usize) && scc.iter().all(|&n| self.nodes[n as usize].at_wait.get(u as usize))
+            })
+            .collect();
+        if stuck.is_empty() && found.iter().any(|c| c.stuck.is_empty()) {
+            return;
+        }
+        let mut must_take: Vec<Goal> = if self.strong {
+            let mut labels: Vec<u32> = scc.iter().flat_map(|&n| fair_labels(n)).collect();
+            labels.sort_unstable();
+            labels.dedup();
+            labels.into_iter().map(Goal::Label).collect()
+        } else {
+            fair.iter().copied().filter(|&u| steps(u)).map(Goal::Thread).collect()
+        };
+        if needs_device {
+            if let Some(e) = device_step {
+                must_take.push(Goal::Thread(e.thread));
+            }
+        }
+        if must_take.is_empty() {
+            must_take.push(Goal::Thread(internal[0].thread));
+        }
+        must_take.dedup();
+        found.push(FairCycle {
+            nodes: scc.to_vec(),
+            entry: scc[0],
+            stuck,
+            must_take,
+        });
     }
 
     /// Strongly connected components of the subgraph on `within`, in
@@ -316,15 +404,15 @@ impl<'a> Analysis<'a> {
         out
     }
 
-    /// A cycle from `entry` back to itself inside `nodes` that takes a step
-    /// of every thread in `must_step`: edge indices in order.
+    /// A cycle from `entry` back to itself inside `nodes` that takes an
+    /// edge of every goal in `must_take`: edge indices in order.
     pub fn cycle(&self, c: &FairCycle) -> Vec<u32> {
         let inside: std::collections::HashSet<u32> = c.nodes.iter().copied().collect();
         let mut path = Vec::new();
         let mut at = c.entry;
-        for &u in &c.must_step {
-            // Shortest path (BFS) from `at` to an edge of thread `u`.
-            if let Some(p) = self.bfs(at, &inside, |e| e.thread == u) {
+        for &g in &c.must_take {
+            // Shortest path (BFS) from `at` to an edge that meets `g`.
+            if let Some(p) = self.bfs(at, &inside, |e| g.hit(e)) {
                 at = self.edges[*p.last().expect("non-empty") as usize].to;
                 path.extend(p);
             }

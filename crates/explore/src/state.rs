@@ -17,8 +17,6 @@ pub const AT_END: u32 = u32::MAX - 1;
 pub enum Status {
     Running,
     Done,
-    /// Loops forever without a visible operation.
-    Diverged,
     /// A thread of a named kernel that has not started (no host launched
     /// it yet, or earlier kernels of its stream are still running).
     NotLaunched,

@@ -8,9 +8,13 @@ use bc_graph::*;
 use bc_models::Rule;
 use bc_syntax::{FindingKind, UbKind};
 
-/// Local steps one thread may take in a row before it counts as looping
-/// forever without a visible operation.
-const MAX_LOCAL_STEPS: u32 = 100_000;
+/// Local steps one thread takes in a row, within one transition, before the
+/// search stores the state it reached and goes on from there in a later
+/// step of the thread (a *local continuation*). The loop counter is part of
+/// that state, so a loop that runs forever without a visible operation
+/// repeats a state (a cycle, judged by the liveness analysis), and a long
+/// finite loop just takes several transitions: the bound is never a verdict.
+pub(crate) const MAX_LOCAL_STEPS: u32 = 100_000;
 
 /// A phase token as a register value: the phase number and the barrier.
 pub fn encode_token(barrier: usize, phase: u32) -> i64 {
@@ -68,7 +72,9 @@ impl Explorer<'_> {
     }
 
     /// Runs thread `t`'s local instructions (assignments, branches, jumps,
-    /// exit) until its next visible operation.
+    /// exit) until its next visible operation, or for [`MAX_LOCAL_STEPS`]
+    /// steps: then the thread stops at a local instruction, and its next
+    /// step (a choice like any other) continues the run.
     pub(crate) fn run_local(&mut self, s: &mut State, t: usize) {
         let tid = ThreadId(t as u32);
         let mut n = 0;
@@ -81,8 +87,7 @@ impl Explorer<'_> {
                 return self.finish(s, t);
             };
             n += 1;
-            if n > MAX_LOCAL_STEPS {
-                s.threads[t].status = Status::Diverged;
+            if n > MAX_LOCAL_STEPS && ins.kind.is_local() {
                 return;
             }
             match &ins.kind {
@@ -401,7 +406,11 @@ impl Explorer<'_> {
                     }
                 }
                 InstrKind::Await(cond) => {
-                    if eval(self.p, s, t, cond) != 0 {
+                    // A spin is a step: the first one starts the thread
+                    // (a state of its own, as the first read of the
+                    // equivalent load loop is); later ones are self-loops
+                    // (the liveness graph records them).
+                    if eval(self.p, s, t, cond) != 0 || !th.started {
                         out.push(one);
                     }
                 }
@@ -430,6 +439,38 @@ impl Explorer<'_> {
             self.declared_site(t, s.threads[t].pc)
         };
         let pc = s.threads[t].pc;
+        if ins.kind.is_local() {
+            // A local continuation: the thread's previous run of local
+            // steps reached the bound; it runs on from here.
+            s.threads[t].started = true;
+            self.run_local(s, t);
+            return Step {
+                thread: if self.quiet {
+                    String::new()
+                } else {
+                    self.name_of(t).to_string()
+                },
+                span,
+                text,
+                effect: format!("runs on: {MAX_LOCAL_STEPS} local steps without a visible operation"),
+            };
+        }
+        if let InstrKind::Await(cond) = &ins.kind {
+            if eval(self.p, s, t, cond) == 0 {
+                // The first spin of a thread that has not started.
+                s.threads[t].started = true;
+                return Step {
+                    thread: if self.quiet {
+                        String::new()
+                    } else {
+                        self.name_of(t).to_string()
+                    },
+                    span,
+                    text,
+                    effect: "spins: the condition does not hold".into(),
+                };
+            }
+        }
         let info = &self.p.threads[t];
         let effect = match ins.kind.clone() {
             InstrKind::Barrier { op, sel, result } => self.barrier_step(s, t, pc, op, sel, result, c.phase),
