@@ -37,13 +37,40 @@ fn a_spin_cycle_without_end_state_is_nontermination() {
 }
 
 #[test]
-fn a_local_infinite_loop_is_nontermination() {
+fn a_local_loop_that_repeats_its_state_is_nontermination() {
+    let p = program("litmus \"loop\"\nmodel amdgpu\nthread T0 { L: r = 1 - r; goto L }\n");
+    for on in [true, false] {
+        let limits = Limits {
+            compact: on,
+            canonical: on,
+            symmetry: on,
+            fuse: on,
+            ..Limits::default()
+        };
+        let o = explore(&p, limits);
+        assert_eq!(o.stop, Stop::Exhausted);
+        assert_eq!(
+            o.verdict().into_iter().collect::<Vec<_>>(),
+            [FindingKind::Nontermination]
+        );
+    }
+}
+
+/// A local loop whose counter never repeats (2^64 wrapping values) is
+/// stored every 100,000 local steps and runs into the state limit: `stop`,
+/// never a finding made up from the step bound.
+#[test]
+fn a_local_loop_that_never_repeats_stops_at_a_limit() {
     let p = program("litmus \"loop\"\nmodel amdgpu\nthread T0 { while 1 { r = r + 1 } }\n");
-    let o = explore(&p, Limits::default());
-    assert_eq!(
-        o.verdict().into_iter().collect::<Vec<_>>(),
-        [FindingKind::Nontermination]
+    let o = explore(
+        &p,
+        Limits {
+            max_states: 20,
+            ..Limits::default()
+        },
     );
+    assert_eq!(o.stop, Stop::StateLimit);
+    assert!(o.verdict().is_empty(), "{:?}", o.verdict());
 }
 
 #[test]
