@@ -157,8 +157,13 @@ impl Checker<'_> {
         // Does join `j` execute before event `x`?
         let entitles = |j: Join, x: EventId| match j {
             Join::Event(j) => eb(j, x),
+            // The join at launch executes before what the thread's start
+            // does: its first event stands for the start, or, once an
+            // explorer forgot that event, the recorded `started_before`.
             Join::Launch(t) => {
-                exec.event(x).thread == Some(t) || exec.program_order[t.index()].first().is_some_and(|&f| eb(f, x))
+                exec.event(x).thread == Some(t)
+                    || exec.program_order[t.index()].first().is_some_and(|&f| eb(f, x))
+                    || exec.started_before.iter().any(|&(u, y)| u == t && (y == x || eb(y, x)))
             }
         };
         let names = self.name;

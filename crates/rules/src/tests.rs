@@ -970,3 +970,40 @@ fn parity_counts_from_the_latest_init() {
     assert_eq!(build(0), Vec::<String>::new());
     assert_eq!(build(1), ["inconsistent:participates-in"]);
 }
+
+/// Models without `joined-before` join every thread at launch; the join
+/// executes before what the thread's start does. Thread 0's first kept
+/// event arrives on a later phase, so only `started_before` (recorded when
+/// an explorer forgot thread 0's real first event) entitles its wait to the
+/// phase of threads 1 and 2: directly, or through an event before it.
+#[test]
+fn launch_join_reads_started_before() {
+    let cuda = Rule::ALL
+        .into_iter()
+        .filter(|&r| r != Rule::JoinedBefore)
+        .fold(RuleSet::default(), |s, r| s.with(r));
+    let x = Target::Loc(LocId(0));
+    let build = |start: Option<usize>| {
+        let mut b = ExecutionBuilder::new(3, 1);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        let r1 = b.event(t(1), 0, K::Read, x);
+        let a1 = b.event(t(1), 1, arrive(), B);
+        let a2 = b.event(t(2), 0, arrive(), B);
+        let a0 = b.event(t(0), 0, arrive(), B);
+        let w0 = b.event(t(0), 1, wait(), B);
+        for a in [a1, a2, a0] {
+            b.bmo(a);
+        }
+        b.set_participants(w0, vec![a1, a2]);
+        match start {
+            Some(0) => b.started_before(ThreadId(0), a1),
+            Some(_) => b.started_before(ThreadId(0), r1),
+            None => {}
+        }
+        kinds(&check(&b.finish(), cuda, &Numbered))
+    };
+    assert_eq!(build(None), ["ub(wait-without-join)"]);
+    assert_eq!(build(Some(0)), Vec::<String>::new());
+    assert_eq!(build(Some(1)), Vec::<String>::new());
+}
