@@ -220,11 +220,11 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
         // an arrive *and* a drop of one thread and one live thread short,
         // and a later phase can complete while another thread still sits at
         // its wait (gfx1250 `s_barrier_signal -1` at a wave's end).
-        for pc in 0..=len {
+        for (pc, at) in armed.iter().enumerate() {
             if pc < len && !matches!(code.instrs[pc].kind, InstrKind::Exit) {
                 continue;
             }
-            for (d, &on) in armed[pc].iter().enumerate() {
+            for (d, &on) in at.iter().enumerate() {
                 if let (true, Some(b)) = (on, t.barriers[d]) {
                     if p.barriers[b.index()].dropped_at_end_by(ThreadId(ti as u32)) {
                         ok[b.index()] = false;
