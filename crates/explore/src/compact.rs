@@ -21,7 +21,7 @@
 //! forgettable). Executes-before between kept events that ran through
 //! forgotten ones is kept as explicit edges.
 
-use crate::state::{HKind, State, Status, LAUNCH};
+use crate::state::{HKind, State, Status, LAUNCH, START};
 use crate::Explorer;
 use bc_graph::*;
 use std::collections::{BTreeSet, HashMap};
@@ -288,6 +288,7 @@ impl Explorer<'_> {
         if !drop.iter().any(|&d| d) {
             return;
         }
+        let starts = self.launch_starts(s, &exec, &before, &ids, &drop, &alive);
         // Judge everything before forgetting any of it.
         self.judge(&exec, &names);
         let old_extra = std::mem::take(&mut s.extra);
@@ -372,6 +373,80 @@ impl Explorer<'_> {
                 }
             }
         }
+        for (t, to) in starts {
+            let y = match to {
+                Ok(c) => by_id.get(&c).and_then(re),
+                Err(u) => Some((u as u32, kept_before(u, next[u]))),
+            };
+            if let Some(y) = y {
+                extra.insert(((t as u32, START), y));
+            }
+        }
         s.extra = extra.into_iter().collect();
+    }
+
+    /// What each thread's start executes before, where the rule checker
+    /// can no longer read it off the thread's first event after `drop`
+    /// (models without `joined-before` join every thread at launch, and
+    /// the rule checker takes that join to execute before whatever the
+    /// thread's first event executes before: "No joins", docs/semantics.md).
+    /// For each thread whose first event is forgotten now or was before,
+    /// the kept events the start executes before that no other such kept
+    /// event executes before (`Ok`), and the live threads whose next event
+    /// it executes before with no kept event in between (`Err`).
+    fn launch_starts(
+        &self,
+        s: &State,
+        exec: &Execution,
+        before: &[bc_graph::bits::Bits],
+        ids: &HashMap<(u32, u32), EventId>,
+        drop: &[bool],
+        alive: &[usize],
+    ) -> Vec<(usize, Result<usize, usize>)> {
+        let mut out = Vec::new();
+        if self.p.model.rules.has(bc_models::Rule::JoinedBefore) {
+            return out;
+        }
+        let n = exec.events.len();
+        let eb = |a: usize, b: usize| before[b].get(a);
+        for t in 0..s.threads.len() {
+            let first = exec.program_order[t].first().map(|f| f.index());
+            let recorded: Vec<usize> = exec
+                .started_before
+                .iter()
+                .filter(|(u, _)| u.index() == t)
+                .map(|(_, y)| y.index())
+                .collect();
+            if recorded.is_empty() && first.is_none_or(|f| !drop[f]) {
+                // The first event stays and is the real one.
+                continue;
+            }
+            let from_start = |x: usize| {
+                exec.events[x].thread == Some(ThreadId(t as u32))
+                    || first.is_some_and(|f| eb(f, x))
+                    || recorded.iter().any(|&y| y == x || eb(y, x))
+            };
+            let kept: Vec<usize> = (0..n)
+                .filter(|&x| !drop[x] && exec.events[x].thread.is_some() && from_start(x))
+                .collect();
+            for &c in &kept {
+                if exec.events[c].thread != Some(ThreadId(t as u32)) && !kept.iter().any(|&d| d != c && eb(d, c)) {
+                    out.push((t, Ok(c)));
+                }
+            }
+            for &u in alive {
+                let Some(l) = s.hist[u]
+                    .len()
+                    .checked_sub(1)
+                    .map(|po| ids[&(u as u32, po as u32)].index())
+                else {
+                    continue;
+                };
+                if u != t && from_start(l) && !kept.iter().any(|&d| d == l || eb(d, l)) {
+                    out.push((t, Err(u)));
+                }
+            }
+        }
+        out
     }
 }

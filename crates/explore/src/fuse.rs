@@ -23,10 +23,14 @@
 //! arrive on it, its expected count never changes except by a thread's end
 //! (no init, explicit drop, arrive-drop, count, mask or transaction
 //! operation, no parity wait, no operation through a joined-barrier
-//! group), and every thread waits on it between two arrives. Then, by
-//! induction over phases, every phase needs one arrive of every thread that
-//! has not ended, so no phase after `u`'s can complete before `u` arrives
-//! again, which is after its wait.
+//! group), every thread waits on it between two arrives, and no thread
+//! whose end drops it can end after an arrive without a wait in between.
+//! Then, by induction over phases, every phase needs one arrive of every
+//! thread that has not ended (a thread's end-drop falls in a phase after
+//! the one it waited on last, where it no longer arrives), so no phase
+//! after `u`'s can complete before `u` arrives again, which is after its
+//! wait. Without the last condition a thread's arrive and its end-drop can
+//! fall in one phase, which then completes one live arrive short.
 
 use crate::state::{State, Status};
 use crate::step::WaitPlan;
@@ -112,7 +116,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
     let nb = p.barriers.len();
     let mut ok: Vec<bool> = p.barriers.iter().map(|b| b.launch_count.is_some()).collect();
     let mut arrivers = vec![0i64; nb];
-    for t in &p.threads {
+    for (ti, t) in p.threads.iter().enumerate() {
         let code = &p.codes[t.code.index()];
         let mut arrives_on = vec![false; nb];
         for ins in &code.instrs {
@@ -206,6 +210,24 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
                             *x = true;
                             changed = true;
                         }
+                    }
+                }
+            }
+        }
+        // An end reachable from an arrive with no wait in between: when the
+        // end drops the barrier, that drop falls in the arrive's phase (or a
+        // later one the thread never waits on), so the phase completes with
+        // an arrive *and* a drop of one thread and one live thread short,
+        // and a later phase can complete while another thread still sits at
+        // its wait (gfx1250 `s_barrier_signal -1` at a wave's end).
+        for (pc, at) in armed.iter().enumerate() {
+            if pc < len && !matches!(code.instrs[pc].kind, InstrKind::Exit) {
+                continue;
+            }
+            for (d, &on) in at.iter().enumerate() {
+                if let (true, Some(b)) = (on, t.barriers[d]) {
+                    if p.barriers[b.index()].dropped_at_end_by(ThreadId(ti as u32)) {
+                        ok[b.index()] = false;
                     }
                 }
             }

@@ -8,6 +8,11 @@ use bc_graph::{ArriveCount, Program, Target};
 /// Marks launch operations in bmo entries (`(LAUNCH, barrier)`).
 pub const LAUNCH: u32 = u32::MAX;
 
+/// In the source of an `extra` edge, `(t, START)` stands for thread `t`'s
+/// start (its joins at launch, in models without `joined-before`) once
+/// compaction forgot its first event (`Execution::started_before`).
+pub const START: u32 = u32::MAX;
+
 /// The pc of an implicit join at launch in a thread's history.
 pub const AT_LAUNCH: u32 = u32::MAX;
 /// The pc of an implicit drop at the thread's end.
@@ -144,7 +149,8 @@ pub struct State {
     /// finished, in launch order; the first one runs.
     pub streams: Vec<(i64, Vec<u32>)>,
     /// Executes-before edges between kept events whose paths ran through
-    /// forgotten ones (see `compact.rs`).
+    /// forgotten ones (see `compact.rs`); a source `(t, START)` is thread
+    /// `t`'s start.
     pub extra: Vec<((u32, u32), (u32, u32))>,
 }
 

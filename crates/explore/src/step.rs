@@ -189,14 +189,31 @@ impl Explorer<'_> {
 
     /// Completed phases of barrier `b` that thread `t`'s wait may complete
     /// on: its join executes before a member, it has not completed a wait
-    /// on the phase already, and a token wait names it.
+    /// on the phase already, a token wait names it, and when the thread's
+    /// latest arrive on `b` is thread-counted (CUDA `bar.sync`,
+    /// `__syncthreads`), the phase holds that arrive: the hardware barrier
+    /// resets when its count is reached and a thread waits for the phase it
+    /// arrived in, so a surplus arrival waits for a new phase (project
+    /// notes, section 3, counted named barriers; docs/semantics.md, "Named
+    /// barriers").
     fn eligible(&self, s: &State, t: usize, b: usize, token_phase: Option<u32>) -> Vec<u32> {
         let nb = self.p.barriers.len();
+        let target = Target::Barrier(BarrierId(b as u32));
+        let own = s.hist[t]
+            .iter()
+            .rposition(|e| e.target == target && matches!(e.kind, HKind::Arrive(..)))
+            .filter(|&po| matches!(s.hist[t][po].kind, HKind::Arrive(_, Some(_))))
+            .map(|po| (t as u32, po as u32));
         s.bars[b]
             .done
             .iter()
             .enumerate()
-            .filter(|(_, ph)| ph.mask.get(t * nb + b) && !ph.bound.get(t) && token_phase.is_none_or(|n| n == ph.number))
+            .filter(|(_, ph)| {
+                ph.mask.get(t * nb + b)
+                    && !ph.bound.get(t)
+                    && token_phase.is_none_or(|n| n == ph.number)
+                    && own.is_none_or(|k| ph.members.contains(&k))
+            })
             .map(|(i, _)| i as u32)
             .collect()
     }

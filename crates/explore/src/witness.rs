@@ -1,7 +1,7 @@
 //! Turning explorer history into an [`Execution`] for the rule checker, and
 //! into the witness a finding carries.
 
-use crate::state::{HKind, State, AT_END, AT_LAUNCH, LAUNCH};
+use crate::state::{HKind, State, AT_END, AT_LAUNCH, LAUNCH, START};
 use crate::step::decode_token;
 use crate::{Explorer, Witness};
 use bc_graph::*;
@@ -173,8 +173,10 @@ impl Explorer<'_> {
             b.mutually_exclusive(x, y);
         }
         for (x, y) in &s.extra {
-            if let (Some(&a), Some(&c)) = (ids.get(x), ids.get(y)) {
-                b.extra_eb(a, c);
+            match (x.1 == START, ids.get(x), ids.get(y)) {
+                (true, _, Some(&c)) => b.started_before(ThreadId(x.0), c),
+                (false, Some(&a), Some(&c)) => b.extra_eb(a, c),
+                _ => {}
             }
         }
         let names = ExecNames {

@@ -157,6 +157,13 @@ pub struct Execution {
     /// explorer has forgotten (see docs/explorer.md): `(a, b)` means `a`
     /// executes before `b`.
     pub extra_eb: Vec<(EventId, EventId)>,
+    /// Where a model joins every thread at launch (no `joined-before`
+    /// rule), the join executes before whatever the thread's first event
+    /// executes before. Once an explorer has forgotten that event, `(t, e)`
+    /// records that thread `t`'s start executes before `e` (and so before
+    /// everything `e` executes before); otherwise the first event kept
+    /// stands for the start.
+    pub started_before: Vec<(ThreadId, EventId)>,
     /// Per barrier instance (missing = 0): the number of the first phase
     /// after a launch init that stands for forgotten phases, so phase
     /// numbers (tokens) keep counting from where the forgotten ones ended.
@@ -239,6 +246,11 @@ impl ExecutionBuilder {
     /// Records that `a` executes before `b` through forgotten events.
     pub fn extra_eb(&mut self, a: EventId, b: EventId) {
         self.exec.extra_eb.push((a, b));
+    }
+    /// Records that thread `t`'s start executes before `e` through
+    /// forgotten events (see [`Execution::started_before`]).
+    pub fn started_before(&mut self, t: ThreadId, e: EventId) {
+        self.exec.started_before.push((t, e));
     }
     /// Phases after `b`'s launch init are numbered from `n` on.
     pub fn phase_base(&mut self, b: BarrierId, n: u32) {

@@ -157,8 +157,13 @@ impl Checker<'_> {
         // Does join `j` execute before event `x`?
         let entitles = |j: Join, x: EventId| match j {
             Join::Event(j) => eb(j, x),
+            // The join at launch executes before what the thread's start
+            // does: its first event stands for the start, or, once an
+            // explorer forgot that event, the recorded `started_before`.
             Join::Launch(t) => {
-                exec.event(x).thread == Some(t) || exec.program_order[t.index()].first().is_some_and(|&f| eb(f, x))
+                exec.event(x).thread == Some(t)
+                    || exec.program_order[t.index()].first().is_some_and(|&f| eb(f, x))
+                    || exec.started_before.iter().any(|&(u, y)| u == t && (y == x || eb(y, x)))
             }
         };
         let names = self.name;
@@ -291,6 +296,30 @@ impl Checker<'_> {
                         self.token_misuse(e, b, *tp, &phases, &po_index, &before);
                         continue;
                     }
+                    // A thread-counted arrive (CUDA `bar.sync`,
+                    // `__syncthreads`) binds its thread's next wait to its
+                    // own phase: the hardware barrier resets at its count,
+                    // so a surplus arrival waits for a new phase (project
+                    // notes, section 3, counted named barriers).
+                    let t = ev.thread.expect("waits belong to threads");
+                    let own = exec.program_order[t.index()][..po_index[e.index()]]
+                        .iter()
+                        .rev()
+                        .find(|&&a| {
+                            exec.event(a).target == ev.target && matches!(exec.event(a).kind, EventKind::Arrive { .. })
+                        })
+                        .copied()
+                        .filter(|&a| matches!(exec.event(a).kind, EventKind::Arrive { count: Some(_), .. }));
+                    if let (true, Some(a)) = (*completed && !participants.is_empty(), own) {
+                        if !participants.contains(&a) {
+                            let msg = format!(
+                                "{} completes on a phase without its thread's counted arrive {}",
+                                self.n(e),
+                                self.n(a)
+                            );
+                            self.inconsistent("participates-in", msg, vec![e, a]);
+                        }
+                    }
                     let Some(j) = jb[e.index()] else {
                         let msg = format!(
                             "{} waits on {} with no joined-before join",
@@ -326,10 +355,10 @@ impl Checker<'_> {
                     }
                     // A wait stuck forever: deadlock, unless the execution
                     // was cut short while a phase it could take existed.
-                    let t = ev.thread.expect("waits belong to threads");
                     let eligible = phases.iter().enumerate().find(|(pi, p)| {
                         p.barrier == b
                             && p.completed
+                            && own.is_none_or(|a| p.members.contains(&a))
                             && token_phase.is_none_or(|tp| tp as usize == self.phase_number(&phases, *pi))
                             && p.members.iter().any(|&x| entitles(j, x))
                             && !p

@@ -970,3 +970,83 @@ fn parity_counts_from_the_latest_init() {
     assert_eq!(build(0), Vec::<String>::new());
     assert_eq!(build(1), ["inconsistent:participates-in"]);
 }
+
+/// Models without `joined-before` join every thread at launch; the join
+/// executes before what the thread's start does. Thread 0's first kept
+/// event arrives on a later phase, so only `started_before` (recorded when
+/// an explorer forgot thread 0's real first event) entitles its wait to the
+/// phase of threads 1 and 2: directly, or through an event before it.
+#[test]
+fn launch_join_reads_started_before() {
+    let cuda = Rule::ALL
+        .into_iter()
+        .filter(|&r| r != Rule::JoinedBefore)
+        .fold(RuleSet::default(), |s, r| s.with(r));
+    let x = Target::Loc(LocId(0));
+    let build = |start: Option<usize>| {
+        let mut b = ExecutionBuilder::new(3, 1);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        let r1 = b.event(t(1), 0, K::Read, x);
+        let a1 = b.event(t(1), 1, arrive(), B);
+        let a2 = b.event(t(2), 0, arrive(), B);
+        let a0 = b.event(t(0), 0, arrive(), B);
+        let w0 = b.event(t(0), 1, wait(), B);
+        for a in [a1, a2, a0] {
+            b.bmo(a);
+        }
+        b.set_participants(w0, vec![a1, a2]);
+        match start {
+            Some(0) => b.started_before(ThreadId(0), a1),
+            Some(_) => b.started_before(ThreadId(0), r1),
+            None => {}
+        }
+        kinds(&check(&b.finish(), cuda, &Numbered))
+    };
+    assert_eq!(build(None), ["ub(wait-without-join)"]);
+    assert_eq!(build(Some(0)), Vec::<String>::new());
+    assert_eq!(build(Some(1)), Vec::<String>::new());
+}
+
+/// A thread-counted arrive (`bar.sync`) binds its thread's next wait to its
+/// own phase. Threads 1 and 2 complete phase 0 of a count-2 barrier;
+/// thread 0's surplus arrival opens phase 1. Its wait taking phase 0 is no
+/// valid candidate; stuck, it is a deadlock (phase 0 does not count as one
+/// it could take); without the thread count the stuck wait could have taken
+/// phase 0.
+#[test]
+fn counted_arrive_binds_the_wait_to_its_phase() {
+    let cuda = Rule::ALL
+        .into_iter()
+        .filter(|&r| r != Rule::JoinedBefore)
+        .fold(RuleSet::default(), |s, r| s.with(r));
+    let counted = K::Arrive {
+        set_count: None,
+        count: Some(ArriveCount::Threads(2)),
+    };
+    let build = |kind: K, done: bool, count: bool| {
+        let mut b = ExecutionBuilder::new(3, 1);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        let arrive = if count { counted.clone() } else { arrive() };
+        let mut arrives = Vec::new();
+        for i in [1, 2, 0] {
+            arrives.push(b.event(t(i), 0, arrive.clone(), B));
+        }
+        let w0 = b.event(t(0), 1, kind, B);
+        for &a in &arrives {
+            b.bmo(a);
+        }
+        // Thread 0's start executes before the phase-0 arrivals (as after
+        // a `cluster.sync` compaction forgot): it is entitled to phase 0.
+        b.started_before(ThreadId(0), arrives[0]);
+        if done {
+            b.set_participants(w0, arrives[..2].to_vec());
+        }
+        kinds(&check(&b.finish(), cuda, &Numbered))
+    };
+    assert_eq!(build(wait(), true, true), ["inconsistent:participates-in"]);
+    assert_eq!(build(wait(), true, false), Vec::<String>::new());
+    assert_eq!(build(stuck(), false, true), ["deadlock"]);
+    assert_eq!(build(stuck(), false, false), ["inconsistent:wait-completes"]);
+}
