@@ -43,15 +43,10 @@ pub fn decode(name: &str, bytes: &[u8]) -> (SourceFile, Option<Diagnostic>) {
 /// unreadable folder): an error without a span, so every output format
 /// lists it as an input error and counts it, as the exit code does.
 pub fn unreadable(name: &str, why: &str) -> TestReport {
-    TestReport {
-        source: SourceFile::new(name, String::new()),
-        test: None,
-        model: None,
-        expected: None,
-        expect_span: None,
-        outcome: None,
-        diagnostics: vec![Diagnostic::file_error(format!("cannot be read: {why}"))],
-    }
+    TestReport::bare(
+        SourceFile::new(name, String::new()),
+        vec![Diagnostic::file_error(format!("cannot be read: {why}"))],
+    )
 }
 
 /// Parses, lowers and explores one file. A panic anywhere in the pipeline
@@ -67,15 +62,7 @@ pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport 
 fn guarded(name: &str, bytes: &[u8], check: impl FnOnce() -> TestReport) -> TestReport {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)).unwrap_or_else(|payload| {
         let (source, _) = decode(name, bytes);
-        TestReport {
-            source,
-            test: None,
-            model: None,
-            expected: None,
-            expect_span: None,
-            outcome: None,
-            diagnostics: vec![internal_error(payload.as_ref())],
-        }
+        TestReport::bare(source, vec![internal_error(payload.as_ref())])
     })
 }
 
@@ -91,15 +78,7 @@ fn internal_error(payload: &(dyn std::any::Any + Send)) -> Diagnostic {
 
 fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport {
     let (source, bad) = decode(name, bytes);
-    let mut report = TestReport {
-        source,
-        test: None,
-        model: None,
-        expected: None,
-        expect_span: None,
-        outcome: None,
-        diagnostics: Vec::new(),
-    };
+    let mut report = TestReport::bare(source, Vec::new());
     if let Some(d) = bad {
         report.diagnostics.push(d);
         return report;

@@ -32,6 +32,20 @@ pub struct TestReport {
 }
 
 impl TestReport {
+    /// The report of a file known only by its source so far: no test name,
+    /// model, expectation or outcome, and these diagnostics.
+    pub fn bare(source: SourceFile, diagnostics: Vec<Diagnostic>) -> TestReport {
+        TestReport {
+            source,
+            test: None,
+            model: None,
+            expected: None,
+            expect_span: None,
+            outcome: None,
+            diagnostics,
+        }
+    }
+
     pub fn is_error(&self) -> bool {
         self.outcome.is_none()
     }
