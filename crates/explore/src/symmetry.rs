@@ -62,12 +62,20 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
             continue;
         }
         // A lane mask names lanes: then the lane and its warp's lanes
-        // tell threads apart. Otherwise a warp is only a place for warp
-        // barrier instances, which `barriers` compares.
+        // tell threads apart - when the thread's own body uses a mask, and
+        // also when it only holds a mask's barrier, since whether its lane
+        // is named decides whether its end drops that barrier. Otherwise a
+        // warp is only a place for warp barrier instances, which
+        // `barriers` compares.
         let lane_sensitive = code
             .instrs
             .iter()
-            .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.mask.is_some()));
+            .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.mask.is_some()))
+            || info
+                .barriers
+                .iter()
+                .flatten()
+                .any(|b| p.barriers[b.index()].syncwarp.is_some());
         // Explicit threads declared with the same body are interchangeable
         // too, unless a uniform barrier compares instruction sites (sites
         // name the body).
