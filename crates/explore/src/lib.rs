@@ -1310,17 +1310,7 @@ impl<'p> Explorer<'p> {
         }
         stem.reverse();
         let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
-        self.replaying = true;
-        let mut s = State::initial(self.p);
-        for t in 0..self.p.threads.len() {
-            self.run_local(&mut s, t);
-        }
-        let mut steps = Vec::new();
-        for &c in &stem {
-            steps.push(self.step(&mut s, c));
-            steps.extend(self.fused_steps(&mut s));
-            self.normalize(&mut s);
-        }
+        let (s, steps) = self.replay_stem(&stem);
         self.replaying = false;
         self.pending.clear();
         self.prefix = None;
@@ -1432,10 +1422,10 @@ impl<'p> Explorer<'p> {
         &self.p.threads[self.ident[t] as usize].name
     }
 
-    fn lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Witness {
-        let saved_path = std::mem::take(&mut self.path);
-        let saved_pending = std::mem::take(&mut self.pending);
-        let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
+    /// Replays `stem` from the initial state in declaration order (thread
+    /// identity renaming off), with its fused steps: the state reached and
+    /// the steps. Leaves `replaying` set; the caller ends the replay.
+    fn replay_stem(&mut self, stem: &[Choice]) -> (State, Vec<Step>) {
         self.replaying = true;
         let mut s = State::initial(self.p);
         for t in 0..self.p.threads.len() {
@@ -1447,6 +1437,14 @@ impl<'p> Explorer<'p> {
             steps.extend(self.fused_steps(&mut s));
             self.normalize(&mut s);
         }
+        (s, steps)
+    }
+
+    fn lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Witness {
+        let saved_path = std::mem::take(&mut self.path);
+        let saved_pending = std::mem::take(&mut self.pending);
+        let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
+        let (mut s, mut steps) = self.replay_stem(stem);
         let entry = s.clone();
         let cycle_start = steps.len();
         for e in cycle {

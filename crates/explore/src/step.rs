@@ -67,6 +67,16 @@ impl Explorer<'_> {
         self.name_of(t)
     }
 
+    /// The thread a step names: empty while searching quietly (witnesses
+    /// replay the step and name it then).
+    fn step_thread(&self, t: usize) -> String {
+        if self.quiet {
+            String::new()
+        } else {
+            self.name_of(t).to_string()
+        }
+    }
+
     fn bname(&self, b: usize) -> &str {
         &self.p.barriers[b].name
     }
@@ -462,11 +472,7 @@ impl Explorer<'_> {
             s.threads[t].started = true;
             self.run_local(s, t);
             return Step {
-                thread: if self.quiet {
-                    String::new()
-                } else {
-                    self.name_of(t).to_string()
-                },
+                thread: self.step_thread(t),
                 span,
                 text,
                 effect: format!("runs on: {MAX_LOCAL_STEPS} local steps without a visible operation"),
@@ -477,11 +483,7 @@ impl Explorer<'_> {
                 // The first spin of a thread that has not started.
                 s.threads[t].started = true;
                 return Step {
-                    thread: if self.quiet {
-                        String::new()
-                    } else {
-                        self.name_of(t).to_string()
-                    },
+                    thread: self.step_thread(t),
                     span,
                     text,
                     effect: "spins: the condition does not hold".into(),
@@ -585,11 +587,7 @@ impl Explorer<'_> {
         s.threads[t].started = true;
         self.run_local(s, t);
         Step {
-            thread: if self.quiet {
-                String::new()
-            } else {
-                self.name_of(t).to_string()
-            },
+            thread: self.step_thread(t),
             span,
             text,
             effect,
