@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bin, corpus, run, run_in_corpus, scratch_dir, stderr, stdout};
+use common::{bin, corpus, result_files, run, run_in_corpus, scratch_dir, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -289,13 +289,7 @@ fn model_override_and_model_file() {
 fn directories_recurse_in_sorted_order() {
     let o = run(&["check", "-q", "--format", "json", corpus("").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let files: Vec<String> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["file"].as_str().unwrap().to_string())
-        .collect();
+    let files = result_files(&o.stdout);
     // Sorted by path components (a directory's files before a sibling
     // directory whose name extends it: `amdgpu/` before `amdgpu-gfx11/`).
     let mut sorted: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();

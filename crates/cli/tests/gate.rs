@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{corpus, root, run_in_corpus, scratch_dir, stdout};
+use common::{corpus, result_files, root, run_in_corpus, scratch_dir, stdout};
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
@@ -160,16 +160,7 @@ fn baseline_round_trip_and_a_changed_verdict() {
 
 #[test]
 fn shards_split_a_corpus_into_disjoint_parts() {
-    let names = |args: &[&str]| -> Vec<String> {
-        let o = run_in_corpus(args);
-        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        doc["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["file"].as_str().unwrap().to_string())
-            .collect()
-    };
+    let names = |args: &[&str]| -> Vec<String> { result_files(&run_in_corpus(args).stdout) };
     let all = names(&["check", "--format", "json", "amdgpu-gfx12"]);
     let mut parts = Vec::new();
     for k in 1..=3 {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{bin, corpus, run, scratch_dir, stderr, stdout};
+use common::{bin, corpus, result_files, run, scratch_dir, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -258,13 +258,7 @@ fn the_walk_visits_each_real_file_once_and_reports_unreadable_folders() {
     let o = run(&["check", "--format", "json", s(&dir)]);
     assert!(start.elapsed() < Duration::from_secs(30));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let files: Vec<String> = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["file"].as_str().unwrap().to_string())
-        .collect();
+    let files = result_files(&o.stdout);
     assert_eq!(files.len(), 2, "{files:?}");
     assert!(
         files[0].ends_with("/a.litmus") && files[1].ends_with("/sub/b.litmus"),

@@ -51,3 +51,14 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The `file` of each result of a `--format json` report, in report order.
+pub fn result_files(json: &[u8]) -> Vec<String> {
+    let doc: serde_json::Value = serde_json::from_slice(json).unwrap();
+    doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["file"].as_str().unwrap().to_string())
+        .collect()
+}
