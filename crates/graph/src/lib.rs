@@ -11,9 +11,11 @@ pub mod dot;
 pub mod execution;
 pub mod ids;
 pub mod lower;
+pub mod observe;
 pub mod program;
 
 pub use execution::*;
 pub use ids::*;
 pub use lower::lower;
+pub use observe::Observable;
 pub use program::*;
