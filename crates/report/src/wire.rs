@@ -1,5 +1,5 @@
-//! The JSON wire format, schema 1 (`../shared/spec/litmus-format.md`,
-//! "JSON output"). Serde types live only here; fields may be added, never
+//! The JSON wire format, schema 1 (`docs/litmus.md`, "Outputs";
+//! `docs/verdict.schema.json`). Serde types live only here; fields may be added, never
 //! changed in meaning without a new schema number.
 
 use crate::{summarize, TestReport};

@@ -2,7 +2,7 @@
 //!
 //! [`parse`] never panics and never stops at the first error: it returns the
 //! tree it could build together with every [`Diagnostic`] of the file. The
-//! grammar is `../shared/spec/litmus-format.md`; this crate knows nothing of
+//! grammar is described in `docs/litmus.md`; this crate knows nothing of
 //! models or semantics (the graph crate checks names and model support).
 
 pub mod ast;
