@@ -1,4 +1,4 @@
-//! The explorer: a stateful, depth-first model checker over the interleavings
+//! The explorer: a stateful, breadth-first model checker over the interleavings
 //! of a [`Program`]'s threads.
 //!
 //! It is operational: threads step one visible operation at a time, barrier
@@ -1299,7 +1299,7 @@ impl<'p> Explorer<'p> {
     }
 
     /// The rule checker judges the execution of state `id` with the waits
-    /// of `stuck` stuck (the state replayed along the DFS tree; its steps
+    /// of `stuck` stuck (the state replayed along the search tree; its steps
     /// are the witness path).
     fn judge_at(&mut self, nodes: &[liveness::Node], id: u32, stuck: &[usize]) {
         let mut stem = Vec::new();
@@ -1350,7 +1350,7 @@ impl<'p> Explorer<'p> {
                 alive.join(", ")
             ),
         };
-        // The lasso: the stem along DFS-tree parents, then the cycle.
+        // The lasso: the stem along search-tree parents, then the cycle.
         let mut stem = Vec::new();
         let mut at = cycle.entry;
         while let Some(c) = nodes[at as usize].via {

@@ -31,7 +31,8 @@ use bc_models::Progress;
 /// What the analysis needs of one state.
 #[derive(Clone, Debug)]
 pub(crate) struct Node {
-    /// The DFS-tree parent and the choice that reached this state.
+    /// The parent in the breadth-first search tree (the state that first
+    /// reached this one) and the choice that reached it.
     pub parent: u32,
     pub via: Option<crate::Choice>,
     /// Threads with a step (an edge) out of this state.
