@@ -507,3 +507,37 @@ fn the_timeout_and_the_state_limit_stop_long_expansions() {
         assert!(wall < Duration::from_secs(5), "{args:?} took {wall:?}");
     }
 }
+
+/// Barrier declarations no operation touches cost memory linearly: with
+/// 60,000 of them (about as many as the 1 MiB input cap holds) a 4- or
+/// 8-state search peaked at 1.17 GB, because each one's launch init was an
+/// event of every execution the rule checker and history compaction judged
+/// (an executes-before closure quadratic in the events). Now only the
+/// instances some event operates on have their launch init in an execution:
+/// about 200 MiB. The bound is wide (512 MiB) and fails on the quadratic.
+#[test]
+fn idle_barrier_declarations_cost_memory_linearly() {
+    let dir = scratch_dir("idle-barriers");
+    let decls: String = (1..=60_000).map(|i| format!("barrier B{i}=1\n")).collect();
+    let shapes = [
+        (
+            "ok",
+            "thread T0 { join B1; arrive B1; wait B1 }\nthread T1 { }\nexpect ok\n",
+        ),
+        (
+            "deadlock",
+            "var x = 0\nthread T0 { store x, 1; join B7; wait B7 }\nthread T1 { r = load x }\nexpect deadlock\n",
+        ),
+    ];
+    for (name, threads) in shapes {
+        let file = dir.join(format!("{name}.litmus"));
+        std::fs::write(&file, format!("litmus \"{name}\"\nmodel amdgpu\n{decls}{threads}")).unwrap();
+        let args = ["check", "-q", s(&file)];
+        let (code, peak, wall) = measured(&args, Duration::from_secs(60));
+        assert_eq!(code, Some(0), "{args:?}: the expected verdict");
+        assert!(
+            peak <= 512 << 10,
+            "{name}: peak {peak} KiB over 512 MiB (after {wall:?})"
+        );
+    }
+}

@@ -72,6 +72,24 @@ impl Budget {
         self.bytes.fetch_sub(n, Ordering::Relaxed);
     }
 
+    /// Sets the bytes charged to `n`: what the search still holds once the
+    /// visited set is freed (the state graph and the search tree), before
+    /// the liveness analysis charges its own.
+    pub(crate) fn set_held(&self, n: u64) {
+        self.bytes.store(n, Ordering::Relaxed);
+    }
+
+    /// Charges `n` bytes until the returned guard drops.
+    pub(crate) fn hold(&self, n: u64) -> Held<'_> {
+        self.charge(n);
+        Held { budget: self, n }
+    }
+
+    /// [`Budget::check`] as a `Result`, for analyses that end at a limit.
+    pub(crate) fn go_on(&self) -> Result<(), Stop> {
+        self.check().map_or(Ok(()), Err)
+    }
+
     /// Why the search was halted, if it was.
     pub(crate) fn halted(&self) -> Option<Stop> {
         match self.halt.load(Ordering::SeqCst) {
@@ -99,6 +117,27 @@ impl Budget {
             self.halt(Stop::Timeout);
         }
         self.halted()
+    }
+}
+
+/// Bytes charged to a budget while the guard lives (released on drop, also
+/// when an analysis ends early at a limit).
+pub(crate) struct Held<'b> {
+    budget: &'b Budget,
+    n: u64,
+}
+
+impl Held<'_> {
+    /// Charges `n` more bytes, released with the rest.
+    pub(crate) fn add(&mut self, n: u64) {
+        self.budget.charge(n);
+        self.n += n;
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.budget.release(self.n);
     }
 }
 

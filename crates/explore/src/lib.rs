@@ -723,7 +723,11 @@ impl<'p> Explorer<'p> {
             })
         };
         let Search {
-            count, nodes, edges, ..
+            count,
+            nodes,
+            edges,
+            graph_bytes,
+            ..
         } = search;
         let states = count as u64;
         for w in workers {
@@ -732,11 +736,21 @@ impl<'p> Explorer<'p> {
         self.prefix = None;
         self.path.clear();
         self.key = (u32::MAX, 0);
+        let searched = stop;
+        let mut stop = stop;
         if stop == Stop::Exhausted && self.limits.liveness {
-            self.liveness(&nodes, &edges);
+            // The visited set is freed: the search holds its state graph
+            // and its tree; the analysis charges what it builds on top.
+            let tree = self.tree.read().expect("tree lock").capacity() as u64 * 16;
+            self.budget.set_held(graph_bytes + tree);
+            if let Err(why) = self.liveness(&nodes, &edges) {
+                stop = why;
+            }
         }
-        // `sometimes` assertions fail when no finished execution satisfies them.
-        if stop == Stop::Exhausted {
+        // `sometimes` assertions fail when no finished execution satisfies
+        // them (the search saw every one, even if the liveness analysis
+        // stopped at a limit).
+        if searched == Stop::Exhausted {
             for (i, a) in self.p.asserts.iter().enumerate() {
                 if a.quantifier == Quantifier::Sometimes && !self.sometimes_holds[i] {
                     let msg = format!(
@@ -1287,21 +1301,34 @@ impl<'p> Explorer<'p> {
     /// Looks for a fair cycle in which some thread never ends, and records
     /// it as `nontermination` (or `deadlock`, when a thread waits on a
     /// barrier throughout it) with a lasso witness.
-    fn liveness(&mut self, nodes: &[liveness::Node], edges: &[liveness::Edge]) {
-        let analysis = liveness::Analysis::new(self.p, self.p.progress.kind, self.p.progress.strong, nodes, edges);
-        let (cycles, bottoms) = analysis.find();
+    ///
+    /// The analysis and the replays charge the search's budget; at a limit
+    /// it ends with `Err` (the search's stop), keeping only the findings
+    /// whose witnesses were replayed in full.
+    fn liveness(&mut self, nodes: &[liveness::Node], edges: &[liveness::Edge]) -> Result<(), Stop> {
+        let budget = self.budget.clone();
+        let analysis = liveness::Analysis::new(
+            self.p,
+            self.p.progress.kind,
+            self.p.progress.strong,
+            nodes,
+            edges,
+            &budget,
+        )?;
+        let (cycles, bottoms) = analysis.find()?;
         for cycle in cycles {
-            self.fair_cycle(&analysis, &cycle, nodes, edges);
+            self.fair_cycle(&analysis, &cycle, nodes, edges)?;
         }
         for entry in bottoms {
-            self.judge_at(nodes, entry, &[]);
+            self.judge_at(nodes, entry, &[])?;
         }
+        Ok(())
     }
 
     /// The rule checker judges the execution of state `id` with the waits
     /// of `stuck` stuck (the state replayed along the search tree; its steps
     /// are the witness path).
-    fn judge_at(&mut self, nodes: &[liveness::Node], id: u32, stuck: &[usize]) {
+    fn judge_at(&mut self, nodes: &[liveness::Node], id: u32, stuck: &[usize]) -> Result<(), Stop> {
         let mut stem = Vec::new();
         let mut at = id;
         while let Some(c) = nodes[at as usize].via {
@@ -1310,14 +1337,17 @@ impl<'p> Explorer<'p> {
         }
         stem.reverse();
         let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
-        let (s, steps) = self.replay_stem(&stem);
+        let replayed = self.replay_stem(&stem);
         self.replaying = false;
         self.pending.clear();
         self.prefix = None;
-        self.path = steps;
-        self.judge_stuck(&s, stuck);
+        let judged = replayed.map(|(s, steps)| {
+            self.path = steps;
+            self.judge_stuck(&s, stuck);
+        });
         self.path.clear();
         self.ident = saved_ident;
+        judged
     }
 
     /// Records fair cycle `cycle` as `nontermination` (or `deadlock`, when
@@ -1328,7 +1358,7 @@ impl<'p> Explorer<'p> {
         cycle: &liveness::FairCycle,
         nodes: &[liveness::Node],
         edges: &[liveness::Edge],
-    ) {
+    ) -> Result<(), Stop> {
         let kind = if !cycle.stuck.is_empty() {
             FindingKind::Deadlock
         } else {
@@ -1362,8 +1392,8 @@ impl<'p> Explorer<'p> {
             self.operational.insert(kind);
         } else {
             let loop_edges: Vec<liveness::Edge> =
-                analysis.cycle(cycle).into_iter().map(|e| edges[e as usize]).collect();
-            let witness = self.lasso(&stem, &loop_edges);
+                analysis.cycle(cycle)?.into_iter().map(|e| edges[e as usize]).collect();
+            let witness = self.lasso(&stem, &loop_edges)?;
             self.operational.insert(kind);
             self.insert_finding(Finding { kind, message, witness });
         }
@@ -1373,8 +1403,9 @@ impl<'p> Explorer<'p> {
             // state (where a spinning `await` leaves them; its load-loop
             // form leaves them here).
             let stuck: Vec<usize> = cycle.stuck.iter().map(|&t| t as usize).collect();
-            self.judge_at(nodes, cycle.entry, &stuck);
+            self.judge_at(nodes, cycle.entry, &stuck)?;
         }
+        Ok(())
     }
 
     /// Replays a lasso from the initial state into a witness.
@@ -1424,8 +1455,9 @@ impl<'p> Explorer<'p> {
 
     /// Replays `stem` from the initial state in declaration order (thread
     /// identity renaming off), with its fused steps: the state reached and
-    /// the steps. Leaves `replaying` set; the caller ends the replay.
-    fn replay_stem(&mut self, stem: &[Choice]) -> (State, Vec<Step>) {
+    /// the steps. Leaves `replaying` set; the caller ends the replay. The
+    /// budget is checked before each step (`Err` at a limit).
+    fn replay_stem(&mut self, stem: &[Choice]) -> Result<(State, Vec<Step>), Stop> {
         self.replaying = true;
         let mut s = State::initial(self.p);
         for t in 0..self.p.threads.len() {
@@ -1433,21 +1465,34 @@ impl<'p> Explorer<'p> {
         }
         let mut steps = Vec::new();
         for &c in stem {
+            self.budget.go_on()?;
             steps.push(self.step(&mut s, c));
             steps.extend(self.fused_steps(&mut s));
             self.normalize(&mut s);
         }
-        (s, steps)
+        Ok((s, steps))
     }
 
-    fn lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Witness {
+    /// The lasso witness: `stem`, then `cycle` (`Err` when the budget ends
+    /// the replay).
+    fn lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Result<Witness, Stop> {
         let saved_path = std::mem::take(&mut self.path);
         let saved_pending = std::mem::take(&mut self.pending);
         let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
-        let (mut s, mut steps) = self.replay_stem(stem);
+        let w = self.replay_lasso(stem, cycle);
+        self.replaying = false;
+        self.path = saved_path;
+        self.pending = saved_pending;
+        self.ident = saved_ident;
+        w
+    }
+
+    fn replay_lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Result<Witness, Stop> {
+        let (mut s, mut steps) = self.replay_stem(stem)?;
         let entry = s.clone();
         let cycle_start = steps.len();
         for e in cycle {
+            self.budget.go_on()?;
             if e.spin {
                 let t = e.thread as usize;
                 let (span, text) = self.declared_site(t, s.threads[t].pc);
@@ -1467,10 +1512,7 @@ impl<'p> Explorer<'p> {
         self.path = steps;
         let mut w = self.witness(&entry, &[], &[]);
         w.cycle_start = Some(cycle_start);
-        self.path = saved_path;
-        self.pending = saved_pending;
-        self.ident = saved_ident;
-        w
+        Ok(w)
     }
 
     fn record(&mut self, kind: FindingKind, message: String, witness: Witness, judged: bool) {

@@ -23,10 +23,36 @@
 //! untaken label is enabled cannot recur forever, so they are removed and
 //! the sub-components searched again (the Streett / Emerson-Lei
 //! refinement; each round removes states, so it ends).
+//!
+//! The analysis runs under the search's budget (docs/reliability.md,
+//! "Resource guarantees"): what it allocates is charged while it holds it,
+//! and the deadline and the memory bound are checked per component, per
+//! refinement round and every [`CHECK_EVERY`] states of a graph walk. At a
+//! limit it ends with `Err(stop)`: the search then reports that stop, and
+//! only the fair cycles it had already recorded (each with a lasso replayed
+//! in full) are findings.
 
+use crate::budget::{Budget, Held};
+use crate::Stop;
 use bc_graph::bits::Bits;
 use bc_graph::{Program, ThreadKind};
 use bc_models::Progress;
+use std::cell::RefCell;
+
+/// A graph walk (components, witness paths) checks the budget every this
+/// many states.
+pub(crate) const CHECK_EVERY: usize = 1024;
+
+/// The bytes a hash set of `n` state numbers holds (slots, control bytes,
+/// spare capacity).
+fn set_bytes(n: usize) -> u64 {
+    n as u64 * 16
+}
+
+/// The bytes the components of a walk hold: their states and vectors.
+fn comps_bytes(comps: &[Vec<u32>]) -> u64 {
+    comps.iter().map(|c| 24 + c.capacity() as u64 * 4).sum()
+}
 
 /// What the analysis needs of one state.
 #[derive(Clone, Debug)]
@@ -113,22 +139,44 @@ pub(crate) struct Analysis<'a> {
     pub edges: &'a [Edge],
     /// Outgoing edge indices per node.
     pub out: Vec<Vec<u32>>,
+    budget: &'a Budget,
+    /// What the analysis holds for as long as it lives (its edge lists,
+    /// the fair cycles found).
+    kept: RefCell<Held<'a>>,
 }
 
 impl<'a> Analysis<'a> {
-    pub fn new(p: &'a Program, progress: Progress, strong: bool, nodes: &'a [Node], edges: &'a [Edge]) -> Analysis<'a> {
+    /// The analysis of a state graph, its edge lists charged to `budget`
+    /// as they are built (`Err` at a limit).
+    pub fn new(
+        p: &'a Program,
+        progress: Progress,
+        strong: bool,
+        nodes: &'a [Node],
+        edges: &'a [Edge],
+        budget: &'a Budget,
+    ) -> Result<Analysis<'a>, Stop> {
+        // A vector per state (its header, and an allocation of at least
+        // 16 bytes once it has an edge), four bytes per edge.
+        let kept = budget.hold(nodes.len() as u64 * 40 + edges.len() as u64 * 4);
+        budget.go_on()?;
         let mut out = vec![Vec::new(); nodes.len()];
         for (i, e) in edges.iter().enumerate() {
             out[e.from as usize].push(i as u32);
+            if i % (CHECK_EVERY * 16) == 0 {
+                budget.go_on()?;
+            }
         }
-        Analysis {
+        Ok(Analysis {
             p,
             progress,
             strong,
             nodes,
             edges,
             out,
-        }
+            budget,
+            kept: RefCell::new(kept),
+        })
     }
 
     /// Fair cycles in which some thread never ends, in a deterministic
@@ -144,12 +192,16 @@ impl<'a> Analysis<'a> {
     /// compaction judges before it forgets), so the rule checker judges it
     /// there. (Components with waits stuck throughout are fair cycles,
     /// judged with the waits stuck.)
-    pub fn find(&self) -> (Vec<FairCycle>, Vec<u32>) {
+    pub fn find(&self) -> Result<(Vec<FairCycle>, Vec<u32>), Stop> {
+        let _all_held = self.budget.hold(self.nodes.len() as u64 * 4);
         let all: Vec<u32> = (0..self.nodes.len() as u32).collect();
         let mut found = Vec::new();
         let mut bottoms = Vec::new();
-        for scc in self.sccs(&all) {
-            self.fair_in(&scc, &mut found);
+        let comps = self.sccs(&all)?;
+        let _comps_held = self.budget.hold(comps_bytes(&comps));
+        for scc in comps {
+            self.budget.go_on()?;
+            self.fair_in(&scc, &mut found)?;
             let inside = |n: u32| scc.binary_search(&n).is_ok();
             let edges = || {
                 scc.iter()
@@ -159,9 +211,10 @@ impl<'a> Analysis<'a> {
             let stuck = (0..self.nthreads()).any(|u| scc.iter().all(|&n| self.nodes[n as usize].at_wait.get(u)));
             if bottom && !stuck && edges().any(|e| !e.spin) {
                 bottoms.push(scc[0]);
+                self.kept.borrow_mut().add(4);
             }
         }
-        (found, bottoms)
+        Ok((found, bottoms))
     }
 
     fn nthreads(&self) -> usize {
@@ -230,7 +283,9 @@ impl<'a> Analysis<'a> {
 
     /// Adds to `found` the fair cycles within component `scc` that
     /// [`Analysis::find`] reports.
-    fn fair_in(&self, scc: &[u32], found: &mut Vec<FairCycle>) {
+    fn fair_in(&self, scc: &[u32], found: &mut Vec<FairCycle>) -> Result<(), Stop> {
+        self.budget.go_on()?;
+        let mut held = self.budget.hold(set_bytes(scc.len()));
         let inside: std::collections::HashSet<u32> = scc.iter().copied().collect();
         let internal: Vec<&Edge> = scc
             .iter()
@@ -238,11 +293,14 @@ impl<'a> Analysis<'a> {
             .filter(|e| inside.contains(&e.to))
             .collect();
         if internal.is_empty() {
-            return;
+            return Ok(());
         }
+        // The internal edges, the threads stepping on them, the labels taken.
+        held.add(internal.len() as u64 * 12 + set_bytes(internal.len()));
+        self.budget.go_on()?;
         let rep = &self.nodes[scc[0] as usize];
         if (0..self.nthreads()).all(|u| !rep.alive.get(u)) {
-            return;
+            return Ok(());
         }
         let stepping: Vec<u32> = internal.iter().map(|e| e.thread).collect();
         let fair: Vec<u32> = self
@@ -274,10 +332,13 @@ impl<'a> Analysis<'a> {
                 .filter(|&n| fair_labels(n).all(|l| taken.contains(&l)))
                 .collect();
             if rest.len() < scc.len() {
-                for sub in self.sccs(&rest) {
-                    self.fair_in(&sub, found);
+                held.add(rest.len() as u64 * 4);
+                let comps = self.sccs(&rest)?;
+                let _comps_held = self.budget.hold(comps_bytes(&comps));
+                for sub in comps {
+                    self.fair_in(&sub, found)?;
                 }
-                return;
+                return Ok(());
             }
         } else {
             // A fair thread that is enabled in every state of the
@@ -286,7 +347,7 @@ impl<'a> Analysis<'a> {
                 .iter()
                 .any(|&u| !steps(u) && scc.iter().all(|&n| self.nodes[n as usize].enabled.get(u as usize)));
             if unserved {
-                return;
+                return Ok(());
             }
         }
         // CUDA: a host in device_sync, or a host calling stream_query in the
@@ -303,7 +364,7 @@ impl<'a> Analysis<'a> {
             .iter()
             .find(|e| self.p.threads[e.thread as usize].kind == ThreadKind::Device);
         if needs_device && device_step.is_none() {
-            return;
+            return Ok(());
         }
         let stuck: Vec<u32> = (0..self.nthreads() as u32)
             .filter(|&u| {
@@ -311,7 +372,7 @@ impl<'a> Analysis<'a> {
             })
             .collect();
         if stuck.is_empty() && found.iter().any(|c| c.stuck.is_empty()) {
-            return;
+            return Ok(());
         }
         let mut must_take: Vec<Goal> = if self.strong {
             let mut labels: Vec<u32> = scc.iter().flat_map(|&n| fair_labels(n)).collect();
@@ -330,18 +391,26 @@ impl<'a> Analysis<'a> {
             must_take.push(Goal::Thread(internal[0].thread));
         }
         must_take.dedup();
+        self.kept
+            .borrow_mut()
+            .add(std::mem::size_of::<FairCycle>() as u64 + scc.len() as u64 * 4 + must_take.len() as u64 * 8);
         found.push(FairCycle {
             nodes: scc.to_vec(),
             entry: scc[0],
             stuck,
             must_take,
         });
+        Ok(())
     }
 
     /// Strongly connected components of the subgraph on `within`, in
     /// Tarjan order (iterative).
-    fn sccs(&self, within: &[u32]) -> Vec<Vec<u32>> {
+    fn sccs(&self, within: &[u32]) -> Result<Vec<Vec<u32>>, Stop> {
         let n = self.nodes.len();
+        // Membership, index, low link and stack flag per state of the
+        // graph; the stacks per state walked.
+        let _held = self.budget.hold(n as u64 * 10 + within.len() as u64 * 24);
+        self.budget.go_on()?;
         let mut member = vec![false; n];
         for &v in within {
             member[v as usize] = true;
@@ -372,6 +441,9 @@ impl<'a> Analysis<'a> {
                         continue;
                     }
                     if index[w as usize] == u32::MAX {
+                        if (next as usize).is_multiple_of(CHECK_EVERY) {
+                            self.budget.go_on()?;
+                        }
                         index[w as usize] = next;
                         low[w as usize] = next;
                         next += 1;
@@ -402,28 +474,33 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
-        out
+        Ok(out)
     }
 
     /// A cycle from `entry` back to itself inside `nodes` that takes an
     /// edge of every goal in `must_take`: edge indices in order.
-    pub fn cycle(&self, c: &FairCycle) -> Vec<u32> {
+    pub fn cycle(&self, c: &FairCycle) -> Result<Vec<u32>, Stop> {
+        // The component's set, and each walk's queue, seen set and links.
+        let _held = self
+            .budget
+            .hold(set_bytes(c.nodes.len()) * 3 + c.nodes.len() as u64 * 16);
+        self.budget.go_on()?;
         let inside: std::collections::HashSet<u32> = c.nodes.iter().copied().collect();
         let mut path = Vec::new();
         let mut at = c.entry;
         for &g in &c.must_take {
             // Shortest path (BFS) from `at` to an edge that meets `g`.
-            if let Some(p) = self.bfs(at, &inside, |e| g.hit(e)) {
+            if let Some(p) = self.bfs(at, &inside, |e| g.hit(e))? {
                 at = self.edges[*p.last().expect("non-empty") as usize].to;
                 path.extend(p);
             }
         }
         if at != c.entry || path.is_empty() {
-            if let Some(p) = self.bfs(at, &inside, |e| e.to == c.entry) {
+            if let Some(p) = self.bfs(at, &inside, |e| e.to == c.entry)? {
                 path.extend(p);
             }
         }
-        path
+        Ok(path)
     }
 
     /// Edges of a shortest path from `from` inside `inside` ending with an
@@ -433,11 +510,16 @@ impl<'a> Analysis<'a> {
         from: u32,
         inside: &std::collections::HashSet<u32>,
         goal: impl Fn(&Edge) -> bool,
-    ) -> Option<Vec<u32>> {
+    ) -> Result<Option<Vec<u32>>, Stop> {
         let mut prev: std::collections::HashMap<u32, (u32, u32)> = std::collections::HashMap::new();
         let mut queue = std::collections::VecDeque::from([from]);
         let mut seen = std::collections::HashSet::from([from]);
+        let mut popped = 0usize;
         while let Some(v) = queue.pop_front() {
+            popped += 1;
+            if popped.is_multiple_of(CHECK_EVERY) {
+                self.budget.go_on()?;
+            }
             for &ei in &self.out[v as usize] {
                 let e = &self.edges[ei as usize];
                 if !inside.contains(&e.to) {
@@ -452,7 +534,7 @@ impl<'a> Analysis<'a> {
                         cur = p;
                     }
                     path.reverse();
-                    return Some(path);
+                    return Ok(Some(path));
                 }
                 if seen.insert(e.to) {
                     prev.insert(e.to, (v, ei));
@@ -460,6 +542,102 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
-        None
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Choice, Limits};
+    use std::time::{Duration, Instant};
+
+    /// Two threads spinning on a flag nobody sets, under weak fairness.
+    fn program() -> Program {
+        let text = "litmus \"spin\"\nmodel amdgpu\nprogress fair\nvar x = 0\nthread A { L: r = load x; if r == 0 { goto L } }\nthread B { L: q = load x; if q == 0 { goto L } }\n";
+        let (lit, diags) = bc_syntax::parse(text);
+        assert!(diags.is_empty(), "{diags:?}");
+        let model = bc_graph::lower::resolve_model(&lit, None).unwrap();
+        bc_graph::lower(&lit, text, model).unwrap()
+    }
+
+    /// A ring of `n` states, both threads alive and enabled everywhere,
+    /// the threads taking turns: one component, a fair cycle.
+    fn ring(n: u32) -> (Vec<Node>, Vec<Edge>) {
+        let mut all = Bits::new(2);
+        all.set(0);
+        all.set(1);
+        let node = |i: u32| Node {
+            parent: i.wrapping_sub(1),
+            via: (i > 0).then_some(Choice {
+                thread: (i - 1) % 2,
+                phase: None,
+            }),
+            enabled: all.clone(),
+            alive: all.clone(),
+            started: all.clone(),
+            at_wait: Bits::new(2),
+            host_sync: false,
+        };
+        let edge = |i: u32| Edge {
+            from: i,
+            to: (i + 1) % n,
+            thread: i % 2,
+            label: i % 2,
+            query: false,
+            spin: false,
+            choice: Choice {
+                thread: i % 2,
+                phase: None,
+            },
+        };
+        ((0..n).map(node).collect(), (0..n).map(edge).collect())
+    }
+
+    fn budget(timeout: Option<Duration>, max_memory: u64) -> Budget {
+        let limits = Limits {
+            timeout,
+            max_memory,
+            ..Limits::default()
+        };
+        Budget::new(&limits, Instant::now())
+    }
+
+    const N: u32 = 100_000;
+
+    #[test]
+    fn the_analysis_finds_the_ring_within_its_budget() {
+        let p = program();
+        let (nodes, edges) = ring(N);
+        let b = budget(None, 1 << 30);
+        let a = Analysis::new(&p, Progress::Fair, false, &nodes, &edges, &b).unwrap();
+        let (cycles, _) = a.find().unwrap();
+        assert_eq!(cycles.len(), 1);
+        assert_eq!(a.cycle(&cycles[0]).unwrap().len(), N as usize);
+    }
+
+    /// A deadline that has passed ends the analysis with `timeout`, and a
+    /// memory bound the analysis passes ends it with `memory-limit`: at
+    /// building the edge lists, or later, while components are walked.
+    #[test]
+    fn the_analysis_stops_at_the_budget() {
+        let p = program();
+        let (nodes, edges) = ring(N);
+        let late = budget(Some(Duration::ZERO), 1 << 30);
+        assert_eq!(
+            Analysis::new(&p, Progress::Fair, false, &nodes, &edges, &late).err(),
+            Some(Stop::Timeout)
+        );
+        // 3/4 of the budget is charged: 1 MiB holds no edge lists of 100,000 states.
+        let small = budget(None, 1 << 20);
+        assert_eq!(
+            Analysis::new(&p, Progress::Fair, false, &nodes, &edges, &small).err(),
+            Some(Stop::MemoryLimit)
+        );
+        // 4.4 MB of edge lists fit in 6 MiB (4.5 charged), the walk's
+        // further 1.4 MB do not.
+        let mid = budget(None, 6 << 20);
+        let a = Analysis::new(&p, Progress::Fair, false, &nodes, &edges, &mid).unwrap();
+        assert_eq!(a.find().err(), Some(Stop::MemoryLimit));
     }
 }

@@ -11,6 +11,10 @@ use std::collections::HashMap;
 pub(crate) struct ExecNames {
     labels: Vec<String>,
     barriers: Vec<String>,
+    /// Launch inits left out of the execution because no event of it is on
+    /// their barrier (sorted by barrier): the witness still lists them in
+    /// bmo, as the execution's state holds them.
+    idle_launches: Vec<(usize, String)>,
 }
 
 impl bc_rules::Names for ExecNames {
@@ -69,12 +73,40 @@ impl Explorer<'_> {
         let mut b = ExecutionBuilder::new(p.threads.len(), p.barriers.len());
         let mut labels = Vec::new();
         let mut ids: HashMap<(u32, u32), EventId> = HashMap::new();
+        // The waits of the `stuck` threads, resolved first: their barriers
+        // are operated on too.
+        let stuck_waits: Vec<(usize, u32, EventKind, usize)> = stuck
+            .iter()
+            .filter_map(|&t| self.stuck_wait(s, t).map(|(pc, kind, bar)| (t, pc, kind, bar)))
+            .collect();
+        // The barrier instances some event of the execution operates on. A
+        // launch init of any other instance is left out: a rule relates an
+        // init only to events on its own barrier (its phases, bmo, waits),
+        // and every thread's first event follows all launch events alike,
+        // so it changes no verdict, while each one added an event to every
+        // executes-before closure (quadratic in the declarations).
+        let mut used = vec![false; p.barriers.len()];
+        for ev in s.hist.iter().flatten() {
+            if let Target::Barrier(x) = ev.target {
+                used[x.index()] = true;
+            }
+        }
+        for &(_, _, _, bar) in &stuck_waits {
+            used[bar] = true;
+        }
+        let mut idle_launches = Vec::new();
         for (i, bar) in p.barriers.iter().enumerate() {
             if let Some(w) = &bar.syncwarp {
                 b.syncwarp(BarrierId(i as u32), w.clone());
             }
             // A launch init: at launch, or standing for forgotten phases.
             let launched = s.bmo[i].first() == Some(&(LAUNCH, i as u32));
+            if !used[i] {
+                if launched {
+                    idle_launches.push((i, self.label_of(s, LAUNCH, i as u32)));
+                }
+                continue;
+            }
             if let Some(k) = s.bars[i].base.or(bar.launch_count).filter(|_| launched) {
                 let id = b.event(
                     None,
@@ -121,34 +153,7 @@ impl Explorer<'_> {
                 }
             }
         }
-        for &t in stuck {
-            let pc = s.threads[t].pc;
-            let Some(InstrKind::Barrier {
-                op: BarrierOp::Wait(spec),
-                sel,
-                ..
-            }) = p.instr(ThreadId(t as u32), pc).map(|i| &i.kind)
-            else {
-                continue;
-            };
-            let Some(bar) = self.resolve(s, t, *sel) else { continue };
-            // A token that names no phase of this barrier (none, or another
-            // barrier's) waits for a phase that never comes.
-            let token_phase = spec.token.map(|r| {
-                decode_token(s.threads[t].regs[r.index()])
-                    .filter(|&(tb, _)| tb == bar)
-                    .map_or(NO_TOKEN_PHASE, |(_, ph)| ph)
-            });
-            let parity = spec
-                .parity
-                .as_ref()
-                .map(|p| (crate::eval::eval(self.p, s, t, p) & 1) as u8);
-            let kind = EventKind::Wait {
-                participants: vec![],
-                completed: false,
-                token_phase,
-                parity,
-            };
+        for (t, pc, kind, bar) in stuck_waits {
             b.event(
                 Some(ThreadId(t as u32)),
                 pc,
@@ -182,8 +187,43 @@ impl Explorer<'_> {
         let names = ExecNames {
             labels,
             barriers: p.barriers.iter().map(|b| b.name.clone()).collect(),
+            idle_launches,
         };
         (b.finish(), names, ids)
+    }
+
+    /// The wait thread `t` is stuck on in `s`: its pc, its event (not
+    /// completed) and its barrier instance; `None` when it is not at a wait
+    /// or the wait names no barrier.
+    fn stuck_wait(&self, s: &State, t: usize) -> Option<(u32, EventKind, usize)> {
+        let pc = s.threads[t].pc;
+        let Some(InstrKind::Barrier {
+            op: BarrierOp::Wait(spec),
+            sel,
+            ..
+        }) = self.p.instr(ThreadId(t as u32), pc).map(|i| &i.kind)
+        else {
+            return None;
+        };
+        let bar = self.resolve(s, t, *sel)?;
+        // A token that names no phase of this barrier (none, or another
+        // barrier's) waits for a phase that never comes.
+        let token_phase = spec.token.map(|r| {
+            decode_token(s.threads[t].regs[r.index()])
+                .filter(|&(tb, _)| tb == bar)
+                .map_or(NO_TOKEN_PHASE, |(_, ph)| ph)
+        });
+        let parity = spec
+            .parity
+            .as_ref()
+            .map(|p| (crate::eval::eval(self.p, s, t, p) & 1) as u8);
+        let kind = EventKind::Wait {
+            participants: vec![],
+            completed: false,
+            token_phase,
+            parity,
+        };
+        Some((pc, kind, bar))
     }
 
     pub(crate) fn witness(&self, s: &State, stuck: &[usize], focus: &[EventId]) -> Witness {
@@ -193,13 +233,18 @@ impl Explorer<'_> {
 
     pub(crate) fn witness_with(&self, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
         let label = |e: EventId| names.labels[e.index()].clone();
-        let bmo = exec
-            .bmo
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| !o.is_empty())
-            .map(|(b, o)| (self.p.barriers[b].name.clone(), o.iter().map(|&e| label(e)).collect()))
-            .collect();
+        // Each barrier's bmo in barrier order; an idle barrier's holds only
+        // its launch init, which the execution left out.
+        let mut idle = names.idle_launches.iter().peekable();
+        let mut bmo = Vec::new();
+        for (b, o) in exec.bmo.iter().enumerate() {
+            let name = || self.p.barriers[b].name.clone();
+            if let Some((_, l)) = idle.next_if(|(i, _)| *i == b) {
+                bmo.push((name(), vec![l.clone()]));
+            } else if !o.is_empty() {
+                bmo.push((name(), o.iter().map(|&e| label(e)).collect()));
+            }
+        }
         let mut participates_in = Vec::new();
         let mut stuck = Vec::new();
         let mut stuck_ids = Vec::new();
