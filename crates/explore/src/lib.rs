@@ -21,7 +21,10 @@ mod canon;
 mod compact;
 mod eval;
 pub mod liveness;
+mod outcomes;
 mod state;
+
+pub use outcomes::{OutcomeClass, OutcomeKind, Outcomes};
 
 use bc_graph::bits::Bits;
 use bc_graph::*;
@@ -62,6 +65,9 @@ pub struct Limits {
     /// Testing aid: check that every stored state's compact encoding
     /// decodes back to the state.
     pub verify_encoding: bool,
+    /// Collect the outcome set ([`Outcome::outcomes`], `check
+    /// --outcomes`); off, the search does no extra work.
+    pub outcomes: bool,
 }
 
 impl Default for Limits {
@@ -77,6 +83,7 @@ impl Default for Limits {
             fuse: true,
             jobs: 1,
             verify_encoding: false,
+            outcomes: false,
         }
     }
 }
@@ -171,6 +178,9 @@ pub struct Outcome {
     pub objectless: std::collections::BTreeSet<FindingKind>,
     /// Executions the rule checker found structurally invalid (explorer bugs).
     pub internal_errors: Vec<String>,
+    /// The outcome set, when [`Limits::outcomes`] asked for it (partial
+    /// when `stop` is not `Exhausted`).
+    pub outcomes: Option<Outcomes>,
 }
 
 impl Outcome {
@@ -497,6 +507,10 @@ pub(crate) struct Explorer<'p> {
     budget: std::sync::Arc<budget::Budget>,
     /// The bytes of working states this worker has charged to the budget.
     working: u64,
+    /// The end configurations seen (when collecting outcomes).
+    ends: rustc_hash::FxHashSet<outcomes::EndConfig>,
+    /// The kinds fair cycles showed (when collecting outcomes).
+    cycle_ends: std::collections::BTreeSet<outcomes::End>,
     /// Steps are being taken for the search, not for a witness: leave out
     /// their texts (a witness replays them).
     quiet: bool,
@@ -575,6 +589,8 @@ impl<'p> Explorer<'p> {
             fault_at: None,
             budget: std::sync::Arc::new(budget::Budget::new(&limits, Instant::now())),
             working: 0,
+            ends: Default::default(),
+            cycle_ends: Default::default(),
         }
     }
 
@@ -754,6 +770,10 @@ impl<'p> Explorer<'p> {
         self.internal_errors.sort();
         self.internal_errors.dedup();
         self.internal_errors.truncate(8);
+        let outcomes = self
+            .limits
+            .outcomes
+            .then(|| outcomes::outcome_set(self.p, &self.an.sym_classes, &self.ends, &self.cycle_ends));
         Outcome {
             findings: self.findings.into_values().collect(),
             stats: Stats {
@@ -766,6 +786,7 @@ impl<'p> Explorer<'p> {
             judged: self.judged,
             objectless: self.objectless,
             internal_errors: self.internal_errors,
+            outcomes,
         }
     }
 
@@ -992,6 +1013,7 @@ impl<'p> Explorer<'p> {
         self.objectless.extend(w.objectless);
         self.internal_errors.extend(w.internal_errors);
         self.executions += w.executions;
+        self.ends.extend(w.ends);
         for (mine, theirs) in self.sometimes_holds.iter_mut().zip(w.sometimes_holds) {
             *mine |= theirs;
         }
@@ -1334,6 +1356,13 @@ impl<'p> Explorer<'p> {
         } else {
             FindingKind::Nontermination
         };
+        if self.limits.outcomes {
+            self.cycle_ends.insert(if kind == FindingKind::Deadlock {
+                outcomes::End::Deadlock
+            } else {
+                outcomes::End::Nontermination
+            });
+        }
         let alive: Vec<String> = (0..self.p.threads.len())
             .filter(|&t| nodes[cycle.entry as usize].alive.get(t))
             .map(|t| self.name_of(t).to_string())
@@ -1534,6 +1563,20 @@ impl<'p> Explorer<'p> {
             .filter(|&t| !matches!(s.threads[t].status, Status::Done | Status::NotLaunched))
             .collect();
         let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.at_wait(s, t)).collect();
+        if self.limits.outcomes && !self.replaying {
+            let end = if blocked.is_empty() {
+                outcomes::End::Final
+            } else if stuck_waits.is_empty() {
+                outcomes::End::Nontermination
+            } else {
+                outcomes::End::Deadlock
+            };
+            let config = outcomes::EndConfig::of(s, end, &self.an.sym_classes);
+            let bytes = config.bytes();
+            if self.ends.insert(config) {
+                self.budget.charge(bytes);
+            }
+        }
         self.uniform_stuck(s, &stuck_waits);
         // A `__syncwarp` phase left open: a lane its mask names that
         // executed another mask meanwhile never comes.
