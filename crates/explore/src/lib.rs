@@ -1765,6 +1765,81 @@ mod tests {
         rx.recv_timeout(Duration::from_secs(60)).ok()
     }
 
+    /// The outcome set with `reductions` on or off.
+    fn outcome_set(p: &Program, on: bool, jobs: usize) -> Outcomes {
+        let limits = Limits {
+            outcomes: true,
+            compact: on,
+            canonical: on,
+            symmetry: on,
+            fuse: on,
+            jobs,
+            ..Limits::default()
+        };
+        let o = explore(p, limits);
+        assert_eq!(o.stop, Stop::Exhausted);
+        o.outcomes.expect("asked for")
+    }
+
+    /// Symmetry stores one arrangement of interchangeable threads; the
+    /// outcome set lists every arrangement, with the counts a search
+    /// without symmetry finds - also when members with equal observed
+    /// values differ in what is not observed (tokens: phase numbers).
+    #[test]
+    fn outcome_sets_expand_symmetric_arrangements() {
+        let p = program(
+            "litmus \"t\"\nmodel cuda-sm90\nbarrier B = 2\nvar c = 0\n\
+             kernel blocks=1 threads=4 { t = arrive B; wait B, t; r = fetch_add c, 1 }\n",
+        );
+        let on = outcome_set(&p, true, 1);
+        assert_eq!(on, outcome_set(&p, false, 1));
+        assert_eq!(on, outcome_set(&p, true, 2));
+        assert_eq!(on.observables, ["b0t0:r", "b0t1:r", "b0t2:r", "b0t3:r", "c"]);
+        // 4! ticket orders, each ending c = 4.
+        assert_eq!(on.classes.len(), 24);
+        assert!(on
+            .classes
+            .iter()
+            .all(|c| matches!(&c.kind, OutcomeKind::Final(v) if v[4] == 4)));
+        // Only `c` observed: one outcome, reached by every arrangement of
+        // the tokens (phases 0, 0, 1, 1 over four threads: 6).
+        let p = program(
+            "litmus \"t\"\nmodel cuda-sm90\nbarrier B = 2\nvar c = 0\n\
+             kernel blocks=1 threads=4 { t = arrive B; wait B, t; store c, 1 }\n",
+        );
+        let on = outcome_set(&p, true, 1);
+        assert_eq!(on, outcome_set(&p, false, 1));
+        assert_eq!(on.observables, ["c"]);
+        assert_eq!(
+            on.classes,
+            [OutcomeClass {
+                kind: OutcomeKind::Final(vec![1]),
+                executions: 6
+            }]
+        );
+    }
+
+    /// Stuck end states are deadlock, with the number of distinct stuck
+    /// configurations (which thread is left over, and the tickets).
+    #[test]
+    fn stuck_end_states_are_counted_per_configuration() {
+        let p = program(
+            "litmus \"t\"\nmodel cuda-sm80\nvar c = 0\n\
+             kernel blocks=1 threads=3 { r = fetch_add c, 1; bar.sync 1, 2 }\n",
+        );
+        let on = outcome_set(&p, true, 1);
+        assert_eq!(on, outcome_set(&p, false, 1));
+        assert_eq!(
+            on.classes,
+            [OutcomeClass {
+                kind: OutcomeKind::Deadlock,
+                executions: 18
+            }]
+        );
+        // Not asked: nothing collected.
+        assert!(explore(&p, Limits::default()).outcomes.is_none());
+    }
+
     /// A panic while a worker expands a state used to leave the merging
     /// thread waiting for the worker's chunks forever (0% CPU, and
     /// `--timeout` never checked). Now it reaches the caller, whatever the
