@@ -104,6 +104,12 @@ enum Command {
         /// One line per test: no findings or witnesses.
         #[arg(long, short)]
         quiet: bool,
+        /// List every outcome the model allows per test: the final values
+        /// of registers and atomically touched locations, deadlock and
+        /// nontermination, with how many end configurations reach each
+        /// (text and JSON; docs/litmus.md, "Outcome sets").
+        #[arg(long)]
+        outcomes: bool,
         /// Leave elapsed times out of the text report.
         #[arg(long)]
         no_timing: bool,
@@ -290,6 +296,7 @@ fn run() -> io::Result<ExitCode> {
             max_states,
             timeout,
             quiet,
+            outcomes,
             no_timing,
             progress,
             no_liveness,
@@ -325,6 +332,8 @@ fn run() -> io::Result<ExitCode> {
                     fuse: !no_fuse,
                     jobs: jobs_or_cores(jobs)?,
                     verify_encoding: false,
+                    // SARIF and JUnit have no place for outcomes.
+                    outcomes: outcomes && matches!(format, Format::Text | Format::Json),
                 },
                 progress,
                 states: None,

@@ -527,3 +527,106 @@ fn typos_that_parse_are_errors() {
     );
     assert_eq!((code, lines), (Some(0), vec![]));
 }
+
+/// Test files for the outcome-set snapshots, independent of the corpus:
+/// store buffering with atomics, interchangeable threads taking tickets
+/// (symmetry: the outcomes are every arrangement), a surplus thread that
+/// deadlocks, and a flag another block may never set (nontermination).
+const OUTCOME_TESTS: &[(&str, &str)] = &[
+    (
+        "counter.litmus",
+        "litmus \"three interchangeable threads take tickets\"\nmodel cuda-sm80\nvar c = 0\n\
+         kernel blocks=1 threads=3 { r = fetch_add c, 1; __syncthreads }\nexpect ok\n",
+    ),
+    (
+        "sb.litmus",
+        "litmus \"store buffering with atomics\"\nmodel cuda-sm80\nvar x = 0\nvar y = 0\n\
+         thread T0 { store x, 1; r = load y }\nthread T1 { store y, 1; r = load x }\nexpect ok\n",
+    ),
+    (
+        "spin.litmus",
+        "litmus \"block 0 waits for a flag block 1 may never set\"\nmodel cuda-sm80\nvar flag = 0\n\
+         kernel blocks=2 threads=1 { if bid == 0 { await flag == 1; r = 1 } else { store flag, 1 } }\n\
+         expect nontermination\n",
+    ),
+    (
+        "surplus.litmus",
+        "litmus \"a third thread on bar.sync 1, 2 waits forever\"\nmodel cuda-sm80\nvar c = 0\n\
+         kernel blocks=1 threads=3 { r = fetch_add c, 1; bar.sync 1, 2 }\nexpect deadlock\n",
+    ),
+];
+
+/// A folder holding [`OUTCOME_TESTS`].
+fn outcome_dir() -> PathBuf {
+    let dir = scratch_dir("cli-outcomes");
+    for (name, text) in OUTCOME_TESTS {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn outcome_text_snapshot() {
+    let o = common::run_in(&outcome_dir(), &["check", "--outcomes", "--no-timing", "-q", "."]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    insta::assert_snapshot!("outcomes_text", stdout(&o));
+}
+
+#[test]
+fn outcome_json_snapshot() {
+    let o = common::run_in(&outcome_dir(), &["check", "--outcomes", "--format", "json", "."]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
+    let outcomes: Vec<_> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::json!({"file": r["file"], "stop": r["stop"], "outcomes": r["outcomes"]}))
+        .collect();
+    insta::assert_json_snapshot!("outcomes_json", outcomes);
+    // Values keep the observables' order (threads, then locations), not
+    // the alphabetical order of a JSON object's keys.
+    let text = stdout(&o);
+    let first = text.find("\"b0t0:r\"").unwrap();
+    assert!(first < text.find("\"c\"").unwrap());
+}
+
+/// Without `--outcomes` the JSON has no `outcomes` field (the default
+/// document is unchanged), and SARIF and JUnit ignore the flag.
+#[test]
+fn outcomes_only_when_asked() {
+    let dir = outcome_dir();
+    let plain = common::run_in(&dir, &["check", "--format", "json", "."]);
+    assert!(!stdout(&plain).contains("\"outcomes\""));
+    for format in ["sarif", "junit"] {
+        let a = common::run_in(&dir, &["check", "--format", format, "--no-timing", "."]);
+        let b = common::run_in(&dir, &["check", "--format", format, "--no-timing", "--outcomes", "."]);
+        let strip = |s: String| {
+            // Times vary between runs.
+            s.lines().filter(|l| !l.contains("time")).collect::<Vec<_>>().join("\n")
+        };
+        assert_eq!(strip(stdout(&a)), strip(stdout(&b)), "{format}");
+    }
+}
+
+/// A search stopped at a limit says its outcome list is partial.
+#[test]
+fn partial_outcomes_say_so() {
+    let o = common::run_in(
+        &outcome_dir(),
+        &[
+            "check",
+            "--outcomes",
+            "--no-timing",
+            "-q",
+            "--max-states",
+            "3",
+            "counter.litmus",
+        ],
+    );
+    assert!(
+        stdout(&o).contains("(partial: stopped at state-limit)"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -2,7 +2,9 @@
 //! Each must reach its `expect`ed verdict with the search exhausted, the
 //! rule checker must find every execution the explorer built structurally
 //! valid, and the explorer's operational findings must agree with the rule
-//! checker's on the kinds both judge.
+//! checker's on the kinds both judge. Each reduction switched off, and 3
+//! jobs against 1, leave the verdict and the outcome set (`--outcomes`:
+//! values and counts) alone.
 
 use barrier_check::{check_bytes, CheckOptions};
 use bc_syntax::{FindingKind, UbKind};
@@ -39,7 +41,15 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     let bytes = std::fs::read(path).map_err(|e| format!("{e}"))?;
     let name = path.strip_prefix(root).unwrap_or(path).display().to_string();
-    let r = check_bytes(&name, &bytes, &CheckOptions::default());
+    // Outcome sets are collected on every run here, to compare them.
+    let base = CheckOptions {
+        limits: bc_explore::Limits {
+            outcomes: true,
+            ..Default::default()
+        },
+        ..CheckOptions::default()
+    };
+    let r = check_bytes(&name, &bytes, &base);
     let Some(o) = &r.outcome else {
         return Err(bc_report::diagnostic::render_all(&r.source, &r.diagnostics).into());
     };
@@ -73,6 +83,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
             // stop at this budget (their verdicts are not compared).
             max_memory: 40 << 20,
             verify_encoding: true,
+            outcomes: true,
             ..Default::default()
         };
         let opts = CheckOptions {
@@ -88,13 +99,24 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
                 )
                 .into());
             }
+            if f.stop == bc_explore::Stop::Exhausted
+                && o.stop == bc_explore::Stop::Exhausted
+                && f.outcomes != o.outcomes
+            {
+                return Err(format!(
+                    "compact={compact} canonical={canonical} symmetry={symmetry} fuse={fuse} gives outcomes {:?}, the default {:?}",
+                    f.outcomes, o.outcomes
+                )
+                .into());
+            }
         }
     }
     // Parallel exploration changes nothing: the same findings (messages
-    // and witnesses), state and execution counts, and stop.
+    // and witnesses), state and execution counts, outcome set, and stop.
     let parallel = CheckOptions {
         limits: bc_explore::Limits {
             jobs: 3,
+            outcomes: true,
             ..Default::default()
         },
         ..CheckOptions::default()
@@ -102,11 +124,12 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     if let Some(p) = check_bytes(&name, &bytes, &parallel).outcome {
         let same = p.findings == o.findings
             && (p.stats.states, p.stats.executions) == (o.stats.states, o.stats.executions)
+            && p.outcomes == o.outcomes
             && p.stop == o.stop;
         if !same {
             return Err(format!(
-                "3 jobs give {:?} / {:?}, 1 job {:?} / {:?}",
-                p.findings, p.stats, o.findings, o.stats
+                "3 jobs give {:?} / {:?} / {:?}, 1 job {:?} / {:?} / {:?}",
+                p.findings, p.stats, p.outcomes, o.findings, o.stats, o.outcomes
             )
             .into());
         }

@@ -5,6 +5,9 @@
 //! with all of them off; when both searches finish, the verdicts must agree,
 //! the rule checker must accept every explored execution, and the explorer
 //! and the rule checker must agree on the kinds both decide. The
+//! outcome sets (`check --outcomes`: final values, deadlock and
+//! nontermination, with their counts) must be identical too, reductions on
+//! and off and with 1 and 2 jobs. The
 //! `agreement_*` tests widen the language: re-init, drop, tokens, gfx1250
 //! named barriers, mbarrier parity waits, kernels, host threads and streams
 //! (`PROPTEST_CASES` sets their number of cases).
@@ -67,12 +70,18 @@ fn program() -> impl Strategy<Value = String> {
 }
 
 fn run(text: &str, on: bool) -> Option<bc_explore::Outcome> {
+    run_jobs(text, on, 1)
+}
+
+fn run_jobs(text: &str, on: bool, jobs: usize) -> Option<bc_explore::Outcome> {
     let limits = Limits {
         max_states: 20_000,
         compact: on,
         canonical: on,
         symmetry: on,
         fuse: on,
+        outcomes: true,
+        jobs,
         ..Limits::default()
     };
     check_bytes(
@@ -100,6 +109,11 @@ fn compare(text: &str) -> Result<(), TestCaseError> {
     prop_assert!(full.internal_errors.is_empty(), "{text}\n{:?}", full.internal_errors);
     if reduced.stop == Stop::Exhausted && full.stop == Stop::Exhausted {
         prop_assert_eq!(reduced.verdict(), full.verdict(), "{}", text);
+        prop_assert_eq!(&reduced.outcomes, &full.outcomes, "{}", text);
+    }
+    if reduced.stop == Stop::Exhausted {
+        let two = run_jobs(text, true, 2).expect("it lowered once");
+        prop_assert_eq!(&two.outcomes, &reduced.outcomes, "{}", text);
     }
     if full.stop == Stop::Exhausted {
         let shared = |k: &&FindingKind| {

@@ -86,6 +86,10 @@ fn check_output_validates() {
     assert_eq!(doc["results"][0]["stop"], "state-limit");
     assert!(doc["results"][1]["error"].is_string());
     v.check(&doc, v.top, "a stopped search and a parse error");
+    // Outcome sets (`--outcomes`), over the whole corpus.
+    let outcomes = json(&["check", "--format", "json", "--outcomes", "litmus"]);
+    assert!(outcomes["results"][0]["outcomes"].is_array());
+    v.check(&outcomes, v.top, "the corpus report with outcomes");
 }
 
 /// Inputs that could not be checked (a missing file, a file over the size

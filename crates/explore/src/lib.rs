@@ -21,7 +21,10 @@ mod canon;
 mod compact;
 mod eval;
 pub mod liveness;
+mod outcomes;
 mod state;
+
+pub use outcomes::{OutcomeClass, OutcomeKind, Outcomes};
 
 use bc_graph::bits::Bits;
 use bc_graph::*;
@@ -62,6 +65,9 @@ pub struct Limits {
     /// Testing aid: check that every stored state's compact encoding
     /// decodes back to the state.
     pub verify_encoding: bool,
+    /// Collect the outcome set ([`Outcome::outcomes`], `check
+    /// --outcomes`); off, the search does no extra work.
+    pub outcomes: bool,
 }
 
 impl Default for Limits {
@@ -77,6 +83,7 @@ impl Default for Limits {
             fuse: true,
             jobs: 1,
             verify_encoding: false,
+            outcomes: false,
         }
     }
 }
@@ -171,6 +178,9 @@ pub struct Outcome {
     pub objectless: std::collections::BTreeSet<FindingKind>,
     /// Executions the rule checker found structurally invalid (explorer bugs).
     pub internal_errors: Vec<String>,
+    /// The outcome set, when [`Limits::outcomes`] asked for it (partial
+    /// when `stop` is not `Exhausted`).
+    pub outcomes: Option<Outcomes>,
 }
 
 impl Outcome {
@@ -497,6 +507,10 @@ pub(crate) struct Explorer<'p> {
     budget: std::sync::Arc<budget::Budget>,
     /// The bytes of working states this worker has charged to the budget.
     working: u64,
+    /// The end configurations seen (when collecting outcomes).
+    ends: rustc_hash::FxHashSet<outcomes::EndConfig>,
+    /// The kinds fair cycles showed (when collecting outcomes).
+    cycle_ends: std::collections::BTreeSet<outcomes::End>,
     /// Steps are being taken for the search, not for a witness: leave out
     /// their texts (a witness replays them).
     quiet: bool,
@@ -575,6 +589,8 @@ impl<'p> Explorer<'p> {
             fault_at: None,
             budget: std::sync::Arc::new(budget::Budget::new(&limits, Instant::now())),
             working: 0,
+            ends: Default::default(),
+            cycle_ends: Default::default(),
         }
     }
 
@@ -768,6 +784,10 @@ impl<'p> Explorer<'p> {
         self.internal_errors.sort();
         self.internal_errors.dedup();
         self.internal_errors.truncate(8);
+        let outcomes = self
+            .limits
+            .outcomes
+            .then(|| outcomes::outcome_set(self.p, &self.an.sym_classes, &self.ends, &self.cycle_ends));
         Outcome {
             findings: self.findings.into_values().collect(),
             stats: Stats {
@@ -780,6 +800,7 @@ impl<'p> Explorer<'p> {
             judged: self.judged,
             objectless: self.objectless,
             internal_errors: self.internal_errors,
+            outcomes,
         }
     }
 
@@ -1006,6 +1027,7 @@ impl<'p> Explorer<'p> {
         self.objectless.extend(w.objectless);
         self.internal_errors.extend(w.internal_errors);
         self.executions += w.executions;
+        self.ends.extend(w.ends);
         for (mine, theirs) in self.sometimes_holds.iter_mut().zip(w.sometimes_holds) {
             *mine |= theirs;
         }
@@ -1364,6 +1386,13 @@ impl<'p> Explorer<'p> {
         } else {
             FindingKind::Nontermination
         };
+        if self.limits.outcomes {
+            self.cycle_ends.insert(if kind == FindingKind::Deadlock {
+                outcomes::End::Deadlock
+            } else {
+                outcomes::End::Nontermination
+            });
+        }
         let alive: Vec<String> = (0..self.p.threads.len())
             .filter(|&t| nodes[cycle.entry as usize].alive.get(t))
             .map(|t| self.name_of(t).to_string())
@@ -1576,6 +1605,20 @@ impl<'p> Explorer<'p> {
             .filter(|&t| !matches!(s.threads[t].status, Status::Done | Status::NotLaunched))
             .collect();
         let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.at_wait(s, t)).collect();
+        if self.limits.outcomes && !self.replaying {
+            let end = if blocked.is_empty() {
+                outcomes::End::Final
+            } else if stuck_waits.is_empty() {
+                outcomes::End::Nontermination
+            } else {
+                outcomes::End::Deadlock
+            };
+            let config = outcomes::EndConfig::of(s, end, &self.an.sym_classes);
+            let bytes = config.bytes();
+            if self.ends.insert(config) {
+                self.budget.charge(bytes);
+            }
+        }
         self.uniform_stuck(s, &stuck_waits);
         // A `__syncwarp` phase left open: a lane its mask names that
         // executed another mask meanwhile never comes.
@@ -1762,6 +1805,81 @@ mod tests {
             let _ = tx.send(r);
         });
         rx.recv_timeout(Duration::from_secs(60)).ok()
+    }
+
+    /// The outcome set with `reductions` on or off.
+    fn outcome_set(p: &Program, on: bool, jobs: usize) -> Outcomes {
+        let limits = Limits {
+            outcomes: true,
+            compact: on,
+            canonical: on,
+            symmetry: on,
+            fuse: on,
+            jobs,
+            ..Limits::default()
+        };
+        let o = explore(p, limits);
+        assert_eq!(o.stop, Stop::Exhausted);
+        o.outcomes.expect("asked for")
+    }
+
+    /// Symmetry stores one arrangement of interchangeable threads; the
+    /// outcome set lists every arrangement, with the counts a search
+    /// without symmetry finds - also when members with equal observed
+    /// values differ in what is not observed (tokens: phase numbers).
+    #[test]
+    fn outcome_sets_expand_symmetric_arrangements() {
+        let p = program(
+            "litmus \"t\"\nmodel cuda-sm90\nbarrier B = 2\nvar c = 0\n\
+             kernel blocks=1 threads=4 { t = arrive B; wait B, t; r = fetch_add c, 1 }\n",
+        );
+        let on = outcome_set(&p, true, 1);
+        assert_eq!(on, outcome_set(&p, false, 1));
+        assert_eq!(on, outcome_set(&p, true, 2));
+        assert_eq!(on.observables, ["b0t0:r", "b0t1:r", "b0t2:r", "b0t3:r", "c"]);
+        // 4! ticket orders, each ending c = 4.
+        assert_eq!(on.classes.len(), 24);
+        assert!(on
+            .classes
+            .iter()
+            .all(|c| matches!(&c.kind, OutcomeKind::Final(v) if v[4] == 4)));
+        // Only `c` observed: one outcome, reached by every arrangement of
+        // the tokens (phases 0, 0, 1, 1 over four threads: 6).
+        let p = program(
+            "litmus \"t\"\nmodel cuda-sm90\nbarrier B = 2\nvar c = 0\n\
+             kernel blocks=1 threads=4 { t = arrive B; wait B, t; store c, 1 }\n",
+        );
+        let on = outcome_set(&p, true, 1);
+        assert_eq!(on, outcome_set(&p, false, 1));
+        assert_eq!(on.observables, ["c"]);
+        assert_eq!(
+            on.classes,
+            [OutcomeClass {
+                kind: OutcomeKind::Final(vec![1]),
+                executions: 6
+            }]
+        );
+    }
+
+    /// Stuck end states are deadlock, with the number of distinct stuck
+    /// configurations (which thread is left over, and the tickets).
+    #[test]
+    fn stuck_end_states_are_counted_per_configuration() {
+        let p = program(
+            "litmus \"t\"\nmodel cuda-sm80\nvar c = 0\n\
+             kernel blocks=1 threads=3 { r = fetch_add c, 1; bar.sync 1, 2 }\n",
+        );
+        let on = outcome_set(&p, true, 1);
+        assert_eq!(on, outcome_set(&p, false, 1));
+        assert_eq!(
+            on.classes,
+            [OutcomeClass {
+                kind: OutcomeKind::Deadlock,
+                executions: 18
+            }]
+        );
+        // Not asked: nothing collected.
+        assert!(explore(&p, Limits::default()).outcomes.is_none());
     }
 
     /// A panic while a worker expands a state used to leave the merging

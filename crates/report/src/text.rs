@@ -2,7 +2,7 @@
 //! witness (steps, bmo per barrier, participates-in, stuck waits).
 
 use crate::{verdict_text, Summary, TestReport};
-use bc_explore::{Finding, Stop};
+use bc_explore::{Finding, OutcomeKind, Outcomes, Stop};
 use std::fmt::Write;
 
 pub struct TextOptions {
@@ -97,11 +97,56 @@ pub fn test(r: &TestReport, opts: &TextOptions) -> String {
         for e in &o.internal_errors {
             let _ = writeln!(out, "  internal error (please report): {e}");
         }
+        if let Some(set) = &o.outcomes {
+            out.push_str(&outcomes(set, o.stop));
+        }
         if opts.witnesses {
             for f in &o.findings {
                 out.push_str(&finding(r, f));
             }
         }
+    }
+    out
+}
+
+/// The outcome set, herd-style (`check --outcomes`): a count line, then
+/// one line per outcome with how many end configurations reach it.
+///
+/// ```text
+/// Outcomes 3:
+///   1 execution : b0t0:r=0; b0t1:r=1; x=1;
+///   2 executions: b0t0:r=1; b0t1:r=1; x=2;
+///   1 execution : deadlock
+/// ```
+pub fn outcomes(set: &Outcomes, stop: Stop) -> String {
+    let mut out = format!("Outcomes {}:", set.classes.len());
+    if stop != Stop::Exhausted {
+        let _ = write!(out, " (partial: stopped at {})", stop.name());
+    }
+    out.push('\n');
+    let counts: Vec<String> = set
+        .classes
+        .iter()
+        .map(|c| {
+            let word = if c.executions == 1 { "execution " } else { "executions" };
+            format!("{} {word}", c.executions)
+        })
+        .collect();
+    let w = counts.iter().map(|c| c.len()).max().unwrap_or(0);
+    for (c, count) in set.classes.iter().zip(counts) {
+        let what = match &c.kind {
+            OutcomeKind::Final(values) if values.is_empty() => "(no observable values)".to_string(),
+            OutcomeKind::Final(values) => set
+                .observables
+                .iter()
+                .zip(values)
+                .map(|(n, v)| format!("{n}={v};"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            OutcomeKind::Deadlock => "deadlock".into(),
+            OutcomeKind::Nontermination => "nontermination".into(),
+        };
+        let _ = writeln!(out, "  {count:>w$}: {what}");
     }
     out
 }

@@ -26,6 +26,10 @@ pub struct Result {
     pub findings: Vec<Finding>,
     pub stats: Option<Stats>,
     pub stop: Option<String>,
+    /// The outcome set (`check --outcomes` only, so the default document
+    /// is unchanged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcomes: Option<Vec<OutcomeClass>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -87,6 +91,56 @@ pub struct Step {
 pub struct Participation {
     pub wait: String,
     pub participants: Vec<String>,
+}
+
+/// One outcome: `{"kind": "final", "values": {...}, "executions": N}`, or
+/// `deadlock` / `nontermination` without values.
+#[derive(Serialize)]
+pub struct OutcomeClass {
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values: Option<Values>,
+    pub executions: u64,
+}
+
+/// Observable values as a JSON object in the observables' order.
+pub struct Values(pub Vec<(String, i64)>);
+
+impl Serialize for Values {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// The wire form of an outcome set.
+fn outcome_classes(set: &bc_explore::Outcomes) -> Vec<OutcomeClass> {
+    set.classes
+        .iter()
+        .map(|c| match &c.kind {
+            bc_explore::OutcomeKind::Final(values) => OutcomeClass {
+                kind: "final",
+                values: Some(Values(
+                    set.observables.iter().cloned().zip(values.iter().copied()).collect(),
+                )),
+                executions: c.executions,
+            },
+            bc_explore::OutcomeKind::Deadlock => OutcomeClass {
+                kind: "deadlock",
+                values: None,
+                executions: c.executions,
+            },
+            bc_explore::OutcomeKind::Nontermination => OutcomeClass {
+                kind: "nontermination",
+                values: None,
+                executions: c.executions,
+            },
+        })
+        .collect()
 }
 
 #[derive(Serialize)]
@@ -192,6 +246,11 @@ pub fn result(r: &TestReport) -> Result {
             elapsed_ms: (o.stats.elapsed.as_secs_f64() * 1e6).round() / 1e3,
         }),
         stop: r.outcome.as_ref().map(|o| o.stop.name().to_string()),
+        outcomes: r
+            .outcome
+            .as_ref()
+            .and_then(|o| o.outcomes.as_ref())
+            .map(outcome_classes),
         error,
         diagnostics,
         internal_errors: r
