@@ -100,8 +100,11 @@ fn constructs_without_an_exact_form_are_refused() {
         .is_some_and(|r| r.0.contains("not a CUDA model")));
 }
 
+/// (folder/file, harness) of each emitted test; (folder/file, reason) of each skipped one.
+type Emitted = (Vec<(String, CudaProgram)>, Vec<(String, String)>);
+
 /// Every CUDA-model file of the corpus, emitted.
-fn corpus() -> (Vec<(String, CudaProgram)>, Vec<(String, String)>) {
+fn corpus() -> Emitted {
     let mut files = Vec::new();
     for dir in std::fs::read_dir(root().join("litmus")).unwrap() {
         for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
