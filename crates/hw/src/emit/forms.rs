@@ -1,0 +1,438 @@
+//! The instruction-form table: each lowered instruction (and each model
+//! instruction statement, by its name) becomes CUDA C++. Registers are
+//! `reg[i]` (64-bit, wrapping arithmetic through `bc_*` helpers); tokens
+//! are real mbarrier state words in `tok[i]`; control flow is labels and
+//! `goto`s, as in the lowered code.
+
+use super::plan::{Mapping, Plan};
+use super::{refuse, Refusal};
+use bc_graph::{BarrierOp, BarrierResult, BarrierSel, Builtin, CExpr, Code, Instr, InstrKind, Rmw};
+use bc_models::Scope;
+use bc_syntax::lexer::Op;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// Where a body runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Device,
+    Host,
+}
+
+/// Emits the body of code `c` as C statements; labels are `{p}L{pc}`, the
+/// end of the body jumps to `{p}end`.
+pub fn body(plan: &Plan, c: usize, side: Side) -> Result<String, Refusal> {
+    let code = &plan.prog.codes[c];
+    let p = format!("c{c}_");
+    let mut targets = BTreeSet::new();
+    for i in &code.instrs {
+        match &i.kind {
+            InstrKind::Jump(t) => {
+                targets.insert(*t);
+            }
+            InstrKind::Branch { then, els, .. } => {
+                targets.insert(*then);
+                targets.insert(*els);
+            }
+            _ => {}
+        }
+    }
+    let e = Emit { plan, side };
+    let mut out = String::new();
+    let end = code.instrs.len() as u32;
+    let label = |t: u32| {
+        if t >= end {
+            format!("{p}end")
+        } else {
+            format!("{p}L{t}")
+        }
+    };
+    for (pc, i) in code.instrs.iter().enumerate() {
+        let pc = pc as u32;
+        if targets.contains(&pc) {
+            let _ = writeln!(out, "{}: ;", label(pc));
+        }
+        let _ = writeln!(out, "  // {}", i.text.replace('\n', " "));
+        let s = match &i.kind {
+            InstrKind::Assign { dest, value } => format!("reg[{}] = {};", dest.index(), e.expr(value)),
+            InstrKind::Branch { cond, then, els } => {
+                format!(
+                    "if ({}) {{ goto {}; }} else {{ goto {}; }}",
+                    e.expr(cond),
+                    label(*then),
+                    label(*els)
+                )
+            }
+            InstrKind::Jump(t) => format!("goto {};", label(*t)),
+            InstrKind::Exit => format!("goto {p}end;"),
+            InstrKind::Barrier { .. } => {
+                let prev = pc.checked_sub(1).and_then(|q| code.instrs.get(q as usize));
+                let next = code.instrs.get(pc as usize + 1);
+                e.barrier(i, prev, next)?
+            }
+            _ => e.memory_or_host(i)?,
+        };
+        if !s.is_empty() {
+            for line in s.lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
+    let exits = code.instrs.iter().any(|i| matches!(i.kind, InstrKind::Exit));
+    if exits || targets.contains(&end) {
+        let _ = writeln!(out, "{p}end: ;");
+    }
+    Ok(out)
+}
+
+struct Emit<'a> {
+    plan: &'a Plan<'a>,
+    side: Side,
+}
+
+/// A 64-bit C literal (the smallest i64 has no literal of its own).
+pub fn lit(v: i64) -> String {
+    if v == i64::MIN {
+        "(-9223372036854775807LL - 1)".to_string()
+    } else {
+        format!("{v}LL")
+    }
+}
+
+impl Emit<'_> {
+    fn warp(&self) -> bool {
+        self.side == Side::Device && self.plan.mapping == Mapping::Warp
+    }
+
+    /// A C expression with the model's arithmetic (docs/semantics.md,
+    /// "Arithmetic": wrapping; division by zero gives 0).
+    fn expr(&self, e: &CExpr) -> String {
+        match e {
+            CExpr::Int(v) => lit(*v),
+            CExpr::Reg(r) => format!("reg[{}]", r.index()),
+            CExpr::Builtin(b) => match b {
+                Builtin::Tid => "b_tid",
+                Builtin::Bid => "b_bid",
+                Builtin::Warp => "b_warp",
+                Builtin::Lane => "b_lane",
+                Builtin::Ntid => "b_ntid",
+            }
+            .to_string(),
+            CExpr::Loc(d) => format!("{}({})", self.atomic("ld", *d), self.ptr(*d)),
+            // Assertion-only forms never reach a body.
+            CExpr::ThreadReg(..) | CExpr::LocInst(_) => "0LL".to_string(),
+            CExpr::Unary(Op::Not, x) => format!("(long long)({} == 0)", self.expr(x)),
+            CExpr::Unary(_, x) => format!("bc_neg({})", self.expr(x)),
+            CExpr::Binary(op, a, b) => {
+                let (a, b) = (self.expr(a), self.expr(b));
+                match op {
+                    Op::Add => format!("bc_add({a}, {b})"),
+                    Op::Sub => format!("bc_sub({a}, {b})"),
+                    Op::Mul => format!("bc_mul({a}, {b})"),
+                    Op::Div => format!("bc_div({a}, {b})"),
+                    Op::Rem => format!("bc_rem({a}, {b})"),
+                    Op::Eq => format!("(long long)({a} == {b})"),
+                    Op::Ne => format!("(long long)({a} != {b})"),
+                    Op::Lt => format!("(long long)({a} < {b})"),
+                    Op::Le => format!("(long long)({a} <= {b})"),
+                    Op::Gt => format!("(long long)({a} > {b})"),
+                    Op::Ge => format!("(long long)({a} >= {b})"),
+                    Op::And => format!("(long long)({a} != 0 && {b} != 0)"),
+                    Op::Or => format!("(long long)({a} != 0 || {b} != 0)"),
+                    Op::Not => format!("(long long)({b} == 0)"),
+                }
+            }
+        }
+    }
+
+    /// The address of location declaration `d` for this thread.
+    fn ptr(&self, d: u32) -> String {
+        match self.side {
+            Side::Device => format!("lp[{d}]"),
+            Side::Host => format!("bc_host_ptr(T, {d})"),
+        }
+    }
+
+    /// The helper for atomic operation `op` on declaration `d`, with the
+    /// scope of the memory it lives in.
+    fn atomic(&self, op: &str, d: u32) -> String {
+        let scope = if self.side == Side::Host || self.plan.mapped {
+            "cuda::thread_scope_system"
+        } else if self.plan.var_scope[d as usize] == Scope::Block {
+            "cuda::thread_scope_block"
+        } else {
+            "cuda::thread_scope_device"
+        };
+        format!("bc_{op}<{scope}>")
+    }
+
+    /// `stmt` run by the thread's lane 0 (warp mapping) with the warp
+    /// reconverged after it and `dest` broadcast; as is otherwise.
+    fn lead(&self, stmt: &str, dest: Option<usize>) -> String {
+        if !self.warp() {
+            return stmt.to_string();
+        }
+        match dest {
+            Some(r) => format!("if (lane == 0) {{ {stmt} }}\nreg[{r}] = __shfl_sync(0xffffffffu, reg[{r}], 0);"),
+            None => format!("if (lane == 0) {{ {stmt} }}\n__syncwarp();"),
+        }
+    }
+
+    fn memory_or_host(&self, i: &Instr) -> Result<String, Refusal> {
+        let dest_of = |d: &Option<bc_graph::RegId>| d.map(|r| r.index());
+        let assign = |d: Option<usize>, v: String| match d {
+            Some(r) => format!("reg[{r}] = {v};"),
+            None => format!("(void){v};"),
+        };
+        Ok(match &i.kind {
+            InstrKind::Store { decl, value } => self.lead(
+                &format!(
+                    "{}({}, {});",
+                    self.atomic("st", *decl),
+                    self.ptr(*decl),
+                    self.expr(value)
+                ),
+                None,
+            ),
+            InstrKind::Load { decl, dest } => {
+                let d = dest_of(dest);
+                self.lead(
+                    &assign(d, format!("{}({})", self.atomic("ld", *decl), self.ptr(*decl))),
+                    d,
+                )
+            }
+            InstrKind::Rmw { rmw, decl, value, dest } => {
+                let op = match rmw {
+                    Rmw::Exch => "xchg",
+                    Rmw::FetchAdd => "fadd",
+                };
+                let d = dest_of(dest);
+                let v = format!("{}({}, {})", self.atomic(op, *decl), self.ptr(*decl), self.expr(value));
+                self.lead(&assign(d, v), d)
+            }
+            InstrKind::Cas {
+                decl,
+                expected,
+                new,
+                dest,
+            } => {
+                let d = dest_of(dest);
+                let v = format!(
+                    "{}({}, {}, {})",
+                    self.atomic("cas", *decl),
+                    self.ptr(*decl),
+                    self.expr(expected),
+                    self.expr(new)
+                );
+                self.lead(&assign(d, v), d)
+            }
+            InstrKind::Await(cond) => self.lead(&format!("while (!({})) {{ }}", self.expr(cond)), None),
+            InstrKind::Read { decl } => self.lead(&format!("bc_plain_read({});", self.ptr(*decl)), None),
+            InstrKind::Write { decl } => self.lead(&format!("bc_plain_write({}, T + 1);", self.ptr(*decl)), None),
+            InstrKind::Launch { kernel, stream } => {
+                self.host_only(i)?;
+                format!("bc_launch_{}({});", kernel, self.stream(stream))
+            }
+            InstrKind::DeviceSync => {
+                self.host_only(i)?;
+                "bc_device_sync();".to_string()
+            }
+            InstrKind::StreamQuery { stream, dest } => {
+                self.host_only(i)?;
+                assign(dest_of(dest), format!("bc_stream_query({})", self.stream(stream)))
+            }
+            _ => unreachable!("control flow and barriers are emitted by the caller"),
+        })
+    }
+
+    fn host_only(&self, i: &Instr) -> Result<(), Refusal> {
+        if self.side == Side::Device {
+            return refuse(format!("`{}`: a host operation in device code", i.text));
+        }
+        Ok(())
+    }
+
+    /// The index of a (constant, checked by the plan) litmus stream.
+    fn stream(&self, e: &CExpr) -> usize {
+        let CExpr::Int(s) = e else { return 0 };
+        self.plan.streams.iter().position(|x| x == s).unwrap_or(0)
+    }
+
+    /// A barrier instruction: the statement's form decides the CUDA code
+    /// (docs/hardware.md, "Mapping", the table). A statement lowered to
+    /// an arrive and a wait is emitted at its arrive.
+    fn barrier<'a>(&self, i: &'a Instr, prev: Option<&'a Instr>, next: Option<&'a Instr>) -> Result<String, Refusal> {
+        if self.side == Side::Host {
+            return refuse(format!("`{}`: a barrier operation in a host thread", i.text));
+        }
+        let InstrKind::Barrier { op, sel, result } = &i.kind else {
+            unreachable!()
+        };
+        let name = self
+            .plan
+            .stmt_names
+            .get(&i.span.start)
+            .map(String::as_str)
+            .unwrap_or("");
+        let same = |o: Option<&'a Instr>| o.filter(|o| o.span == i.span && matches!(o.kind, InstrKind::Barrier { .. }));
+        let pair = [
+            "__syncthreads",
+            "__syncthreads_count",
+            "__syncthreads_and",
+            "__syncthreads_or",
+        ]
+        .contains(&name)
+            || ["__syncwarp", "bar.sync", "grid.sync", "cluster.sync", "arrive_wait"].contains(&name);
+        if pair && matches!(op, BarrierOp::Wait(_)) && same(prev).is_some() {
+            return Ok(String::new());
+        }
+        let BarrierSel::Decl(d) = *sel else {
+            return refuse(format!("`{}`: a joined-barrier selector has no CUDA form", i.text));
+        };
+        let bar = format!("&bc_bar_{d}");
+        let token_dest = match result {
+            Some(BarrierResult::Token(r)) => Some(r.index()),
+            _ => None,
+        };
+        let arrive = match op {
+            BarrierOp::Arrive(a) => Some(a),
+            _ => None,
+        };
+        let warp = self.warp();
+        Ok(match name {
+            "__syncthreads" => "__syncthreads();".to_string(),
+            "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or" => {
+                let pred = arrive
+                    .and_then(|a| a.pred.as_ref())
+                    .map_or("0".to_string(), |p| self.expr(p));
+                let dest = match same(next).map(|n| &n.kind) {
+                    Some(InstrKind::Barrier {
+                        result: Some(BarrierResult::Reduce(r)),
+                        ..
+                    }) => Some(r.index()),
+                    _ => None,
+                };
+                let call = format!("{name}({pred} != 0)");
+                let value = match (name, warp) {
+                    // Every lane of a warp passes the predicate: the count
+                    // is 32 per litmus thread.
+                    ("__syncthreads_count", true) => format!("(long long)({call} / 32)"),
+                    ("__syncthreads_count", false) => format!("(long long)({call})"),
+                    _ => format!("(long long)({call} != 0)"),
+                };
+                match dest {
+                    Some(r) => format!("reg[{r}] = {value};"),
+                    None => format!("(void){call};"),
+                }
+            }
+            "bar.sync" | "bar.arrive" => {
+                let id = self.plan.predefined.get(d as usize).copied().flatten();
+                let Some(id) = id.filter(|id| (0..16).contains(id)) else {
+                    return refuse(format!("`{}`: not a named barrier 0..15", i.text));
+                };
+                let count = arrive.and_then(|a| a.set_count.as_ref());
+                match count {
+                    None => format!("asm volatile(\"{name} {id};\" ::: \"memory\");"),
+                    Some(c) => {
+                        let threads = self.thread_count(i, c)?;
+                        format!("asm volatile(\"{name} {id}, %0;\" :: \"r\"({threads}) : \"memory\");")
+                    }
+                }
+            }
+            "__syncwarp" => {
+                let mask = arrive
+                    .and_then(|a| a.mask.as_ref())
+                    .map_or("0xffffffffu".to_string(), |m| format!("(unsigned)({})", self.expr(m)));
+                format!("__syncwarp({mask});")
+            }
+            "grid.sync" => "cooperative_groups::this_grid().sync();".to_string(),
+            "cluster.sync" => {
+                "asm volatile(\"barrier.cluster.arrive;\\n\\tbarrier.cluster.wait;\" ::: \"memory\");".to_string()
+            }
+            // The hardware keeps the cluster phase per thread: the wait
+            // waits for the phase of the thread's last arrive, which is the
+            // phase of the token the model checks (the plan refused
+            // integer tokens).
+            "cluster.barrier_arrive" => "asm volatile(\"barrier.cluster.arrive;\" ::: \"memory\");".to_string(),
+            "cluster.barrier_wait" => "asm volatile(\"barrier.cluster.wait;\" ::: \"memory\");".to_string(),
+            "mbarrier.init" | "init" => {
+                let BarrierOp::Init(k) = op else { unreachable!() };
+                self.lead(&format!("bc_mbar_init({bar}, {});", self.expr(k)), None)
+            }
+            "mbarrier.arrive" | "arrive" => {
+                if arrive.is_some_and(|a| a.set_count.is_some()) {
+                    return refuse(format!(
+                        "`{}`: an arrive that sets the expected count has no CUDA form (cuda::barrier::arrive(n) makes n arrivals)",
+                        i.text
+                    ));
+                }
+                match token_dest {
+                    Some(t) => self.lead(&format!("tok[{t}] = bc_mbar_arrive({bar});"), None),
+                    None => self.lead(&format!("(void)bc_mbar_arrive({bar});"), None),
+                }
+            }
+            "wait" => {
+                let BarrierOp::Wait(w) = op else { unreachable!() };
+                let Some(t) = w.token else {
+                    return refuse(format!(
+                        "`{}`: a wait without a token has no cuda::barrier form",
+                        i.text
+                    ));
+                };
+                self.lead(&format!("bc_mbar_wait({bar}, tok[{}]);", t.index()), None)
+            }
+            "arrive_wait" => self.lead(&format!("bc_mbar_wait({bar}, bc_mbar_arrive({bar}));"), None),
+            "mbarrier.arrive_drop" | "arrive_drop" => self.lead(&format!("bc_mbar_arrive_drop({bar});"), None),
+            "mbarrier.expect_tx" => {
+                let BarrierOp::ExpectTx(n) = op else { unreachable!() };
+                self.lead(&format!("bc_mbar_expect_tx({bar}, {});", self.expr(n)), None)
+            }
+            "mbarrier.complete_tx" => {
+                let BarrierOp::CompleteTx(n) = op else { unreachable!() };
+                self.lead(&format!("bc_mbar_complete_tx({bar}, {});", self.expr(n)), None)
+            }
+            "mbarrier.try_wait.parity" => {
+                let BarrierOp::Wait(w) = op else { unreachable!() };
+                let p = w.parity.as_ref().map_or("0LL".to_string(), |p| self.expr(p));
+                self.lead(&format!("bc_mbar_wait_parity({bar}, {p});"), None)
+            }
+            "mbarrier.inval" => self.lead(&format!("bc_mbar_inval({bar});"), None),
+            other => {
+                return refuse(format!(
+                    "`{}`: no CUDA form for `{other}` ({} operation)",
+                    i.text,
+                    op.name()
+                ))
+            }
+        })
+    }
+
+    /// The CUDA thread count of a named barrier's litmus thread count: 32
+    /// per litmus thread in the warp mapping; in the lane mapping the count
+    /// must be a constant multiple of 32 (PTX requires whole warps).
+    fn thread_count(&self, i: &Instr, c: &CExpr) -> Result<String, Refusal> {
+        if let CExpr::Int(n) = c {
+            if *n <= 0 || *n > 1024 {
+                return refuse(format!("`{}`: thread count {n} is outside 1..1024", i.text));
+            }
+        }
+        match self.plan.mapping {
+            Mapping::Warp => Ok(format!("(unsigned)({}) * 32u", self.expr(c))),
+            Mapping::Lane => match c {
+                CExpr::Int(n) if n % 32 == 0 => Ok(format!("{n}u")),
+                _ => refuse(format!(
+                    "`{}`: in the lane mapping a named barrier's count must be a constant multiple of 32",
+                    i.text
+                )),
+            },
+        }
+    }
+}
+
+/// Whether code `c` names location or barrier declarations (for the
+/// kernel's shared declarations).
+pub fn uses_barrier(code: &Code, d: u32) -> bool {
+    code.instrs
+        .iter()
+        .any(|i| matches!(&i.kind, InstrKind::Barrier { sel: BarrierSel::Decl(x), .. } if *x == d))
+}

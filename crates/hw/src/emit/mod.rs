@@ -1,0 +1,87 @@
+//! `barrier-check emit cuda`: one self-contained CUDA program per litmus
+//! test of a CUDA model (docs/hardware.md, "Mapping"). The program runs the
+//! test `ITERATIONS` times with randomised start delays, copies out exactly
+//! the values [`bc_graph::Program::observables`] names after each run,
+//! histograms them on the host, and prints one JSON object (schema 1) on
+//! stdout; a watchdog ends it with `"hung": true` when a run outlives
+//! `TIMEOUT_MS`.
+//!
+//! The emitter refuses (a [`Refusal`] with the reason) every construct it
+//! cannot map exactly, rather than emit something approximate.
+
+mod forms;
+mod plan;
+mod text;
+
+pub use plan::Mapping;
+
+use bc_graph::Program;
+use bc_syntax::Litmus;
+
+/// One emitted harness.
+#[derive(Clone, Debug)]
+pub struct CudaProgram {
+    /// The litmus test's name.
+    pub test: String,
+    pub mapping: Mapping,
+    /// The nvcc command line that builds it (also the file's first line).
+    pub nvcc: String,
+    /// The `.cu` text.
+    pub source: String,
+}
+
+/// Why a test is not emitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Builds the harness of `prog` (lowered from `lit`); `stem` names the
+/// file (`STEM.cu`, built into `./STEM`) in the nvcc line.
+pub fn emit_cuda(lit: &Litmus, prog: &Program, stem: &str) -> Result<CudaProgram, Refusal> {
+    let plan = plan::Plan::new(lit, prog)?;
+    let (nvcc, source) = text::program(&plan, stem)?;
+    Ok(CudaProgram {
+        test: prog.test.clone(),
+        mapping: plan.mapping,
+        nvcc,
+        source,
+    })
+}
+
+/// Shorthand for a refusal.
+pub(crate) fn refuse<T>(why: impl Into<String>) -> Result<T, Refusal> {
+    Err(Refusal(why.into()))
+}
+
+/// One emitted file in the manifest.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ManifestEmitted {
+    /// The litmus file, as given on the command line.
+    pub file: String,
+    /// The `.cu` file, relative to the output folder.
+    pub cu: String,
+    pub test: String,
+    pub mapping: &'static str,
+    /// The nvcc command line (run in the output folder).
+    pub nvcc: String,
+}
+
+/// One file not emitted, with the reason.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ManifestSkipped {
+    pub file: String,
+    pub reason: String,
+}
+
+/// `DIR/manifest.json`: `{"schema":1,"emitted":[...],"skipped":[...]}`.
+pub fn manifest(emitted: &[ManifestEmitted], skipped: &[ManifestSkipped]) -> String {
+    let v = serde_json::json!({ "schema": 1, "emitted": emitted, "skipped": skipped });
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
+}

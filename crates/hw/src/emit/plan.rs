@@ -1,0 +1,491 @@
+//! The placement of a test on a CUDA launch: which mapping (a litmus thread
+//! is a warp, or a lane), the grids (launches) with their shape, where each
+//! location lives, and the checks that refuse what has no exact CUDA form.
+
+use super::{refuse, Refusal};
+use bc_graph::{BarrierResult, CExpr, InstrKind, Program, ThreadId, ThreadKind};
+use bc_models::Scope;
+use bc_syntax::{Litmus, Stmt, StmtKind, ThreadForm};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// CUDA threads per warp (the CUDA models' warp size).
+pub const WARP: u32 = 32;
+
+/// How litmus threads become CUDA threads (docs/hardware.md, "Mapping").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mapping {
+    /// A litmus thread is one warp of 32 CUDA threads; lane 0 carries its
+    /// memory and barrier-object operations and broadcasts its registers.
+    Warp,
+    /// A litmus thread is one CUDA thread (tests with `__syncwarp`, whose
+    /// masks name lanes).
+    Lane,
+}
+
+impl Mapping {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mapping::Warp => "warp",
+            Mapping::Lane => "lane",
+        }
+    }
+    /// CUDA threads per litmus thread.
+    pub fn width(self) -> u32 {
+        match self {
+            Mapping::Warp => WARP,
+            Mapping::Lane => 1,
+        }
+    }
+}
+
+/// One launch: the explicit `thread`s together, or one `kernel`.
+#[derive(Clone, Debug)]
+pub struct Grid {
+    /// The C name of its `__global__` function.
+    pub func: String,
+    /// The named kernel (a host `launch`es it), or `None` (started at launch).
+    pub kernel: Option<u32>,
+    /// Its threads in CUDA order: block-major, then by `tid`.
+    pub threads: Vec<ThreadId>,
+    pub blocks: u32,
+    /// Litmus threads per block.
+    pub ntid: u32,
+    /// Blocks per cluster (1: no cluster launch attribute).
+    pub cluster: u32,
+    pub cooperative: bool,
+    /// The code bodies its threads run.
+    pub codes: Vec<usize>,
+}
+
+pub struct Plan<'a> {
+    pub lit: &'a Litmus,
+    pub prog: &'a Program,
+    pub mapping: Mapping,
+    pub grids: Vec<Grid>,
+    /// Declared scope of each `var` declaration.
+    pub var_scope: Vec<Scope>,
+    /// A host thread touches a location: every location then lives in
+    /// mapped host memory and is accessed with system scope.
+    pub mapped: bool,
+    /// The stream numbers host `launch`es name, in order (index = CUDA stream).
+    pub streams: Vec<i64>,
+    /// Instruction statement name by the start of its span.
+    pub stmt_names: HashMap<u32, String>,
+    /// Per barrier declaration index: the model's predefined barrier id
+    /// (`None` for declared barriers and `__syncwarp` mask sites).
+    pub predefined: Vec<Option<i64>>,
+    /// The most registers of any body (at least 1).
+    pub max_regs: usize,
+    /// The test uses `grid.sync` (cooperative groups; nvcc `-rdc=true`).
+    pub grid_sync: bool,
+}
+
+impl<'a> Plan<'a> {
+    pub fn new(lit: &'a Litmus, prog: &'a Program) -> Result<Plan<'a>, Refusal> {
+        if !prog.model.name.starts_with("cuda") {
+            return refuse(format!("model `{}` is not a CUDA model", prog.model.name));
+        }
+        let mut stmt_names = HashMap::new();
+        for t in &lit.threads {
+            names_of(&t.body, &mut stmt_names);
+        }
+        let mapping = if stmt_names.values().any(|n| n == "__syncwarp") {
+            Mapping::Lane
+        } else {
+            Mapping::Warp
+        };
+        for (d, b) in lit.barriers.iter().enumerate() {
+            let scope = scope_of(&b.attrs, Scope::Block);
+            if scope != Scope::Block {
+                return refuse(format!(
+                    "barrier `{}` has scope {}: only block-scope barriers have an exact CUDA object (a shared-memory mbarrier)",
+                    lit.barriers[d].name.name,
+                    scope.name()
+                ));
+            }
+        }
+        let var_scope: Vec<Scope> = lit.vars.iter().map(|v| scope_of(&v.attrs, Scope::Device)).collect();
+        let predefined = predefined_ids(lit, prog);
+        tokens(prog)?;
+        plain_and_atomic(prog)?;
+        let grids = grids(lit, prog, mapping)?;
+        let (mapped, streams) = host_side(prog)?;
+        let max_regs = prog.codes.iter().map(|c| c.regs.len()).max().unwrap_or(0).max(1);
+        let grid_sync = stmt_names.values().any(|n| n == "grid.sync");
+        Ok(Plan {
+            lit,
+            prog,
+            mapping,
+            grids,
+            var_scope,
+            mapped,
+            streams,
+            stmt_names,
+            predefined,
+            max_regs,
+            grid_sync,
+        })
+    }
+
+    /// The CUDA threads of one block of `g`.
+    pub fn block_dim(&self, g: &Grid) -> u32 {
+        g.ntid * self.mapping.width()
+    }
+}
+
+/// The `scope=` attribute of a declaration, or `default`.
+fn scope_of(attrs: &[bc_syntax::Attr], default: Scope) -> Scope {
+    attrs
+        .iter()
+        .find(|a| a.key.name == "scope")
+        .and_then(|a| a.name_value.as_ref())
+        .and_then(|v| Scope::parse(&v.name))
+        .unwrap_or(default)
+}
+
+/// Records each instruction statement's name by its span start.
+fn names_of(body: &[Stmt], out: &mut HashMap<u32, String>) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Instr { name, .. } => {
+                out.insert(s.span.start, name.name.clone());
+            }
+            StmtKind::If { then, els, .. } => {
+                names_of(then, out);
+                names_of(els, out);
+            }
+            StmtKind::Repeat { body, .. } | StmtKind::While { body, .. } => names_of(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// The predefined barrier id of each barrier declaration index: the
+/// lowering names a predefined declaration `NAME(ID)` after the model's
+/// barrier.
+fn predefined_ids(lit: &Litmus, prog: &Program) -> Vec<Option<i64>> {
+    let ndecl = prog.threads.iter().map(|t| t.barriers.len()).max().unwrap_or(0);
+    (0..ndecl)
+        .map(|d| {
+            if d < lit.barriers.len() {
+                return None;
+            }
+            let inst = prog.threads.iter().find_map(|t| t.barriers.get(d).copied().flatten())?;
+            let b = &prog.barriers[inst.index()];
+            if b.syncwarp.is_some() {
+                return None;
+            }
+            prog.model
+                .barriers
+                .iter()
+                .find(|pb| format!("{}({})", pb.name, pb.id) == b.decl_name)
+                .map(|pb| pb.id)
+        })
+        .collect()
+}
+
+/// Registers per code that hold phase tokens. A GPU token is an opaque
+/// state word and the model's a phase number, so a token may only flow from
+/// the arrive that made it to a wait: a token read as a number, or a wait
+/// on a register that also holds numbers, has no exact CUDA form.
+fn tokens(prog: &Program) -> Result<(), Refusal> {
+    for code in &prog.codes {
+        let mut tok = vec![false; code.regs.len()];
+        let mut num = vec![false; code.regs.len()];
+        let mut waited = BTreeSet::new();
+        for i in &code.instrs {
+            match &i.kind {
+                InstrKind::Barrier { result, op, .. } => {
+                    match result {
+                        Some(BarrierResult::Token(r)) => tok[r.index()] = true,
+                        Some(BarrierResult::Reduce(r)) | Some(BarrierResult::IsFirst(r)) => num[r.index()] = true,
+                        None => {}
+                    }
+                    if let bc_graph::BarrierOp::Wait(w) = op {
+                        if let Some(t) = w.token {
+                            waited.insert(t.index());
+                        }
+                    }
+                }
+                InstrKind::Assign { dest, .. } => num[dest.index()] = true,
+                InstrKind::Load { dest: Some(r), .. }
+                | InstrKind::Rmw { dest: Some(r), .. }
+                | InstrKind::Cas { dest: Some(r), .. }
+                | InstrKind::StreamQuery { dest: Some(r), .. } => num[r.index()] = true,
+                _ => {}
+            }
+        }
+        for i in &code.instrs {
+            let mut read = Vec::new();
+            exprs_of(&i.kind, &mut |e| regs_read(e, &mut read));
+            if let Some(r) = read.into_iter().find(|r| tok[*r]) {
+                let name = &code.regs[r];
+                if !name.contains('@') {
+                    return refuse(format!(
+                        "token register `{name}` is used as a number (`{}`): a GPU token is an opaque state word, not the model's phase number",
+                        i.text
+                    ));
+                }
+            }
+        }
+        for r in waited {
+            if num[r] || !tok[r] {
+                return refuse(format!(
+                    "a wait uses register `{}` as a token, but it holds a number: the model's phase numbers have no GPU token",
+                    code.regs[r]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A location both plain-accessed and atomically accessed: the model gives
+/// a plain write no value, a GPU's plain write stores one, so the final
+/// value would not compare.
+fn plain_and_atomic(prog: &Program) -> Result<(), Refusal> {
+    let mut plain = vec![false; prog.locs.len()];
+    let mut atomic = vec![false; prog.locs.len()];
+    for t in &prog.threads {
+        let inst = |d: &u32| t.locs.get(*d as usize).copied().flatten();
+        for i in &prog.codes[t.code.index()].instrs {
+            match &i.kind {
+                InstrKind::Read { decl } | InstrKind::Write { decl } => {
+                    if let Some(l) = inst(decl) {
+                        plain[l.index()] = true;
+                    }
+                }
+                InstrKind::Store { decl, .. }
+                | InstrKind::Load { decl, .. }
+                | InstrKind::Rmw { decl, .. }
+                | InstrKind::Cas { decl, .. } => {
+                    if let Some(l) = inst(decl) {
+                        atomic[l.index()] = true;
+                    }
+                }
+                InstrKind::Await(c) => await_locs(c, &mut |d| {
+                    if let Some(l) = inst(&d) {
+                        atomic[l.index()] = true;
+                    }
+                }),
+                _ => {}
+            }
+        }
+    }
+    if let Some(l) = (0..prog.locs.len()).find(|&l| plain[l] && atomic[l]) {
+        return refuse(format!(
+            "location `{}` has both plain and atomic accesses: a plain write stores a value on a GPU but none in the model",
+            prog.locs[l].name
+        ));
+    }
+    Ok(())
+}
+
+fn await_locs(e: &CExpr, f: &mut dyn FnMut(u32)) {
+    match e {
+        CExpr::Loc(d) => f(*d),
+        CExpr::Unary(_, x) => await_locs(x, f),
+        CExpr::Binary(_, a, b) => {
+            await_locs(a, f);
+            await_locs(b, f)
+        }
+        _ => {}
+    }
+}
+
+/// Calls `f` on every expression an instruction reads as a value (token
+/// operands of waits excluded).
+pub fn exprs_of(k: &InstrKind, f: &mut dyn FnMut(&CExpr)) {
+    match k {
+        InstrKind::Barrier { op, .. } => match op {
+            bc_graph::BarrierOp::Init(e) | bc_graph::BarrierOp::ExpectTx(e) | bc_graph::BarrierOp::CompleteTx(e) => {
+                f(e)
+            }
+            bc_graph::BarrierOp::Arrive(a) => {
+                for e in [&a.set_count, &a.mask, &a.pred].into_iter().flatten() {
+                    f(e)
+                }
+            }
+            bc_graph::BarrierOp::Wait(w) => {
+                if let Some(p) = &w.parity {
+                    f(p)
+                }
+            }
+            _ => {}
+        },
+        InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } | InstrKind::Assign { value, .. } => f(value),
+        InstrKind::Cas { expected, new, .. } => {
+            f(expected);
+            f(new)
+        }
+        InstrKind::Await(c) | InstrKind::Branch { cond: c, .. } => f(c),
+        InstrKind::Launch { stream, .. } | InstrKind::StreamQuery { stream, .. } => f(stream),
+        _ => {}
+    }
+}
+
+fn regs_read(e: &CExpr, out: &mut Vec<usize>) {
+    match e {
+        CExpr::Reg(r) => out.push(r.index()),
+        CExpr::Unary(_, x) => regs_read(x, out),
+        CExpr::Binary(_, a, b) => {
+            regs_read(a, out);
+            regs_read(b, out)
+        }
+        _ => {}
+    }
+}
+
+/// The launches: the explicit threads form one grid, each kernel its own
+/// (litmus spec, "File structure"; the lowering places them so).
+fn grids(lit: &Litmus, prog: &Program, mapping: Mapping) -> Result<Vec<Grid>, Refusal> {
+    // Key: None for the explicit threads, Some(declaration) for a kernel.
+    let mut by_key: BTreeMap<Option<usize>, Vec<ThreadId>> = BTreeMap::new();
+    for (i, t) in prog.threads.iter().enumerate() {
+        if t.kind == ThreadKind::Host {
+            continue;
+        }
+        let d = t.code.index();
+        let key = (lit.threads[d].form == ThreadForm::Kernel).then_some(d);
+        by_key.entry(key).or_default().push(ThreadId(i as u32));
+    }
+    let max_ntid = 1024 / mapping.width();
+    let mut out = Vec::new();
+    for (key, mut threads) in by_key {
+        threads.sort_by_key(|t| {
+            let th = prog.thread(*t);
+            (th.block, th.tid)
+        });
+        let th = |t: &ThreadId| prog.thread(*t);
+        let blocks = threads.iter().map(|t| th(t).block).max().unwrap_or(0) + 1;
+        let mut per_block = vec![0u32; blocks as usize];
+        for t in &threads {
+            per_block[th(t).block as usize] += 1;
+        }
+        let ntid = per_block[0];
+        if per_block.iter().any(|&n| n != ntid) {
+            return refuse(
+                "the explicit threads' blocks have different sizes (or a block has none): a CUDA launch has one block size",
+            );
+        }
+        if ntid > max_ntid {
+            return refuse(format!(
+                "{ntid} threads per block: the {} mapping fits at most {max_ntid} in a CUDA block of 1024 threads",
+                mapping.name()
+            ));
+        }
+        for t in &threads {
+            let x = th(t);
+            if mapping == Mapping::Lane && (x.warp != x.tid / WARP || x.lane != x.tid % WARP) {
+                return refuse(format!(
+                    "thread {} has warp={} but is thread {} of its block: in the lane mapping a thread's warp is its index / 32",
+                    x.name, x.warp, x.tid
+                ));
+            }
+        }
+        let clusters = threads.iter().map(|t| th(t).cluster).max().unwrap_or(0) + 1;
+        let cluster = if blocks % clusters == 0 { blocks / clusters } else { 0 };
+        if cluster == 0 || threads.iter().any(|t| th(t).cluster != th(t).block / cluster) {
+            return refuse("clusters are not equal runs of consecutive blocks: no CUDA cluster shape places them");
+        }
+        if cluster > 8 {
+            return refuse(format!("cluster of {cluster} blocks: the portable CUDA maximum is 8"));
+        }
+        let mut codes: Vec<usize> = threads.iter().map(|t| th(t).code.index()).collect();
+        codes.sort();
+        codes.dedup();
+        let kernel = threads.first().and_then(|t| th(t).kernel);
+        let func = match (key, kernel) {
+            (None, _) => "bc_threads".to_string(),
+            (Some(_), Some(k)) => format!("bc_kernel_{}", c_ident(&prog.kernels[k as usize].name)),
+            (Some(d), None) => format!("bc_kernel{d}"),
+        };
+        out.push(Grid {
+            func,
+            kernel,
+            cooperative: threads.first().is_some_and(|t| th(t).cooperative),
+            threads,
+            blocks,
+            ntid,
+            cluster,
+            codes,
+        });
+    }
+    Ok(out)
+}
+
+/// Host threads: which locations they touch, which streams they name, and
+/// whether each named kernel is launched once at most.
+fn host_side(prog: &Program) -> Result<(bool, Vec<i64>), Refusal> {
+    let mut mapped = false;
+    let mut streams = BTreeSet::new();
+    let mut launches = vec![0u32; prog.kernels.len()];
+    for t in prog.threads.iter().filter(|t| t.kind == ThreadKind::Host) {
+        let code = &prog.codes[t.code.index()];
+        for (pc, i) in code.instrs.iter().enumerate() {
+            match &i.kind {
+                InstrKind::Store { .. }
+                | InstrKind::Load { .. }
+                | InstrKind::Rmw { .. }
+                | InstrKind::Cas { .. }
+                | InstrKind::Await(_)
+                | InstrKind::Read { .. }
+                | InstrKind::Write { .. } => mapped = true,
+                InstrKind::Launch { stream, .. } | InstrKind::StreamQuery { stream, .. } => {
+                    let CExpr::Int(s) = stream else {
+                        return refuse(format!("`{}`: the stream must be a constant", i.text));
+                    };
+                    streams.insert(*s);
+                    if let InstrKind::Launch { kernel, .. } = &i.kind {
+                        launches[*kernel as usize] += 1;
+                        let in_loop = code.instrs.iter().enumerate().any(|(j, x)| match &x.kind {
+                            InstrKind::Jump(to) => (*to as usize) <= pc && pc < j,
+                            InstrKind::Branch { then, els, .. } => {
+                                ((*then as usize) <= pc || (*els as usize) <= pc) && pc < j
+                            }
+                            _ => false,
+                        });
+                        if in_loop {
+                            return refuse(format!("`{}` may run more than once (in a loop)", i.text));
+                        }
+                    }
+                }
+                InstrKind::Barrier { .. } => {
+                    return refuse(format!("`{}`: a barrier operation in a host thread", i.text));
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(k) = launches.iter().position(|&n| n > 1) {
+        return refuse(format!(
+            "kernel `{}` is launched by more than one `launch`: its threads are one set in the model",
+            prog.kernels[k].name
+        ));
+    }
+    if mapped {
+        // Device read-modify-writes on host memory need
+        // hostNativeAtomicSupported, which PCIe hosts lack.
+        for t in prog.threads.iter().filter(|t| t.kind == ThreadKind::Device) {
+            let code = &prog.codes[t.code.index()];
+            if let Some(i) = code
+                .instrs
+                .iter()
+                .find(|i| matches!(i.kind, InstrKind::Rmw { .. } | InstrKind::Cas { .. }))
+            {
+                return refuse(format!(
+                    "`{}`: a device read-modify-write on a location a host thread touches (host memory; needs hostNativeAtomicSupported)",
+                    i.text
+                ));
+            }
+        }
+    }
+    Ok((mapped, streams.into_iter().collect()))
+}
+
+/// A C identifier from a litmus name.
+pub fn c_ident(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}

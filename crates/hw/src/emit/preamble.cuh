@@ -1,0 +1,116 @@
+
+// ---- barrier-check harness helpers (the same in every emitted file) ----
+#include <cuda_runtime.h>
+#include <cooperative_groups.h>
+#include <cuda/atomic>
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+// Kernel parameters of every launch.
+struct BcArgs {
+  long long* locs;           // location slots (device or mapped host memory)
+  long long* regs;           // BC_MAXREG registers per litmus thread
+  unsigned long long seed;   // run seed and iteration: start delays
+  unsigned long long iter;
+};
+
+// The model's arithmetic (docs/semantics.md, "Arithmetic"): 64-bit,
+// wrapping; division and remainder by zero, and their overflow, give 0.
+__host__ __device__ inline long long bc_add(long long a, long long b) { return (long long)((unsigned long long)a + (unsigned long long)b); }
+__host__ __device__ inline long long bc_sub(long long a, long long b) { return (long long)((unsigned long long)a - (unsigned long long)b); }
+__host__ __device__ inline long long bc_mul(long long a, long long b) { return (long long)((unsigned long long)a * (unsigned long long)b); }
+__host__ __device__ inline long long bc_neg(long long a) { return (long long)(0ull - (unsigned long long)a); }
+__host__ __device__ inline long long bc_div(long long a, long long b) { return (b == 0 || (a == LLONG_MIN && b == -1)) ? 0 : a / b; }
+__host__ __device__ inline long long bc_rem(long long a, long long b) { return (b == 0 || (a == LLONG_MIN && b == -1)) ? 0 : a % b; }
+
+// Litmus atomics: relaxed (litmus spec: barriers order execution), at the
+// scope of the memory the location lives in.
+template <cuda::thread_scope S> __host__ __device__ inline long long bc_ld(long long* p) {
+  return cuda::atomic_ref<long long, S>(*p).load(cuda::memory_order_relaxed);
+}
+template <cuda::thread_scope S> __host__ __device__ inline void bc_st(long long* p, long long v) {
+  cuda::atomic_ref<long long, S>(*p).store(v, cuda::memory_order_relaxed);
+}
+template <cuda::thread_scope S> __host__ __device__ inline long long bc_xchg(long long* p, long long v) {
+  return cuda::atomic_ref<long long, S>(*p).exchange(v, cuda::memory_order_relaxed);
+}
+template <cuda::thread_scope S> __host__ __device__ inline long long bc_fadd(long long* p, long long v) {
+  return cuda::atomic_ref<long long, S>(*p).fetch_add(v, cuda::memory_order_relaxed);
+}
+template <cuda::thread_scope S> __host__ __device__ inline long long bc_cas(long long* p, long long e, long long n) {
+  cuda::atomic_ref<long long, S>(*p).compare_exchange_strong(e, n, cuda::memory_order_relaxed);
+  return e;  // the old value: e is updated when the exchange fails
+}
+// Plain accesses (for race checking; they carry no outcome).
+__host__ __device__ inline void bc_plain_read(long long* p) { long long x = *(volatile long long*)p; (void)x; }
+__host__ __device__ inline void bc_plain_write(long long* p, long long v) { *(volatile long long*)p = v; }
+
+// mbarrier objects in shared memory (PTX ISA, "Parallel Synchronization and
+// Communication Instructions: mbarrier"); cuda::barrier<thread_scope_block>
+// in shared memory is one of these on sm_80 and later.
+__device__ inline unsigned bc_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ inline void bc_mbar_init(unsigned long long* b, long long n) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bc_smem(b)), "r"((unsigned)n) : "memory");
+}
+__device__ inline unsigned long long bc_mbar_arrive(unsigned long long* b) {
+  unsigned long long st;
+  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(st) : "r"(bc_smem(b)) : "memory");
+  return st;
+}
+__device__ inline void bc_mbar_arrive_drop(unsigned long long* b) {
+  unsigned long long st;
+  asm volatile("mbarrier.arrive_drop.shared::cta.b64 %0, [%1];" : "=l"(st) : "r"(bc_smem(b)) : "memory");
+  (void)st;
+}
+__device__ inline void bc_mbar_expect_tx(unsigned long long* b, long long n) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(bc_smem(b)), "r"((unsigned)n) : "memory");
+}
+__device__ inline void bc_mbar_complete_tx(unsigned long long* b, long long n) {
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(bc_smem(b)), "r"((unsigned)n) : "memory");
+}
+__device__ inline void bc_mbar_wait(unsigned long long* b, unsigned long long st) {
+  unsigned ok = 0;
+  do {
+    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(ok) : "r"(bc_smem(b)), "l"(st) : "memory");
+  } while (!ok);
+}
+__device__ inline void bc_mbar_wait_parity(unsigned long long* b, long long parity) {
+  unsigned ok = 0;
+  do {
+    asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(ok) : "r"(bc_smem(b)), "r"((unsigned)(parity & 1)) : "memory");
+  } while (!ok);
+}
+__device__ inline void bc_mbar_inval(unsigned long long* b) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(bc_smem(b)) : "memory");
+}
+
+// Randomised start delays: a pure function of (seed, iteration, thread).
+__host__ __device__ inline unsigned long long bc_mix(unsigned long long x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+__host__ __device__ inline long long bc_cycles(unsigned long long seed, unsigned long long iter, unsigned long long t) {
+  unsigned long long h = bc_mix(seed ^ bc_mix(iter ^ bc_mix(t)));
+  return (h & 3) == 0 ? 0 : (long long)((h >> 16) % 4096);
+}
+__device__ inline void bc_delay(unsigned long long seed, unsigned long long iter, unsigned long long t) {
+  long long n = bc_cycles(seed, iter, t);
+  long long t0 = clock64();
+  while (clock64() - t0 < n) { }
+}
+static void bc_host_delay(unsigned long long seed, unsigned long long iter, unsigned long long t) {
+  volatile long long i = 0;
+  for (long long n = bc_cycles(seed, iter, t); i < n; i = i + 1) { }
+}
