@@ -3,3 +3,7 @@
 //! programs observed (`observed`, a versioned wire module), and compare the
 //! observations with the outcome sets the model allows (`compare`).
 //! I/O-free: the cli crate writes files and runs processes.
+
+pub mod compare;
+pub mod observed;
+pub mod runner;
