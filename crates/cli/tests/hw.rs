@@ -49,7 +49,8 @@ if [ "$tool" = synccheck ]; then
   echo "========= Barrier error detected. Divergent thread(s) in block"
   echo "========= ERROR SUMMARY: 2 errors"
 else
-  echo "========= ERROR SUMMARY: 0 errors"
+  # racecheck 2025.3 prints no ERROR SUMMARY
+  echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
 fi
 "#,
     );

@@ -268,13 +268,16 @@ fn ended(end: End) -> String {
 pub const MAX_SANITIZER_MESSAGES: usize = 5;
 
 /// What a compute-sanitizer tool printed (stdout and stderr together):
-/// the count of its `ERROR SUMMARY: N error(s)` line, and its first few
-/// distinct error lines. An error line is a `========= ` line that is not
+/// the count of its `ERROR SUMMARY: N error(s)` line (synccheck; racecheck
+/// 2025.3 prints `RACECHECK SUMMARY: H hazards displayed (E errors, W
+/// warnings)` instead, and E is taken when no ERROR SUMMARY came), and its
+/// first few distinct error lines. An error line is a `========= ` line that is not
 /// indented (indented ones give the location of the line above) and not
 /// the tool's banner or summaries; hexadecimal numbers (addresses, which
 /// differ per run) are masked so repeats of one error count once.
 pub fn sanitizer_report(output: &str, end: End) -> ToolReport {
     let mut errors = None;
+    let mut race_errors = None;
     let mut messages: Vec<String> = Vec::new();
     for line in output.lines() {
         let Some(body) = line.strip_prefix("=========") else {
@@ -282,6 +285,14 @@ pub fn sanitizer_report(output: &str, end: End) -> ToolReport {
         };
         if let Some(n) = body.trim().strip_prefix("ERROR SUMMARY:") {
             errors = n.split_whitespace().next().and_then(|n| n.parse::<u64>().ok());
+            continue;
+        }
+        if let Some(rest) = body.trim().strip_prefix("RACECHECK SUMMARY:") {
+            // `2 hazards displayed (2 errors, 0 warnings)`
+            race_errors = rest
+                .split_once('(')
+                .and_then(|(_, r)| r.split_whitespace().next())
+                .and_then(|n| n.parse::<u64>().ok());
             continue;
         }
         let Some(msg) = body.strip_prefix(' ') else { continue };
@@ -298,6 +309,7 @@ pub fn sanitizer_report(output: &str, end: End) -> ToolReport {
         }
     }
     let timed_out = matches!(end, End::Killed(_));
+    let errors = errors.or(race_errors);
     if errors.is_none() {
         messages.push(match end {
             End::Killed(d) => format!("killed after {} ms with no ERROR SUMMARY", d.as_millis()),
@@ -436,6 +448,45 @@ mod tests {
             ]
         );
         assert!(!r.timed_out);
+        // As compute-sanitizer 2025.3.1 printed them on an H100.
+        let race = "\
+========= COMPUTE-SANITIZER
+========= Error: Race reported between Read access at k(int *)+0x1e0 in r.cu:3
+=========     and Write access at k(int *)+0x1f0 in r.cu:3 [256 hazards]
+========= \n\
+========= Error: Race reported between Read access at k(int *)+0xc0 in r.cu:3
+=========     and Write access at k(int *)+0x130 in r.cu:3 [4 hazards]
+========= \n\
+{\"done\":\"cudaSuccess\"}
+========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)
+";
+        let r = sanitizer_report(race, End::Exited(0));
+        assert_eq!(r.errors, Some(2));
+        assert_eq!(
+            r.messages,
+            ["Error: Race reported between Read access at k(int *)+0x? in r.cu:3"]
+        );
+        let quiet = sanitizer_report(
+            "========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n",
+            End::Exited(0),
+        );
+        assert_eq!((quiet.errors, quiet.messages.len()), (Some(0), 0));
+        let sync = "\
+========= COMPUTE-SANITIZER
+========= Barrier error detected. Invalid arguments.
+=========     at __syncwarp(unsigned int)+0x170 in sm_30_intrinsics.hpp:110
+=========     by thread (0,0,0) in block (0,0,0)
+=========         Device Frame: k(int *, int)+0x160 in q.cu:6
+=========     Saved host backtrace up to driver entry point at kernel launch time
+=========         Host Frame: main [0x8d47] in q
+========= \n\
+========= Barrier error detected. Invalid arguments.
+{\"done\":\"cudaErrorLaunchFailure\"}
+========= ERROR SUMMARY: 2 errors
+";
+        let r = sanitizer_report(sync, End::Exited(0));
+        assert_eq!(r.errors, Some(2));
+        assert_eq!(r.messages, ["Barrier error detected. Invalid arguments."]);
         let clean = sanitizer_report(
             "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n",
             End::Exited(0),
