@@ -119,7 +119,7 @@ fn run_limited(mut cmd: Command, limit: Duration) -> Finished {
     // Something the program started may still hold its pipes: give it a
     // moment, then end the group.
     let deadline = Instant::now() + Duration::from_secs(2);
-    let finished = |h: &Option<std::thread::JoinHandle<String>>| h.as_ref().map_or(true, |h| h.is_finished());
+    let finished = |h: &Option<std::thread::JoinHandle<String>>| h.as_ref().is_none_or(|h| h.is_finished());
     while !(finished(&stdout) && finished(&stderr)) {
         if Instant::now() > deadline {
             kill_group(pid);
