@@ -52,3 +52,15 @@ bench-spin:
 # times and a check that both print the same JSON.
 bench-jobs:
     cargo bench -p barrier-check --bench jobs
+
+# Hold every CUDA verdict against the GPU of this machine (docs/hardware.md):
+# emit a harness per CUDA test into DIR, compile and run each (1,000
+# iterations, then a few under compute-sanitizer synccheck and racecheck),
+# and compare what ran with the model (exit 1 on an UNSOUND test). Needs nvcc
+# and compute-sanitizer; on a machine without cargo, run the three commands
+# with a carried release binary (BC=path/to/barrier-check just hw DIR).
+BC := env_var_or_default("BC", "./target/release/barrier-check")
+hw DIR:
+    {{BC}} emit cuda litmus -o {{DIR}}
+    {{BC}} hw run {{DIR}} --sanitizer -o {{DIR}}/observed.json
+    {{BC}} hw compare {{DIR}}/observed.json

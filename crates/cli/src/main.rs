@@ -7,6 +7,8 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod hw;
+
 use barrier_check::{check_bytes, lower_bytes, CheckOptions};
 use bc_explore::Limits;
 use bc_models::Model;
@@ -216,6 +218,12 @@ enum Command {
         #[command(subcommand)]
         target: EmitTarget,
     },
+    /// Hold verdicts against a GPU: run emitted CUDA harnesses, compare
+    /// what they observed with the model (docs/hardware.md).
+    Hw {
+        #[command(subcommand)]
+        command: HwCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -229,6 +237,56 @@ enum EmitTarget {
         /// The output folder (created if missing).
         #[arg(short = 'o', long = "out", value_name = "DIR", required = true)]
         out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum HwCommand {
+    /// Compile every program of an `emit cuda` folder with nvcc, run each
+    /// in its own process, and write what they observed as JSON.
+    Run {
+        /// The folder `emit cuda -o` wrote (with its manifest.json).
+        dir: PathBuf,
+        /// Iterations per test.
+        #[arg(long, default_value_t = 1000, value_parser = parse_count)]
+        iterations: u64,
+        /// The seed every program gets (start delays, schedules).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// A program's own deadline, in ms: an iteration that misses it is
+        /// a hang (the runner kills the process 10 s after it).
+        #[arg(long, default_value_t = 2000, value_parser = parse_count)]
+        timeout_ms: u64,
+        /// Programs compiled and run side by side [default: every core].
+        #[arg(long, value_name = "N", value_parser = parse_jobs)]
+        jobs: Option<usize>,
+        /// Also run each program under compute-sanitizer synccheck and
+        /// racecheck (few iterations).
+        #[arg(long)]
+        sanitizer: bool,
+        /// Iterations of a program under compute-sanitizer.
+        #[arg(long, default_value_t = 10, value_parser = parse_count)]
+        sanitizer_iterations: u64,
+        /// Time limit of one compute-sanitizer run, in seconds.
+        #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_secs)]
+        sanitizer_timeout: Duration,
+        /// The runner's watchdog margin over --timeout-ms (for tests).
+        #[arg(long, hide = true, default_value_t = bc_hw::runner::MARGIN_MS)]
+        margin_ms: u64,
+        /// Where to write the observations.
+        #[arg(short, long, value_name = "OBSERVED.json")]
+        output: PathBuf,
+    },
+    /// Compare observations (from `hw run`) with each test's verdict and
+    /// outcome set: exit 1 when the device showed an outcome the model
+    /// forbids.
+    Compare {
+        observed: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        format: hw::CompareFormat,
+        /// Threads checking the litmus files [default: every core].
+        #[arg(long, value_name = "N", value_parser = parse_jobs)]
+        jobs: Option<usize>,
     },
 }
 
@@ -389,6 +447,35 @@ fn run() -> io::Result<ExitCode> {
             }
             Ok(code)
         }
+        Command::Hw {
+            command:
+                HwCommand::Run {
+                    dir,
+                    iterations,
+                    seed,
+                    timeout_ms,
+                    jobs,
+                    sanitizer,
+                    sanitizer_iterations,
+                    sanitizer_timeout,
+                    margin_ms,
+                    output,
+                },
+        } => hw::run(&hw::RunArgs {
+            dir,
+            iterations,
+            seed,
+            timeout_ms,
+            jobs,
+            sanitizer,
+            sanitizer_iterations,
+            sanitizer_timeout,
+            margin_ms,
+            output,
+        }),
+        Command::Hw {
+            command: HwCommand::Compare { observed, format, jobs },
+        } => hw::compare(&observed, format, jobs),
         Command::Graph {
             file,
             format: GraphFormat::Dot,

@@ -5,3 +5,6 @@
 //! I/O-free: the cli crate writes files and runs processes.
 
 pub mod emit;
+pub mod compare;
+pub mod observed;
+pub mod runner;
