@@ -300,13 +300,8 @@ pub fn run(a: &RunArgs) -> io::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the model allows of a checked test.
-///
-/// FIXME(#17): the final outcomes come from the outcome set that `check
-/// --outcomes` computes (not on this branch yet); until then `finals` is
-/// `None` and a test that completed is `unknown` unless something already
-/// contradicts its verdict (a hang where every execution terminates).
-/// This is the one function to change once the outcome sets are merged.
+/// What the model allows of a checked test: its outcome set (`check
+/// --outcomes`) and the verdict's non-terminating and UB findings.
 fn allowed_of(r: &TestReport) -> Result<Allowed, String> {
     let Some(o) = &r.outcome else {
         let why = r
@@ -316,8 +311,20 @@ fn allowed_of(r: &TestReport) -> Result<Allowed, String> {
         return Err(format!("{}: {why}", r.source.name));
     };
     let verdict = o.verdict();
+    // The model's final outcomes, named as the harness names them (both
+    // read `Program::observables`).
+    let finals = o.outcomes.as_ref().map(|set| {
+        let mut finals = std::collections::BTreeMap::new();
+        for class in &set.classes {
+            if let bc_explore::OutcomeKind::Final(values) = &class.kind {
+                let f = compare::final_of(set.observables.iter().cloned().zip(values.iter().copied()));
+                *finals.entry(f).or_insert(0) += class.executions;
+            }
+        }
+        finals
+    });
     Ok(Allowed {
-        finals: None,
+        finals,
         deadlock: verdict.contains(&FindingKind::Deadlock),
         nontermination: verdict.contains(&FindingKind::Nontermination),
         ub_or_race: verdict
@@ -381,6 +388,7 @@ pub fn compare(path: &Path, format: CompareFormat, jobs: Option<usize>) -> io::R
     let opts = CheckOptions {
         limits: bc_explore::Limits {
             jobs: jobs_or_cores(jobs)?,
+            outcomes: true,
             ..bc_explore::Limits::default()
         },
         ..CheckOptions::default()

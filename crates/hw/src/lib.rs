@@ -4,7 +4,7 @@
 //! observations with the outcome sets the model allows (`compare`).
 //! I/O-free: the cli crate writes files and runs processes.
 
-pub mod emit;
 pub mod compare;
+pub mod emit;
 pub mod observed;
 pub mod runner;

@@ -20,13 +20,19 @@ pub struct CompilePlan {
 
 /// Reads the `// nvcc: ARGS` first line of program `cu` (a file name in
 /// the emission folder). The source file and `-o NAME` are added when the
-/// line leaves them out (the executable is then the file's stem).
+/// line leaves them out (the executable is then the file's stem). The line
+/// may spell the compiler's own name first (`// nvcc: nvcc -arch=...`, as
+/// `emit cuda` writes it, so the line is a command to paste): it is not an
+/// argument.
 pub fn compile_plan(cu: &str, text: &str) -> Result<CompilePlan, String> {
     let first = text.lines().next().unwrap_or("");
     let rest = first
         .strip_prefix(NVCC_LINE)
         .ok_or_else(|| format!("{cu}: the first line is not `{NVCC_LINE} ARGS`"))?;
     let mut args = split_words(rest).map_err(|e| format!("{cu}: the `{NVCC_LINE}` line: {e}"))?;
+    if args.first().is_some_and(|a| a == "nvcc" || a.ends_with("/nvcc")) {
+        args.remove(0);
+    }
     let named = |a: &String| a == cu || a.ends_with(&format!("/{cu}"));
     if !args.iter().any(named) {
         args.push(cu.to_string());
@@ -361,6 +367,9 @@ mod tests {
         assert_eq!(p.binary, "t");
         // The file and the output are added when the line leaves them out.
         let p = compile_plan("t.cu", "// nvcc: -arch=sm_90 \"-DNAME=a b\"\n").unwrap();
+        // The compiler's own name, as `emit cuda` writes the line, is not an argument.
+        let named = compile_plan("t.cu", "// nvcc: nvcc -arch=sm_90 -o t t.cu\n").unwrap();
+        assert_eq!(named.args, ["-arch=sm_90", "-o", "t", "t.cu"]);
         assert_eq!(p.args, ["-arch=sm_90", "-DNAME=a b", "t.cu", "-o", "t"]);
         assert!(compile_plan("t.cu", "#include <x>\n")
             .unwrap_err()
