@@ -596,7 +596,7 @@ fn run() -> io::Result<ExitCode> {
 /// reason (stderr and the manifest). Exit 2 when an input is unreadable or
 /// does not parse, else 0.
 fn emit_cuda(paths: &[PathBuf], dir: &Path) -> io::Result<ExitCode> {
-    use bc_hw::emit::{ManifestEmitted, ManifestSkipped};
+    use bc_hw::observed::{Emitted, Skipped};
     if let Err(e) = std::fs::create_dir_all(dir) {
         return usage_error(&format!("{}: {e}", dir.display()));
     }
@@ -658,18 +658,18 @@ fn emit_cuda(paths: &[PathBuf], dir: &Path) -> io::Result<ExitCode> {
                 if let Err(e) = std::fs::write(dir.join(&cu), &p.source) {
                     return usage_error(&format!("{}: {e}", dir.join(&cu).display()));
                 }
-                emitted.push(ManifestEmitted {
+                emitted.push(Emitted {
                     file: name,
                     cu,
                     test: p.test,
-                    mapping: p.mapping.name(),
-                    nvcc: p.nvcc,
+                    mapping: Some(p.mapping.name().to_string()),
+                    nvcc: Some(p.nvcc),
                 });
             }
             Err(r) => {
                 stems.remove(&stem);
                 err(&format!("skipped {name}: {r}\n"))?;
-                skipped.push(ManifestSkipped {
+                skipped.push(Skipped {
                     file: name,
                     reason: r.0,
                 });
@@ -677,13 +677,14 @@ fn emit_cuda(paths: &[PathBuf], dir: &Path) -> io::Result<ExitCode> {
         }
     }
     let manifest = dir.join("manifest.json");
-    if let Err(e) = std::fs::write(&manifest, bc_hw::emit::manifest(&emitted, &skipped)) {
+    let counts = (emitted.len(), skipped.len());
+    if let Err(e) = std::fs::write(&manifest, bc_hw::emit::manifest(emitted, skipped)) {
         return usage_error(&format!("{}: {e}", manifest.display()));
     }
     err(&format!(
         "emitted {} program(s), skipped {} test(s); manifest: {}\n",
-        emitted.len(),
-        skipped.len(),
+        counts.0,
+        counts.1,
         manifest.display()
     ))?;
     Ok(ExitCode::from(if bad { 2 } else { 0 }))

@@ -35,6 +35,12 @@ pub struct Emitted {
     pub cu: String,
     /// The litmus test's name.
     pub test: String,
+    /// How litmus threads map to GPU threads: `warp` or `lane`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<String>,
+    /// The nvcc command line (run in the manifest's folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvcc: Option<String>,
 }
 
 /// A test that got no program.

@@ -357,6 +357,8 @@ mod tests {
             file: "litmus/cuda/t.litmus".into(),
             cu: "t.cu".into(),
             test: "t".into(),
+            mapping: None,
+            nvcc: None,
         }
     }
 

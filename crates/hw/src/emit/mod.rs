@@ -58,30 +58,15 @@ pub(crate) fn refuse<T>(why: impl Into<String>) -> Result<T, Refusal> {
     Err(Refusal(why.into()))
 }
 
-/// One emitted file in the manifest.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ManifestEmitted {
-    /// The litmus file, as given on the command line.
-    pub file: String,
-    /// The `.cu` file, relative to the output folder.
-    pub cu: String,
-    pub test: String,
-    pub mapping: &'static str,
-    /// The nvcc command line (run in the output folder).
-    pub nvcc: String,
-}
-
-/// One file not emitted, with the reason.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ManifestSkipped {
-    pub file: String,
-    pub reason: String,
-}
-
-/// `DIR/manifest.json`: `{"schema":1,"emitted":[...],"skipped":[...]}`.
-pub fn manifest(emitted: &[ManifestEmitted], skipped: &[ManifestSkipped]) -> String {
-    let v = serde_json::json!({ "schema": 1, "emitted": emitted, "skipped": skipped });
-    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+/// `DIR/manifest.json`: `{"schema":1,"emitted":[...],"skipped":[...]}`,
+/// in the wire types `hw run` reads it with.
+pub fn manifest(emitted: Vec<crate::observed::Emitted>, skipped: Vec<crate::observed::Skipped>) -> String {
+    let m = crate::observed::Manifest {
+        schema: crate::observed::SCHEMA,
+        emitted,
+        skipped,
+    };
+    let mut s = serde_json::to_string_pretty(&m).unwrap_or_default();
     s.push('\n');
     s
 }
