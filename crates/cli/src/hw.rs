@@ -3,7 +3,9 @@
 //! decisions (compile plans, time limits, what a process's end means, the
 //! comparison) are bc-hw's; this module only reads, spawns and writes.
 
-use crate::{check_files, err, jobs_or_cores, out, read_capped, usage_error, Input};
+use crate::{
+    check_files, err, jobs_or_cores, out, parse_count, parse_jobs, parse_secs, read_capped, usage_error, Input,
+};
 use barrier_check::CheckOptions;
 use bc_hw::compare::{self, Allowed, Comparison, Observed, Row, Table};
 use bc_hw::observed::{self, Emitted, Run, Sanitizer};
@@ -25,17 +27,39 @@ const MAX_OUTPUT_BYTES: u64 = 16 << 20;
 /// nvcc gets this long per program.
 const COMPILE_LIMIT: Duration = Duration::from_secs(600);
 
-/// How `hw run` runs.
+/// How `hw run` runs (its command-line arguments).
+#[derive(clap::Args)]
 pub struct RunArgs {
+    /// The folder `emit cuda -o` wrote (with its manifest.json).
     pub dir: PathBuf,
+    /// Iterations per test.
+    #[arg(long, default_value_t = 1000, value_parser = parse_count)]
     pub iterations: u64,
+    /// The seed every program gets (start delays, schedules).
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// A program's own deadline, in ms: an iteration that misses it is
+    /// a hang (the runner kills the process 10 s after it).
+    #[arg(long, default_value_t = 2000, value_parser = parse_count)]
     pub timeout_ms: u64,
+    /// Programs compiled and run side by side [default: every core].
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
+    /// Also run each program under compute-sanitizer synccheck and
+    /// racecheck (few iterations).
+    #[arg(long)]
     pub sanitizer: bool,
+    /// Iterations of a program under compute-sanitizer.
+    #[arg(long, default_value_t = 10, value_parser = parse_count)]
     pub sanitizer_iterations: u64,
+    /// Time limit of one compute-sanitizer run, in seconds.
+    #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_secs)]
     pub sanitizer_timeout: Duration,
+    /// The runner's watchdog margin over --timeout-ms (for tests).
+    #[arg(long, hide = true, default_value_t = bc_hw::runner::MARGIN_MS)]
     pub margin_ms: u64,
+    /// Where to write the observations.
+    #[arg(short, long, value_name = "OBSERVED.json")]
     pub output: PathBuf,
 }
 

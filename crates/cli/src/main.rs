@@ -244,39 +244,7 @@ enum EmitTarget {
 enum HwCommand {
     /// Compile every program of an `emit cuda` folder with nvcc, run each
     /// in its own process, and write what they observed as JSON.
-    Run {
-        /// The folder `emit cuda -o` wrote (with its manifest.json).
-        dir: PathBuf,
-        /// Iterations per test.
-        #[arg(long, default_value_t = 1000, value_parser = parse_count)]
-        iterations: u64,
-        /// The seed every program gets (start delays, schedules).
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// A program's own deadline, in ms: an iteration that misses it is
-        /// a hang (the runner kills the process 10 s after it).
-        #[arg(long, default_value_t = 2000, value_parser = parse_count)]
-        timeout_ms: u64,
-        /// Programs compiled and run side by side [default: every core].
-        #[arg(long, value_name = "N", value_parser = parse_jobs)]
-        jobs: Option<usize>,
-        /// Also run each program under compute-sanitizer synccheck and
-        /// racecheck (few iterations).
-        #[arg(long)]
-        sanitizer: bool,
-        /// Iterations of a program under compute-sanitizer.
-        #[arg(long, default_value_t = 10, value_parser = parse_count)]
-        sanitizer_iterations: u64,
-        /// Time limit of one compute-sanitizer run, in seconds.
-        #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_secs)]
-        sanitizer_timeout: Duration,
-        /// The runner's watchdog margin over --timeout-ms (for tests).
-        #[arg(long, hide = true, default_value_t = bc_hw::runner::MARGIN_MS)]
-        margin_ms: u64,
-        /// Where to write the observations.
-        #[arg(short, long, value_name = "OBSERVED.json")]
-        output: PathBuf,
-    },
+    Run(hw::RunArgs),
     /// Compare observations (from `hw run`) with each test's verdict and
     /// outcome set: exit 1 when the device showed an outcome the model
     /// forbids.
@@ -448,31 +416,8 @@ fn run() -> io::Result<ExitCode> {
             Ok(code)
         }
         Command::Hw {
-            command:
-                HwCommand::Run {
-                    dir,
-                    iterations,
-                    seed,
-                    timeout_ms,
-                    jobs,
-                    sanitizer,
-                    sanitizer_iterations,
-                    sanitizer_timeout,
-                    margin_ms,
-                    output,
-                },
-        } => hw::run(&hw::RunArgs {
-            dir,
-            iterations,
-            seed,
-            timeout_ms,
-            jobs,
-            sanitizer,
-            sanitizer_iterations,
-            sanitizer_timeout,
-            margin_ms,
-            output,
-        }),
+            command: HwCommand::Run(args),
+        } => hw::run(&args),
         Command::Hw {
             command: HwCommand::Compare { observed, format, jobs },
         } => hw::compare(&observed, format, jobs),
@@ -731,7 +676,7 @@ fn read_model_file(path: &Path) -> Result<Model, String> {
 }
 
 /// `--max-states N`: a whole number, at least 1.
-fn parse_count(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_count(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
         Ok(0) => Err("needs at least 1".into()),
         Ok(n) => Ok(n),
@@ -742,7 +687,7 @@ fn parse_count(s: &str) -> Result<u64, String> {
 /// `--timeout SECS`: a positive, finite number of seconds. One too large
 /// for a `Duration` (about 584 billion years) saturates: no search runs
 /// that long.
-fn parse_secs(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
     let t: f64 = s
         .trim()
         .parse()
@@ -760,7 +705,7 @@ fn parse_mib(s: &str) -> Result<u64, String> {
 }
 
 /// `--jobs N`: at least 1 (clamped to the machine by [`jobs_or_cores`]).
-fn parse_jobs(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
     parse_count(s).map(|n| usize::try_from(n).unwrap_or(usize::MAX))
 }
 

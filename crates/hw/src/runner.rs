@@ -181,8 +181,9 @@ pub fn tail(s: &str) -> String {
     format!("...{}", &s[start..])
 }
 
-/// The record of a test whose program did not compile.
-pub fn compile_failed(e: &Emitted, iterations: u64, why: String) -> Run {
+/// The record of a test before anything is known of its run: nothing
+/// completed, nothing observed.
+fn blank_run(e: &Emitted, iterations: u64) -> Run {
     Run {
         file: e.file.clone(),
         test: e.test.clone(),
@@ -191,10 +192,18 @@ pub fn compile_failed(e: &Emitted, iterations: u64, why: String) -> Run {
         completed: 0,
         hung: false,
         cuda_error: None,
-        compile_error: Some(why),
+        compile_error: None,
         outcomes: Vec::new(),
         sanitizer: None,
         note: None,
+    }
+}
+
+/// The record of a test whose program did not compile.
+pub fn compile_failed(e: &Emitted, iterations: u64, why: String) -> Run {
+    Run {
+        compile_error: Some(why),
+        ..blank_run(e, iterations)
     }
 }
 
@@ -216,19 +225,7 @@ pub fn compile_error(f: &Finished) -> Option<String> {
 /// `cuda_error`, as the harness failed before it could say.
 pub fn run_record(e: &Emitted, iterations: u64, f: &Finished) -> Run {
     let report = parse_program_output(&f.stdout);
-    let mut run = Run {
-        file: e.file.clone(),
-        test: e.test.clone(),
-        mapping: None,
-        iterations,
-        completed: 0,
-        hung: false,
-        cuda_error: None,
-        compile_error: None,
-        outcomes: Vec::new(),
-        sanitizer: None,
-        note: None,
-    };
+    let mut run = blank_run(e, iterations);
     if let Ok(p) = &report {
         run.mapping = Some(p.mapping.clone());
         run.iterations = p.iterations;
