@@ -247,17 +247,24 @@ fn hw_run_refuses_a_missing_or_foreign_manifest() {
     assert!(stderr(&o).contains("schema 7"), "{}", stderr(&o));
 }
 
-#[test]
-fn hw_compare_fails_on_an_unsound_observation() {
-    let fixture = root().join("crates/hw/tests/fixtures/observed.json");
+/// `hw compare --format json` on a record, run from the repository root
+/// (the records name corpus files relative to it), with its parsed output.
+fn compare_json(record: &std::path::Path) -> (std::process::Output, serde_json::Value) {
     let o = bin()
         .current_dir(root())
         .args(["hw", "compare", "--format", "json"])
-        .arg(&fixture)
+        .arg(record)
         .output()
         .unwrap();
+    let doc = serde_json::from_slice(&o.stdout).unwrap();
+    (o, doc)
+}
+
+#[test]
+fn hw_compare_fails_on_an_unsound_observation() {
+    let fixture = root().join("crates/hw/tests/fixtures/observed.json");
+    let (o, doc) = compare_json(&fixture);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let status: Vec<&str> = doc["tests"]
         .as_array()
         .unwrap()
@@ -326,14 +333,7 @@ fn hw_compare_reports_unreadable_inputs() {
 /// flips one is seen.
 #[test]
 fn recorded_h100_run_compares_as_documented() {
-    let fixture = root().join("crates/hw/tests/fixtures/h100-2026-11-23-observed.json");
-    let o = bin()
-        .current_dir(root())
-        .args(["hw", "compare", "--format", "json"])
-        .arg(&fixture)
-        .output()
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let (o, doc) = compare_json(&root().join("crates/hw/tests/fixtures/h100-2026-11-23-observed.json"));
     let with = |status: &str| -> Vec<String> {
         doc["tests"]
             .as_array()
