@@ -73,27 +73,9 @@ pub fn program(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
         }
     }
     let _ = writeln!(o, "// tid, bid, warp, lane, ntid of each litmus thread");
-    let _ = writeln!(
-        o,
-        "static const long long bc_builtin_h[BC_NTHREADS][5] = {{{}}};",
-        builtins.join(", ")
-    );
-    let _ = writeln!(
-        o,
-        "__constant__ long long bc_builtin[BC_NTHREADS][5] = {{{}}};",
-        builtins.join(", ")
-    );
+    host_and_device_table(&mut o, "long long", "bc_builtin", "[BC_NTHREADS][5]", &builtins);
     let _ = writeln!(o, "// location slot of each (thread, var declaration); -1: none");
-    let _ = writeln!(
-        o,
-        "static const int bc_slot_h[BC_NTHREADS * BC_NVARS] = {{{}}};",
-        slots.join(", ")
-    );
-    let _ = writeln!(
-        o,
-        "__constant__ int bc_slot[BC_NTHREADS * BC_NVARS] = {{{}}};",
-        slots.join(", ")
-    );
+    host_and_device_table(&mut o, "int", "bc_slot", "[BC_NTHREADS * BC_NVARS]", &slots);
     let inits: Vec<String> = prog.locs.iter().map(|l| lit(l.init)).collect();
     let inits = if inits.is_empty() {
         vec!["0LL".to_string()]
@@ -420,3 +402,12 @@ int main(int argc, char** argv) {
   bc_finish(false);
 }
 "#;
+
+/// A constant table in both address spaces: `static const TY NAME_hDIMS`
+/// for the host and `__constant__ TY NAMEDIMS` for the device, with the
+/// same items.
+fn host_and_device_table(o: &mut String, ty: &str, name: &str, dims: &str, items: &[String]) {
+    let items = items.join(", ");
+    let _ = writeln!(o, "static const {ty} {name}_h{dims} = {{{items}}};");
+    let _ = writeln!(o, "__constant__ {ty} {name}{dims} = {{{items}}};");
+}
