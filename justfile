@@ -64,3 +64,9 @@ hw DIR:
     {{BC}} emit cuda litmus -o {{DIR}}
     {{BC}} hw run {{DIR}} --sanitizer -o {{DIR}}/observed.json
     {{BC}} hw compare {{DIR}}/observed.json
+
+# Every report of the corpus (text, JSON, SARIF, JUnit, outcome sets) into
+# DIR with elapsed times blanked, so two builds compare byte for byte
+# (`diff -r A B`): the check that a refactoring changed no output.
+golden DIR:
+    BC={{BC}} bash .ci/golden {{DIR}}
