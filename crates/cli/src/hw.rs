@@ -6,7 +6,7 @@
 use crate::{
     check_files, err, jobs_or_cores, out, parse_count, parse_jobs, parse_secs, read_capped, usage_error, Input,
 };
-use barrier_check::CheckOptions;
+use barrier_check::{CheckOptions, ProgressChoice};
 use bc_hw::compare::{self, Allowed, Comparison, Observed, Row, Table};
 use bc_hw::observed::{self, Emitted, Run, Sanitizer};
 use bc_hw::runner::{self, End, Finished};
@@ -415,6 +415,9 @@ pub fn compare(path: &Path, format: CompareFormat, jobs: Option<usize>) -> io::R
             outcomes: true,
             ..bc_explore::Limits::default()
         },
+        // The device promises the model's progress model, not what a
+        // test's `progress` line assumes.
+        progress: ProgressChoice::Model,
         ..CheckOptions::default()
     };
     let reports = check_files(&inputs, &opts, |_| Ok(()))?;

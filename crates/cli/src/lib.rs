@@ -7,14 +7,29 @@ use bc_models::Model;
 use bc_report::TestReport;
 use bc_syntax::{Diagnostic, Severity, SourceFile, Span};
 
+/// Which progress model a check runs under.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProgressChoice {
+    /// The file's `progress` line, else its model's own.
+    #[default]
+    File,
+    /// The model's own, whatever the file's `progress` line says: `hw
+    /// compare` holds a run against what the target promises, not against
+    /// a test's assumption (a test may assume weak fairness to ask a
+    /// question the hardware does not promise to answer).
+    Model,
+    /// This one (`--progress`).
+    Named(bc_models::ProgressModel),
+}
+
 /// How to check a file.
 #[derive(Clone, Debug, Default)]
 pub struct CheckOptions {
     /// A model that overrides the file's `model` line (`--model`, `--model-file`).
     pub model: Option<Model>,
     pub limits: Limits,
-    /// A progress model that overrides the file's `progress` line.
-    pub progress: Option<bc_models::ProgressModel>,
+    /// Which progress model each check runs under.
+    pub progress: ProgressChoice,
     /// Where searches add the states they store (for a progress bar).
     pub states: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
@@ -100,8 +115,10 @@ fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestR
     let result = lower_parsed(&report.source, &lit, diags, opts.model.clone());
     match result {
         Ok(mut program) => {
-            if let Some(p) = opts.progress {
-                program.progress = p;
+            match opts.progress {
+                ProgressChoice::File => {}
+                ProgressChoice::Model => program.progress = program.model.default_progress,
+                ProgressChoice::Named(p) => program.progress = p,
             }
             report.outcome = Some(match &opts.states {
                 Some(c) => bc_explore::explore_counting(&program, opts.limits, c.clone()),

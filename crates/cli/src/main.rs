@@ -9,7 +9,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod hw;
 
-use barrier_check::{check_bytes, lower_bytes, CheckOptions};
+use barrier_check::{check_bytes, lower_bytes, CheckOptions, ProgressChoice};
 use bc_explore::Limits;
 use bc_models::Model;
 use bc_report::text::TextOptions;
@@ -381,7 +381,7 @@ fn run() -> io::Result<ExitCode> {
                     // SARIF and JUnit have no place for outcomes.
                     outcomes: outcomes && matches!(format, Format::Text | Format::Json),
                 },
-                progress,
+                progress: progress.map_or(ProgressChoice::File, ProgressChoice::Named),
                 states: None,
             };
             let baseline = match &baseline {
@@ -500,7 +500,7 @@ fn run() -> io::Result<ExitCode> {
                     jobs: jobs_or_cores(None)?,
                     ..Limits::default()
                 },
-                progress: None,
+                progress: ProgressChoice::File,
                 states: None,
             };
             let r = check_file(&Input::File(file.clone()), &opts);
@@ -1126,7 +1126,7 @@ fn diff(
         let opts = CheckOptions {
             model: Some(m.clone()),
             limits,
-            progress: None,
+            progress: ProgressChoice::File,
             states: None,
         };
         check_files(&files, &opts, |_| Ok(()))

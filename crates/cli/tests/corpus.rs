@@ -210,7 +210,9 @@ fn progress_models_differ(paths: &[PathBuf]) -> Result<(), Failed> {
             .unwrap_or("cuda");
         let differs = MODELS.iter().filter(|m| **m != own).any(|m| {
             let opts = CheckOptions {
-                progress: Some(bc_models::ProgressModel::parse(m).expect("a known progress model")),
+                progress: barrier_check::ProgressChoice::Named(
+                    bc_models::ProgressModel::parse(m).expect("a known progress model"),
+                ),
                 ..CheckOptions::default()
             };
             check_bytes("f", &bytes, &opts)

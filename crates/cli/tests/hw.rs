@@ -343,18 +343,25 @@ fn recorded_h100_run_compares_as_documented() {
             .map(|t| t["file"].as_str().unwrap().to_string())
             .collect()
     };
-    // FIXME(#17): the three UNSOUND rows need the model changes that
-    // docs/hardware.md describes; each fix moves its row to `sound` or `ub`.
+    // The three rows this run found UNSOUND were fixed in the model
+    // (docs/hardware.md, "Where the device and the model disagreed"): a
+    // token from before an init is stale, a count-less named barrier is
+    // released by exits, and the comparison uses the model's own progress
+    // model. The three renamed files ran the same programs.
+    assert_eq!(with("UNSOUND"), Vec::<String>::new());
     assert_eq!(
-        with("UNSOUND"),
-        [
-            "litmus/cuda/cuda-barrier-reinit-token-ok.litmus",
-            "litmus/cuda/host-named-kernel-deadlock.litmus",
-            "litmus/progress/cuda-two-streams-fair.litmus",
-        ]
+        with("ub").iter().filter(|f| f.contains("reinit-stale-token")).count(),
+        1
     );
-    assert_eq!(with("sound").len(), 84);
+    for f in [
+        "litmus/cuda/host-named-kernel-exit-releases-ok.litmus",
+        "litmus/progress/cuda-two-streams-fair.litmus",
+        "litmus/cuda/bar-sync0-block-count-exit-hangs.litmus",
+    ] {
+        assert!(with("sound").iter().any(|s| s == f), "{f}");
+    }
+    assert_eq!(with("sound").len(), 87);
     assert_eq!(with("ub").len(), 32);
     assert_eq!(with("not-run").len(), 5);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(0));
 }

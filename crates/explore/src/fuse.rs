@@ -64,7 +64,7 @@ impl Explorer<'_> {
             return None;
         }
         match self.wait_plan(s, t, b, spec) {
-            WaitPlan::Phases(idx, _, false) if idx.len() == 1 => Some(Choice {
+            WaitPlan::Phases(idx, _, None) if idx.len() == 1 => Some(Choice {
                 thread: t as u32,
                 phase: Some(idx[0]),
             }),

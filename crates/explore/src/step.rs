@@ -273,6 +273,27 @@ impl Explorer<'_> {
         None
     }
 
+    /// The token-phase rule: whether a token naming phase `tp` of barrier
+    /// `b` is stale, i.e. names neither the barrier's current phase nor the
+    /// one just before it ("Memory Barrier Primitives API",
+    /// `__mbarrier_test_wait`: the token must belong to the immediately
+    /// preceding or the current phase). Two ways: the barrier is two or
+    /// more phases on, or an init came after the token's phase - an init
+    /// restarts the barrier at phase 0 (`__mbarrier_init`: it sets the
+    /// counts of the current and the next phase), so a token from before
+    /// it names a phase of the barrier's earlier life, neither current nor
+    /// preceding (on an H100 such a wait hangs: docs/hardware.md). Only
+    /// models with the `token-phase` rule report it (`Explorer::ub`).
+    fn token_phase_stale(s: &State, b: usize, tp: u32) -> Option<&'static str> {
+        if tp < s.bars[b].epoch_start {
+            Some("the barrier was initialized again after that phase")
+        } else if Self::current_phase(s, b) >= tp + 2 {
+            Some("the barrier is two phases past it")
+        } else {
+            None
+        }
+    }
+
     /// What a wait of thread `t` on barrier `b` can do in state `s`.
     pub(crate) fn wait_plan(&self, s: &State, t: usize, b: usize, spec: &WaitSpec) -> WaitPlan {
         let rules = self.p.model.rules;
@@ -381,7 +402,7 @@ impl Explorer<'_> {
             }
             return match s.bars[b].done.iter().position(|ph| ph.number == tp) {
                 Some(i) if s.bars[b].done[i].mask.get(t * nb + b) && !s.bars[b].done[i].bound.get(t) => {
-                    WaitPlan::Phases(vec![i as u32], Some(tp), cur >= tp + 2)
+                    WaitPlan::Phases(vec![i as u32], Some(tp), Self::token_phase_stale(s, b, tp))
                 }
                 // Not entitled, or a phase an init abandoned: it never completes.
                 _ => WaitPlan::Blocked,
@@ -391,7 +412,7 @@ impl Explorer<'_> {
         if idx.is_empty() {
             WaitPlan::Blocked
         } else {
-            WaitPlan::Phases(idx, None, false)
+            WaitPlan::Phases(idx, None, None)
         }
     }
 
@@ -654,8 +675,10 @@ impl Explorer<'_> {
                 // arrive count zero, and the init resets the count). Phases
                 // completed before stay completed. Numbers keep counting
                 // (a token of a phase before the init still names that
-                // phase); parity counts from here ("Execution Model",
-                // barrier init and barrier-participates-in).
+                // phase; under the token-phase rule waiting on it is stale,
+                // see `token_phase_stale`); parity counts from here
+                // ("Execution Model", barrier init and
+                // barrier-participates-in).
                 bar.open = None;
                 bar.epoch_start = bar.next_phase;
                 s.bmo[b].push((t as u32, po));
@@ -697,19 +720,25 @@ impl Explorer<'_> {
                 let mut set = spec.set_count.as_ref().map(|k| eval(self.p, s, t, k));
                 // A thread-counted block barrier (`bar.sync ID[, COUNT]`,
                 // `__syncthreads`): the operand is the phase's count, not an
-                // expected-count update. Left out or equal to the launch
-                // count it is the whole block; otherwise a sub-block
-                // rendezvous ("Convergence Contract and Deadlock
-                // Conditions": a count below the block size serves a
-                // sub-CTA rendezvous).
+                // expected-count update. Left out it is the whole block (the
+                // "all threads" form, `barrier.sync` without a count);
+                // written, whatever its value, it is the counted form
+                // (`barrier.sync.cnt`), a rendezvous of exactly that many
+                // arrivals ("Convergence Contract and Deadlock Conditions":
+                // a count below the block size serves a sub-CTA
+                // rendezvous). The two differ when threads exit: the
+                // hardware releases the whole-block form for them and not
+                // the counted one, even with a count equal to the block
+                // size (an H100 hangs on bar-sync0-block-count-exit-hangs
+                // and named-exit-no-release, docs/hardware.md).
                 let mut count = None;
                 if spec.count_match {
                     count = Some(match set.take() {
-                        Some(k) if Some(k) != self.p.barriers[b].launch_count => {
+                        Some(k) => {
                             self.check_max(t, b, k);
                             ArriveCount::Threads(k)
                         }
-                        _ => ArriveCount::Block,
+                        None => ArriveCount::Block,
                     });
                 }
                 if let Some(k) = set {
@@ -858,11 +887,11 @@ impl Explorer<'_> {
                 }
                 WaitPlan::Phases(_, tp, stale) => {
                     let i = phase.expect("an enabled wait has a phase");
-                    if stale {
+                    if let Some(why) = stale {
                         self.ub(
                             UbKind::StalePhase,
                             format!(
-                                "{} waits on {} with a token of a phase that is neither current nor previous",
+                                "{} waits on {} with a token of a phase that is neither current nor previous: {why}",
                                 self.tname(t),
                                 self.bname(b)
                             ),
@@ -1219,8 +1248,8 @@ pub(crate) enum WaitPlan {
     NoOp(UbKind, String, u32),
     Blocked,
     /// Complete on one of these completed phases (indices into `done`);
-    /// the token's phase; whether the token is stale.
-    Phases(Vec<u32>, Option<u32>, bool),
+    /// the token's phase; why the token is stale, if it is.
+    Phases(Vec<u32>, Option<u32>, Option<&'static str>),
     /// A parity wait: the last completed phase (`None` when this thread
     /// already waited on it, or when it is the phase before a fresh
     /// barrier's first, which has no members) and the parity.

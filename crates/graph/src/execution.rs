@@ -23,10 +23,10 @@ pub const NO_TOKEN_PHASE: u32 = u32::MAX;
 pub enum ArriveCount {
     /// The whole block: the barrier's own expected count (its launch count,
     /// lowered by exited threads where the model releases the barrier for
-    /// them: barrier 0). `__syncthreads`, `bar.sync ID` without a count, and
-    /// a count equal to the launch count.
+    /// them: barriers 0-15). `__syncthreads` and `bar.sync ID` without a
+    /// count.
     Block,
-    /// A thread count smaller or larger than the block: a sub-block
+    /// A written thread count (`bar.sync ID, N`), whatever its value: a
     /// rendezvous that completes at exactly this many arrivals; exited
     /// threads do not release it.
     Threads(i64),

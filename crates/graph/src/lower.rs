@@ -103,6 +103,58 @@ struct Placed {
     grid_label: String,
 }
 
+/// Leaves out the drops at a thread's end that nothing can observe. A drop
+/// lowers a barrier's own expected count, and the only operations that read
+/// that count are arrivals without a written thread count, `arrive_drop`,
+/// drops, inits, joins and transaction-count changes (whatever completes a
+/// phase against the barrier's own count). A barrier every operation of which
+/// is a wait or an arrival with a written count (`bar.sync ID, N`: its phase
+/// completes at exactly N, "Convergence Contract and Deadlock Conditions")
+/// completes the same phases with or without the drops, so its instances
+/// keep no exit drops: fewer events, and fewer bmo orders to tell apart.
+/// Operations whose barrier is chosen at run time count for every barrier
+/// they may choose.
+fn only_counted_exit_drops(
+    barriers: &mut [BarrierInstance],
+    threads: &[ThreadInfo],
+    codes: &[Code],
+    groups: &[Vec<u32>],
+) {
+    let mut reads_count = vec![false; barriers.len()];
+    for info in threads {
+        for ins in &codes[info.code.index()].instrs {
+            let InstrKind::Barrier { sel, op, .. } = &ins.kind else {
+                continue;
+            };
+            let counted = match op {
+                BarrierOp::Wait(_) => true,
+                BarrierOp::Arrive(spec) => spec.count_match && spec.set_count.is_some(),
+                _ => false,
+            };
+            if counted {
+                continue;
+            }
+            let decls: Vec<u32> = match *sel {
+                BarrierSel::Decl(d) => vec![d],
+                BarrierSel::Joined { group } => groups[group as usize].clone(),
+                BarrierSel::JoinedOr { group, decl } => {
+                    let mut v = groups[group as usize].clone();
+                    v.push(decl);
+                    v
+                }
+            };
+            for d in decls {
+                if let Some(Some(b)) = info.barriers.get(d as usize) {
+                    reads_count[b.index()] = true;
+                }
+            }
+        }
+    }
+    for (b, reads) in barriers.iter_mut().zip(reads_count) {
+        b.exit_drops &= reads;
+    }
+}
+
 impl Lowerer<'_> {
     fn err(&mut self, span: Span, msg: impl Into<String>) {
         self.diags.push(Diagnostic::error(span, msg));
@@ -314,6 +366,7 @@ impl Lowerer<'_> {
                         decl_span: b.span,
                         props: b.props,
                         syncwarp: None,
+                        exit_drops: b.props.drop_at_end,
                     });
                     BarrierId(barriers.len() as u32 - 1)
                 });
@@ -330,6 +383,7 @@ impl Lowerer<'_> {
                     decl_span: b.span,
                     props: b.props,
                     syncwarp: None,
+                    exit_drops: b.props.drop_at_end,
                 });
             }
         }
@@ -393,6 +447,7 @@ impl Lowerer<'_> {
                         launch_count: Some(named.len() as i64),
                         decl_span: Span::default(),
                         props: pb.props,
+                        exit_drops: pb.props.drop_at_end,
                         syncwarp: Some(SyncwarpMask {
                             warp: warp_keys
                                 .iter()
@@ -542,6 +597,7 @@ impl Lowerer<'_> {
                     .collect(),
             })
             .collect();
+        only_counted_exit_drops(&mut barriers, &threads, &codes, &groups);
         Some(Program {
             test: lit.name.as_ref().map(|n| n.name.clone()).unwrap_or_default(),
             about: lit.about.clone(),

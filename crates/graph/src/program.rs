@@ -21,6 +21,10 @@ pub struct BarrierInstance {
     /// For the barrier of one `__syncwarp` mask in one warp: the lanes the
     /// mask names.
     pub syncwarp: Option<SyncwarpMask>,
+    /// Whether a thread's end drops this instance: the model says so
+    /// (`drop_at_end`), and some operation of the program reads the count a
+    /// drop lowers (`lower::only_counted_exit_drops`).
+    pub exit_drops: bool,
 }
 
 /// One `__syncwarp` mask of one warp ("Synchronization Functions",
@@ -39,10 +43,11 @@ pub struct SyncwarpMask {
 }
 
 impl BarrierInstance {
-    /// Whether thread `t` drops this barrier when it ends: the model says
-    /// so, and for a `__syncwarp` barrier the mask names `t`'s lane.
+    /// Whether thread `t` drops this barrier when it ends: its exit drops
+    /// are kept ([`BarrierInstance::exit_drops`]), and for a `__syncwarp`
+    /// barrier the mask names `t`'s lane.
     pub fn dropped_at_end_by(&self, t: ThreadId) -> bool {
-        self.props.drop_at_end && self.syncwarp.as_ref().is_none_or(|w| w.named.contains(&t))
+        self.exit_drops && self.syncwarp.as_ref().is_none_or(|w| w.named.contains(&t))
     }
 }
 
@@ -167,8 +172,8 @@ pub struct ArriveSpec {
     pub set_count: Option<CExpr>,
     /// Thread-counted block barrier (CUDA `bar.sync`/`bar.arrive`/
     /// `__syncthreads`): `set_count` is not an expected-count update but the
-    /// phase's count ([`crate::ArriveCount`]: the block when left out or
-    /// equal to the launch count); every arrival of the phase must agree,
+    /// phase's count ([`crate::ArriveCount`]: the block when left out, that
+    /// many threads when written); every arrival of the phase must agree,
     /// and a thread arrives at most once in it.
     pub count_match: bool,
     /// `__syncwarp` lane mask.

@@ -130,6 +130,9 @@ impl RuleSet {
     pub fn with(self, r: Rule) -> RuleSet {
         RuleSet(self.0 | 1 << r as u32)
     }
+    pub fn without(self, r: Rule) -> RuleSet {
+        RuleSet(self.0 & !(1 << r as u32))
+    }
     pub fn has(self, r: Rule) -> bool {
         self.0 & (1 << r as u32) != 0
     }

@@ -296,6 +296,13 @@ impl Checker<'_> {
                         self.token_misuse(e, b, *tp, &phases, &po_index, &before);
                         continue;
                     }
+                    if let (true, Some(pi), true) = (
+                        *completed && token_phase.is_some(),
+                        participants.first().and_then(|x| pos[x.index()].phase),
+                        self.rules.has(Rule::TokenPhase),
+                    ) {
+                        self.token_phase(e, b, pi, &phases, &before);
+                    }
                     // A thread-counted arrive (CUDA `bar.sync`,
                     // `__syncthreads`) binds its thread's next wait to its
                     // own phase: the hardware barrier resets at its count,
@@ -457,6 +464,50 @@ impl Checker<'_> {
 
     fn barrier_name(&self, b: BarrierId) -> String {
         self.name.barrier(b)
+    }
+
+    /// token-phase ("Memory Barrier Primitives API", `__mbarrier_test_wait`:
+    /// a token must belong to the barrier's current or immediately
+    /// preceding phase): token wait `e` completed on phase `pi`, so it is
+    /// stale when, in every interleaving, the barrier had already left
+    /// that window when `e` ran - something executes before `e` that
+    /// completes phase `pi + 1` or belongs to a later phase, or an init of
+    /// the barrier bmo-after the phase (`__mbarrier_init` restarts the
+    /// barrier at phase 0, so the token names a phase of its earlier
+    /// life). When executes-before does not fix it, only the interleaving
+    /// decides, and that is the explorer's to judge.
+    fn token_phase(&mut self, e: EventId, b: BarrierId, pi: usize, phases: &[Phase], before: &[Bits]) {
+        let exec = self.exec;
+        let eb = |a: EventId| before[e.index()].get(a.index());
+        let tp = phases[pi].number;
+        let on = phases.iter().filter(|ph| ph.barrier == b).any(|ph| {
+            (ph.number >= tp + 2 && ph.members.iter().any(|&x| eb(x)))
+                || (ph.number == tp + 1 && ph.completed && ph.members.last().is_some_and(|&x| eb(x)))
+        });
+        let last = *phases[pi].members.last().expect("a completed phase has members");
+        let order = &exec.bmo[b.index()];
+        let after = order.iter().position(|&x| x == last).map_or(order.len(), |i| i + 1);
+        let reinit = order[after..]
+            .iter()
+            .any(|&x| exec.event(x).thread.is_some() && matches!(exec.event(x).kind, EventKind::Init { .. }) && eb(x));
+        if on || reinit {
+            let why = if reinit {
+                "the barrier was initialized again after that phase"
+            } else {
+                "the barrier is two phases past it"
+            };
+            let msg = format!(
+                "{} waits on {} with a token of phase {tp}, which is neither current nor previous: {why}",
+                self.n(e),
+                self.barrier_name(b)
+            );
+            self.report(
+                Rule::TokenPhase,
+                FindingKind::Ub(UbKind::StalePhase),
+                msg,
+                vec![e, last],
+            );
+        }
     }
 
     /// token-misuse ("Forged tokens" in `docs/semantics.md`, CUDA section;

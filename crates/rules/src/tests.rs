@@ -903,7 +903,9 @@ fn an_init_abandons_the_open_phase_and_numbers_keep_counting() {
 }
 
 /// A token of a phase completed before an init still names it: a wait
-/// stuck on it is no valid execution, one completing on it is fine.
+/// stuck on it is no valid execution, one completing on it is fine. That
+/// is the AMDGPU reading (no token-phase rule); under the CUDA models'
+/// token-phase rule the same wait is stale (`token_phase_rule`).
 #[test]
 fn a_token_of_a_phase_before_an_init_names_it() {
     let build = |completed: bool| {
@@ -932,7 +934,7 @@ fn a_token_of_a_phase_before_an_init_names_it() {
         if completed {
             b.set_participants(w, a.to_vec());
         }
-        judge(b)
+        kinds(&check(&b.finish(), RuleSet::all().without(Rule::TokenPhase), &Numbered))
     };
     assert_eq!(build(true), Vec::<String>::new());
     assert_eq!(build(false), ["inconsistent:wait-completes"]);
@@ -1049,4 +1051,55 @@ fn counted_arrive_binds_the_wait_to_its_phase() {
     assert_eq!(build(wait(), true, false), Vec::<String>::new());
     assert_eq!(build(stuck(), false, true), ["deadlock"]);
     assert_eq!(build(stuck(), false, false), ["inconsistent:wait-completes"]);
+}
+
+/// The token-phase rule alone (the CUDA models' rule set has no phase-with):
+/// T0 arrives (completing phase 0 of a one-thread barrier), then `extra`
+/// runs, then T0 waits on its phase-0 token.
+fn token_wait_after(extra: &[K]) -> Vec<String> {
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count: 1 }, B);
+    b.bmo(init);
+    let a = b.event(t(0), 0, arrive(), B);
+    b.bmo(a);
+    let mut po = 1;
+    let mut later = Vec::new();
+    for k in extra {
+        let x = b.event(t(0), po, k.clone(), B);
+        b.bmo(x);
+        if matches!(k, K::Arrive { .. }) {
+            later.push(x);
+        }
+        po += 1;
+    }
+    let w = b.event(
+        t(0),
+        po,
+        K::Wait {
+            participants: vec![],
+            completed: true,
+            token_phase: Some(0),
+            parity: None,
+        },
+        B,
+    );
+    b.set_participants(w, vec![a]);
+    let rules = RuleSet::default()
+        .with(Rule::ParticipatesIn)
+        .with(Rule::ExecutesBeforeConsistent)
+        .with(Rule::TokenPhase);
+    kinds(&check(&b.finish(), rules, &Numbered))
+}
+
+#[test]
+fn token_phase_rule() {
+    // Nothing since the token's phase: current window.
+    assert_eq!(token_wait_after(&[]), Vec::<String>::new());
+    // Phase 1 completed too: the barrier is in phase 2, so phase 0 is
+    // neither current nor preceding.
+    assert_eq!(token_wait_after(&[arrive()]), ["ub(stale-phase)"]);
+    assert_eq!(token_wait_after(&[arrive(), arrive()]), ["ub(stale-phase)"]);
+    // An init after the phase restarts the barrier: the token is of its
+    // earlier life ("Memory Barrier Primitives API").
+    assert_eq!(token_wait_after(&[K::Init { count: 1 }]), ["ub(stale-phase)"]);
 }
