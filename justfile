@@ -34,6 +34,7 @@ snapshots:
 # BENCH_TIMEOUT=SECS bounds each cell (default 10).
 bench:
     cargo bench -p barrier-check --bench scaling
+    cargo bench -p barrier-check --bench targets
 
 # Liveness overhead: the same terminating test with and without the fair-cycle
 # analysis, side by side.
@@ -46,6 +47,13 @@ bench-liveness:
 bench-spin:
     command -v spin >/dev/null || (apt-get update -qq && apt-get install -y -qq spin)
     cargo bench -p barrier-check --bench spin
+
+# The kernels of the "real kernels" targets (docs/performance.md, "Targets"):
+# each shape once, with verdict, states, time, peak memory and whether it
+# met its target. BENCH_TIMEOUT=SECS per shape (default 15); arguments after
+# -- go to every check, e.g. `just bench-targets --no-symmetry`.
+bench-targets *ARGS:
+    cargo bench -p barrier-check --bench targets -- {{ARGS}}
 
 # The parallel explorer: 1 job against 2 on two tests of over a million states,
 # alternating runs (BENCH_RUNS each, default 3), with the speedup of the best

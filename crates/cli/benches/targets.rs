@@ -1,0 +1,181 @@
+//! `just bench-targets`: the kernels of issue 16's targets table, each
+//! checked once by the release binary in its own process (peak memory is
+//! per process), with a time limit (`BENCH_TIMEOUT`, default 15 s). Prints
+//! a markdown table: shape, verdict, states, time, peak memory, stop, and
+//! the target. Arguments (`cargo bench --bench targets -- ARGS`) are passed to every check (for
+//! example `-- --no-symmetry` to measure a reduction's share). Not a test:
+//! it only prints.
+
+use std::process::Command;
+use std::time::Instant;
+
+/// One shape of the table: its name, its litmus text, the target in seconds.
+struct Shape {
+    name: String,
+    text: String,
+    target_s: f64,
+}
+
+fn kernel(name: &str, model: &str, decls: &str, launch: &str, body: &str, target_s: f64) -> Shape {
+    Shape {
+        name: name.to_string(),
+        text: format!("litmus \"{name}\"\nmodel {model}\n{decls}kernel {launch} {{\n{body}\n}}\n"),
+        target_s,
+    }
+}
+
+/// A warp-specialized mbarrier pipeline: warp 0 produces into `stages`
+/// slots guarded by full/empty mbarriers, the other warps consume, for
+/// `iters` iterations; every thread is a CUDA thread. The stage index is
+/// unrolled into an if-chain (the language has no barrier arrays yet).
+fn pipeline(threads: u32, stages: u32, iters: u32) -> Shape {
+    let consumers = threads - 32;
+    let mut decls = String::new();
+    for s in 0..stages {
+        decls += &format!("barrier full{s}\nbarrier empty{s}\nvar slot{s} scope=block\n");
+    }
+    let mut init = String::from("  if tid == 0 {");
+    for s in 0..stages {
+        init += &format!(" mbarrier.init full{s}, 32; mbarrier.init empty{s}, {consumers};");
+    }
+    init += " }\n  __syncthreads\n";
+    // One role's loop body: the if-chain over the stage index.
+    let chain = |wait: &str, act: &dyn Fn(u32) -> String, arrive: &str| {
+        let mut c = String::new();
+        for s in 0..stages {
+            let kw = if s == 0 { "if" } else { "} else if" };
+            c += &format!(
+                "      {kw} s == {s} {{\n        mbarrier.try_wait.parity {wait}{s}, ph\n        {}\n        mbarrier.arrive {arrive}{s}\n",
+                act(s)
+            );
+        }
+        c + "      }\n"
+    };
+    let step = format!("      s = s + 1\n      if s == {stages} {{ s = 0; ph = 1 - ph }}\n");
+    let producer = chain("empty", &|s| format!("if tid == 0 {{ write slot{s} }}"), "full");
+    let consumer = chain("full", &|s| format!("read slot{s}"), "empty");
+    let body = format!(
+        "{init}  if warp == 0 {{\n    s = 0\n    ph = 1\n    repeat {iters} {{\n{producer}{step}    }}\n  }} else {{\n    s = 0\n    ph = 0\n    repeat {iters} {{\n{consumer}{step}    }}\n  }}"
+    );
+    kernel(
+        &format!("warp-specialized mbarrier pipeline, 1 producer + {} consumer warps, {stages} stages, {iters} iterations, T={threads}", consumers / 32),
+        "cuda-sm90",
+        &decls,
+        &format!("blocks=1 threads={threads}"),
+        &body,
+        1.0,
+    )
+}
+
+fn shapes() -> Vec<Shape> {
+    let half = 128;
+    vec![
+        kernel(
+            "repeat 4 { __syncthreads }, T=1024",
+            "cuda-sm80",
+            "",
+            "blocks=1 threads=1024",
+            "  repeat 4 { __syncthreads }",
+            0.1,
+        ),
+        kernel(
+            "broadcast: tid 0 writes, __syncthreads, all read, T=1024",
+            "cuda-sm80",
+            "var s scope=block\n",
+            "blocks=1 threads=1024",
+            "  if tid == 0 { write s }\n  __syncthreads\n  read s",
+            0.5,
+        ),
+        kernel(
+            "named producer/consumer on tid < T/2, T=256",
+            "cuda-sm80",
+            "",
+            "blocks=1 threads=256",
+            &format!("  if tid < {half} {{ bar.sync 2, 256; bar.arrive 1, 256 }} else {{ bar.arrive 2, 256; bar.sync 1, 256 }}"),
+            1.0,
+        ),
+        kernel(
+            "warp 0 produces with bar.arrive, the rest bar.sync, T=384",
+            "cuda-sm80",
+            "",
+            "blocks=1 threads=384",
+            "  if warp == 0 { bar.arrive 1, 384 } else { bar.sync 1, 384 }",
+            1.0,
+        ),
+        pipeline(96, 4, 8),
+        kernel(
+            "repeat 4 { __syncthreads }, B=64 x T=64",
+            "cuda-sm80",
+            "",
+            "blocks=64 threads=64",
+            "  repeat 4 { __syncthreads }",
+            1.0,
+        ),
+        kernel(
+            "cooperative repeat 4 { r = r + 1; grid.sync }, B=64 x T=64",
+            "cuda-sm80",
+            "",
+            "blocks=64 threads=64 cooperative",
+            "  r = 0\n  repeat 4 { r = r + 1; grid.sync }",
+            1.0,
+        ),
+    ]
+}
+
+fn main() {
+    let bin = env!("CARGO_BIN_EXE_barrier-check");
+    let dir = std::env::temp_dir().join("barrier-check-bench-targets");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let limit = std::env::var("BENCH_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(15.0);
+    // `cargo bench -- ARGS` hands the binary ARGS and `--bench`.
+    let extra: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    println!("| shape | verdict | states | time (s) | peak memory (MiB) | stop | target (s) | met |");
+    println!("|---|---|---:|---:|---:|---|---:|---|");
+    for (i, shape) in shapes().into_iter().enumerate() {
+        let path = dir.join(format!("target-{i}.litmus"));
+        std::fs::write(&path, &shape.text).expect("write");
+        let start = Instant::now();
+        let out = Command::new(bin)
+            .args(["check", "--format", "json", "--report-peak-memory", "--timeout"])
+            .arg(limit.to_string())
+            .args(&extra)
+            .arg(&path)
+            .output()
+            .expect("run barrier-check");
+        let wall = start.elapsed().as_secs_f64();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let r = &json["results"][0];
+        let verdict = r["verdict"]
+            .as_array()
+            .map(|v| v.iter().filter_map(|k| k.as_str()).collect::<Vec<_>>().join(", "))
+            .map(|v| if v.is_empty() { "ok".to_string() } else { v })
+            .unwrap_or_else(|| "error".to_string());
+        let states = r["stats"]["states"].as_u64().unwrap_or(0);
+        let stop = r["stop"].as_str().unwrap_or("error").to_string();
+        // A stopped search's findings are only those seen so far.
+        let verdict = if stop == "exhausted" {
+            verdict
+        } else {
+            format!("({verdict} so far)")
+        };
+        let peak = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("peak-memory-kb: ")
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+            })
+            .map_or("?".to_string(), |kb| format!("{:.0}", kb / 1024.0));
+        let met = if stop == "exhausted" && wall < shape.target_s {
+            "yes"
+        } else {
+            "no"
+        };
+        println!(
+            "| {} | {verdict} | {states} | {wall:.2} | {peak} | {stop} | < {} | {met} |",
+            shape.name, shape.target_s
+        );
+    }
+}
