@@ -311,14 +311,19 @@ pub fn final_text(f: &Final) -> String {
 
 /// The model's findings a tool looks for: synccheck reports barriers that
 /// not every thread reaches or that get bad arguments (divergence, a
-/// `__syncwarp` mask, a `bar.sync` count), racecheck reports shared-memory
-/// races.
+/// `__syncwarp` mask, a `bar.sync` count), mbarriers used before `init` or
+/// after `inval` (its `Missing init`), and a thread arriving on an mbarrier
+/// again before waiting on the phase it arrived on (its `Missing wait`, as
+/// compute-sanitizer 2025.3 printed it on an H100); racecheck reports
+/// shared-memory races.
 fn tool_findings<'a>(tool: &str, findings: &'a [String]) -> Vec<&'a str> {
     let sync = [
         "ub(divergent-barrier)",
         "ub(syncwarp-mask)",
         "ub(count-mismatch)",
         "ub(invalid-barrier)",
+        "ub(uninitialized-barrier)",
+        "ub(arrive-before-wait)",
     ];
     findings
         .iter()

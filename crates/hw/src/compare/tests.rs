@@ -275,6 +275,11 @@ fn sanitizer_findings_stand_beside_the_model_s() {
     assert_eq!(side_by_side("synccheck", &[], None), "-");
     let div = vec!["ub(divergent-barrier)".to_string()];
     assert_eq!(side_by_side("synccheck", &div, seen(2).as_ref()), "both");
+    // synccheck's `Missing init` and `Missing wait` are the model's
+    // uninitialized barrier and arrive-before-wait.
+    for f in ["ub(uninitialized-barrier)", "ub(arrive-before-wait)"] {
+        assert_eq!(side_by_side("synccheck", &[f.to_string()], seen(1).as_ref()), "both");
+    }
 }
 
 #[test]
