@@ -70,7 +70,7 @@ bench-jobs:
 BC := env_var_or_default("BC", "./target/release/barrier-check")
 hw DIR:
     {{BC}} emit cuda litmus -o {{DIR}}
-    {{BC}} hw run {{DIR}} --sanitizer -o {{DIR}}/observed.json
+    {{BC}} hw run {{DIR}} --jobs 16 --sanitizer --sanitizer-iterations 5 --sanitizer-timeout 30 --sanitizer-timeout-ms 5000 --sanitizer-hung-timeout 8 --deadline 470 -o {{DIR}}/observed.json
     {{BC}} hw compare {{DIR}}/observed.json
 
 # Every report of the corpus (text, JSON, SARIF, JUnit, outcome sets) into

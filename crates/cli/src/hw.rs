@@ -46,15 +46,33 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Also run each program under compute-sanitizer synccheck and
-    /// racecheck (few iterations).
+    /// racecheck (few iterations, short limits).
     #[arg(long)]
     pub sanitizer: bool,
     /// Iterations of a program under compute-sanitizer.
     #[arg(long, default_value_t = 10, value_parser = parse_count)]
     pub sanitizer_iterations: u64,
     /// Time limit of one compute-sanitizer run, in seconds.
-    #[arg(long, value_name = "SECS", default_value = "120", value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_secs)]
     pub sanitizer_timeout: Duration,
+    /// A program's own deadline under compute-sanitizer, in ms [default:
+    /// five times --timeout-ms]; at most half the tool's time limit.
+    #[arg(long, value_name = "MS", value_parser = parse_count)]
+    pub sanitizer_timeout_ms: Option<u64>,
+    /// Time limit of a compute-sanitizer run for a program that hung in
+    /// the plain run (it hangs under the tool too), in seconds.
+    #[arg(long, value_name = "SECS", default_value = "15", value_parser = parse_secs)]
+    pub sanitizer_hung_timeout: Duration,
+    /// Do not run compute-sanitizer on a program that hung in the plain
+    /// run (recorded with why).
+    #[arg(long)]
+    pub sanitizer_skip_hung: bool,
+    /// Stop the whole run this many seconds after it started: processes
+    /// still going are ended, tests not started are recorded as not run,
+    /// and OBSERVED.json is written (it is also rewritten after every
+    /// finished test, so a run killed from outside keeps what it finished).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub deadline: Option<Duration>,
     /// The runner's watchdog margin over --timeout-ms (for tests).
     #[arg(long, hide = true, default_value_t = bc_hw::runner::MARGIN_MS)]
     pub margin_ms: u64,
@@ -99,11 +117,22 @@ fn kill_group(pgid: u32) {
     }
 }
 
-/// Runs `cmd` in its own process group with `limit`: past it, the whole
-/// group is killed (a hang costs this process only; the GPU is never
-/// reset: ending the process ends its CUDA context and its kernels).
-fn run_limited(mut cmd: Command, limit: Duration) -> Finished {
+/// Runs `cmd` in its own process group with `limit`, or until `stop_at`
+/// (the run's deadline) when that comes first: past it, the whole group is
+/// killed (a hang costs this process only; the GPU is never reset: ending
+/// the process ends its CUDA context and its kernels). A process the
+/// run's deadline ends is [`End::Stopped`], not started at all when the
+/// deadline has passed.
+fn run_limited(mut cmd: Command, limit: Duration, stop_at: Option<Instant>) -> Finished {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let (limit, by_deadline) = runner::within(limit, stop_at.map(|t| t.saturating_duration_since(Instant::now())));
+    if by_deadline && limit.is_zero() {
+        return Finished {
+            end: End::Stopped(limit),
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+    }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -136,7 +165,11 @@ fn run_limited(mut cmd: Command, limit: Duration) -> Finished {
                 kill_group(pid);
                 let _ = child.kill();
                 let _ = child.wait();
-                break End::Killed(limit);
+                break if by_deadline {
+                    End::Stopped(limit)
+                } else {
+                    End::Killed(limit)
+                };
             }
         }
     };
@@ -166,7 +199,7 @@ fn device_name() -> String {
     };
     let mut cmd = Command::new(smi);
     cmd.args(["--query-gpu=name", "--format=csv,noheader"]);
-    let f = run_limited(cmd, Duration::from_secs(20));
+    let f = run_limited(cmd, Duration::from_secs(20), None);
     match f.end {
         End::Exited(0) => f
             .stdout
@@ -179,51 +212,108 @@ fn device_name() -> String {
     }
 }
 
-/// Compiles, runs and (with `--sanitizer`) sanitizes one program.
-fn run_one(e: &Emitted, dir: &Path, nvcc: &Path, sanitizer: Option<&Path>, a: &RunArgs) -> Run {
+/// A program's arguments: `ITERATIONS SEED TIMEOUT_MS`.
+fn program_args(iterations: u64, seed: u64, timeout_ms: u64) -> [String; 3] {
+    [iterations, seed, timeout_ms].map(|n| n.to_string())
+}
+
+/// Compiles and runs one program, each step within the run's deadline
+/// `stop_at`: its record, and its executable when it compiled.
+fn run_one(e: &Emitted, dir: &Path, nvcc: &Path, a: &RunArgs, stop_at: Option<Instant>) -> (Run, Option<PathBuf>) {
     let cu = dir.join(&e.cu);
     let text = match read_capped(&cu, MAX_MANIFEST_BYTES) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-        Err(why) => return runner::compile_failed(e, a.iterations, format!("{}: {why}", cu.display())),
+        Err(why) => {
+            let why = format!("{}: {why}", cu.display());
+            return (runner::compile_failed(e, a.iterations, why), None);
+        }
     };
     let plan = match runner::compile_plan(&e.cu, &text) {
         Ok(p) => p,
-        Err(why) => return runner::compile_failed(e, a.iterations, why),
+        Err(why) => return (runner::compile_failed(e, a.iterations, why), None),
     };
     let mut cmd = Command::new(nvcc);
     cmd.args(&plan.args).current_dir(dir);
-    if let Some(why) = runner::compile_error(&run_limited(cmd, COMPILE_LIMIT)) {
-        return runner::compile_failed(e, a.iterations, why);
+    if let Some(failed) = runner::compile_failure(e, a.iterations, &run_limited(cmd, COMPILE_LIMIT, stop_at)) {
+        return (failed, None);
     }
     let binary = dir.join(&plan.binary);
-    let program = |iterations: u64, timeout_ms: u64| [iterations, a.seed, timeout_ms].map(|n| n.to_string());
     let mut cmd = Command::new(&binary);
-    cmd.args(program(a.iterations, a.timeout_ms)).current_dir(dir);
+    cmd.args(program_args(a.iterations, a.seed, a.timeout_ms))
+        .current_dir(dir);
     let limit = runner::process_limit(a.timeout_ms, a.iterations, a.margin_ms);
-    let mut run = runner::run_record(e, a.iterations, &run_limited(cmd, limit));
-    if let Some(tool) = sanitizer {
-        let timeout = runner::sanitizer_program_timeout(a.timeout_ms, a.sanitizer_timeout);
-        let check = |name: &str| {
-            let mut cmd = Command::new(tool);
-            cmd.args(["--tool", name])
-                .arg(&binary)
-                .args(program(a.sanitizer_iterations, timeout))
-                .current_dir(dir);
-            let f = run_limited(cmd, a.sanitizer_timeout);
-            runner::sanitizer_report(&format!("{}\n{}", f.stdout, f.stderr), f.end)
-        };
-        run.sanitizer = Some(Sanitizer {
-            synccheck: check("synccheck"),
-            racecheck: check("racecheck"),
-        });
+    (
+        runner::run_record(e, a.iterations, &run_limited(cmd, limit, stop_at)),
+        Some(binary),
+    )
+}
+
+/// The sanitizer pass of one program (after its plain run `plain`):
+/// synccheck and racecheck as [`runner::sanitizer_plan`] says.
+fn sanitize_one(plain: &Run, binary: &Path, tool: &Path, a: &RunArgs, stop_at: Option<Instant>) -> Sanitizer {
+    let limits = runner::SanitizerLimits {
+        iterations: a.sanitizer_iterations,
+        program_timeout_ms: a
+            .sanitizer_timeout_ms
+            .unwrap_or_else(|| runner::sanitizer_program_timeout(a.timeout_ms, a.sanitizer_timeout)),
+        tool_limit: a.sanitizer_timeout,
+        hung_tool_limit: (!a.sanitizer_skip_hung).then_some(a.sanitizer_hung_timeout),
+    };
+    match runner::sanitizer_plan(plain, &limits) {
+        runner::SanitizerPlan::Skip(why) => Sanitizer {
+            synccheck: runner::tool_not_run(&why),
+            racecheck: runner::tool_not_run(&why),
+        },
+        runner::SanitizerPlan::Run {
+            iterations,
+            program_timeout_ms,
+            tool_limit,
+        } => {
+            let check = |name: &str| {
+                let mut cmd = Command::new(tool);
+                cmd.args(["--tool", name])
+                    .arg(binary)
+                    .args(program_args(iterations, a.seed, program_timeout_ms))
+                    .current_dir(binary.parent().unwrap_or(Path::new(".")));
+                let f = run_limited(cmd, tool_limit, stop_at);
+                runner::sanitizer_report(&format!("{}\n{}", f.stdout, f.stderr), f.end)
+            };
+            Sanitizer {
+                synccheck: check("synccheck"),
+                racecheck: check("racecheck"),
+            }
+        }
     }
-    run
+}
+
+/// Runs `work(i)` for `i` in `0..n` on `jobs` threads, each taking the
+/// next index when it is free; no index is started once `stop_at` has
+/// passed.
+fn pool(jobs: usize, n: usize, stop_at: Option<Instant>, work: impl Fn(usize) + Sync) {
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(n).max(1) {
+            scope.spawn(|| loop {
+                if stop_at.is_some_and(|t| Instant::now() >= t) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                work(i);
+            });
+        }
+    });
 }
 
 /// A one-line account of a run, for the progress lines on stderr.
 fn run_line(r: &Run) -> String {
     if r.compile_error.is_some() {
         return "compile error".into();
+    }
+    if let Some(why) = &r.not_run {
+        return format!("not run: {why}");
     }
     let mut s = format!(
         "{}/{} completed, {} distinct",
@@ -238,7 +328,11 @@ fn run_line(r: &Run) -> String {
         s += ", cuda error";
     }
     if let Some(san) = &r.sanitizer {
-        let n = |t: &observed::ToolReport| t.errors.map_or("?".into(), |n| n.to_string());
+        let n = |t: &observed::ToolReport| match (t.errors, &t.not_run) {
+            (Some(n), _) => n.to_string(),
+            (None, Some(_)) => "not run".into(),
+            (None, None) => "?".into(),
+        };
         s += &format!(", synccheck {} racecheck {}", n(&san.synccheck), n(&san.racecheck));
     }
     s
@@ -280,48 +374,146 @@ pub fn run(a: &RunArgs) -> io::Result<ExitCode> {
     for s in &manifest.skipped {
         err(&format!("skipped  {}: {}\n", s.file, s.reason))?;
     }
+    let start = Instant::now();
+    let stop_at = a.deadline.map(|d| start + d);
     let device = device_name();
     let jobs = jobs_or_cores(a.jobs)?;
     let total = manifest.emitted.len();
-    let runs: Mutex<Vec<Option<Run>>> = Mutex::new(vec![None; total]);
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(total).max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(e) = manifest.emitted.get(i) else { break };
-                let r = run_one(e, &dir, &nvcc, sanitizer.as_deref(), a);
-                let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-                let _ = err(&format!("[{k}/{total}] {}: {}\n", e.file, run_line(&r)));
-                runs.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
-            });
-        }
-    });
-    let runs: Vec<Run> = runs
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect();
-    let hung = runs.iter().filter(|r| r.hung).count();
-    let failed = runs.iter().filter(|r| r.compile_error.is_some()).count();
-    let record = observed::Observed {
+    let record = |runs: &[Option<Run>], partial: Option<String>, pending: &dyn Fn() -> String| observed::Observed {
         schema: observed::SCHEMA,
-        device,
+        device: device.clone(),
         iterations: a.iterations,
         seed: a.seed,
-        runs,
+        partial,
+        runs: manifest
+            .emitted
+            .iter()
+            .zip(runs)
+            .map(|(e, r)| r.clone().unwrap_or_else(|| runner::not_run(e, a.iterations, pending())))
+            .collect(),
     };
-    if let Err(e) = std::fs::write(&a.output, observed::to_json(&record)) {
+    // Written before the first test (so a bad path costs no GPU time) and
+    // after each finished one (so a run killed from outside keeps them).
+    let pending = || runner::PENDING.to_string();
+    let first = record(
+        &vec![None; total],
+        Some(runner::partial_line(0, total, "plain runs")),
+        &pending,
+    );
+    if let Err(e) = write_record(&a.output, &first) {
         return usage_error(&format!("{}: {e}", a.output.display()));
     }
+    // Two passes: every plain run first, then the sanitizer runs. A
+    // program under compute-sanitizer that hangs holds the GPU in a way
+    // that starves other processes' kernels (on an H100, plain runs beside
+    // sanitized ones missed their deadlines), so plain runs never share the
+    // GPU with a sanitized one.
+    let runs: Mutex<Vec<Option<Run>>> = Mutex::new(vec![None; total]);
+    let binaries: Mutex<Vec<Option<PathBuf>>> = Mutex::new(vec![None; total]);
+    let done = AtomicUsize::new(0);
+    let write_failed = AtomicUsize::new(0);
+    let save = |runs: &[Option<Run>], partial: String| {
+        if let Err(e) = write_record(&a.output, &record(runs, Some(partial), &pending)) {
+            if write_failed.fetch_add(1, Ordering::Relaxed) == 0 {
+                let _ = err(&format!("barrier-check: warning: {}: {e}\n", a.output.display()));
+            }
+        }
+    };
+    pool(jobs, total, stop_at, |i| {
+        let e = &manifest.emitted[i];
+        let (r, binary) = run_one(e, &dir, &nvcc, a, stop_at);
+        let k = done.fetch_add(1, Ordering::Relaxed) + 1;
+        let _ = err(&format!("[{k}/{total}] {}: {}\n", e.file, run_line(&r)));
+        binaries.lock().unwrap_or_else(|p| p.into_inner())[i] = binary;
+        let mut runs = runs.lock().unwrap_or_else(|p| p.into_inner());
+        runs[i] = Some(r);
+        save(&runs, runner::partial_line(k, total, "plain runs"));
+    });
+    if let Some(tool) = &sanitizer {
+        let binaries = binaries.into_inner().unwrap_or_else(|p| p.into_inner());
+        let mut todo: Vec<usize> = (0..total).filter(|&i| binaries[i].is_some()).collect();
+        {
+            // Until its pass comes, each program's tools are pending.
+            // Programs that hung in the plain run go last, so their hangs
+            // under the tools starve as few of the others as can be.
+            let mut runs = runs.lock().unwrap_or_else(|p| p.into_inner());
+            todo.sort_by_key(|&i| runs[i].as_ref().is_some_and(|r| r.hung));
+            for &i in &todo {
+                if let Some(r) = runs[i].as_mut() {
+                    r.sanitizer = Some(Sanitizer {
+                        synccheck: runner::tool_not_run(runner::PENDING),
+                        racecheck: runner::tool_not_run(runner::PENDING),
+                    });
+                }
+            }
+        }
+        let sanitized = AtomicUsize::new(0);
+        let n = todo.len();
+        pool(jobs, n, stop_at, |j| {
+            let i = todo[j];
+            let Some(plain) = runs.lock().unwrap_or_else(|p| p.into_inner())[i].clone() else {
+                return;
+            };
+            let Some(binary) = &binaries[i] else { return };
+            let s = sanitize_one(&plain, binary, tool, a, stop_at);
+            let k = sanitized.fetch_add(1, Ordering::Relaxed) + 1;
+            let mut runs = runs.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(r) = runs[i].as_mut() {
+                r.sanitizer = Some(s);
+                let _ = err(&format!("[sanitizer {k}/{n}] {}: {}\n", r.file, run_line(r)));
+            }
+            save(&runs, runner::partial_line(k, n, "sanitizer runs"));
+        });
+    }
+    let mut runs = runs.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some(d) = a.deadline {
+        // What the deadline kept from starting says so.
+        for s in runs.iter_mut().flatten().filter_map(|r| r.sanitizer.as_mut()) {
+            for t in [&mut s.synccheck, &mut s.racecheck] {
+                if t.not_run.as_deref() == Some(runner::PENDING) {
+                    *t = runner::tool_not_run(&runner::deadline_passed(d));
+                }
+            }
+        }
+    }
+    let unstarted = || {
+        a.deadline
+            .map_or_else(|| runner::PENDING.to_string(), runner::deadline_passed)
+    };
+    let record = record(&runs, None, &unstarted);
+    let hung = record.runs.iter().filter(|r| r.hung && r.not_run.is_none()).count();
+    let failed = record.runs.iter().filter(|r| r.compile_error.is_some()).count();
+    let not_run = record.runs.iter().filter(|r| r.not_run.is_some()).count();
+    if let Err(e) = write_record(&a.output, &record) {
+        return usage_error(&format!("{}: {e}", a.output.display()));
+    }
+    let cut = if not_run > 0 {
+        format!(", {not_run} not run (the run's --deadline)")
+    } else {
+        String::new()
+    };
     err(&format!(
-        "{total} programs on {}: {failed} did not compile, {hung} hung; wrote {}\n",
+        "{total} programs on {}: {failed} did not compile, {hung} hung{cut}; wrote {} in {:.0} s\n",
         record.device,
-        a.output.display()
+        a.output.display(),
+        start.elapsed().as_secs_f64()
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes OBSERVED.json: to a file beside it, then renamed over it, so a
+/// reader (or a kill) never sees half a record; a path that is not a plain
+/// file (`/dev/stdout`) is written in place.
+fn write_record(path: &Path, record: &observed::Observed) -> io::Result<()> {
+    let text = observed::to_json(record);
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return std::fs::write(path, text);
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".part");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
 }
 
 /// What the model allows of a checked test: its outcome set (`check

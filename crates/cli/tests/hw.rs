@@ -365,3 +365,367 @@ fn recorded_h100_run_compares_as_documented() {
     assert_eq!(with("not-run").len(), 5);
     assert_eq!(o.status.code(), Some(0));
 }
+
+/// `hw run` with the fake tools on `tests` (names of the programs above,
+/// in manifest order), returning the child so a test can kill it.
+fn hw_run_child(name: &str, tests: &[(&str, &str)], args: &[&str]) -> (std::process::Child, std::path::PathBuf) {
+    let (_tools, path) = fake_tools(&format!("{name}-tools"));
+    let dir = scratch_dir(name);
+    for (cu, text) in tests {
+        std::fs::write(dir.join(format!("{cu}.cu")), text).unwrap();
+    }
+    let entries: Vec<String> = tests
+        .iter()
+        .map(|(t, _)| format!(r#"{{"file":"litmus/cuda/{t}.litmus","cu":"{t}.cu","test":"{t}"}}"#))
+        .collect();
+    std::fs::write(
+        dir.join("manifest.json"),
+        format!(r#"{{"schema":1,"emitted":[{}]}}"#, entries.join(",")),
+    )
+    .unwrap();
+    let observed = dir.join("observed.json");
+    let _ = std::fs::remove_file(&observed);
+    let child = bin()
+        .env("PATH", &path)
+        .env_remove("CUDA_HOME")
+        .args(["hw", "run"])
+        .arg(&dir)
+        .args(args)
+        .arg("-o")
+        .arg(&observed)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    (child, observed)
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn hw_run_stops_at_its_deadline_and_records_the_rest_as_not_run() {
+    // One worker: `ok` runs, `stuck` would run 60 s but the deadline stops
+    // it, `hung` never starts. The sanitizer pass (after all plain runs)
+    // skips what did not finish.
+    let (child, observed) = hw_run_child(
+        "hw-run-deadline",
+        &[("ok", OK), ("stuck", STUCK), ("hung", HUNG)],
+        &[
+            "--jobs",
+            "1",
+            "--iterations",
+            "3",
+            "--timeout-ms",
+            "60000",
+            "--deadline",
+            "2",
+            "--sanitizer",
+        ],
+    );
+    let start = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(start.elapsed() < Duration::from_secs(15), "{:?}", start.elapsed());
+    assert!(
+        stderr(&o).contains("2 not run (the run's --deadline)"),
+        "{}",
+        stderr(&o)
+    );
+    let doc = read_json(&observed);
+    assert!(doc["partial"].is_null(), "the run ended: {doc}");
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["completed"], 3);
+    assert!(runs[0]["not_run"].is_null());
+    let stuck = &runs[1];
+    assert_eq!(
+        stuck["hung"], false,
+        "a test the deadline stopped did not hang: {stuck}"
+    );
+    assert!(stuck["not_run"]
+        .as_str()
+        .unwrap()
+        .contains("deadline stopped the program"));
+    // Its sanitizer turn never came (a turn that came would be skipped: the
+    // plain run did not finish).
+    assert!(stuck["sanitizer"]["synccheck"]["not_run"]
+        .as_str()
+        .unwrap()
+        .contains("--deadline of 2 s"));
+    assert!(runs[2]["not_run"]
+        .as_str()
+        .unwrap()
+        .contains("not started: the run's --deadline of 2 s had passed"));
+    // `ok` finished its plain run; its sanitizer turn came after the deadline.
+    assert!(runs[0]["sanitizer"]["racecheck"]["not_run"]
+        .as_str()
+        .unwrap()
+        .contains("--deadline of 2 s"));
+    // (`hw compare` reads such runs as not-run: compare/tests.rs.)
+}
+
+#[test]
+fn a_killed_hw_run_leaves_the_tests_it_finished() {
+    let (mut child, observed) = hw_run_child(
+        "hw-run-killed",
+        // The program the killed runner leaves behind ends by itself.
+        &[("ok", OK), ("stuck", "// nvcc: -arch=sm_90\n#!/bin/sh\nsleep 5\n")],
+        &["--jobs", "1", "--iterations", "4", "--timeout-ms", "60000"],
+    );
+    // Wait for `ok` to be written, then kill the run as an outer limit would.
+    let start = Instant::now();
+    let doc = loop {
+        assert!(start.elapsed() < Duration::from_secs(20), "ok was never recorded");
+        if let Ok(t) = std::fs::read_to_string(&observed) {
+            let doc: serde_json::Value = serde_json::from_str(&t).expect("never half a record");
+            if doc["runs"][0]["completed"] == 4 {
+                break doc;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(doc["partial"].as_str().unwrap().contains("1 of 2 plain runs finished"));
+    assert!(doc["runs"][0]["not_run"].is_null());
+    assert!(doc["runs"][1]["not_run"].as_str().unwrap().contains("still going"));
+    assert_eq!(doc["runs"][1]["hung"], false);
+}
+
+#[test]
+fn hw_run_skips_or_shortens_the_sanitizer_on_a_program_that_hung() {
+    let (child, observed) = hw_run_child(
+        "hw-run-skip-hung",
+        &[("ok", OK), ("hung", HUNG)],
+        &[
+            "--jobs",
+            "2",
+            "--iterations",
+            "3",
+            "--sanitizer",
+            "--sanitizer-skip-hung",
+        ],
+    );
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&observed);
+    assert_eq!(doc["runs"][0]["sanitizer"]["synccheck"]["errors"], 2);
+    let hung = &doc["runs"][1]["sanitizer"];
+    assert!(hung["synccheck"]["errors"].is_null());
+    assert!(
+        hung["racecheck"]["not_run"]
+            .as_str()
+            .unwrap()
+            .contains("hung in the plain run"),
+        "{hung}"
+    );
+}
+
+#[test]
+fn emit_cuda_writes_a_manifest_of_emitted_and_skipped_tests() {
+    let dir = scratch_dir("emit-cuda-manifest");
+    let out = dir.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = bin()
+        .current_dir(root())
+        .args([
+            "emit",
+            "cuda",
+            "litmus/cuda/syncthreads-basic.litmus",
+            "litmus/cuda/cuda-barrier-token-integers.litmus",
+            "litmus/amdgpu/arrive-drop-ok.litmus",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let m = read_json(&out.join("manifest.json"));
+    assert_eq!(m["schema"], 1);
+    let emitted = m["emitted"].as_array().unwrap();
+    assert_eq!(emitted.len(), 1);
+    assert_eq!(emitted[0]["file"], "litmus/cuda/syncthreads-basic.litmus");
+    assert_eq!(emitted[0]["cu"], "syncthreads-basic.cu");
+    assert_eq!(emitted[0]["mapping"], "warp");
+    assert!(emitted[0]["nvcc"].as_str().unwrap().starts_with("nvcc -arch=sm_90"));
+    let cu = std::fs::read_to_string(out.join("syncthreads-basic.cu")).unwrap();
+    assert!(cu.starts_with("// nvcc: nvcc -arch=sm_90"), "{}", &cu[..80]);
+    let skipped: Vec<(&str, &str)> = m["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["file"].as_str().unwrap(), s["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(skipped
+        .iter()
+        .any(|(f, r)| f.ends_with("cuda-barrier-token-integers.litmus") && r.contains("used as a number")));
+    assert!(skipped
+        .iter()
+        .any(|(f, r)| f.ends_with("arrive-drop-ok.litmus") && r.contains("not a CUDA model")));
+    assert!(
+        stderr(&o).contains("emitted 1 program(s), skipped 2 test(s)"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn emit_cuda_reports_bad_input_with_its_position_and_emits_the_rest() {
+    let dir = scratch_dir("emit-cuda-bad");
+    std::fs::write(
+        dir.join("bad.litmus"),
+        "litmus \"bad\"\nmodel cuda-sm80\nkernel blocks=1 threads=2 {\n  __syncthreads @\n}\nexpect ok\n",
+    )
+    .unwrap();
+    std::fs::copy(
+        root().join("litmus/cuda/syncthreads-basic.litmus"),
+        dir.join("good.litmus"),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = bin()
+        .current_dir(&dir)
+        .args([
+            "emit",
+            "cuda",
+            "bad.litmus",
+            "good.litmus",
+            "missing.litmus",
+            "-o",
+            "out",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad.litmus:4:17: error: unexpected character `@`"),
+        "{err}"
+    );
+    assert!(err.contains("missing.litmus"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let m = read_json(&out.join("manifest.json"));
+    assert_eq!(m["emitted"][0]["file"], "good.litmus");
+    assert_eq!(m["emitted"].as_array().unwrap().len(), 1);
+}
+
+/// The H100 run with compute-sanitizer (docs/hardware.md, "compute-sanitizer
+/// side by side"): each CUDA test's status, and where synccheck and
+/// racecheck stand beside the model's findings, pinned row by row.
+#[test]
+fn recorded_h100_sanitizer_run_compares_as_documented() {
+    let (o, doc) = compare_json(&root().join("crates/hw/tests/fixtures/h100-2026-11-23-sanitizer-observed.json"));
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 124);
+    let rows = |key: &str, word: &str| -> Vec<String> {
+        tests
+            .iter()
+            .filter(|t| t["sanitizer"][key] == word)
+            .map(|t| t["file"].as_str().unwrap().trim_start_matches("litmus/").to_string())
+            .collect()
+    };
+    let with = |status: &str| -> Vec<String> {
+        tests
+            .iter()
+            .filter(|t| t["status"] == status)
+            .map(|t| t["file"].as_str().unwrap().trim_start_matches("litmus/").to_string())
+            .collect()
+    };
+    // The three rows this run first showed UNSOUND were model fixes
+    // (docs/hardware.md, "Where the device and a verdict disagreed"); the
+    // renamed files hold the same programs.
+    assert_eq!(with("UNSOUND"), Vec::<String>::new());
+    assert_eq!(
+        with("not-run"),
+        [
+            "cuda/bar-sync0-mixed-forms.litmus",
+            "cuda/grid-sync-uncooperative.litmus",
+            "cuda/mbarrier-uninitialized.litmus",
+            "cuda/named-count-mismatch.litmus",
+            "cuda/syncwarp-not-in-mask.litmus",
+        ]
+    );
+    assert_eq!((with("sound").len(), with("ub").len()), (87, 32));
+    assert_eq!(o.status.code(), Some(0));
+    // synccheck beside the model.
+    assert_eq!(
+        rows("synccheck_side", "both"),
+        [
+            "cuda/bar-sync0-mixed-forms.litmus",
+            "cuda/cuda-barrier-arrive-before-wait.litmus",
+            "cuda/cuda-barrier-init-no-sync.litmus",
+            "cuda/mbarrier-inval.litmus",
+            "cuda/mbarrier-uninitialized.litmus",
+            "cuda/named-count-mismatch.litmus",
+            "cuda/syncthreads-both-branches.litmus",
+            "cuda/syncwarp-not-in-mask.litmus",
+        ]
+    );
+    // `bar.sync`/`__syncthreads` are the `.aligned` forms, reached from
+    // per-thread branches of the harness (issue #18); the mbarrier rows are
+    // synccheck's `Missing wait`.
+    assert_eq!(
+        rows("synccheck_side", "tool only"),
+        [
+            "cuda/bar-sync0-counted-loop-ok.litmus",
+            "cuda/bar-sync0-counted-outsider-race.litmus",
+            "cuda/bar-sync0-counted-subset-ok.litmus",
+            "cuda/cuda-barrier-stale-token.litmus",
+            "cuda/mbarrier-parity-alias.litmus",
+            "cuda/named-arrive-again-after-reset-ok.litmus",
+            "cuda/named-bar-sync-subset.litmus",
+            "cuda/thread-beside-kernel-ok.litmus",
+        ]
+    );
+    assert_eq!(
+        rows("synccheck_side", "model only"),
+        [
+            "cuda/syncthreads-early-exit-second-phase.litmus",
+            "cuda/syncthreads-one-branch-exit.litmus",
+            "cuda/syncthreads-one-branch-spin.litmus",
+            "cuda/syncwarp-mask-mismatch.litmus",
+            "cuda/syncwarp-overlapping-masks.litmus",
+        ]
+    );
+    // racecheck beside the model.
+    assert_eq!(
+        rows("racecheck_side", "both"),
+        [
+            "cuda/bar-sync0-counted-outsider-race.litmus",
+            "cuda/cuda-barrier-split-race.litmus",
+            "cuda/mbarrier-fresh-parity1-orders-nothing.litmus",
+            "cuda/mbarrier-pipeline-no-empty.litmus",
+            "cuda/named-double-buffer-missing-ready.litmus",
+            "cuda/named-producer-consumer-race.litmus",
+            "cuda/sm90-mbarrier-pipeline-cutlass-consumer-parity1.litmus",
+            "cuda/sm90-tma-no-expect-race.litmus",
+            "cuda/syncthreads-missing-race.litmus",
+        ]
+    );
+    assert_eq!(
+        rows("racecheck_side", "tool only"),
+        [
+            "cuda/cuda-barrier-init-no-sync.litmus",
+            "cuda/sm90-tma-early.litmus",
+            "cuda/sm90-tma-exact.litmus",
+        ]
+    );
+    assert_eq!(
+        rows("racecheck_side", "model only"),
+        [
+            "cuda/grid-sync-uncooperative.litmus",
+            "cuda/sm90-cluster-split-race.litmus",
+            "cuda/sm90-cluster-sync-across-clusters-race.litmus",
+            "cuda/syncthreads-global-across-blocks-race.litmus",
+            "cuda/syncwarp-disjoint-halves-race.litmus",
+            "cuda/syncwarp-named-lane-beside-twin.litmus",
+            "cuda/syncwarp-race-outside-mask.litmus",
+        ]
+    );
+    // Tools killed at --sanitizer-hung-timeout on programs that hung: no count.
+    assert_eq!(rows("synccheck_side", "-").len(), 7);
+    assert_eq!(rows("racecheck_side", "-").len(), 4);
+}

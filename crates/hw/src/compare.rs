@@ -52,6 +52,10 @@ pub struct Allowed {
 pub struct ToolSeen {
     pub errors: Option<u64>,
     pub messages: Vec<String>,
+    /// The runner killed the tool at its time limit.
+    pub timed_out: bool,
+    /// Why the tool was not run.
+    pub not_run: Option<String>,
 }
 
 /// What a device showed of one test.
@@ -65,6 +69,8 @@ pub struct Observed {
     pub compile_error: Option<String>,
     pub cuda_error: Option<String>,
     pub note: Option<String>,
+    /// Why the program did not run, or not to its end (the run's deadline).
+    pub not_run: Option<String>,
     /// `None` when the sanitizer was not run.
     pub synccheck: Option<ToolSeen>,
     pub racecheck: Option<ToolSeen>,
@@ -81,6 +87,8 @@ impl Observed {
         let tool = |t: &observed::ToolReport| ToolSeen {
             errors: t.errors,
             messages: t.messages.clone(),
+            timed_out: t.timed_out,
+            not_run: t.not_run.clone(),
         };
         Observed {
             iterations: r.iterations,
@@ -90,6 +98,7 @@ impl Observed {
             compile_error: r.compile_error.clone(),
             cuda_error: r.cuda_error.clone(),
             note: r.note.clone(),
+            not_run: r.not_run.clone(),
             synccheck: r.sanitizer.as_ref().map(|s| tool(&s.synccheck)),
             racecheck: r.sanitizer.as_ref().map(|s| tool(&s.racecheck)),
         }
@@ -173,6 +182,12 @@ pub fn compare(allowed: &Allowed, seen: &Observed) -> Comparison {
     };
     if let Some(e) = &seen.compile_error {
         c.status = Status::NotRun(format!("compile error: {}", first_line(e)));
+        return c;
+    }
+    // A run its deadline cut short: what it showed may be a part of an
+    // iteration (a watchdog that never fired is no hang), so nothing counts.
+    if let Some(why) = &seen.not_run {
+        c.status = Status::NotRun(first_line(why).to_string());
         return c;
     }
     if seen.completed == 0 && !seen.hung {
@@ -296,14 +311,19 @@ pub fn final_text(f: &Final) -> String {
 
 /// The model's findings a tool looks for: synccheck reports barriers that
 /// not every thread reaches or that get bad arguments (divergence, a
-/// `__syncwarp` mask, a `bar.sync` count), racecheck reports shared-memory
-/// races.
+/// `__syncwarp` mask, a `bar.sync` count), mbarriers used before `init` or
+/// after `inval` (its `Missing init`), and a thread arriving on an mbarrier
+/// again before waiting on the phase it arrived on (its `Missing wait`, as
+/// compute-sanitizer 2025.3 printed it on an H100); racecheck reports
+/// shared-memory races.
 fn tool_findings<'a>(tool: &str, findings: &'a [String]) -> Vec<&'a str> {
     let sync = [
         "ub(divergent-barrier)",
         "ub(syncwarp-mask)",
         "ub(count-mismatch)",
         "ub(invalid-barrier)",
+        "ub(uninitialized-barrier)",
+        "ub(arrive-before-wait)",
     ];
     findings
         .iter()
@@ -338,9 +358,18 @@ fn tool_cell(tool: &str, r: &Row) -> String {
     } else {
         &r.observed.racecheck
     };
-    match seen.as_ref().and_then(|t| t.errors) {
-        Some(n) => format!("{n} ({})", side_by_side(tool, &r.findings, seen.as_ref())),
-        None if seen.is_some() => "? (no summary)".into(),
+    match seen {
+        Some(ToolSeen { errors: Some(n), .. }) => {
+            format!("{n} ({})", side_by_side(tool, &r.findings, seen.as_ref()))
+        }
+        Some(ToolSeen { not_run: Some(_), .. }) => "not run".into(),
+        Some(t) if t.timed_out => {
+            // Error lines it printed before it was killed still count as
+            // reports, but not as a complete count.
+            let lines = t.messages.iter().filter(|m| !m.starts_with("killed after")).count();
+            format!("? (killed, {lines} error lines)")
+        }
+        Some(_) => "? (no summary)".into(),
         None => "-".into(),
     }
 }
@@ -438,7 +467,7 @@ pub fn text(t: &Table) -> String {
             ("synccheck", &r.observed.synccheck),
             ("racecheck", &r.observed.racecheck),
         ] {
-            for m in seen.iter().flat_map(|s| &s.messages) {
+            for m in seen.iter().flat_map(|s| s.not_run.iter().chain(&s.messages)) {
                 let _ = writeln!(out, "    {tool}: {m}");
             }
         }
@@ -478,7 +507,12 @@ fn final_json(f: &Final, key: &str, n: u64) -> Value {
 
 fn tool_json(t: &Option<ToolSeen>) -> Value {
     match t {
-        Some(t) => json!({ "errors": t.errors, "messages": t.messages }),
+        Some(t) => json!({
+            "errors": t.errors,
+            "messages": t.messages,
+            "timed_out": t.timed_out,
+            "not_run": t.not_run,
+        }),
         None => Value::Null,
     }
 }

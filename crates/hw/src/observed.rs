@@ -86,6 +86,11 @@ pub struct ToolReport {
     /// Whether the runner killed the tool at its time limit.
     #[serde(default)]
     pub timed_out: bool,
+    /// Why the tool was not run (the program hung in the plain run and
+    /// `--sanitizer-skip-hung` was given, or the run's `--deadline` had
+    /// passed); then `errors` is `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
 }
 
 /// Both compute-sanitizer tools' findings on a test.
@@ -118,6 +123,12 @@ pub struct Run {
     /// killed the program, or the program crashed or printed no report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Why the program did not run (or did not run to its end): the run's
+    /// `--deadline` passed before it started or while it ran, or the
+    /// record was written while the run was still going. Nothing observed
+    /// of such a test counts for or against the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
 }
 
 /// `OBSERVED.json`: every test's runs on one device.
@@ -131,6 +142,12 @@ pub struct Observed {
     /// The seed every program got.
     #[serde(default)]
     pub seed: u64,
+    /// Set while the run is still going: `hw run` rewrites the record
+    /// after each finished test, so a run that is killed leaves what it
+    /// finished, with this line saying how far it got. `None` once the run
+    /// ended (its deadline included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
     pub runs: Vec<Run>,
 }
 
@@ -217,6 +234,7 @@ mod tests {
             device: "unknown".into(),
             iterations: 10,
             seed: 7,
+            partial: None,
             runs: vec![Run {
                 file: "a.litmus".into(),
                 test: "a".into(),
@@ -229,6 +247,7 @@ mod tests {
                 outcomes: vec![],
                 sanitizer: None,
                 note: None,
+                not_run: None,
             }],
         };
         assert_eq!(parse_observed(&to_json(&o)).unwrap(), o);

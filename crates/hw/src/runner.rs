@@ -139,8 +139,106 @@ pub const MARGIN_MS: u64 = 10_000;
 /// kernels by tens of times: five times the plain one, and at most half
 /// the tool's own limit so the program reports a hang before it is killed.
 pub fn sanitizer_program_timeout(timeout_ms: u64, tool_limit: Duration) -> u64 {
-    let half = u64::try_from(tool_limit.as_millis() / 2).unwrap_or(u64::MAX);
-    timeout_ms.saturating_mul(5).min(half).max(1)
+    timeout_ms.saturating_mul(5).min(half_ms(tool_limit)).max(1)
+}
+
+fn half_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis() / 2).unwrap_or(u64::MAX)
+}
+
+/// A process's time limit within what is left of the run's `--deadline`
+/// (`None`: the run has none): the smaller of the two, and whether it is
+/// the run's deadline (then a kill there is [`End::Stopped`], not a hang).
+pub fn within(limit: Duration, left: Option<Duration>) -> (Duration, bool) {
+    match left {
+        Some(left) if left < limit => (left, true),
+        _ => (limit, false),
+    }
+}
+
+/// How `hw run --sanitizer` runs the tools: few iterations, short limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SanitizerLimits {
+    /// Iterations of the program under a tool.
+    pub iterations: u64,
+    /// The program's own deadline (per iteration) under a tool, in ms.
+    pub program_timeout_ms: u64,
+    /// The runner kills a tool after this long.
+    pub tool_limit: Duration,
+    /// The tool's limit for a program that hung in the plain run; `None`
+    /// skips such programs (recorded with why).
+    pub hung_tool_limit: Option<Duration>,
+}
+
+/// What the sanitizer pass does with one program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SanitizerPlan {
+    /// Run both tools with these numbers.
+    Run {
+        iterations: u64,
+        program_timeout_ms: u64,
+        tool_limit: Duration,
+    },
+    /// Run neither; the reason goes into both tools' records.
+    Skip(String),
+}
+
+/// The sanitizer pass for a program after its plain run `plain`. A
+/// program that hung there hangs under the tools too (they slow kernels
+/// down, they do not unblock them), and a hung program under
+/// compute-sanitizer waits for the tool's limit: so it runs with the short
+/// `hung_tool_limit` (a synccheck report of a divergent barrier comes
+/// before the hang, and is kept even when the tool is killed), or not at
+/// all. A program whose plain run the run's deadline cut short is not
+/// sanitized. The program always gets at most half its tool's limit, so
+/// it reports its own hang before the tool is killed.
+pub fn sanitizer_plan(plain: &Run, l: &SanitizerLimits) -> SanitizerPlan {
+    if plain.compile_error.is_some() {
+        return SanitizerPlan::Skip("the program did not compile".into());
+    }
+    if let Some(why) = &plain.not_run {
+        return SanitizerPlan::Skip(format!("the plain run did not finish: {why}"));
+    }
+    let tool_limit = if plain.hung {
+        match l.hung_tool_limit {
+            Some(h) => h.min(l.tool_limit),
+            None => return SanitizerPlan::Skip("the program hung in the plain run (--sanitizer-skip-hung)".into()),
+        }
+    } else {
+        l.tool_limit
+    };
+    SanitizerPlan::Run {
+        iterations: l.iterations,
+        program_timeout_ms: l.program_timeout_ms.min(half_ms(tool_limit)).max(1),
+        tool_limit,
+    }
+}
+
+/// The record of a tool that was not run, with why.
+pub fn tool_not_run(why: &str) -> ToolReport {
+    ToolReport {
+        not_run: Some(why.to_string()),
+        ..ToolReport::default()
+    }
+}
+
+/// Why a test the run's deadline kept from starting has no observations.
+pub fn deadline_passed(deadline: Duration) -> String {
+    format!(
+        "not started: the run's --deadline of {} s had passed",
+        deadline.as_secs_f64()
+    )
+}
+
+/// Why a test has no observations in a record written while the run was
+/// still going.
+pub const PENDING: &str = "not finished when this record was written (the run was still going)";
+
+/// The line [`crate::observed::Observed::partial`] carries while the run
+/// is going
+/// (`pass`: `plain runs` or `sanitizer runs`).
+pub fn partial_line(finished: usize, total: usize, pass: &str) -> String {
+    format!("{finished} of {total} {pass} finished when this record was written; the run was still going")
 }
 
 /// How a process ended.
@@ -152,6 +250,9 @@ pub enum End {
     Signalled(i32),
     /// The runner's watchdog killed it at this limit.
     Killed(Duration),
+    /// The runner killed it when the run's `--deadline` came, after this
+    /// long: not a hang, the process was cut short.
+    Stopped(Duration),
     /// It could not be started.
     NotStarted,
 }
@@ -196,7 +297,30 @@ fn blank_run(e: &Emitted, iterations: u64) -> Run {
         outcomes: Vec::new(),
         sanitizer: None,
         note: None,
+        not_run: None,
     }
+}
+
+/// The record of a test that did not run, with why (the run's deadline).
+pub fn not_run(e: &Emitted, iterations: u64, why: String) -> Run {
+    Run {
+        not_run: Some(why),
+        ..blank_run(e, iterations)
+    }
+}
+
+/// The record of a test whose compile step failed: a compile error, or
+/// (when the run's deadline stopped nvcc) a test that did not run. `None`
+/// when it compiled.
+pub fn compile_failure(e: &Emitted, iterations: u64, f: &Finished) -> Option<Run> {
+    if let End::Stopped(d) = f.end {
+        return Some(not_run(e, iterations, stopped(d, "nvcc")));
+    }
+    compile_error(f).map(|why| compile_failed(e, iterations, why))
+}
+
+fn stopped(d: Duration, what: &str) -> String {
+    format!("the run's deadline stopped {what} after {} ms", d.as_millis())
 }
 
 /// The record of a test whose program did not compile.
@@ -214,6 +338,7 @@ pub fn compile_error(f: &Finished) -> Option<String> {
         End::Exited(c) => Some(format!("nvcc exited with status {c}: {}", tail(&f.stderr))),
         End::Signalled(s) => Some(format!("nvcc was ended by signal {s}: {}", tail(&f.stderr))),
         End::Killed(d) => Some(format!("nvcc did not finish within {} s", d.as_secs())),
+        End::Stopped(d) => Some(stopped(d, "nvcc")),
         End::NotStarted => Some(format!("nvcc could not be started: {}", tail(&f.stderr))),
     }
 }
@@ -241,6 +366,11 @@ pub fn run_record(e: &Emitted, iterations: u64, f: &Finished) -> Run {
         }
     }
     match (f.end, &report) {
+        (End::Stopped(d), _) => {
+            // Cut short by the run, not by the test: its deadline
+            // report (if any) is kept for reading, and counts for nothing.
+            run.not_run = Some(stopped(d, "the program"));
+        }
         (End::Killed(d), _) => {
             run.hung = true;
             run.note = Some(format!("killed by the runner's watchdog after {} ms", d.as_millis()));
@@ -263,6 +393,7 @@ fn ended(end: End) -> String {
         End::Exited(c) => format!("exited with status {c}"),
         End::Signalled(s) => format!("was ended by signal {s}"),
         End::Killed(d) => format!("was killed after {} ms", d.as_millis()),
+        End::Stopped(d) => format!("was stopped by the run's deadline after {} ms", d.as_millis()),
         End::NotStarted => "could not be started".into(),
     }
 }
@@ -313,16 +444,19 @@ pub fn sanitizer_report(output: &str, end: End) -> ToolReport {
     }
     let timed_out = matches!(end, End::Killed(_));
     let errors = errors.or(race_errors);
+    let mut not_run = None;
     if errors.is_none() {
-        messages.push(match end {
-            End::Killed(d) => format!("killed after {} ms with no ERROR SUMMARY", d.as_millis()),
-            e => format!("no ERROR SUMMARY: the tool {}: {}", ended(e), tail(output)),
-        });
+        match end {
+            End::Killed(d) => messages.push(format!("killed after {} ms with no ERROR SUMMARY", d.as_millis())),
+            End::Stopped(d) => not_run = Some(stopped(d, "the tool")),
+            e => messages.push(format!("no ERROR SUMMARY: the tool {}: {}", ended(e), tail(output))),
+        }
     }
     ToolReport {
         errors,
         messages,
         timed_out,
+        not_run,
     }
 }
 
@@ -430,6 +564,87 @@ mod tests {
         assert_eq!(process_limit(2000, 1000, MARGIN_MS), Duration::from_millis(13_000));
         assert_eq!(sanitizer_program_timeout(2000, Duration::from_secs(60)), 10_000);
         assert_eq!(sanitizer_program_timeout(20_000, Duration::from_secs(60)), 30_000);
+    }
+
+    #[test]
+    fn the_run_s_deadline_clips_a_limit_and_says_so() {
+        let s = Duration::from_secs;
+        assert_eq!(within(s(10), None), (s(10), false));
+        assert_eq!(within(s(10), Some(s(60))), (s(10), false));
+        assert_eq!(within(s(10), Some(s(3))), (s(3), true));
+        assert_eq!(within(s(10), Some(s(0))), (s(0), true));
+    }
+
+    #[test]
+    fn a_process_the_deadline_stopped_is_not_run_not_hung() {
+        let stopped = End::Stopped(Duration::from_millis(700));
+        let r = run_record(&emitted(), 5, &finished(stopped, ""));
+        assert!(!r.hung);
+        assert_eq!(r.cuda_error, None);
+        assert!(r.not_run.unwrap().contains("deadline stopped the program after 700 ms"));
+        // A stopped nvcc is no compile error.
+        let r = compile_failure(&emitted(), 5, &finished(stopped, "")).unwrap();
+        assert_eq!(r.compile_error, None);
+        assert!(r.not_run.unwrap().contains("stopped nvcc"));
+        assert_eq!(compile_failure(&emitted(), 5, &finished(End::Exited(0), "")), None);
+        let r = compile_failure(&emitted(), 5, &finished(End::Exited(1), "")).unwrap();
+        assert!(r.compile_error.unwrap().contains("status 1"));
+        // A stopped tool is not run; one killed at its own limit timed out.
+        let t = sanitizer_report("========= COMPUTE-SANITIZER\n", stopped);
+        assert_eq!((t.errors, t.timed_out), (None, false));
+        assert!(t.not_run.unwrap().contains("stopped the tool"));
+        assert!(t.messages.is_empty());
+    }
+
+    fn limits() -> SanitizerLimits {
+        SanitizerLimits {
+            iterations: 5,
+            program_timeout_ms: 10_000,
+            tool_limit: Duration::from_secs(60),
+            hung_tool_limit: Some(Duration::from_secs(8)),
+        }
+    }
+
+    #[test]
+    fn a_program_that_hung_gets_the_short_sanitizer_limit_or_is_skipped() {
+        let plain = run_record(&emitted(), 5, &finished(End::Exited(0), REPORT));
+        assert_eq!(
+            sanitizer_plan(&plain, &limits()),
+            SanitizerPlan::Run {
+                iterations: 5,
+                program_timeout_ms: 10_000,
+                tool_limit: Duration::from_secs(60)
+            }
+        );
+        let hung = Run {
+            hung: true,
+            ..plain.clone()
+        };
+        // The program reports its own hang at half the tool's limit.
+        assert_eq!(
+            sanitizer_plan(&hung, &limits()),
+            SanitizerPlan::Run {
+                iterations: 5,
+                program_timeout_ms: 4_000,
+                tool_limit: Duration::from_secs(8)
+            }
+        );
+        let skip = SanitizerLimits {
+            hung_tool_limit: None,
+            ..limits()
+        };
+        let SanitizerPlan::Skip(why) = sanitizer_plan(&hung, &skip) else {
+            panic!("a hung program is skipped")
+        };
+        assert!(why.contains("hung in the plain run"), "{why}");
+        assert!(matches!(sanitizer_plan(&plain, &skip), SanitizerPlan::Run { .. }));
+        let cut = not_run(&emitted(), 5, deadline_passed(Duration::from_secs(30)));
+        let SanitizerPlan::Skip(why) = sanitizer_plan(&cut, &limits()) else {
+            panic!("a test that did not run is not sanitized")
+        };
+        assert!(why.contains("--deadline of 30 s"), "{why}");
+        let broken = compile_failed(&emitted(), 5, "nvcc: error".into());
+        assert!(matches!(sanitizer_plan(&broken, &limits()), SanitizerPlan::Skip(_)));
     }
 
     #[test]

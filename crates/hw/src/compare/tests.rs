@@ -240,12 +240,32 @@ fn a_harness_that_never_ran_is_not_run() {
 }
 
 #[test]
+fn a_run_its_deadline_cut_short_is_not_run_even_when_it_looks_hung() {
+    // Killed by the run's deadline mid-iteration: no hang, no outcome counts,
+    // even on a test whose every execution terminates.
+    let seen = Observed {
+        iterations: 10,
+        completed: 4,
+        hung: true,
+        finals: finals(&[&[("x", 9)]]).unwrap(),
+        not_run: Some("stopped by the run's deadline after 1200 ms".into()),
+        ..Observed::default()
+    };
+    let c = compare(&allowed(&[&[("x", 1)]]), &seen);
+    assert_eq!(
+        c.status,
+        Status::NotRun("stopped by the run's deadline after 1200 ms".into())
+    );
+    assert!(!c.forbidden_hang && c.forbidden.is_empty());
+}
+
+#[test]
 fn sanitizer_findings_stand_beside_the_model_s() {
     let race = vec!["race".to_string()];
     let seen = |n| {
         Some(ToolSeen {
             errors: Some(n),
-            messages: vec![],
+            ..ToolSeen::default()
         })
     };
     assert_eq!(side_by_side("racecheck", &race, seen(2).as_ref()), "both");
@@ -255,6 +275,11 @@ fn sanitizer_findings_stand_beside_the_model_s() {
     assert_eq!(side_by_side("synccheck", &[], None), "-");
     let div = vec!["ub(divergent-barrier)".to_string()];
     assert_eq!(side_by_side("synccheck", &div, seen(2).as_ref()), "both");
+    // synccheck's `Missing init` and `Missing wait` are the model's
+    // uninitialized barrier and arrive-before-wait.
+    for f in ["ub(uninitialized-barrier)", "ub(arrive-before-wait)"] {
+        assert_eq!(side_by_side("synccheck", &[f.to_string()], seen(1).as_ref()), "both");
+    }
 }
 
 #[test]
