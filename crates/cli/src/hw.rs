@@ -6,17 +6,17 @@
 use crate::{
     check_files, err, jobs_or_cores, out, parse_count, parse_jobs, parse_secs, read_capped, usage_error, Input,
 };
+use barrier_check::schedule::side_by_side;
 use barrier_check::CheckOptions;
 use bc_hw::compare::{self, Allowed, Comparison, Observed, Row, Table};
 use bc_hw::observed::{self, Emitted, Run, Sanitizer};
 use bc_hw::runner::{self, End, Finished};
 use bc_report::TestReport;
 use bc_syntax::FindingKind;
+use std::convert::Infallible;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Caps on what is read: a manifest or an observation record, and a
@@ -283,27 +283,21 @@ pub fn run(a: &RunArgs) -> io::Result<ExitCode> {
     let device = device_name();
     let jobs = jobs_or_cores(a.jobs)?;
     let total = manifest.emitted.len();
-    let runs: Mutex<Vec<Option<Run>>> = Mutex::new(vec![None; total]);
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(total).max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(e) = manifest.emitted.get(i) else { break };
-                let r = run_one(e, &dir, &nvcc, sanitizer.as_deref(), a);
-                let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-                let _ = err(&format!("[{k}/{total}] {}: {}\n", e.file, run_line(&r)));
-                runs.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
-            });
-        }
+    let mut runs: Vec<Option<Run>> = vec![None; total];
+    let mut finished = 0;
+    let work = |e: &Emitted| run_one(e, &dir, &nvcc, sanitizer.as_deref(), a);
+    let ran = side_by_side(&manifest.emitted, jobs, work, |i, r| {
+        finished += 1;
+        let _ = err(&format!(
+            "[{finished}/{total}] {}: {}\n",
+            manifest.emitted[i].file,
+            run_line(&r)
+        ));
+        runs[i] = Some(r);
+        Ok::<(), Infallible>(())
     });
-    let runs: Vec<Run> = runs
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .flatten()
-        .collect();
+    let Ok(()) = ran;
+    let runs: Vec<Run> = runs.into_iter().flatten().collect();
     let hung = runs.iter().filter(|r| r.hung).count();
     let failed = runs.iter().filter(|r| r.compile_error.is_some()).count();
     let record = observed::Observed {

@@ -7,6 +7,8 @@ use bc_models::Model;
 use bc_report::TestReport;
 use bc_syntax::{Diagnostic, Severity, SourceFile, Span};
 
+pub mod schedule;
+
 /// How to check a file.
 #[derive(Clone, Debug, Default)]
 pub struct CheckOptions {
@@ -55,6 +57,39 @@ pub fn unreadable(name: &str, why: &str) -> TestReport {
 /// checked and the run exits 2 instead of dying or hanging.
 pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport {
     guarded(name, bytes, || check_bytes_unguarded(name, bytes, opts))
+}
+
+/// Checks the inputs with `check` (which reads one and hands its bytes to
+/// [`check_bytes`]); `each` sees every report in input order as soon as it
+/// and those before it are done, and an error from it (the output failed)
+/// ends the run. Several inputs share the options' jobs (each search then
+/// runs on one); a single input's search gets them all. Answers never
+/// depend on it.
+pub fn check_all<I: Sync, E>(
+    inputs: &[I],
+    opts: &CheckOptions,
+    check: impl Fn(&I, &CheckOptions) -> TestReport + Sync,
+    mut each: impl FnMut(&TestReport) -> Result<(), E>,
+) -> Result<Vec<TestReport>, E> {
+    let jobs = opts.limits.jobs.max(1);
+    let mut reports = Vec::new();
+    let mut take = |r: TestReport| -> Result<(), E> {
+        each(&r)?;
+        reports.push(r);
+        Ok(())
+    };
+    if jobs == 1 || inputs.len() < 2 {
+        for input in inputs {
+            take(check(input, opts))?;
+        }
+    } else {
+        let one = CheckOptions {
+            limits: Limits { jobs: 1, ..opts.limits },
+            ..opts.clone()
+        };
+        schedule::in_order(inputs, jobs, |input| check(input, &one), take)?;
+    }
+    Ok(reports)
 }
 
 /// Runs `check`; when it panics, a report for the file whose only content

@@ -947,80 +947,14 @@ fn check_file(input: &Input, opts: &CheckOptions) -> TestReport {
     }
 }
 
-/// Checks the inputs; `each` sees every report in input order as soon as
-/// it and those before it are done, and an error from it (the output
-/// failed) ends the run. Several files share the `--jobs` threads (each
-/// search then runs on one); a single file's search gets them all.
-/// Answers never depend on it.
+/// Checks the inputs side by side ([`barrier_check::check_all`]), reading
+/// each with [`check_file`].
 fn check_files(
     files: &[Input],
     opts: &CheckOptions,
-    mut each: impl FnMut(&TestReport) -> io::Result<()>,
+    each: impl FnMut(&TestReport) -> io::Result<()>,
 ) -> io::Result<Vec<TestReport>> {
-    let jobs = opts.limits.jobs.max(1);
-    let mut reports = Vec::new();
-    let mut take = |r: TestReport| -> io::Result<()> {
-        each(&r)?;
-        reports.push(r);
-        Ok(())
-    };
-    if jobs == 1 || files.len() < 2 {
-        for f in files {
-            take(check_file(f, opts))?;
-        }
-        return Ok(reports);
-    }
-    let one = CheckOptions {
-        limits: Limits { jobs: 1, ..opts.limits },
-        ..opts.clone()
-    };
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::scope(|scope| {
-        let mut spawned = 0;
-        for _ in 0..jobs.min(files.len()) {
-            let (tx, next, one) = (tx.clone(), &next, &one);
-            let worker = std::thread::Builder::new()
-                // The stack the explorer's workers get, so no answer depends
-                // on which thread checks a file.
-                .stack_size(bc_explore::WORKER_STACK)
-                .spawn_scoped(scope, move || loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(f) = files.get(i) else { break };
-                    if tx.send((i, check_file(f, one))).is_err() {
-                        break;
-                    }
-                });
-            // The system may refuse threads: check with those it gave.
-            match worker {
-                Ok(_) => spawned += 1,
-                Err(_) => break,
-            }
-        }
-        if spawned == 0 {
-            // No worker at all: this thread does the work.
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(f) = files.get(i) else { break };
-                if tx.send((i, check_file(f, &one))).is_err() {
-                    break;
-                }
-            }
-        }
-        drop(tx);
-        // In input order: hold early finishers until those before are in.
-        let mut held = std::collections::BTreeMap::new();
-        let mut due = 0;
-        for (i, r) in rx {
-            held.insert(i, r);
-            while let Some(r) = held.remove(&due) {
-                take(r)?;
-                due += 1;
-            }
-        }
-        Ok::<(), io::Error>(())
-    })?;
-    Ok(reports)
+    barrier_check::check_all(files, opts, check_file, each)
 }
 
 fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
