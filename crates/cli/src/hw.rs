@@ -6,8 +6,8 @@
 use crate::{
     check_files, err, jobs_or_cores, out, parse_count, parse_jobs, parse_secs, read_capped, usage_error, Input,
 };
+use barrier_check::options::Search;
 use barrier_check::schedule::side_by_side;
-use barrier_check::CheckOptions;
 use bc_hw::compare::{self, Allowed, Comparison, Observed, Row, Table};
 use bc_hw::observed::{self, Emitted, Run, Sanitizer};
 use bc_hw::runner::{self, End, Finished};
@@ -403,14 +403,12 @@ pub fn compare(path: &Path, format: CompareFormat, jobs: Option<usize>) -> io::R
     files.sort();
     files.dedup();
     let inputs: Vec<Input> = files.iter().map(|f| Input::File(PathBuf::from(f))).collect();
-    let opts = CheckOptions {
-        limits: bc_explore::Limits {
-            jobs: jobs_or_cores(jobs)?,
-            outcomes: true,
-            ..bc_explore::Limits::default()
-        },
-        ..CheckOptions::default()
+    let search = Search {
+        jobs: jobs_or_cores(jobs)?,
+        outcomes: true,
+        ..Search::default()
     };
+    let opts = search.options(None, None);
     let reports = check_files(&inputs, &opts, |_| Ok(()))?;
     let rows = record
         .runs

@@ -7,6 +7,7 @@ use bc_models::Model;
 use bc_report::TestReport;
 use bc_syntax::{Diagnostic, Severity, SourceFile, Span};
 
+pub mod options;
 pub mod schedule;
 
 /// How to check a file.
@@ -71,7 +72,7 @@ pub fn check_all<I: Sync, E>(
     check: impl Fn(&I, &CheckOptions) -> TestReport + Sync,
     mut each: impl FnMut(&TestReport) -> Result<(), E>,
 ) -> Result<Vec<TestReport>, E> {
-    let jobs = opts.limits.jobs.max(1);
+    let jobs = opts.jobs().max(1);
     let mut reports = Vec::new();
     let mut take = |r: TestReport| -> Result<(), E> {
         each(&r)?;
@@ -83,10 +84,7 @@ pub fn check_all<I: Sync, E>(
             take(check(input, opts))?;
         }
     } else {
-        let one = CheckOptions {
-            limits: Limits { jobs: 1, ..opts.limits },
-            ..opts.clone()
-        };
+        let one = opts.one_job();
         schedule::in_order(inputs, jobs, |input| check(input, &one), take)?;
     }
     Ok(reports)

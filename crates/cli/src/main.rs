@@ -10,8 +10,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod hw;
 mod progress;
 
+use barrier_check::options::{default_max_states, Search};
 use barrier_check::{check_bytes, lower_bytes, CheckOptions};
-use bc_explore::Limits;
 use bc_models::Model;
 use bc_report::text::TextOptions;
 use bc_report::TestReport;
@@ -100,7 +100,7 @@ enum Command {
         #[command(flatten)]
         model: ModelArgs,
         /// Stop a test's search after this many states (reported as `stop`).
-        #[arg(long, default_value_t = Limits::default().max_states, value_parser = parse_count)]
+        #[arg(long, default_value_t = default_max_states(), value_parser = parse_count)]
         max_states: u64,
         /// Stop a test's search after this many seconds (reported as `stop`).
         #[arg(long, value_name = "SECS", value_parser = parse_secs)]
@@ -192,7 +192,7 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: DiffFormat,
         /// Stop a test's search after this many states (reported as `stop`).
-        #[arg(long, default_value_t = 2_000_000, value_parser = parse_count)]
+        #[arg(long, default_value_t = default_max_states(), value_parser = parse_count)]
         max_states: u64,
         /// Stop a test's search after this many seconds.
         #[arg(long, value_name = "SECS", value_parser = parse_secs)]
@@ -367,25 +367,20 @@ fn run() -> io::Result<ExitCode> {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
-            let opts = CheckOptions {
-                model,
-                limits: Limits {
-                    max_states,
-                    timeout,
-                    max_memory: max_memory.map_or(bc_explore::DEFAULT_MAX_MEMORY, |m| m.saturating_mul(1 << 20)),
-                    liveness: !no_liveness,
-                    compact: !no_compact,
-                    canonical: !no_canonical,
-                    symmetry: !no_symmetry,
-                    fuse: !no_fuse,
-                    jobs: jobs_or_cores(jobs)?,
-                    verify_encoding: false,
-                    // SARIF and JUnit have no place for outcomes.
-                    outcomes: outcomes && matches!(format, Format::Text | Format::Json),
-                },
-                progress,
-                states: None,
+            let search = Search {
+                max_states,
+                timeout,
+                max_memory_mib: max_memory,
+                jobs: jobs_or_cores(jobs)?,
+                // SARIF and JUnit have no place for outcomes.
+                outcomes: outcomes && matches!(format, Format::Text | Format::Json),
+                no_liveness,
+                no_compact,
+                no_canonical,
+                no_symmetry,
+                no_fuse,
             };
+            let opts = search.options(model, progress);
             let baseline = match &baseline {
                 Some(path) => match read_capped(path, MAX_BASELINE_BYTES)
                     .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
@@ -476,15 +471,15 @@ fn run() -> io::Result<ExitCode> {
                     "diff needs two models: --model A --model B, --model A --model-file B, or two --model-file",
                 );
             }
-            let limits = Limits {
+            let search = Search {
                 max_states,
                 timeout,
                 jobs: jobs_or_cores(jobs)?,
-                ..Limits::default()
+                ..Search::default()
             };
             let new = named.pop().expect("two models");
             let old = named.pop().expect("two models");
-            diff(&paths, old, new, limits, format, shard.shard)
+            diff(&paths, old, new, search, format, shard.shard)
         }
         Command::Explain {
             file,
@@ -496,15 +491,11 @@ fn run() -> io::Result<ExitCode> {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
-            let opts = CheckOptions {
-                model,
-                limits: Limits {
-                    jobs: jobs_or_cores(None)?,
-                    ..Limits::default()
-                },
-                progress: None,
-                states: None,
+            let search = Search {
+                jobs: jobs_or_cores(None)?,
+                ..Search::default()
             };
+            let opts = search.options(model, None);
             let r = check_file(&Input::File(file.clone()), &opts);
             if r.is_error() {
                 err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
@@ -969,7 +960,7 @@ fn diff(
     paths: &[PathBuf],
     old: (String, Model),
     new: (String, Model),
-    limits: Limits,
+    search: Search,
     format: DiffFormat,
     shard: Option<(usize, usize)>,
 ) -> io::Result<ExitCode> {
@@ -977,15 +968,7 @@ fn diff(
         Ok(f) => f,
         Err(e) => return usage_error(&e),
     };
-    let run = |m: &Model| {
-        let opts = CheckOptions {
-            model: Some(m.clone()),
-            limits,
-            progress: None,
-            states: None,
-        };
-        check_files(&files, &opts, |_| Ok(()))
-    };
+    let run = |m: &Model| check_files(&files, &search.options(Some(m.clone()), None), |_| Ok(()));
     let before = run(&old.1)?;
     let after = run(&new.1)?;
     // Inputs that could not be checked, once (both runs see the same ones).
