@@ -3,9 +3,9 @@
 //! decisions (compile plans, time limits, what a process's end means, the
 //! comparison) are bc-hw's; this module only reads, spawns and writes.
 
-use crate::{
-    check_files, err, jobs_or_cores, out, parse_count, parse_jobs, parse_secs, read_capped, usage_error, Input,
-};
+use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_secs};
+use crate::inputs::{check_files, read_capped, Input};
+use crate::output::{err, out, usage_error};
 use barrier_check::options::Search;
 use barrier_check::schedule::side_by_side;
 use bc_hw::compare::{self, Allowed, Comparison, Observed, Row, Table};

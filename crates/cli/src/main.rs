@@ -7,15 +7,24 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod flags;
 mod hw;
+mod inputs;
+mod output;
 mod progress;
 
 use barrier_check::options::{default_max_states, Search};
-use barrier_check::{check_bytes, lower_bytes, CheckOptions};
+use barrier_check::{lower_bytes, CheckOptions};
 use bc_models::Model;
 use bc_report::text::TextOptions;
 use bc_report::TestReport;
 use clap::{Parser, Subcommand, ValueEnum};
+use flags::{jobs_or_cores, parse_count, parse_jobs, parse_mib, parse_secs, ModelArgs, ShardArg};
+use inputs::{
+    check_file, check_files, collect, files_of, read_capped, read_model_file, Input, MAX_BASELINE_BYTES,
+    MAX_LITMUS_BYTES,
+};
+use output::{err, out, stdout_was_closed, usage_error, EXIT_OUTPUT};
 use progress::Progress;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -59,34 +68,6 @@ enum GraphFormat {
 enum ExplainFormat {
     Text,
     Dot,
-}
-
-#[derive(clap::Args)]
-struct ModelArgs {
-    /// Check under this built-in model instead of the file's `model` line.
-    #[arg(long, value_name = "NAME")]
-    model: Option<String>,
-    /// Check under the model in this file (see docs/models.md).
-    #[arg(long, value_name = "PATH", conflicts_with = "model")]
-    model_file: Option<PathBuf>,
-}
-
-#[derive(clap::Args)]
-struct ShardArg {
-    /// Check only shard K of N (1-based): the K-th of every N files in
-    /// sorted order, so N CI machines split a corpus deterministically.
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    shard: Option<(usize, usize)>,
-}
-
-fn parse_shard(s: &str) -> Result<(usize, usize), String> {
-    let (k, n) = s.split_once('/').ok_or("expected K/N, e.g. 2/4")?;
-    let k: usize = k.trim().parse().map_err(|_| format!("`{k}` is not a shard number"))?;
-    let n: usize = n.trim().parse().map_err(|_| format!("`{n}` is not a shard count"))?;
-    if n == 0 || k == 0 || k > n {
-        return Err(format!("shard {k}/{n}: K must be between 1 and N"));
-    }
-    Ok((k, n))
 }
 
 #[derive(Subcommand)]
@@ -260,55 +241,6 @@ enum HwCommand {
     },
 }
 
-/// Exit code when the report could not be written (stdout or stderr full,
-/// closed, or a broken pipe): the run's verdicts were lost, so it must not
-/// read as a pass (docs/ci.md, "Exit codes"; docs/reliability.md).
-const EXIT_OUTPUT: u8 = 3;
-
-/// Input size caps (docs/reliability.md): a larger input is an error, read
-/// no further than one byte past the cap.
-const MAX_LITMUS_BYTES: u64 = 1 << 20;
-const MAX_MODEL_BYTES: u64 = 1 << 20;
-const MAX_BASELINE_BYTES: u64 = 64 << 20;
-
-/// At most this many threads per available core, and never more than
-/// [`MAX_JOBS`], whatever `--jobs` asks for.
-const JOBS_PER_CORE: usize = 4;
-const MAX_JOBS: usize = 256;
-
-/// Writes to stdout. Every byte the program prints goes through this or
-/// [`err`], so every write is checked (no `print!` anywhere).
-fn out(s: &str) -> io::Result<()> {
-    io::stdout().lock().write_all(s.as_bytes())
-}
-
-/// Writes to stderr, checked like [`out`].
-fn err(s: &str) -> io::Result<()> {
-    io::stderr().lock().write_all(s.as_bytes())
-}
-
-/// Whether the process started with stdout closed (`>&-`). Rust's runtime
-/// reopens a closed standard descriptor on `/dev/null` (read-write) before
-/// `main`, so a report written there would vanish with exit 0. A shell's
-/// `> /dev/null` opens it write-only, so the two can be told apart (only a
-/// deliberate `1<>/dev/null` looks closed). Linux: `/proc/self/fdinfo`.
-fn stdout_was_closed() -> bool {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let (Ok(fd1), Ok(null)) = (std::fs::metadata("/proc/self/fd/1"), std::fs::metadata("/dev/null")) else {
-        return false;
-    };
-    if !(fd1.file_type().is_char_device() && fd1.rdev() == null.rdev()) {
-        return false;
-    }
-    // `flags:` is octal; O_ACCMODE is 3 and O_RDWR 2.
-    std::fs::read_to_string("/proc/self/fdinfo/1").is_ok_and(|info| {
-        info.lines()
-            .find_map(|l| l.strip_prefix("flags:"))
-            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
-            .is_some_and(|f| f & 3 == 2)
-    })
-}
-
 fn main() -> ExitCode {
     if stdout_was_closed() {
         let _ = err("barrier-check: error: stdout is closed: the report cannot be written\n");
@@ -363,7 +295,7 @@ fn run() -> io::Result<ExitCode> {
                 Ok(p) => p,
                 Err(e) => return usage_error(&e),
             };
-            let model = match load_model(&model) {
+            let model = match model.load() {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
@@ -423,7 +355,7 @@ fn run() -> io::Result<ExitCode> {
             format: GraphFormat::Dot,
             model,
         } => {
-            let model = match load_model(&model) {
+            let model = match model.load() {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
@@ -487,7 +419,7 @@ fn run() -> io::Result<ExitCode> {
             format,
             model,
         } => {
-            let model = match load_model(&model) {
+            let model = match model.load() {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
@@ -628,198 +560,6 @@ fn emit_cuda(paths: &[PathBuf], dir: &Path) -> io::Result<ExitCode> {
     Ok(ExitCode::from(if bad { 2 } else { 0 }))
 }
 
-fn usage_error(msg: &str) -> io::Result<ExitCode> {
-    err(&format!("barrier-check: error: {msg}\n"))?;
-    Ok(ExitCode::from(2))
-}
-
-fn load_model(args: &ModelArgs) -> Result<Option<Model>, String> {
-    if let Some(name) = &args.model {
-        return bc_models::lookup(name).map(Some);
-    }
-    if let Some(path) = &args.model_file {
-        return read_model_file(path).map(Some);
-    }
-    Ok(None)
-}
-
-/// Reads at most `cap` bytes of a file: a longer one (or an endless one
-/// such as `/dev/zero`) is an error after `cap + 1` bytes, never a read
-/// until memory runs out.
-fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::new();
-    file.take(cap + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > cap {
-        return Err(format!(
-            "larger than {} MiB, the limit for this input (see docs/reliability.md)",
-            cap >> 20
-        ));
-    }
-    Ok(bytes)
-}
-
-/// A model file (`--model-file`), errors naming the file.
-fn read_model_file(path: &Path) -> Result<Model, String> {
-    let text = read_capped(path, MAX_MODEL_BYTES)
-        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Model::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// `--max-states N`: a whole number, at least 1.
-pub(crate) fn parse_count(s: &str) -> Result<u64, String> {
-    match s.trim().parse::<u64>() {
-        Ok(0) => Err("needs at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(format!("not a whole number from 1 to {}: {e}", u64::MAX)),
-    }
-}
-
-/// `--timeout SECS`: a positive, finite number of seconds. One too large
-/// for a `Duration` (about 584 billion years) saturates: no search runs
-/// that long.
-pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
-    let t: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if !(t > 0.0 && t.is_finite()) {
-        return Err("needs a positive, finite number of seconds".into());
-    }
-    Ok(Duration::try_from_secs_f64(t).unwrap_or(Duration::MAX))
-}
-
-/// `--max-memory MIB`: at least 1; the bytes saturate at `u64::MAX`
-/// instead of wrapping.
-fn parse_mib(s: &str) -> Result<u64, String> {
-    parse_count(s)
-}
-
-/// `--jobs N`: at least 1 (clamped to the machine by [`jobs_or_cores`]).
-pub(crate) fn parse_jobs(s: &str) -> Result<usize, String> {
-    parse_count(s).map(|n| usize::try_from(n).unwrap_or(usize::MAX))
-}
-
-/// `--jobs N`, by default every core; at most [`JOBS_PER_CORE`] threads per
-/// core and [`MAX_JOBS`] in all (a warning on stderr says when it clamps):
-/// more only contend, and thousands fail to spawn.
-fn jobs_or_cores(jobs: Option<usize>) -> io::Result<usize> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let most = cores.saturating_mul(JOBS_PER_CORE).clamp(1, MAX_JOBS);
-    let asked = jobs.unwrap_or(cores).max(1);
-    if asked > most {
-        if jobs.is_some() {
-            err(&format!(
-                "barrier-check: warning: --jobs {asked}: using {most} ({JOBS_PER_CORE} per core, at most {MAX_JOBS})\n"
-            ))?;
-        }
-        return Ok(most);
-    }
-    Ok(asked)
-}
-
-/// One input of a run: a file to check, or a path that could not be
-/// listed or read (reported as an input error, like a parse error).
-enum Input {
-    File(PathBuf),
-    Unreadable(PathBuf, String),
-}
-
-/// Expands directories to their `*.litmus` files, sorted within each
-/// folder. Each real file is listed once, however many symbolic links lead
-/// to it, and each real folder is walked once (a link back to a folder
-/// being walked, or already walked, is skipped), so link loops end. Links
-/// are followed only after the real tree under an argument is walked, so a
-/// file is named by its real path when it has one there. Folders and
-/// entries that cannot be read are listed as [`Input::Unreadable`], and
-/// the rest is still checked.
-fn collect(paths: &[PathBuf]) -> Vec<Input> {
-    use std::collections::HashSet;
-    struct Walk {
-        dirs: HashSet<PathBuf>,
-        files: HashSet<PathBuf>,
-        /// Symbolic links met in the walk, followed after it.
-        links: Vec<PathBuf>,
-        out: Vec<Input>,
-    }
-    impl Walk {
-        fn file(&mut self, p: &Path) {
-            // A path that does not resolve is kept: reading it reports why.
-            if std::fs::canonicalize(p).map_or(true, |c| self.files.insert(c)) {
-                self.out.push(Input::File(p.to_path_buf()));
-            }
-        }
-        fn unreadable(&mut self, p: &Path, e: impl ToString) {
-            self.out.push(Input::Unreadable(p.to_path_buf(), e.to_string()));
-        }
-        /// A path the walk met: a folder is walked, a `*.litmus` file
-        /// listed; a dangling or looping link is an error only when it is
-        /// named like a litmus file.
-        fn entry(&mut self, p: &Path) {
-            let litmus = p.extension().is_some_and(|e| e == "litmus");
-            match std::fs::metadata(p) {
-                Ok(m) if m.is_dir() => self.dir(p),
-                Ok(m) if litmus && !m.is_file() => self.unreadable(p, "not a regular file (not read)"),
-                Ok(_) if litmus => self.file(p),
-                Ok(_) => {}
-                Err(_) if !litmus && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink()) => {}
-                Err(e) => self.unreadable(p, e),
-            }
-        }
-        fn dir(&mut self, dir: &Path) {
-            let real = match std::fs::canonicalize(dir) {
-                Ok(r) => r,
-                Err(e) => return self.unreadable(dir, e),
-            };
-            if !self.dirs.insert(real) {
-                return;
-            }
-            let listing = match std::fs::read_dir(dir) {
-                Ok(l) => l,
-                Err(e) => return self.unreadable(dir, e),
-            };
-            let mut entries = Vec::new();
-            for e in listing {
-                match e {
-                    Ok(e) => entries.push(e.path()),
-                    Err(e) => self.unreadable(dir, e),
-                }
-            }
-            entries.sort();
-            for p in entries {
-                if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_symlink()) {
-                    self.links.push(p);
-                } else {
-                    self.entry(&p);
-                }
-            }
-        }
-    }
-    let mut walk = Walk {
-        dirs: HashSet::new(),
-        files: HashSet::new(),
-        links: Vec::new(),
-        out: Vec::new(),
-    };
-    for p in paths {
-        if p.is_dir() {
-            walk.dir(p);
-            // Following a link can meet more links: in the order met.
-            let mut next = 0;
-            while let Some(link) = walk.links.get(next).cloned() {
-                walk.entry(&link);
-                next += 1;
-            }
-            walk.links.clear();
-        } else {
-            walk.file(p);
-        }
-    }
-    walk.out
-}
-
 /// How a `check` run reports.
 struct CheckRun {
     format: Format,
@@ -828,45 +568,6 @@ struct CheckRun {
     shard: Option<(usize, usize)>,
     write_baseline: Option<PathBuf>,
     baseline: Option<Vec<bc_report::baseline::Entry>>,
-}
-
-/// The inputs to check: directories expanded and sorted, then this shard's
-/// part (every N-th input from the K-th).
-fn files_of(paths: &[PathBuf], shard: Option<(usize, usize)>) -> Result<Vec<Input>, String> {
-    let mut files = collect(paths);
-    if files.is_empty() {
-        return Err("no .litmus files found".into());
-    }
-    if let Some((k, n)) = shard {
-        files = files.into_iter().skip(k - 1).step_by(n).collect();
-    }
-    Ok(files)
-}
-
-/// Checks one input. One that cannot be read (missing, too large, an
-/// unreadable folder) is a report with a file-level error, so every output
-/// format lists it and counts it as an error, as the exit code does.
-fn check_file(input: &Input, opts: &CheckOptions) -> TestReport {
-    match input {
-        Input::File(f) => {
-            let name = f.display().to_string();
-            match read_capped(f, MAX_LITMUS_BYTES) {
-                Ok(bytes) => check_bytes(&name, &bytes, opts),
-                Err(e) => barrier_check::unreadable(&name, &e),
-            }
-        }
-        Input::Unreadable(p, e) => barrier_check::unreadable(&p.display().to_string(), e),
-    }
-}
-
-/// Checks the inputs side by side ([`barrier_check::check_all`]), reading
-/// each with [`check_file`].
-fn check_files(
-    files: &[Input],
-    opts: &CheckOptions,
-    each: impl FnMut(&TestReport) -> io::Result<()>,
-) -> io::Result<Vec<TestReport>> {
-    barrier_check::check_all(files, opts, check_file, each)
 }
 
 fn check(paths: &[PathBuf], opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
