@@ -8,11 +8,13 @@ use crate::inputs::{check_files, read_capped, Input};
 use crate::output::{err, out, usage_error};
 use barrier_check::options::Search;
 use barrier_check::schedule::side_by_side;
+use barrier_check::CheckOptions;
 use bc_hw::compare::{self, Allowed, Comparison, Observed, Row, Table};
 use bc_hw::observed::{self, Emitted, Run, Sanitizer};
 use bc_hw::runner::{self, End, Finished};
 use bc_report::TestReport;
 use bc_syntax::FindingKind;
+use clap::Subcommand;
 use std::convert::Infallible;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -26,6 +28,28 @@ const MAX_OBSERVED_BYTES: u64 = 64 << 20;
 const MAX_OUTPUT_BYTES: u64 = 16 << 20;
 /// nvcc gets this long per program.
 const COMPILE_LIMIT: Duration = Duration::from_secs(600);
+
+/// `hw`'s subcommands.
+#[derive(Subcommand)]
+pub enum HwCommand {
+    /// Compile every program of an `emit cuda` folder with nvcc, run each
+    /// in its own process, and write what they observed as JSON.
+    Run(RunArgs),
+    /// Compare observations (from `hw run`) with each test's verdict and
+    /// outcome set: exit 1 when the device showed an outcome the model
+    /// forbids.
+    Compare(CompareArgs),
+}
+
+impl HwCommand {
+    /// `barrier-check hw COMMAND`.
+    pub fn run(self) -> io::Result<ExitCode> {
+        match self {
+            HwCommand::Run(a) => run(&a),
+            HwCommand::Compare(a) => compare(&a),
+        }
+    }
+}
 
 /// How `hw run` runs (its command-line arguments).
 #[derive(clap::Args)]
@@ -245,7 +269,7 @@ fn run_line(r: &Run) -> String {
 }
 
 /// `barrier-check hw run DIR -o OBSERVED.json`.
-pub fn run(a: &RunArgs) -> io::Result<ExitCode> {
+fn run(a: &RunArgs) -> io::Result<ExitCode> {
     let manifest_path = a.dir.join("manifest.json");
     let manifest = match read_capped(&manifest_path, MAX_MANIFEST_BYTES)
         .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
@@ -388,9 +412,33 @@ pub enum CompareFormat {
     Markdown,
 }
 
+/// `hw compare`'s command line.
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    observed: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    format: CompareFormat,
+    /// Threads checking the litmus files [default: every core].
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    jobs: Option<usize>,
+}
+
+impl CompareArgs {
+    /// The search options: every core (or `--jobs`), outcome sets collected.
+    fn options(&self) -> io::Result<CheckOptions> {
+        let search = Search {
+            jobs: jobs_or_cores(self.jobs)?,
+            outcomes: true,
+            ..Search::default()
+        };
+        Ok(search.options(None, None))
+    }
+}
+
 /// `barrier-check hw compare OBSERVED.json`: exit 1 when a test is
 /// UNSOUND, 2 when the record or a test could not be read or checked.
-pub fn compare(path: &Path, format: CompareFormat, jobs: Option<usize>) -> io::Result<ExitCode> {
+fn compare(a: &CompareArgs) -> io::Result<ExitCode> {
+    let path = &a.observed;
     let record = match read_capped(path, MAX_OBSERVED_BYTES)
         .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
         .and_then(|t| observed::parse_observed(&t))
@@ -403,12 +451,7 @@ pub fn compare(path: &Path, format: CompareFormat, jobs: Option<usize>) -> io::R
     files.sort();
     files.dedup();
     let inputs: Vec<Input> = files.iter().map(|f| Input::File(PathBuf::from(f))).collect();
-    let search = Search {
-        jobs: jobs_or_cores(jobs)?,
-        outcomes: true,
-        ..Search::default()
-    };
-    let opts = search.options(None, None);
+    let opts = a.options()?;
     let reports = check_files(&inputs, &opts, |_| Ok(()))?;
     let rows = record
         .runs
@@ -423,7 +466,7 @@ pub fn compare(path: &Path, format: CompareFormat, jobs: Option<usize>) -> io::R
         iterations: record.iterations,
         rows,
     };
-    out(&match format {
+    out(&match a.format {
         CompareFormat::Text => compare::text(&table),
         CompareFormat::Json => compare::to_json(&table),
         CompareFormat::Markdown => compare::markdown(&table),

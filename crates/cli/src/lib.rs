@@ -1,7 +1,8 @@
 //! The pipeline behind the `barrier-check` command, without I/O: bytes of a
-//! litmus file in, a [`TestReport`] out. `main.rs` reads files, walks
-//! directories and prints.
-
+//! litmus file in, a [`TestReport`] out; [`check_all`] checks several side
+//! by side, and [`options`] builds the explorer's options from what a
+//! command asks. The binary's modules read files, walk directories and
+//! print.
 use bc_explore::Limits;
 use bc_models::Model;
 use bc_report::TestReport;

@@ -49,3 +49,27 @@ pub fn usage_error(msg: &str) -> io::Result<ExitCode> {
     err(&format!("barrier-check: error: {msg}\n"))?;
     Ok(ExitCode::from(2))
 }
+
+/// Why a command stops before its work: a usage error (a bad flag value, an
+/// input the run cannot start without), or a write that failed.
+pub enum Refusal {
+    Usage(String),
+    Output(io::Error),
+}
+
+impl From<io::Error> for Refusal {
+    fn from(e: io::Error) -> Refusal {
+        Refusal::Output(e)
+    }
+}
+
+impl Refusal {
+    /// Reports it: a usage error on stderr with exit 2 ([`usage_error`]); a
+    /// failed write goes on up (exit 3).
+    pub fn report(self) -> io::Result<ExitCode> {
+        match self {
+            Refusal::Usage(msg) => usage_error(&msg),
+            Refusal::Output(e) => Err(e),
+        }
+    }
+}
