@@ -196,10 +196,7 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
         timing: run.timing,
     };
     let mut progress = Progress::new(files.len());
-    let counting = CheckOptions {
-        states: progress.counter(),
-        ..opts.clone()
-    };
+    let counting = opts.counting_into(progress.counter());
     let result = check_files(&files, &counting, |r| {
         progress.suspend(|| -> io::Result<()> {
             if run.format == Format::Text {

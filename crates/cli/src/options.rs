@@ -1,10 +1,13 @@
 //! The one place where what a command asks of its searches becomes the
 //! explorer's options: every subcommand states its flags as a [`Search`]
-//! and calls [`Search::options`]; no other code builds a [`Limits`].
+//! and calls [`Search::options`]; no other code of the command line builds
+//! a [`Limits`] or a [`CheckOptions`] (the tests build their own).
 
 use crate::CheckOptions;
 use bc_explore::Limits;
 use bc_models::{Model, ProgressModel};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What a command asks of every search, in the command line's terms.
@@ -94,5 +97,11 @@ impl CheckOptions {
             limits: Limits { jobs: 1, ..self.limits },
             ..self.clone()
         }
+    }
+
+    /// These options with every search adding the states it stores to
+    /// `states` (for a progress bar).
+    pub fn counting_into(&self, states: Option<Arc<AtomicU64>>) -> CheckOptions {
+        CheckOptions { states, ..self.clone() }
     }
 }
