@@ -3,20 +3,22 @@
 //! decisions (compile plans, time limits, what a process's end means, the
 //! comparison) are bc-hw's; this module only reads, spawns and writes.
 
-use crate::{
-    check_files, err, jobs_or_cores, out, parse_count, parse_jobs, parse_secs, read_capped, usage_error, Input,
-};
+use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_secs};
+use crate::inputs::{check_files, read_capped, Input};
+use crate::output::{err, out, usage_error};
+use barrier_check::options::Search;
+use barrier_check::schedule::side_by_side;
 use barrier_check::{CheckOptions, ProgressChoice};
 use bc_hw::compare::{self, Allowed, Comparison, Observed, Row, Table};
 use bc_hw::observed::{self, Emitted, Run, Sanitizer};
 use bc_hw::runner::{self, End, Finished};
 use bc_report::TestReport;
 use bc_syntax::FindingKind;
+use clap::Subcommand;
+use std::convert::Infallible;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Caps on what is read: a manifest or an observation record, and a
@@ -26,6 +28,28 @@ const MAX_OBSERVED_BYTES: u64 = 64 << 20;
 const MAX_OUTPUT_BYTES: u64 = 16 << 20;
 /// nvcc gets this long per program.
 const COMPILE_LIMIT: Duration = Duration::from_secs(600);
+
+/// `hw`'s subcommands.
+#[derive(Subcommand)]
+pub enum HwCommand {
+    /// Compile every program of an `emit cuda` folder with nvcc, run each
+    /// in its own process, and write what they observed as JSON.
+    Run(RunArgs),
+    /// Compare observations (from `hw run`) with each test's verdict and
+    /// outcome set: exit 1 when the device showed an outcome the model
+    /// forbids.
+    Compare(CompareArgs),
+}
+
+impl HwCommand {
+    /// `barrier-check hw COMMAND`.
+    pub fn run(self) -> io::Result<ExitCode> {
+        match self {
+            HwCommand::Run(a) => run(&a),
+            HwCommand::Compare(a) => compare(&a),
+        }
+    }
+}
 
 /// How `hw run` runs (its command-line arguments).
 #[derive(clap::Args)]
@@ -286,27 +310,6 @@ fn sanitize_one(plain: &Run, binary: &Path, tool: &Path, a: &RunArgs, stop_at: O
     }
 }
 
-/// Runs `work(i)` for `i` in `0..n` on `jobs` threads, each taking the
-/// next index when it is free; no index is started once `stop_at` has
-/// passed.
-fn pool(jobs: usize, n: usize, stop_at: Option<Instant>, work: impl Fn(usize) + Sync) {
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(n).max(1) {
-            scope.spawn(|| loop {
-                if stop_at.is_some_and(|t| Instant::now() >= t) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                work(i);
-            });
-        }
-    });
-}
-
 /// A one-line account of a run, for the progress lines on stderr.
 fn run_line(r: &Run) -> String {
     if r.compile_error.is_some() {
@@ -339,7 +342,7 @@ fn run_line(r: &Run) -> String {
 }
 
 /// `barrier-check hw run DIR -o OBSERVED.json`.
-pub fn run(a: &RunArgs) -> io::Result<ExitCode> {
+fn run(a: &RunArgs) -> io::Result<ExitCode> {
     let manifest_path = a.dir.join("manifest.json");
     let manifest = match read_capped(&manifest_path, MAX_MANIFEST_BYTES)
         .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
@@ -408,64 +411,72 @@ pub fn run(a: &RunArgs) -> io::Result<ExitCode> {
     // that starves other processes' kernels (on an H100, plain runs beside
     // sanitized ones missed their deadlines), so plain runs never share the
     // GPU with a sanitized one.
-    let runs: Mutex<Vec<Option<Run>>> = Mutex::new(vec![None; total]);
-    let binaries: Mutex<Vec<Option<PathBuf>>> = Mutex::new(vec![None; total]);
-    let done = AtomicUsize::new(0);
-    let write_failed = AtomicUsize::new(0);
-    let save = |runs: &[Option<Run>], partial: String| {
+    let mut runs: Vec<Option<Run>> = vec![None; total];
+    let mut binaries: Vec<Option<PathBuf>> = vec![None; total];
+    let mut write_failed = false;
+    let mut save = |runs: &[Option<Run>], partial: String| {
         if let Err(e) = write_record(&a.output, &record(runs, Some(partial), &pending)) {
-            if write_failed.fetch_add(1, Ordering::Relaxed) == 0 {
+            if !write_failed {
+                write_failed = true;
                 let _ = err(&format!("barrier-check: warning: {}: {e}\n", a.output.display()));
             }
         }
     };
-    pool(jobs, total, stop_at, |i| {
-        let e = &manifest.emitted[i];
-        let (r, binary) = run_one(e, &dir, &nvcc, a, stop_at);
-        let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-        let _ = err(&format!("[{k}/{total}] {}: {}\n", e.file, run_line(&r)));
-        binaries.lock().unwrap_or_else(|p| p.into_inner())[i] = binary;
-        let mut runs = runs.lock().unwrap_or_else(|p| p.into_inner());
-        runs[i] = Some(r);
-        save(&runs, runner::partial_line(k, total, "plain runs"));
-    });
+    // Nothing starts once the deadline has passed.
+    let open = || stop_at.is_none_or(|t| Instant::now() < t);
+    let mut done = 0;
+    let ran = side_by_side(
+        &manifest.emitted,
+        jobs,
+        |e| open().then(|| run_one(e, &dir, &nvcc, a, stop_at)),
+        |i, ran| {
+            if let Some((r, binary)) = ran {
+                done += 1;
+                let _ = err(&format!("[{done}/{total}] {}: {}\n", r.file, run_line(&r)));
+                binaries[i] = binary;
+                runs[i] = Some(r);
+                save(&runs, runner::partial_line(done, total, "plain runs"));
+            }
+            Ok::<(), Infallible>(())
+        },
+    );
+    let Ok(()) = ran;
     if let Some(tool) = &sanitizer {
-        let binaries = binaries.into_inner().unwrap_or_else(|p| p.into_inner());
         let mut todo: Vec<usize> = (0..total).filter(|&i| binaries[i].is_some()).collect();
-        {
-            // Until its pass comes, each program's tools are pending.
-            // Programs that hung in the plain run go last, so their hangs
-            // under the tools starve as few of the others as can be.
-            let mut runs = runs.lock().unwrap_or_else(|p| p.into_inner());
-            todo.sort_by_key(|&i| runs[i].as_ref().is_some_and(|r| r.hung));
-            for &i in &todo {
-                if let Some(r) = runs[i].as_mut() {
-                    r.sanitizer = Some(Sanitizer {
-                        synccheck: runner::tool_not_run(runner::PENDING),
-                        racecheck: runner::tool_not_run(runner::PENDING),
-                    });
-                }
+        // Until its pass comes, each program's tools are pending. Programs
+        // that hung in the plain run go last, so their hangs under the
+        // tools starve as few of the others as can be.
+        todo.sort_by_key(|&i| runs[i].as_ref().is_some_and(|r| r.hung));
+        for &i in &todo {
+            if let Some(r) = runs[i].as_mut() {
+                r.sanitizer = Some(Sanitizer {
+                    synccheck: runner::tool_not_run(runner::PENDING),
+                    racecheck: runner::tool_not_run(runner::PENDING),
+                });
             }
         }
-        let sanitized = AtomicUsize::new(0);
-        let n = todo.len();
-        pool(jobs, n, stop_at, |j| {
-            let i = todo[j];
-            let Some(plain) = runs.lock().unwrap_or_else(|p| p.into_inner())[i].clone() else {
-                return;
-            };
-            let Some(binary) = &binaries[i] else { return };
-            let s = sanitize_one(&plain, binary, tool, a, stop_at);
-            let k = sanitized.fetch_add(1, Ordering::Relaxed) + 1;
-            let mut runs = runs.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(r) = runs[i].as_mut() {
-                r.sanitizer = Some(s);
-                let _ = err(&format!("[sanitizer {k}/{n}] {}: {}\n", r.file, run_line(r)));
-            }
-            save(&runs, runner::partial_line(k, n, "sanitizer runs"));
-        });
+        let plain: Vec<(usize, Run, PathBuf)> = todo
+            .iter()
+            .filter_map(|&i| Some((i, runs[i].clone()?, binaries[i].clone()?)))
+            .collect();
+        let n = plain.len();
+        let mut sanitized = 0;
+        let ran = side_by_side(
+            &plain,
+            jobs,
+            |(_, r, binary)| open().then(|| sanitize_one(r, binary, tool, a, stop_at)),
+            |j, s| {
+                if let (Some(s), Some(r)) = (s, runs[plain[j].0].as_mut()) {
+                    sanitized += 1;
+                    r.sanitizer = Some(s);
+                    let _ = err(&format!("[sanitizer {sanitized}/{n}] {}: {}\n", r.file, run_line(r)));
+                    save(&runs, runner::partial_line(sanitized, n, "sanitizer runs"));
+                }
+                Ok::<(), Infallible>(())
+            },
+        );
+        let Ok(()) = ran;
     }
-    let mut runs = runs.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(d) = a.deadline {
         // What the deadline kept from starting says so.
         for s in runs.iter_mut().flatten().filter_map(|r| r.sanitizer.as_mut()) {
@@ -586,9 +597,35 @@ pub enum CompareFormat {
     Markdown,
 }
 
+/// `hw compare`'s command line.
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    observed: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    format: CompareFormat,
+    /// Threads checking the litmus files [default: every core].
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    jobs: Option<usize>,
+}
+
+impl CompareArgs {
+    /// The search options: every core (or `--jobs`), outcome sets collected.
+    fn options(&self) -> io::Result<CheckOptions> {
+        let search = Search {
+            jobs: jobs_or_cores(self.jobs)?,
+            outcomes: true,
+            ..Search::default()
+        };
+        // The device promises the model's progress model, not what a
+        // test's `progress` line assumes.
+        Ok(search.options(None, ProgressChoice::Model))
+    }
+}
+
 /// `barrier-check hw compare OBSERVED.json`: exit 1 when a test is
 /// UNSOUND, 2 when the record or a test could not be read or checked.
-pub fn compare(path: &Path, format: CompareFormat, jobs: Option<usize>) -> io::Result<ExitCode> {
+fn compare(a: &CompareArgs) -> io::Result<ExitCode> {
+    let path = &a.observed;
     let record = match read_capped(path, MAX_OBSERVED_BYTES)
         .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
         .and_then(|t| observed::parse_observed(&t))
@@ -601,17 +638,7 @@ pub fn compare(path: &Path, format: CompareFormat, jobs: Option<usize>) -> io::R
     files.sort();
     files.dedup();
     let inputs: Vec<Input> = files.iter().map(|f| Input::File(PathBuf::from(f))).collect();
-    let opts = CheckOptions {
-        limits: bc_explore::Limits {
-            jobs: jobs_or_cores(jobs)?,
-            outcomes: true,
-            ..bc_explore::Limits::default()
-        },
-        // The device promises the model's progress model, not what a
-        // test's `progress` line assumes.
-        progress: ProgressChoice::Model,
-        ..CheckOptions::default()
-    };
+    let opts = a.options()?;
     let reports = check_files(&inputs, &opts, |_| Ok(()))?;
     let rows = record
         .runs
@@ -626,7 +653,7 @@ pub fn compare(path: &Path, format: CompareFormat, jobs: Option<usize>) -> io::R
         iterations: record.iterations,
         rows,
     };
-    out(&match format {
+    out(&match a.format {
         CompareFormat::Text => compare::text(&table),
         CompareFormat::Json => compare::to_json(&table),
         CompareFormat::Markdown => compare::markdown(&table),

@@ -1,11 +1,15 @@
 //! The pipeline behind the `barrier-check` command, without I/O: bytes of a
-//! litmus file in, a [`TestReport`] out. `main.rs` reads files, walks
-//! directories and prints.
-
+//! litmus file in, a [`TestReport`] out; [`check_all`] checks several side
+//! by side, and [`options`] builds the explorer's options from what a
+//! command asks. The binary's modules read files, walk directories and
+//! print.
 use bc_explore::Limits;
 use bc_models::Model;
 use bc_report::TestReport;
 use bc_syntax::{Diagnostic, Severity, SourceFile, Span};
+
+pub mod options;
+pub mod schedule;
 
 /// Which progress model a check runs under.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -70,6 +74,36 @@ pub fn unreadable(name: &str, why: &str) -> TestReport {
 /// checked and the run exits 2 instead of dying or hanging.
 pub fn check_bytes(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestReport {
     guarded(name, bytes, || check_bytes_unguarded(name, bytes, opts))
+}
+
+/// Checks the inputs with `check` (which reads one and hands its bytes to
+/// [`check_bytes`]); `each` sees every report in input order as soon as it
+/// and those before it are done, and an error from it (the output failed)
+/// ends the run. Several inputs share the options' jobs (each search then
+/// runs on one); a single input's search gets them all. Answers never
+/// depend on it.
+pub fn check_all<I: Sync, E>(
+    inputs: &[I],
+    opts: &CheckOptions,
+    check: impl Fn(&I, &CheckOptions) -> TestReport + Sync,
+    mut each: impl FnMut(&TestReport) -> Result<(), E>,
+) -> Result<Vec<TestReport>, E> {
+    let jobs = opts.jobs().max(1);
+    let mut reports = Vec::new();
+    let mut take = |r: TestReport| -> Result<(), E> {
+        each(&r)?;
+        reports.push(r);
+        Ok(())
+    };
+    if jobs == 1 || inputs.len() < 2 {
+        for input in inputs {
+            take(check(input, opts))?;
+        }
+    } else {
+        let one = opts.one_job();
+        schedule::in_order(inputs, jobs, |input| check(input, &one), take)?;
+    }
+    Ok(reports)
 }
 
 /// Runs `check`; when it panics, a report for the file whose only content

@@ -1,0 +1,270 @@
+//! `barrier-check check`: its flags, and the run that checks files side by
+//! side and prints their reports (text as each file is done; JSON, SARIF
+//! and JUnit at the end), compared with their `expect` lines or with a
+//! baseline.
+
+use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_mib, parse_secs, ModelArgs, ShardArg};
+use crate::inputs::{check_files, files_of, read_capped, MAX_BASELINE_BYTES};
+use crate::output::{err, out, usage_error, Refusal};
+use crate::progress::Progress;
+use barrier_check::options::{default_max_states, Search};
+use barrier_check::{CheckOptions, ProgressChoice};
+use bc_report::text::TextOptions;
+use clap::ValueEnum;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// `check`'s report formats.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    /// SARIF 2.1.0: one result per finding, for code-scanning views.
+    Sarif,
+    /// JUnit XML: one test case per litmus file, for CI test views.
+    Junit,
+}
+
+/// `check`'s command line.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Stop a test's search after this many states (reported as `stop`).
+    #[arg(long, default_value_t = default_max_states(), value_parser = parse_count)]
+    max_states: u64,
+    /// Stop a test's search after this many seconds (reported as `stop`).
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    timeout: Option<Duration>,
+    /// One line per test: no findings or witnesses.
+    #[arg(long, short)]
+    quiet: bool,
+    /// List every outcome the model allows per test: the final values
+    /// of registers and atomically touched locations, deadlock and
+    /// nontermination, with how many end configurations reach each
+    /// (text and JSON; docs/litmus.md, "Outcome sets").
+    #[arg(long)]
+    outcomes: bool,
+    /// Leave elapsed times out of the text report.
+    #[arg(long)]
+    no_timing: bool,
+    /// Check under this progress model instead of the file's `progress`
+    /// line (unfair, fair, hsa, obe, lobe, hsa-obe, each with -strong; cuda).
+    #[arg(long, value_name = "NAME")]
+    progress: Option<String>,
+    /// Skip the fair-cycle (nontermination) analysis (for benchmarks).
+    #[arg(long, hide = true)]
+    no_liveness: bool,
+    /// Keep the whole history in every state (for comparisons).
+    #[arg(long, hide = true)]
+    no_compact: bool,
+    /// Keep a phase's arrivals in the order they happened (for comparisons).
+    #[arg(long, hide = true)]
+    no_canonical: bool,
+    /// Do not merge states that differ by a renaming of threads.
+    #[arg(long, hide = true)]
+    no_symmetry: bool,
+    /// Stop a test's search (`stop: memory-limit`) before it holds
+    /// more than this many MiB [default: 2048; a search's peak stays
+    /// within it plus 64 MiB].
+    #[arg(long, value_name = "MIB", value_parser = parse_mib)]
+    max_memory: Option<u64>,
+    /// Threads (default: every core): several files are checked side
+    /// by side, one search each; a single file's search uses them all.
+    /// The output, witnesses and order included, does not depend on it.
+    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    jobs: Option<usize>,
+    /// Delay waits on completed phases like any other step.
+    #[arg(long, hide = true)]
+    no_fuse: bool,
+    /// Print the process's peak resident memory to stderr at the end
+    /// (for benchmarks).
+    #[arg(long, hide = true)]
+    report_peak_memory: bool,
+    /// Write every test's verdict to FILE (JSON, sorted by file) for a
+    /// later `--baseline` run.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
+    /// Compare every test's verdict with FILE (from `--write-baseline`)
+    /// instead of its `expect` line: exit 1 when any differs, with a
+    /// table of the differences.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    #[command(flatten)]
+    shard: ShardArg,
+}
+
+impl CheckArgs {
+    /// The search options, and how the run reports. Read in this order, the
+    /// first that fails refusing the run: the progress model, the model,
+    /// the threads, the baseline.
+    fn into_options(self) -> Result<(CheckOptions, CheckRun), Refusal> {
+        let progress = self
+            .progress
+            .as_deref()
+            .map(bc_models::ProgressModel::parse)
+            .transpose()
+            .map_err(Refusal::Usage)?;
+        let model = self.model.load().map_err(Refusal::Usage)?;
+        let search = Search {
+            max_states: self.max_states,
+            timeout: self.timeout,
+            max_memory_mib: self.max_memory,
+            jobs: jobs_or_cores(self.jobs)?,
+            // SARIF and JUnit have no place for outcomes.
+            outcomes: self.outcomes && matches!(self.format, Format::Text | Format::Json),
+            no_liveness: self.no_liveness,
+            no_compact: self.no_compact,
+            no_canonical: self.no_canonical,
+            no_symmetry: self.no_symmetry,
+            no_fuse: self.no_fuse,
+        };
+        let opts = search.options(model, progress.map_or(ProgressChoice::File, ProgressChoice::Named));
+        let baseline = match &self.baseline {
+            Some(path) => Some(read_baseline(path).map_err(|e| Refusal::Usage(format!("{}: {e}", path.display())))?),
+            None => None,
+        };
+        let run = CheckRun {
+            paths: self.paths,
+            format: self.format,
+            quiet: self.quiet,
+            timing: !self.no_timing,
+            shard: self.shard.shard,
+            write_baseline: self.write_baseline,
+            baseline,
+            peak_memory: self.report_peak_memory,
+        };
+        Ok((opts, run))
+    }
+
+    /// `barrier-check check`.
+    pub fn run(self) -> io::Result<ExitCode> {
+        let (opts, run) = match self.into_options() {
+            Ok(o) => o,
+            Err(r) => return r.report(),
+        };
+        let code = check(&opts, &run)?;
+        if run.peak_memory {
+            // VmHWM: the peak resident set size, in kB (Linux).
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+                err(&format!(
+                    "peak-memory-kb: {}\n",
+                    line.trim_start_matches("VmHWM:").trim().trim_end_matches(" kB")
+                ))?;
+            }
+        }
+        Ok(code)
+    }
+}
+
+/// A baseline file (`--baseline`, from `--write-baseline`).
+fn read_baseline(path: &Path) -> Result<Vec<bc_report::baseline::Entry>, String> {
+    read_capped(path, MAX_BASELINE_BYTES)
+        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
+        .and_then(|t| bc_report::wire::parse_baseline(&t))
+}
+
+/// What a `check` run checks, and how it reports.
+struct CheckRun {
+    paths: Vec<PathBuf>,
+    format: Format,
+    quiet: bool,
+    timing: bool,
+    shard: Option<(usize, usize)>,
+    write_baseline: Option<PathBuf>,
+    baseline: Option<Vec<bc_report::baseline::Entry>>,
+    /// Print the peak resident memory at the end.
+    peak_memory: bool,
+}
+
+/// Checks the files side by side and prints their reports: text as each
+/// file is done (behind the progress bar), JSON, SARIF and JUnit at the end.
+fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
+    let files = match files_of(&run.paths, run.shard) {
+        Ok(f) => f,
+        Err(e) => return usage_error(&e),
+    };
+    let text_opts = TextOptions {
+        witnesses: !run.quiet,
+        timing: run.timing,
+    };
+    let mut progress = Progress::new(files.len());
+    let counting = opts.counting_into(progress.counter());
+    let result = check_files(&files, &counting, |r| {
+        progress.suspend(|| -> io::Result<()> {
+            if run.format == Format::Text {
+                if r.is_error() {
+                    err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
+                }
+                out(&bc_report::text::test(r, &text_opts))?;
+                io::stdout().flush()?;
+            }
+            Ok(())
+        })?;
+        progress.done_one();
+        Ok(())
+    });
+    progress.finish();
+    let reports = result?;
+    let summary = bc_report::summarize(&reports);
+    let changes = run.baseline.as_ref().map(|b| bc_report::baseline::compare(b, &reports));
+    // Every input was read and parsed (otherwise the exit code is 2).
+    let inputs_ok = summary.errors == 0;
+    match run.format {
+        Format::Text => {
+            out(&format!("{}\n", bc_report::text::summary(&summary)))?;
+            if let Some(changes) = &changes {
+                if changes.is_empty() {
+                    out("every verdict equals the baseline\n")?;
+                } else {
+                    out(&format!(
+                        "{} verdict(s) differ from the baseline:\n{}",
+                        changes.len(),
+                        bc_report::baseline::render_changes(changes)
+                    ))?;
+                }
+            }
+        }
+        Format::Json => {
+            out(&format!(
+                "{}\n",
+                bc_report::wire::to_json_with_changes(&reports, changes.as_deref())
+            ))?;
+        }
+        Format::Sarif => {
+            let log = bc_report::sarif::to_sarif(&reports, env!("CARGO_PKG_VERSION"), inputs_ok);
+            out(&format!("{log}\n"))?;
+        }
+        Format::Junit => {
+            out(&bc_report::junit::to_junit(&reports, run.timing))?;
+        }
+    }
+    io::stdout().flush()?;
+    if let Some(path) = &run.write_baseline {
+        if let Err(e) = std::fs::write(path, bc_report::wire::baseline_json(&reports)) {
+            return usage_error(&format!("{}: {e}", path.display()));
+        }
+    }
+    Ok(if !inputs_ok {
+        ExitCode::from(2)
+    } else if let Some(changes) = changes {
+        // Against a baseline, the verdicts must equal the baseline's (a
+        // search stopped at a limit shows as a changed verdict).
+        if changes.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }
+    } else if summary.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

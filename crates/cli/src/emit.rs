@@ -1,0 +1,137 @@
+//! `barrier-check emit`: a program per test for running it on hardware
+//! (docs/hardware.md): `emit cuda` writes a CUDA harness per CUDA-model
+//! test and a manifest of what was emitted and skipped.
+
+use crate::inputs::{collect, read_capped, Input, MAX_LITMUS_BYTES};
+use crate::output::{err, usage_error};
+use barrier_check::lower_bytes;
+use clap::Subcommand;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// What `emit` writes.
+#[derive(Subcommand)]
+pub enum EmitTarget {
+    /// A self-contained CUDA program (`DIR/NAME.cu`) per CUDA-model test,
+    /// and DIR/manifest.json listing what was emitted and what was skipped
+    /// and why (directories are searched for *.litmus).
+    Cuda(CudaArgs),
+}
+
+/// `emit cuda`'s command line.
+#[derive(clap::Args)]
+pub struct CudaArgs {
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// The output folder (created if missing).
+    #[arg(short = 'o', long = "out", value_name = "DIR", required = true)]
+    out: PathBuf,
+}
+
+impl EmitTarget {
+    /// `barrier-check emit TARGET`.
+    pub fn run(self) -> io::Result<ExitCode> {
+        match self {
+            EmitTarget::Cuda(a) => emit_cuda(&a.paths, &a.out),
+        }
+    }
+}
+
+/// `emit cuda`: one `.cu` per CUDA-model test; the rest are skipped with a
+/// reason (stderr and the manifest). Exit 2 when an input is unreadable or
+/// does not parse, else 0.
+fn emit_cuda(paths: &[PathBuf], dir: &Path) -> io::Result<ExitCode> {
+    use bc_hw::observed::{Emitted, Skipped};
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        return usage_error(&format!("{}: {e}", dir.display()));
+    }
+    let mut emitted = Vec::new();
+    let mut skipped = Vec::new();
+    let mut stems = std::collections::HashSet::new();
+    let mut bad = false;
+    for input in collect(paths) {
+        let file = match input {
+            Input::File(f) => f,
+            Input::Unreadable(p, why) => {
+                err(&format!("barrier-check: error: {}: {why}\n", p.display()))?;
+                bad = true;
+                continue;
+            }
+        };
+        let name = file.display().to_string();
+        let bytes = match read_capped(&file, MAX_LITMUS_BYTES) {
+            Ok(b) => b,
+            Err(e) => {
+                err(&format!("barrier-check: error: {name}: {e}\n"))?;
+                bad = true;
+                continue;
+            }
+        };
+        let (source, result) = lower_bytes(&name, &bytes, None);
+        let prog = match result {
+            Ok(p) => p,
+            Err(ds) => {
+                err(&bc_report::diagnostic::render_all(&source, &ds))?;
+                bad = true;
+                continue;
+            }
+        };
+        let (lit, _) = bc_syntax::parse(&source.text);
+        // A file name, told apart from another folder's file of that name.
+        let base: String = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let mut stem = base.clone();
+        let mut n = 1;
+        while !stems.insert(stem.clone()) {
+            n += 1;
+            stem = format!("{base}-{n}");
+        }
+        match bc_hw::emit::emit_cuda(&lit, &prog, &stem) {
+            Ok(p) => {
+                let cu = format!("{stem}.cu");
+                if let Err(e) = std::fs::write(dir.join(&cu), &p.source) {
+                    return usage_error(&format!("{}: {e}", dir.join(&cu).display()));
+                }
+                emitted.push(Emitted {
+                    file: name,
+                    cu,
+                    test: p.test,
+                    mapping: Some(p.mapping.name().to_string()),
+                    nvcc: Some(p.nvcc),
+                });
+            }
+            Err(r) => {
+                stems.remove(&stem);
+                err(&format!("skipped {name}: {r}\n"))?;
+                skipped.push(Skipped {
+                    file: name,
+                    reason: r.0,
+                });
+            }
+        }
+    }
+    let manifest = dir.join("manifest.json");
+    let counts = (emitted.len(), skipped.len());
+    if let Err(e) = std::fs::write(&manifest, bc_hw::emit::manifest(emitted, skipped)) {
+        return usage_error(&format!("{}: {e}", manifest.display()));
+    }
+    err(&format!(
+        "emitted {} program(s), skipped {} test(s); manifest: {}\n",
+        counts.0,
+        counts.1,
+        manifest.display()
+    ))?;
+    Ok(ExitCode::from(if bad { 2 } else { 0 }))
+}

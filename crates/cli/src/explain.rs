@@ -1,0 +1,80 @@
+//! `barrier-check explain`: one finding's witness execution, as text or as
+//! a DOT graph.
+
+use crate::flags::{jobs_or_cores, ModelArgs};
+use crate::inputs::{check_file, Input};
+use crate::output::{err, out, Refusal};
+use barrier_check::options::Search;
+use barrier_check::{CheckOptions, ProgressChoice};
+use clap::ValueEnum;
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `explain`'s output formats.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExplainFormat {
+    Text,
+    Dot,
+}
+
+/// `explain`'s command line.
+#[derive(clap::Args)]
+pub struct ExplainArgs {
+    file: PathBuf,
+    /// The finding: its kind (`deadlock`, `ub(stale-phase)`) or its
+    /// 1-based place in the report [default: the first].
+    #[arg(long, value_name = "K")]
+    finding: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    format: ExplainFormat,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+impl ExplainArgs {
+    /// The search options: the explorer's defaults on every core.
+    fn options(&self) -> Result<CheckOptions, Refusal> {
+        let model = self.model.load().map_err(Refusal::Usage)?;
+        let search = Search {
+            jobs: jobs_or_cores(None)?,
+            ..Search::default()
+        };
+        Ok(search.options(model, ProgressChoice::File))
+    }
+
+    /// `barrier-check explain FILE`: exit 1 when the file has no such
+    /// finding, 2 when it does not check.
+    pub fn run(self) -> io::Result<ExitCode> {
+        let opts = match self.options() {
+            Ok(o) => o,
+            Err(r) => return r.report(),
+        };
+        let r = check_file(&Input::File(self.file.clone()), &opts);
+        if r.is_error() {
+            err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
+            return Ok(ExitCode::from(2));
+        }
+        let findings = r.outcome.as_ref().map_or(&[][..], |o| &o.findings[..]);
+        let chosen = match &self.finding {
+            None => findings.first(),
+            Some(k) => match k.parse::<usize>() {
+                Ok(i) => i.checked_sub(1).and_then(|i| findings.get(i)),
+                Err(_) => findings.iter().find(|f| f.kind.to_string() == *k),
+            },
+        };
+        let Some(f) = chosen else {
+            err(&format!(
+                "barrier-check: {}: no such finding (verdict: {})\n",
+                self.file.display(),
+                bc_report::verdict_text(&r.verdict())
+            ))?;
+            return Ok(ExitCode::from(1));
+        };
+        match self.format {
+            ExplainFormat::Text => out(&bc_report::text::finding(&r, f))?,
+            ExplainFormat::Dot => out(&bc_report::explain::to_dot(&r, f))?,
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}

@@ -1,0 +1,107 @@
+//! The one place where what a command asks of its searches becomes the
+//! explorer's options: every subcommand states its flags as a [`Search`]
+//! and calls [`Search::options`]; no other code of the command line builds
+//! a [`Limits`] or a [`CheckOptions`] (the tests build their own).
+
+use crate::{CheckOptions, ProgressChoice};
+use bc_explore::Limits;
+use bc_models::Model;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a command asks of every search, in the command line's terms.
+#[derive(Clone, Copy, Debug)]
+pub struct Search {
+    /// `--max-states`.
+    pub max_states: u64,
+    /// `--timeout`.
+    pub timeout: Option<Duration>,
+    /// `--max-memory`, in MiB; none: the explorer's default budget.
+    pub max_memory_mib: Option<u64>,
+    /// Threads, already clamped to the machine (`--jobs`).
+    pub jobs: usize,
+    /// Collect the outcome set (`--outcomes`).
+    pub outcomes: bool,
+    /// The hidden switches that turn an analysis or a reduction off
+    /// (`--no-liveness`, `--no-compact`, `--no-canonical`, `--no-symmetry`,
+    /// `--no-fuse`).
+    pub no_liveness: bool,
+    pub no_compact: bool,
+    pub no_canonical: bool,
+    pub no_symmetry: bool,
+    pub no_fuse: bool,
+}
+
+/// `--max-states`' default.
+pub fn default_max_states() -> u64 {
+    Limits::default().max_states
+}
+
+impl Default for Search {
+    /// The explorer's defaults, on one thread.
+    fn default() -> Search {
+        Search {
+            max_states: default_max_states(),
+            timeout: None,
+            max_memory_mib: None,
+            jobs: 1,
+            outcomes: false,
+            no_liveness: false,
+            no_compact: false,
+            no_canonical: false,
+            no_symmetry: false,
+            no_fuse: false,
+        }
+    }
+}
+
+impl Search {
+    /// The options of a check under `model` (overriding the file's line
+    /// when given) and the progress model `progress` chooses.
+    pub fn options(self, model: Option<Model>, progress: ProgressChoice) -> CheckOptions {
+        CheckOptions {
+            model,
+            limits: Limits {
+                max_states: self.max_states,
+                timeout: self.timeout,
+                max_memory: self
+                    .max_memory_mib
+                    .map_or(bc_explore::DEFAULT_MAX_MEMORY, |m| m.saturating_mul(1 << 20)),
+                liveness: !self.no_liveness,
+                compact: !self.no_compact,
+                canonical: !self.no_canonical,
+                symmetry: !self.no_symmetry,
+                fuse: !self.no_fuse,
+                jobs: self.jobs,
+                verify_encoding: false,
+                outcomes: self.outcomes,
+            },
+            progress,
+            states: None,
+        }
+    }
+}
+
+impl CheckOptions {
+    /// The threads a check may use: for one search, or shared by several
+    /// files checked side by side ([`crate::check_all`]).
+    pub fn jobs(&self) -> usize {
+        self.limits.jobs
+    }
+
+    /// These options with one thread per search, for files checked side
+    /// by side.
+    pub fn one_job(&self) -> CheckOptions {
+        CheckOptions {
+            limits: Limits { jobs: 1, ..self.limits },
+            ..self.clone()
+        }
+    }
+
+    /// These options with every search adding the states it stores to
+    /// `states` (for a progress bar).
+    pub fn counting_into(&self, states: Option<Arc<AtomicU64>>) -> CheckOptions {
+        CheckOptions { states, ..self.clone() }
+    }
+}

@@ -1,0 +1,87 @@
+//! `check`'s progress bar on stderr: files done, states stored so far and
+//! the elapsed time, shown only on a terminal and only after a second.
+
+use std::time::Duration;
+
+/// A progress bar on stderr, only when stderr is a terminal, and only
+/// once the run has taken a second (short runs and piped or redirected
+/// output stay exactly as they are).
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    /// States stored by the searches so far (shown on the bar).
+    states: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The thread that shows the bar after a second and keeps it current,
+    /// and the flag that stops it.
+    ticker: Option<(
+        std::thread::JoinHandle<()>,
+        std::sync::Arc<std::sync::atomic::AtomicBool>,
+    )>,
+}
+
+impl Progress {
+    /// A bar over `files` files, drawn only when stderr is a terminal and
+    /// only once the run has taken a second; it shows the files done, the
+    /// states stored so far (so one long search shows progress too) and
+    /// the elapsed time.
+    pub fn new(files: usize) -> Progress {
+        use std::io::IsTerminal;
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        let states = std::sync::Arc::new(AtomicU64::new(0));
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar =
+                indicatif::ProgressBar::with_draw_target(Some(files as u64), indicatif::ProgressDrawTarget::hidden());
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files, {msg} states, {elapsed}")
+                    .expect("a valid template"),
+            );
+            bar.set_message("0");
+            bar
+        });
+        let ticker = bar.clone().map(|bar| {
+            let stop = std::sync::Arc::new(AtomicBool::new(false));
+            let (stop2, states2) = (stop.clone(), states.clone());
+            let handle = std::thread::spawn(move || {
+                let start = std::time::Instant::now();
+                while !stop2.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if start.elapsed() < Duration::from_secs(1) {
+                        continue;
+                    }
+                    if bar.is_hidden() {
+                        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                    }
+                    bar.set_message(states2.load(Ordering::Relaxed).to_string());
+                }
+            });
+            (handle, stop)
+        });
+        Progress { bar, states, ticker }
+    }
+    /// The counter searches add their stored states to, when a bar may show.
+    pub fn counter(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicU64>> {
+        self.bar.as_ref().map(|_| self.states.clone())
+    }
+    /// Runs `f` (which prints) with the bar out of the way.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+    /// One more file done.
+    pub fn done_one(&self) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+    /// Stops the ticker and clears the bar.
+    pub fn finish(&mut self) {
+        if let Some((handle, stop)) = self.ticker.take() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = handle.join();
+        }
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
