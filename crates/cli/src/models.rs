@@ -125,5 +125,9 @@ fn describe_model(m: &Model) -> String {
             let _ = writeln!(out, "  {:<38} -> {}", sig.trim_end(), i.text);
         }
     }
+    let _ = writeln!(
+        out,
+        "language reference: docs/litmus.md (every statement with an example, the finding kinds, the progress models, the JSON fields)"
+    );
     out
 }
