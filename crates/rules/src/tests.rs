@@ -3,6 +3,7 @@
 //! bad candidate.
 
 use super::*;
+use bc_graph::{ArriveCount, ThreadId, NO_TOKEN_PHASE};
 use bc_graph::{EventKind as K, ExecutionBuilder, LocId, Target};
 
 const B: Target = Target::Barrier(BarrierId(0));

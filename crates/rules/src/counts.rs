@@ -1,0 +1,154 @@
+//! The rules on a barrier's counts, judged on the bmo replay
+//! ([`crate::phases`]): what each modification does to the expected and
+//! arrive counts, and which count a thread-counted phase uses.
+
+use crate::facts::Facts;
+use crate::Checker;
+use bc_graph::{BarrierId, EventKind};
+use bc_models::Rule;
+use bc_syntax::{FindingKind, UbKind};
+
+impl Checker<'_> {
+    /// first-bmo-init ("AMDGPU Execution Synchronization", "Execution
+    /// Model": the first element of every barrier-modification-order is an
+    /// init, otherwise the behaviour is undefined; for CUDA, project notes
+    /// section 3: init happens before every use).
+    pub(crate) fn first_bmo_init(&mut self) {
+        for (b, order) in self.exec.bmo.iter().enumerate() {
+            let Some(&first) = order.first() else {
+                continue;
+            };
+            if !matches!(self.exec.event(first).kind, EventKind::Init { .. }) {
+                let msg = format!(
+                    "the first operation on {} in bmo is {}, not an init",
+                    self.barrier_name(BarrierId(b as u32)),
+                    self.n(first)
+                );
+                self.report(
+                    Rule::FirstBmoInit,
+                    FindingKind::Ub(UbKind::UninitializedBarrier),
+                    msg,
+                    vec![first],
+                );
+            }
+        }
+    }
+
+    /// drop-not-negative ("Execution Model", barrier drop: a drop cannot
+    /// make the expected count negative, otherwise the behaviour is
+    /// undefined). We also judge an init with a count that is not positive
+    /// ("Barrier init" takes a positive count), and an `arrive_drop` that
+    /// brings the expected count to zero (mbarrier counts range over
+    /// 1..2^20-1: PTX, mbarrier.init; project notes, section 3).
+    pub(crate) fn drop_not_negative(&mut self, f: &Facts) {
+        let exec = self.exec;
+        for b in 0..exec.bmo.len() {
+            for (e, c) in f.replay.bmo(exec, b) {
+                let ev = exec.event(e);
+                let msg = match ev.kind {
+                    // Launch inits are checked where they are declared (and
+                    // stand for forgotten history, whose count may have
+                    // dropped to zero).
+                    EventKind::Init { count } if count <= 0 && ev.thread.is_some() => {
+                        format!("{} sets a non-positive expected count {count}", self.n(e))
+                    }
+                    EventKind::ArriveDrop { positive: true }
+                        if c.expected.is_some_and(|x| x - (c.pending_drop + 1) <= 0) =>
+                    {
+                        format!(
+                            "{} brings the expected count of {} to zero",
+                            self.n(e),
+                            self.barrier_name(BarrierId(b as u32))
+                        )
+                    }
+                    EventKind::Drop if c.expected.is_some_and(|x| x <= 0) => format!(
+                        "{} makes the expected count of {} negative",
+                        self.n(e),
+                        self.barrier_name(BarrierId(b as u32))
+                    ),
+                    _ => continue,
+                };
+                self.report(
+                    Rule::DropNotNegative,
+                    FindingKind::Ub(UbKind::NegativeExpectedCount),
+                    msg,
+                    vec![e],
+                );
+            }
+        }
+    }
+
+    /// expected-count-update ("Execution Model", barrier arrive: an arrive
+    /// that updates the expected count must set it above the arrive count,
+    /// otherwise the behaviour is undefined). The arrive count compared is
+    /// the one before this arrive is added.
+    pub(crate) fn expected_count_update(&mut self, f: &Facts) {
+        let exec = self.exec;
+        for b in 0..exec.bmo.len() {
+            for (e, c) in f.replay.bmo(exec, b) {
+                let EventKind::Arrive { set_count: Some(k), .. } = exec.event(e).kind else {
+                    continue;
+                };
+                if k <= c.arrived {
+                    let msg = format!(
+                        "{} sets the expected count to {k} with {} arrive(s) already counted",
+                        self.n(e),
+                        c.arrived
+                    );
+                    self.report(
+                        Rule::ExpectedCountUpdate,
+                        FindingKind::Ub(UbKind::ExpectedCountTooSmall),
+                        msg,
+                        vec![e],
+                    );
+                }
+            }
+        }
+    }
+
+    /// count-mismatch (project notes, section 3, named barriers: arrivals
+    /// of one phase of a thread-counted CUDA block barrier use one count).
+    pub(crate) fn count_mismatch(&mut self, f: &Facts) {
+        let exec = self.exec;
+        for b in 0..exec.bmo.len() {
+            for (e, c) in f.replay.bmo(exec, b) {
+                let EventKind::Arrive { count: Some(count), .. } = exec.event(e).kind else {
+                    continue;
+                };
+                if let Some(o) = c.phase_count.filter(|&o| o != count) {
+                    let msg = format!(
+                        "{} arrives with count {count:?} in a phase counted with {o:?}",
+                        self.n(e)
+                    );
+                    self.report(
+                        Rule::CountMismatch,
+                        FindingKind::Ub(UbKind::CountMismatch),
+                        msg,
+                        vec![e],
+                    );
+                }
+            }
+        }
+    }
+
+    /// arrive-twice (project notes, section 3, named barriers: a thread
+    /// arrives at most once at a thread-counted barrier before it resets):
+    /// a counted arrive whose phase already has an arrive of its thread.
+    pub(crate) fn arrive_twice(&mut self, f: &Facts) {
+        let exec = self.exec;
+        for b in 0..exec.bmo.len() {
+            for (e, c) in f.replay.bmo(exec, b) {
+                let (EventKind::Arrive { count: Some(_), .. }, Some((pi, at))) = (&exec.event(e).kind, c.phase) else {
+                    continue;
+                };
+                let thread = exec.event(e).thread;
+                if let Some(&a) = f.replay.phases[pi].members[..at].iter().find(|&&a| {
+                    a != e && exec.event(a).thread == thread && matches!(exec.event(a).kind, EventKind::Arrive { .. })
+                }) {
+                    let msg = format!("{} and {} arrive in one phase from one thread", self.n(a), self.n(e));
+                    self.report(Rule::ArriveTwice, FindingKind::Ub(UbKind::ArriveTwice), msg, vec![a, e]);
+                }
+            }
+        }
+    }
+}

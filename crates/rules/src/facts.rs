@@ -1,0 +1,219 @@
+//! The facts every rule reads, computed once per execution: the bmo replay
+//! ([`Replay`]), each event's index in its thread, the join that is
+//! barrier-joined-before each event, the waits each operation participates
+//! in, and (once it is known to be acyclic) barrier-executes-before as a
+//! transitive closure ("AMDGPU Execution Synchronization", "Execution
+//! Model").
+
+use crate::phases::Replay;
+use bc_graph::bits::Bits;
+use bc_graph::{EventId, EventKind, Execution, ThreadId};
+use bc_models::RuleSet;
+use std::ops::Deref;
+
+/// The join that entitles a wait: a join event, or (for models without
+/// the `joined-before` rule) the thread's implicit join at launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Join {
+    Event(EventId),
+    Launch(ThreadId),
+}
+
+impl Join {
+    /// The events that show the join (none for the join at launch).
+    pub fn events(self) -> Vec<EventId> {
+        match self {
+            Join::Event(j) => vec![j],
+            Join::Launch(_) => vec![],
+        }
+    }
+}
+
+/// What the rules read that does not need executes-before.
+pub(crate) struct Facts<'a> {
+    pub exec: &'a Execution,
+    pub replay: Replay,
+    /// Each event's index in its thread's program order.
+    pub po_index: Vec<usize>,
+    /// For each event, the join that is barrier-joined-before it, if any.
+    pub joined: Vec<Option<Join>>,
+    /// For each event, the waits it participates in.
+    pub waits_of: Vec<Vec<EventId>>,
+}
+
+impl<'a> Facts<'a> {
+    pub fn new(exec: &'a Execution, rules: RuleSet) -> Facts<'a> {
+        let n = exec.events.len();
+        let mut po_index = vec![0usize; n];
+        for evs in &exec.program_order {
+            for (i, &e) in evs.iter().enumerate() {
+                po_index[e.index()] = i;
+            }
+        }
+        let mut waits_of = vec![Vec::new(); n];
+        for w in exec.ids() {
+            for &x in exec.participants(w) {
+                waits_of[x.index()].push(w);
+            }
+        }
+        Facts {
+            exec,
+            replay: Replay::new(exec),
+            po_index,
+            joined: crate::join::joined_before(exec, rules),
+            waits_of,
+        }
+    }
+
+    /// The events of `e`'s thread that precede it in program order.
+    pub fn earlier(&self, e: EventId) -> &'a [EventId] {
+        let t = self
+            .exec
+            .event(e)
+            .thread
+            .expect("only thread events have a program order");
+        &self.exec.program_order[t.index()][..self.po_index[e.index()]]
+    }
+
+    /// The phase the first participant of wait `w` belongs to.
+    pub fn phase_of_wait(&self, w: EventId) -> Option<usize> {
+        self.exec
+            .participants(w)
+            .first()
+            .and_then(|x| self.replay.phase_of[x.index()])
+    }
+
+    /// A thread-counted arrive (CUDA `bar.sync`, `__syncthreads`) binds its
+    /// thread's next wait to its own phase: the hardware barrier resets at
+    /// its count, so a surplus arrival waits for a new phase (project
+    /// notes, section 3, counted named barriers). The latest arrive of
+    /// wait `w`'s thread on its barrier before it, when that arrive is
+    /// counted.
+    pub fn own_counted_arrive(&self, w: EventId) -> Option<EventId> {
+        let exec = self.exec;
+        let target = exec.event(w).target;
+        self.earlier(w)
+            .iter()
+            .rev()
+            .find(|&&a| exec.event(a).target == target && matches!(exec.event(a).kind, EventKind::Arrive { .. }))
+            .copied()
+            .filter(|&a| matches!(exec.event(a).kind, EventKind::Arrive { count: Some(_), .. }))
+    }
+}
+
+/// The facts with barrier-executes-before, which the rules after
+/// `executes-before-consistent` read.
+pub(crate) struct Ordered<'a> {
+    pub facts: Facts<'a>,
+    /// `before[e]` holds every event that executes before `e`.
+    pub before: Vec<Bits>,
+}
+
+impl<'a> Deref for Ordered<'a> {
+    type Target = Facts<'a>;
+    fn deref(&self) -> &Facts<'a> {
+        &self.facts
+    }
+}
+
+impl Ordered<'_> {
+    /// Does `a` barrier-execute-before `b`?
+    pub fn eb(&self, a: EventId, b: EventId) -> bool {
+        self.before[b.index()].get(a.index())
+    }
+
+    /// Does join `j` execute before event `x`?
+    pub fn entitles(&self, j: Join, x: EventId) -> bool {
+        let exec = self.exec;
+        match j {
+            Join::Event(j) => self.eb(j, x),
+            // The join at launch executes before what the thread's start
+            // does: its first event stands for the start, or, once an
+            // explorer forgot that event, the recorded `started_before`.
+            Join::Launch(t) => {
+                exec.event(x).thread == Some(t)
+                    || exec.program_order[t.index()].first().is_some_and(|&f| self.eb(f, x))
+                    || exec
+                        .started_before
+                        .iter()
+                        .any(|&(u, y)| u == t && (y == x || self.eb(y, x)))
+            }
+        }
+    }
+}
+
+/// executes-before as a transitive closure of program order (launch events
+/// first), participates-in and the execution's extra edges: `before[e]`
+/// holds every event that executes before `e`. `Err` lists the events on a
+/// cycle.
+pub fn executes_before(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
+    closure(exec, false)
+}
+
+/// The transitive closure of executes-before's edges, with every bmo's
+/// order too when `bmo` is set (the order every interleaving of the
+/// execution follows).
+pub(crate) fn closure(exec: &Execution, bmo: bool) -> Result<Vec<Bits>, Vec<EventId>> {
+    let n = exec.events.len();
+    let launch: Vec<EventId> = exec.ids().filter(|&e| exec.event(e).thread.is_none()).collect();
+    let mut preds: Vec<Vec<EventId>> = vec![Vec::new(); n];
+    for w in launch.windows(2) {
+        preds[w[1].index()].push(w[0]);
+    }
+    for evs in &exec.program_order {
+        if let (Some(&first), Some(&l)) = (evs.first(), launch.last()) {
+            preds[first.index()].push(l);
+        }
+        for w in evs.windows(2) {
+            preds[w[1].index()].push(w[0]);
+        }
+    }
+    for w in exec.ids() {
+        for &x in exec.participants(w) {
+            preds[w.index()].push(x);
+        }
+    }
+    for &(a, b) in &exec.extra_eb {
+        preds[b.index()].push(a);
+    }
+    if bmo {
+        for o in &exec.bmo {
+            for w in o.windows(2) {
+                preds[w[1].index()].push(w[0]);
+            }
+        }
+    }
+    // Kahn's algorithm for a topological order.
+    let mut indeg: Vec<usize> = preds.iter().map(|p| p.len()).collect();
+    let mut succs: Vec<Vec<EventId>> = vec![Vec::new(); n];
+    for (e, ps) in preds.iter().enumerate() {
+        for p in ps {
+            succs[p.index()].push(EventId(e as u32));
+        }
+    }
+    let mut ready: Vec<EventId> = exec.ids().filter(|e| indeg[e.index()] == 0).collect();
+    ready.reverse();
+    let mut order = Vec::with_capacity(n);
+    while let Some(e) = ready.pop() {
+        order.push(e);
+        for &s in &succs[e.index()] {
+            indeg[s.index()] -= 1;
+            if indeg[s.index()] == 0 {
+                ready.push(s);
+            }
+        }
+    }
+    if order.len() != n {
+        return Err(exec.ids().filter(|e| indeg[e.index()] > 0).collect());
+    }
+    let mut before = vec![Bits::new(n); n];
+    for e in order {
+        let mut acc = Bits::new(n);
+        for &p in &preds[e.index()] {
+            acc.union_with(&before[p.index()]);
+            acc.set(p.index());
+        }
+        before[e.index()] = acc;
+    }
+    Ok(before)
+}

@@ -1,0 +1,223 @@
+//! The structural constraints of "AMDGPU Execution Synchronization",
+//! "Execution Model": what makes an execution a valid candidate at all
+//! (barrier-modification-order, barrier-participates-in,
+//! barrier-executes-before). A broken one is [`Violation::inconsistent`],
+//! a bug in whoever built the execution, never a user finding.
+//!
+//! [`Violation::inconsistent`]: crate::Violation::is_inconsistent
+
+use crate::facts::{closure, Facts, Ordered};
+use crate::Checker;
+use bc_graph::{BarrierId, EventId, EventKind, Target, ThreadId};
+
+impl Checker<'_> {
+    /// barrier-modification-order ("Execution Model": all modification
+    /// operations on a barrier object, in one strict total order): a bmo
+    /// holds only modifications of its own barrier.
+    pub(crate) fn bmo(&mut self, f: &Facts) {
+        for (b, order) in self.exec.bmo.iter().enumerate() {
+            for (&e, _) in order.iter().zip(&f.replay.counts[b]).filter(|(_, c)| c.is_none()) {
+                let msg = format!(
+                    "{} is in the bmo of {}",
+                    self.n(e),
+                    self.barrier_name(BarrierId(b as u32))
+                );
+                self.inconsistent("bmo", msg, vec![e]);
+            }
+        }
+    }
+
+    /// participates-in ("Execution Model", barrier-participates-in: an
+    /// arrive or drop of the wait's barrier object, of no other wait of the
+    /// same thread, not after the wait in its thread; the participants of a
+    /// wait are one uninterrupted bmo interval from arrive count zero to
+    /// the completing operation, that is one completed phase). Also the
+    /// project's readings of which phase a wait may take: a parity wait a
+    /// phase of its parity (or, on parity 1, the virtual phase before the
+    /// first; project notes, section 3, mbarrier), a token wait the phase
+    /// its token names, the wait after a thread-counted arrive that
+    /// arrive's phase (section 3, counted named barriers).
+    pub(crate) fn participates_in(&mut self, f: &Facts) {
+        let exec = self.exec;
+        let phases = &f.replay.phases;
+        let mut used: std::collections::HashSet<(ThreadId, EventId)> = Default::default();
+        for w in exec.ids() {
+            let ev = exec.event(w);
+            let EventKind::Wait {
+                participants,
+                completed,
+                token_phase,
+                parity,
+            } = &ev.kind
+            else {
+                continue;
+            };
+            if matches!(ev.target, Target::Barrier(_)) {
+                self.wait_takes_its_phase(f, w);
+            }
+            if participants.is_empty() {
+                continue;
+            }
+            if !completed {
+                self.inconsistent(
+                    "participates-in",
+                    format!("stuck {} has participants", self.n(w)),
+                    vec![w],
+                );
+                continue;
+            }
+            let t = ev.thread.expect("waits belong to threads");
+            let phase = f.replay.phase_of[participants[0].index()];
+            let ok_members = participants.iter().all(|&x| {
+                let ex = exec.event(x);
+                ex.target == ev.target
+                    && matches!(
+                        ex.kind,
+                        EventKind::Arrive { .. }
+                            | EventKind::Drop
+                            | EventKind::ArriveDrop { .. }
+                            | EventKind::Tx { .. }
+                    )
+            });
+            let whole_phase = phase.is_some_and(|pi| {
+                let mut a = phases[pi].members.clone();
+                let mut b = participants.clone();
+                a.sort();
+                b.sort();
+                phases[pi].completed && a == b
+            });
+            if !ok_members || !whole_phase {
+                let msg = format!(
+                    "the participants of {} are not exactly one completed phase of its barrier",
+                    self.n(w)
+                );
+                self.inconsistent("participates-in", msg, vec![w]);
+                continue;
+            }
+            if let (Some(p), Some(pi)) = (parity, phase) {
+                let since_init = phases[pi].number - phases[pi].epoch_start;
+                if since_init % 2 != *p as usize {
+                    let msg = format!("{} completes on a phase of the other parity", self.n(w));
+                    self.inconsistent("participates-in", msg, vec![w]);
+                }
+            }
+            if let (Some(tp), Some(pi)) = (token_phase, phase) {
+                if phases[pi].number != *tp as usize {
+                    self.inconsistent(
+                        "participates-in",
+                        format!("{} completes on another phase than its token names", self.n(w)),
+                        vec![w],
+                    );
+                }
+            }
+            for &x in participants {
+                let ex = exec.event(x);
+                if ex.thread == Some(t) && f.po_index[x.index()] > f.po_index[w.index()] {
+                    self.inconsistent(
+                        "participates-in",
+                        format!("{} participates in the earlier {}", self.n(x), self.n(w)),
+                        vec![w, x],
+                    );
+                }
+                if !used.insert((t, x)) {
+                    let msg = format!("{} participates in two waits of one thread", self.n(x));
+                    self.inconsistent("participates-in", msg, vec![w, x]);
+                }
+            }
+        }
+    }
+
+    /// The part of participates-in that concerns a completed wait `w` on a
+    /// barrier and the phase it took (or did not take).
+    fn wait_takes_its_phase(&mut self, f: &Facts, w: EventId) {
+        let exec = self.exec;
+        let ev = exec.event(w);
+        let EventKind::Wait {
+            participants,
+            completed: true,
+            token_phase,
+            parity,
+        } = &ev.kind
+        else {
+            return;
+        };
+        if let Some(p) = parity {
+            // A parity wait completes on the last completed phase once the
+            // current phase's parity differs from p (project notes,
+            // section 3, mbarrier: on a fresh barrier parity 1 counts as
+            // completed). With no participants there is nothing to take:
+            // the phase "before" phase 0 of an epoch (odd), or a phase of
+            // parity p this thread waited on already.
+            if participants.is_empty() {
+                let phases = &f.replay.phases;
+                let again = f.earlier(w).iter().any(|&x| {
+                    exec.event(x).target == ev.target
+                        && exec.participants(x).first().is_some_and(|y| {
+                            f.replay.phase_of[y.index()]
+                                .is_some_and(|pi| (phases[pi].number - phases[pi].epoch_start) % 2 == *p as usize)
+                        })
+                });
+                if *p != 1 && !again {
+                    let msg = format!(
+                        "{} completes with no participants although parity {p} names no virtual phase",
+                        self.n(w)
+                    );
+                    self.inconsistent("participates-in", msg, vec![w]);
+                }
+            }
+            return;
+        }
+        if participants.is_empty() {
+            // A token wait that took nothing is token-misuse's to judge, a
+            // wait with no joined-before join wait-needs-join's.
+            if token_phase.is_none() && f.joined[w.index()].is_some() {
+                self.inconsistent(
+                    "participates-in",
+                    format!("{} completes with no participant", self.n(w)),
+                    vec![w],
+                );
+            }
+            return;
+        }
+        if let Some(a) = f.own_counted_arrive(w) {
+            if !participants.contains(&a) {
+                let msg = format!(
+                    "{} completes on a phase without its thread's counted arrive {}",
+                    self.n(w),
+                    self.n(a)
+                );
+                self.inconsistent("participates-in", msg, vec![w, a]);
+            }
+        }
+    }
+
+    /// executes-before-consistent ("Execution Model": barrier-executes-before
+    /// is the transitive closure of program order and participates-in, and
+    /// is consistent with every barrier-modification-order). Computes it;
+    /// `None` (after reporting the cycle) when it has one.
+    pub(crate) fn executes_before_consistent<'a>(&mut self, facts: Facts<'a>) -> Option<Ordered<'a>> {
+        let before = match closure(self.exec, false) {
+            Ok(before) => before,
+            Err(stuck) => {
+                self.inconsistent(
+                    "executes-before-consistent",
+                    "executes-before has a cycle".into(),
+                    stuck,
+                );
+                return None;
+            }
+        };
+        let f = Ordered { facts, before };
+        for order in &self.exec.bmo {
+            for (i, &a) in order.iter().enumerate() {
+                for &b in &order[i + 1..] {
+                    if f.eb(b, a) {
+                        let msg = format!("{} executes before {} but follows it in bmo", self.n(b), self.n(a));
+                        self.inconsistent("executes-before-consistent", msg, vec![a, b]);
+                    }
+                }
+            }
+        }
+        Some(f)
+    }
+}

@@ -1,0 +1,137 @@
+//! The rules on CUDA arrival tokens (`cuda::barrier`, `__mbarrier_*`): a
+//! token wait names a phase that is current or just past (token-phase), and
+//! a token is one that an arrive on the same barrier returned, waited on
+//! once (token-misuse).
+
+use crate::facts::Ordered;
+use crate::Checker;
+use bc_graph::{EventId, EventKind, Target, NO_TOKEN_PHASE};
+use bc_models::Rule;
+use bc_syntax::{FindingKind, UbKind};
+
+impl Checker<'_> {
+    /// token-phase ("Memory Barrier Primitives API", `__mbarrier_test_wait`:
+    /// a token must belong to the barrier's current or immediately
+    /// preceding phase). A token wait that completed on phase `pi` is stale
+    /// when, in every interleaving, the barrier had already left that
+    /// window when it ran - something executes before it that completes
+    /// phase `pi + 1` or belongs to a later phase, or an init of the
+    /// barrier bmo-after the phase (`__mbarrier_init` restarts the barrier
+    /// at phase 0, so the token names a phase of its earlier life). When
+    /// executes-before does not fix it, only the interleaving decides, and
+    /// that is the explorer's to judge.
+    pub(crate) fn token_phase(&mut self, f: &Ordered) {
+        if !self.rules.has(Rule::TokenPhase) {
+            return;
+        }
+        let exec = self.exec;
+        let phases = &f.replay.phases;
+        for e in exec.ids() {
+            let ev = exec.event(e);
+            let (
+                EventKind::Wait {
+                    completed: true,
+                    token_phase: Some(_),
+                    parity: None,
+                    ..
+                },
+                Target::Barrier(b),
+            ) = (&ev.kind, ev.target)
+            else {
+                continue;
+            };
+            let Some(pi) = f.phase_of_wait(e) else {
+                continue;
+            };
+            let eb = |a: EventId| f.eb(a, e);
+            let tp = phases[pi].number;
+            let on = phases.iter().filter(|ph| ph.barrier == b).any(|ph| {
+                (ph.number >= tp + 2 && ph.members.iter().any(|&x| eb(x)))
+                    || (ph.number == tp + 1 && ph.completed && ph.members.last().is_some_and(|&x| eb(x)))
+            });
+            let last = *phases[pi].members.last().expect("a completed phase has members");
+            let order = &exec.bmo[b.index()];
+            let after = order.iter().position(|&x| x == last).map_or(order.len(), |i| i + 1);
+            let reinit = order[after..].iter().any(|&x| {
+                exec.event(x).thread.is_some() && matches!(exec.event(x).kind, EventKind::Init { .. }) && eb(x)
+            });
+            if on || reinit {
+                let why = if reinit {
+                    "the barrier was initialized again after that phase"
+                } else {
+                    "the barrier is two phases past it"
+                };
+                let msg = format!(
+                    "{} waits on {} with a token of phase {tp}, which is neither current nor previous: {why}",
+                    self.n(e),
+                    self.barrier_name(b)
+                );
+                self.report(
+                    Rule::TokenPhase,
+                    FindingKind::Ub(UbKind::StalePhase),
+                    msg,
+                    vec![e, last],
+                );
+            }
+        }
+    }
+
+    /// token-misuse ("Forged tokens" in `docs/semantics.md`, CUDA section;
+    /// cuda-barrier-libcudacxx.txt: a wait takes an arrival token of its own
+    /// barrier). A token wait that completed and did nothing is one whose
+    /// token the explorer found misused. The execution alone shows it when
+    /// the token names no phase of the barrier, names a phase this thread
+    /// already waited on, or names phase number `tp` while no arrive of a
+    /// phase numbered `tp` or more (in any epoch: a token is any value an
+    /// arrive returned, and the numbers below the largest returned one were
+    /// all current once) executes before the wait - each executes after
+    /// it, or there is none. Otherwise only the interleaving (which arrives
+    /// had happened when the wait ran) decides, and that is the explorer's
+    /// to judge.
+    pub(crate) fn token_misuse(&mut self, f: &Ordered) {
+        let exec = self.exec;
+        for e in exec.ids() {
+            let ev = exec.event(e);
+            let (
+                EventKind::Wait {
+                    participants,
+                    completed: true,
+                    token_phase: Some(tp),
+                    parity: None,
+                },
+                Target::Barrier(b),
+            ) = (&ev.kind, ev.target)
+            else {
+                continue;
+            };
+            if !participants.is_empty() {
+                continue;
+            }
+            let tp = *tp;
+            let twice = f.earlier(e).iter().any(|&w| {
+                exec.event(w).target == ev.target
+                    && matches!(&exec.event(w).kind, EventKind::Wait { token_phase: Some(p), participants, .. }
+                        if *p == tp && !participants.is_empty())
+            });
+            let arrivals: Vec<EventId> = f
+                .replay
+                .phases
+                .iter()
+                .filter(|ph| ph.barrier == b && ph.number >= tp as usize)
+                .flat_map(|ph| ph.members.iter().copied())
+                .filter(|&x| matches!(exec.event(x).kind, EventKind::Arrive { .. }))
+                .collect();
+            let why = if tp == NO_TOKEN_PHASE {
+                "a value that is no token of it"
+            } else if twice {
+                "a token it waited on already"
+            } else if arrivals.iter().all(|&a| f.eb(e, a)) {
+                "a token of a phase no arrive has returned before it"
+            } else {
+                continue;
+            };
+            let msg = format!("{} waits on {} with {why}", self.n(e), self.barrier_name(b));
+            self.report(Rule::TokenMisuse, FindingKind::Ub(UbKind::TokenMisuse), msg, vec![e]);
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The rules on what a wait completes on ("AMDGPU Execution
+//! Synchronization", "Execution Model" and its "Informational Notes"):
+//! every wait completes (wait-completes), and a wait's participants are not
+//! separated from it by an operation of another phase (phase-with).
+
+use crate::facts::Ordered;
+use crate::phases::Phase;
+use crate::Checker;
+use bc_graph::{EventKind, Target};
+use bc_models::Rule;
+use bc_syntax::{FindingKind, UbKind};
+
+impl Checker<'_> {
+    /// wait-completes ("Informational Notes": it is undefined behaviour for
+    /// a barrier wait never to complete; we report it as `deadlock`). A
+    /// stuck wait is a deadlock unless the execution was cut short while a
+    /// phase it could take existed (then the execution is inconsistent). A
+    /// parity wait waits for the phase of its parity (project notes,
+    /// section 3, mbarrier); a wait with no joined-before join is
+    /// wait-needs-join's.
+    pub(crate) fn wait_completes(&mut self, f: &Ordered) {
+        let exec = self.exec;
+        let phases = &f.replay.phases;
+        for e in exec.ids() {
+            let ev = exec.event(e);
+            let (
+                EventKind::Wait {
+                    completed: false,
+                    token_phase,
+                    parity,
+                    ..
+                },
+                Target::Barrier(b),
+            ) = (&ev.kind, ev.target)
+            else {
+                continue;
+            };
+            if let Some(p) = parity {
+                let epoch = Some(f.replay.epochs[b.index()]);
+                let mine: Vec<&Phase> = phases
+                    .iter()
+                    .filter(|ph| ph.barrier == b && Some(ph.epoch) == epoch)
+                    .collect();
+                let current = mine.iter().filter(|ph| ph.completed).count();
+                let ended = mine.last().is_none_or(|ph| ph.completed);
+                let current = if ended { current } else { mine.len() - 1 };
+                if current % 2 != *p as usize {
+                    let msg = format!("{} is stuck although its parity phase completed", self.n(e));
+                    self.inconsistent("wait-completes", msg, vec![e]);
+                } else {
+                    let msg = format!("{} on {} never sees its parity", self.n(e), self.barrier_name(b));
+                    self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, vec![e]);
+                }
+                continue;
+            }
+            let Some(j) = f.joined[e.index()] else {
+                continue;
+            };
+            let t = ev.thread.expect("waits belong to threads");
+            let own = f.own_counted_arrive(e);
+            let eligible = phases.iter().find(|p| {
+                p.barrier == b
+                    && p.completed
+                    && own.is_none_or(|a| p.members.contains(&a))
+                    && token_phase.is_none_or(|tp| tp as usize == p.number)
+                    && p.members.iter().any(|&x| f.entitles(j, x))
+                    && !p
+                        .members
+                        .iter()
+                        .any(|&x| f.waits_of[x.index()].iter().any(|&w| exec.event(w).thread == Some(t)))
+            });
+            if let Some(p) = eligible {
+                let msg = format!(
+                    "{} is stuck although a completed phase (first op {}) could complete it",
+                    self.n(e),
+                    self.n(p.members[0])
+                );
+                self.inconsistent("wait-completes", msg, vec![e, p.members[0]]);
+            } else {
+                let msg = format!("{} on {} never completes", self.n(e), self.barrier_name(b));
+                let mut evs = vec![e];
+                evs.extend(j.events());
+                self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, evs);
+            }
+        }
+    }
+
+    /// phase-with ("Execution Model", barrier-phase-with: for an operation A
+    /// that participates in wait W, no operation X on the object with
+    /// A -> X -> W in barrier-executes-before is phase-with a non-empty set
+    /// of operations that does not include W). Reported as
+    /// `ub(stale-phase)`.
+    pub(crate) fn phase_with(&mut self, f: &Ordered) {
+        if !self.rules.has(Rule::PhaseWith) {
+            return;
+        }
+        let exec = self.exec;
+        let class = self.phase_classes();
+        'waits: for w in exec.ids() {
+            let ev = exec.event(w);
+            let EventKind::Wait {
+                participants,
+                completed: true,
+                ..
+            } = &ev.kind
+            else {
+                continue;
+            };
+            for &a in participants {
+                for x in exec.ids() {
+                    let ex = exec.event(x);
+                    if x == a
+                        || x == w
+                        || ex.target != ev.target
+                        || class[x.index()].1 < 2
+                        || class[x.index()].0 == class[w.index()].0
+                    {
+                        continue;
+                    }
+                    if f.eb(a, x) && f.eb(x, w) {
+                        let msg = format!(
+                            "{} participates in {}, but {} of another phase executes between them",
+                            self.n(a),
+                            self.n(w),
+                            self.n(x)
+                        );
+                        self.report(Rule::PhaseWith, FindingKind::Ub(UbKind::StalePhase), msg, vec![w, a, x]);
+                        continue 'waits;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The classes of barrier-phase-with (participates-in and its inverse,
+    /// closed transitively), by union-find: for each event, its class's
+    /// representative and the class's size.
+    fn phase_classes(&self) -> Vec<(usize, usize)> {
+        let exec = self.exec;
+        let n = exec.events.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        for w in exec.ids() {
+            for &x in exec.participants(w) {
+                let (a, b) = (find(&mut parent, w.index()), find(&mut parent, x.index()));
+                parent[a] = b;
+            }
+        }
+        let roots: Vec<usize> = (0..n).map(|x| find(&mut parent, x)).collect();
+        let mut size = vec![0usize; n];
+        for &r in &roots {
+            size[r] += 1;
+        }
+        roots.iter().map(|&r| (r, size[r])).collect()
+    }
+}
