@@ -619,7 +619,7 @@ fn emit_cuda_reports_bad_input_with_its_position_and_emits_the_rest() {
 fn recorded_h100_sanitizer_run_compares_as_documented() {
     let (o, doc) = compare_json(&root().join("crates/hw/tests/fixtures/h100-2026-11-23-sanitizer-observed.json"));
     let tests = doc["tests"].as_array().unwrap();
-    assert_eq!(tests.len(), 124);
+    assert_eq!(tests.len(), 129);
     let rows = |key: &str, word: &str| -> Vec<String> {
         tests
             .iter()
@@ -648,7 +648,7 @@ fn recorded_h100_sanitizer_run_compares_as_documented() {
             "cuda/syncwarp-not-in-mask.litmus",
         ]
     );
-    assert_eq!((with("sound").len(), with("ub").len()), (87, 32));
+    assert_eq!((with("sound").len(), with("ub").len()), (92, 32));
     assert_eq!(o.status.code(), Some(0));
     // synccheck beside the model.
     assert_eq!(
@@ -709,6 +709,12 @@ fn recorded_h100_sanitizer_run_compares_as_documented() {
         rows("racecheck_side", "tool only"),
         [
             "cuda/cuda-barrier-init-no-sync.litmus",
+            // The re-init races, for racecheck, with the other warp's
+            // earlier accesses to the barrier word, ordered only by a
+            // relaxed flag; the model has no race rule on barrier objects
+            // (docs/hardware.md).
+            "cuda/cuda-barrier-reinit-fresh-token-ok.litmus",
+            "cuda/cuda-barrier-reinit-wait-before-init-ok.litmus",
             "cuda/sm90-tma-early.litmus",
             "cuda/sm90-tma-exact.litmus",
         ]
@@ -726,6 +732,6 @@ fn recorded_h100_sanitizer_run_compares_as_documented() {
         ]
     );
     // Tools killed at --sanitizer-hung-timeout on programs that hung: no count.
-    assert_eq!(rows("synccheck_side", "-").len(), 7);
-    assert_eq!(rows("racecheck_side", "-").len(), 4);
+    assert_eq!(rows("synccheck_side", "-").len(), 2);
+    assert_eq!(rows("racecheck_side", "-").len(), 3);
 }
