@@ -331,11 +331,24 @@ impl Emit<'_> {
                     return refuse(format!("`{}`: not a named barrier 0..15", i.text));
                 };
                 let count = arrive.and_then(|a| a.set_count.as_ref());
+                // `bar.sync`/`bar.arrive` are PTX's `.aligned` forms, which
+                // every thread of the CTA must reach from the same path;
+                // the litmus statements have no such rule (only
+                // `__syncthreads`, barrier 0 without a count, has the
+                // language's uniformity rule), and the harness reaches
+                // them from per-thread branches. So the program is the
+                // test, they are emitted as the non-aligned `barrier.sync`
+                // / `barrier.arrive` (same barrier, same counts; sm_70+).
+                let ptx = match (name, id, count) {
+                    ("bar.sync", 0, None) => "bar.sync",
+                    ("bar.sync", ..) => "barrier.sync",
+                    _ => "barrier.arrive",
+                };
                 match count {
-                    None => format!("asm volatile(\"{name} {id};\" ::: \"memory\");"),
+                    None => format!("asm volatile(\"{ptx} {id};\" ::: \"memory\");"),
                     Some(c) => {
                         let threads = self.thread_count(i, c)?;
-                        format!("asm volatile(\"{name} {id}, %0;\" :: \"r\"({threads}) : \"memory\");")
+                        format!("asm volatile(\"{ptx} {id}, %0;\" :: \"r\"({threads}) : \"memory\");")
                     }
                 }
             }
