@@ -410,10 +410,10 @@ pub fn compare(path: &Path, format: CompareFormat, jobs: Option<usize>) -> io::R
     files.dedup();
     let inputs: Vec<Input> = files.iter().map(|f| Input::File(PathBuf::from(f))).collect();
     let opts = CheckOptions {
-        limits: bc_explore::Limits {
+        search: bc_explore::SearchOptions {
             jobs: jobs_or_cores(jobs)?,
             outcomes: true,
-            ..bc_explore::Limits::default()
+            ..bc_explore::SearchOptions::default()
         },
         ..CheckOptions::default()
     };

@@ -2,7 +2,7 @@
 //! litmus file in, a [`TestReport`] out. `main.rs` reads files, walks
 //! directories and prints.
 
-use bc_explore::Limits;
+use bc_explore::SearchOptions;
 use bc_models::Model;
 use bc_report::TestReport;
 use bc_syntax::{Diagnostic, Severity, SourceFile, Span};
@@ -12,7 +12,8 @@ use bc_syntax::{Diagnostic, Severity, SourceFile, Span};
 pub struct CheckOptions {
     /// A model that overrides the file's `model` line (`--model`, `--model-file`).
     pub model: Option<Model>,
-    pub limits: Limits,
+    /// How to search (limits, reductions, jobs).
+    pub search: SearchOptions,
     /// A progress model that overrides the file's `progress` line.
     pub progress: Option<bc_models::ProgressModel>,
     /// Where searches add the states they store (for a progress bar).
@@ -104,8 +105,8 @@ fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestR
                 program.progress = p;
             }
             report.outcome = Some(match &opts.states {
-                Some(c) => bc_explore::explore_counting(&program, opts.limits, c.clone()),
-                None => bc_explore::explore(&program, opts.limits),
+                Some(c) => bc_explore::explore_counting(&program, opts.search, c.clone()),
+                None => bc_explore::explore(&program, opts.search),
             })
         }
         Err(mut ds) => {

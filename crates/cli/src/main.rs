@@ -10,7 +10,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod hw;
 
 use barrier_check::{check_bytes, lower_bytes, CheckOptions};
-use bc_explore::Limits;
+use bc_explore::{Limits, Reductions, SearchOptions};
 use bc_models::Model;
 use bc_report::text::TextOptions;
 use bc_report::TestReport;
@@ -98,7 +98,7 @@ enum Command {
         #[command(flatten)]
         model: ModelArgs,
         /// Stop a test's search after this many states (reported as `stop`).
-        #[arg(long, default_value_t = Limits::default().max_states, value_parser = parse_count)]
+        #[arg(long, default_value_t = bc_explore::DEFAULT_MAX_STATES, value_parser = parse_count)]
         max_states: u64,
         /// Stop a test's search after this many seconds (reported as `stop`).
         #[arg(long, value_name = "SECS", value_parser = parse_secs)]
@@ -190,7 +190,7 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: DiffFormat,
         /// Stop a test's search after this many states (reported as `stop`).
-        #[arg(long, default_value_t = 2_000_000, value_parser = parse_count)]
+        #[arg(long, default_value_t = bc_explore::DEFAULT_MAX_STATES, value_parser = parse_count)]
         max_states: u64,
         /// Stop a test's search after this many seconds.
         #[arg(long, value_name = "SECS", value_parser = parse_secs)]
@@ -367,15 +367,19 @@ fn run() -> io::Result<ExitCode> {
             };
             let opts = CheckOptions {
                 model,
-                limits: Limits {
-                    max_states,
-                    timeout,
-                    max_memory: max_memory.map_or(bc_explore::DEFAULT_MAX_MEMORY, |m| m.saturating_mul(1 << 20)),
+                search: SearchOptions {
+                    limits: Limits {
+                        states: max_states,
+                        time: timeout,
+                        memory: max_memory.map_or(bc_explore::DEFAULT_MAX_MEMORY, |m| m.saturating_mul(1 << 20)),
+                    },
+                    reductions: Reductions {
+                        compact: !no_compact,
+                        canonical: !no_canonical,
+                        symmetry: !no_symmetry,
+                        fuse: !no_fuse,
+                    },
                     liveness: !no_liveness,
-                    compact: !no_compact,
-                    canonical: !no_canonical,
-                    symmetry: !no_symmetry,
-                    fuse: !no_fuse,
                     jobs: jobs_or_cores(jobs)?,
                     verify_encoding: false,
                     // SARIF and JUnit have no place for outcomes.
@@ -474,15 +478,18 @@ fn run() -> io::Result<ExitCode> {
                     "diff needs two models: --model A --model B, --model A --model-file B, or two --model-file",
                 );
             }
-            let limits = Limits {
-                max_states,
-                timeout,
+            let search = SearchOptions {
+                limits: Limits {
+                    states: max_states,
+                    time: timeout,
+                    ..Limits::default()
+                },
                 jobs: jobs_or_cores(jobs)?,
-                ..Limits::default()
+                ..SearchOptions::default()
             };
             let new = named.pop().expect("two models");
             let old = named.pop().expect("two models");
-            diff(&paths, old, new, limits, format, shard.shard)
+            diff(&paths, old, new, search, format, shard.shard)
         }
         Command::Explain {
             file,
@@ -496,9 +503,9 @@ fn run() -> io::Result<ExitCode> {
             };
             let opts = CheckOptions {
                 model,
-                limits: Limits {
+                search: SearchOptions {
                     jobs: jobs_or_cores(None)?,
-                    ..Limits::default()
+                    ..SearchOptions::default()
                 },
                 progress: None,
                 states: None,
@@ -957,7 +964,7 @@ fn check_files(
     opts: &CheckOptions,
     mut each: impl FnMut(&TestReport) -> io::Result<()>,
 ) -> io::Result<Vec<TestReport>> {
-    let jobs = opts.limits.jobs.max(1);
+    let jobs = opts.search.jobs.max(1);
     let mut reports = Vec::new();
     let mut take = |r: TestReport| -> io::Result<()> {
         each(&r)?;
@@ -971,7 +978,7 @@ fn check_files(
         return Ok(reports);
     }
     let one = CheckOptions {
-        limits: Limits { jobs: 1, ..opts.limits },
+        search: SearchOptions { jobs: 1, ..opts.search },
         ..opts.clone()
     };
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -1114,7 +1121,7 @@ fn diff(
     paths: &[PathBuf],
     old: (String, Model),
     new: (String, Model),
-    limits: Limits,
+    search: SearchOptions,
     format: DiffFormat,
     shard: Option<(usize, usize)>,
 ) -> io::Result<ExitCode> {
@@ -1125,7 +1132,7 @@ fn diff(
     let run = |m: &Model| {
         let opts = CheckOptions {
             model: Some(m.clone()),
-            limits,
+            search,
             progress: None,
             states: None,
         };

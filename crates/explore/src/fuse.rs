@@ -76,7 +76,7 @@ impl Explorer<'_> {
     /// left) and returns their steps.
     pub(crate) fn fused_steps(&mut self, s: &mut State) -> Vec<Step> {
         let mut steps = Vec::new();
-        if !self.limits.fuse {
+        if !self.opts.reductions.fuse {
             return steps;
         }
         let mut changed = true;

@@ -39,26 +39,97 @@ use std::time::{Duration, Instant};
 /// 64 MiB (measured in docs/reliability.md).
 pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 
-/// Search limits.
-#[derive(Clone, Copy, Debug)]
+/// The default state limit of a search.
+pub const DEFAULT_MAX_STATES: u64 = 2_000_000;
+
+/// The resource limits of a search: when one is reached, the search stops
+/// with the matching [`Stop`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    pub max_states: u64,
-    pub timeout: Option<Duration>,
+    /// Stop (`state-limit`) before numbering more than this many states.
+    pub states: u64,
+    /// Stop (`timeout`) once this much time has passed.
+    pub time: Option<Duration>,
     /// Stop (`memory-limit`) before the search holds more than this many
     /// bytes (`budget.rs`).
-    pub max_memory: u64,
-    /// Look for fair cycles (nontermination) after the search.
-    pub liveness: bool,
-    /// Forget settled history (docs/explorer.md), so loops that synchronize
-    /// repeat their states.
+    pub memory: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            states: DEFAULT_MAX_STATES,
+            time: None,
+            memory: DEFAULT_MAX_MEMORY,
+        }
+    }
+}
+
+impl Limits {
+    /// The limit a search has reached, if any, with `states` states
+    /// numbered, `bytes` bytes held and `elapsed` time passed (each `None`
+    /// where it is not measured at this point). The state limit is tested
+    /// first, then memory, then time. Every test of a limit goes through
+    /// here.
+    pub fn limit_reached(&self, states: Option<u64>, bytes: Option<u64>, elapsed: Option<Duration>) -> Option<Stop> {
+        if states.is_some_and(|n| n >= self.states) {
+            Some(Stop::StateLimit)
+        } else if bytes.is_some_and(|b| b > self.memory) {
+            Some(Stop::MemoryLimit)
+        } else if elapsed.is_some_and(|t| self.time.is_some_and(|max| t >= max)) {
+            Some(Stop::Timeout)
+        } else {
+            None
+        }
+    }
+}
+
+/// The state-space reductions (docs/explorer.md); each one on by default.
+/// None of them changes the verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reductions {
+    /// Forget settled history, so loops that synchronize repeat their
+    /// states.
     pub compact: bool,
-    /// Keep the arrivals of a phase sorted (docs/explorer.md), where sound.
+    /// Keep the arrivals of a phase sorted, where sound.
     pub canonical: bool,
     /// Merge states that differ by a renaming of interchangeable threads.
     pub symmetry: bool,
     /// Take a wait whose phase has completed right away, in the step that
-    /// made it possible (completed-wait fusion, docs/explorer.md).
+    /// made it possible (completed-wait fusion).
     pub fuse: bool,
+}
+
+impl Default for Reductions {
+    fn default() -> Reductions {
+        Reductions {
+            compact: true,
+            canonical: true,
+            symmetry: true,
+            fuse: true,
+        }
+    }
+}
+
+impl Reductions {
+    /// Every reduction off.
+    pub const NONE: Reductions = Reductions {
+        compact: false,
+        canonical: false,
+        symmetry: false,
+        fuse: false,
+    };
+}
+
+/// How to search: the limits, the reductions, and what to do besides
+/// exploring. Read only: a search never changes its options.
+#[derive(Clone, Copy, Debug)]
+pub struct SearchOptions {
+    pub limits: Limits,
+    pub reductions: Reductions,
+    /// Look for fair cycles (nontermination) after the search (skipped on
+    /// programs whose every execution is finite).
+    pub liveness: bool,
     /// Worker threads that expand each search level (1: no threads).
     /// The answer does not depend on it.
     pub jobs: usize,
@@ -70,17 +141,12 @@ pub struct Limits {
     pub outcomes: bool,
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
-            max_states: 2_000_000,
-            timeout: None,
-            max_memory: DEFAULT_MAX_MEMORY,
+impl Default for SearchOptions {
+    fn default() -> SearchOptions {
+        SearchOptions {
+            limits: Limits::default(),
+            reductions: Reductions::default(),
             liveness: true,
-            compact: true,
-            canonical: true,
-            symmetry: true,
-            fuse: true,
             jobs: 1,
             verify_encoding: false,
             outcomes: false,
@@ -178,7 +244,7 @@ pub struct Outcome {
     pub objectless: std::collections::BTreeSet<FindingKind>,
     /// Executions the rule checker found structurally invalid (explorer bugs).
     pub internal_errors: Vec<String>,
-    /// The outcome set, when [`Limits::outcomes`] asked for it (partial
+    /// The outcome set, when [`SearchOptions::outcomes`] asked for it (partial
     /// when `stop` is not `Exhausted`).
     pub outcomes: Option<Outcomes>,
 }
@@ -423,14 +489,14 @@ fn hash_of(words: &[u8]) -> u64 {
 const STATE_OVERHEAD: u64 = 64 + 16 + 96;
 
 /// Explores every reachable state of `program`.
-pub fn explore(program: &Program, limits: Limits) -> Outcome {
-    Explorer::new(program, limits).run()
+pub fn explore(program: &Program, opts: SearchOptions) -> Outcome {
+    Explorer::new(program, opts).run()
 }
 
 /// [`explore`], adding the number of states it stores to `states` as the
 /// search goes (after every batch), for a progress display.
-pub fn explore_counting(program: &Program, limits: Limits, states: std::sync::Arc<AtomicU64>) -> Outcome {
-    let mut e = Explorer::new(program, limits);
+pub fn explore_counting(program: &Program, opts: SearchOptions, states: std::sync::Arc<AtomicU64>) -> Outcome {
+    let mut e = Explorer::new(program, opts);
     e.counter = Some(states);
     e.run()
 }
@@ -454,11 +520,15 @@ struct Analyses {
     /// Per code and pc: the barrier and location declarations the thread
     /// may still operate on from there (history compaction).
     touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
+    /// Every thread's body ends (no `await`, no loop but `repeat`): every
+    /// execution is finite, so the state graph has no cycle, there is no
+    /// fair cycle to look for and no graph to record.
+    finite: bool,
 }
 
 pub(crate) struct Explorer<'p> {
     p: &'p Program,
-    limits: Limits,
+    opts: SearchOptions,
     start: Instant,
     findings: BTreeMap<FindingKind, Finding>,
     operational: std::collections::BTreeSet<FindingKind>,
@@ -524,9 +594,9 @@ pub(crate) struct Explorer<'p> {
 }
 
 impl<'p> Explorer<'p> {
-    fn new(p: &'p Program, limits: Limits) -> Explorer<'p> {
+    fn new(p: &'p Program, opts: SearchOptions) -> Explorer<'p> {
         let lockstep = fuse::lockstep_barriers(p);
-        let sortable = if limits.canonical {
+        let sortable = if opts.reductions.canonical {
             canon::sortable_barrier(p, &lockstep)
         } else {
             None
@@ -534,10 +604,11 @@ impl<'p> Explorer<'p> {
         let an = std::sync::Arc::new(Analyses {
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
+            finite: p.threads.iter().all(|t| p.codes[t.code.index()].terminates()),
             lockstep,
             pinned: compact::pinned_barriers(p),
             sortable,
-            sym_classes: if limits.symmetry {
+            sym_classes: if opts.reductions.symmetry {
                 symmetry::classes(p)
             } else {
                 Vec::new()
@@ -547,19 +618,19 @@ impl<'p> Explorer<'p> {
                     || matches!(result, Some(BarrierResult::Token(_)))
             }),
         });
-        Explorer::with(p, limits, an, std::sync::Arc::new(par::VisitedSet::new(64)))
+        Explorer::with(p, opts, an, std::sync::Arc::new(par::VisitedSet::new(64)))
     }
 
     /// An explorer with nothing found yet, on given analyses and visited set.
     fn with(
         p: &'p Program,
-        limits: Limits,
+        opts: SearchOptions,
         an: std::sync::Arc<Analyses>,
         visited: std::sync::Arc<par::VisitedSet<par::Bytes>>,
     ) -> Explorer<'p> {
         Explorer {
             p,
-            limits,
+            opts,
             start: Instant::now(),
             findings: BTreeMap::new(),
             operational: Default::default(),
@@ -587,11 +658,17 @@ impl<'p> Explorer<'p> {
             counter: None,
             #[cfg(test)]
             fault_at: None,
-            budget: std::sync::Arc::new(budget::Budget::new(&limits, Instant::now())),
+            budget: std::sync::Arc::new(budget::Budget::new(&opts.limits, Instant::now())),
             working: 0,
             ends: Default::default(),
             cycle_ends: Default::default(),
         }
+    }
+
+    /// Whether the search records the state graph, for the liveness
+    /// analysis after it.
+    fn graph(&self) -> bool {
+        self.opts.liveness && !self.an.finite
     }
 
     /// Barrier instances some instruction of a thread applies `pred` to.
@@ -616,18 +693,12 @@ impl<'p> Explorer<'p> {
     }
 
     fn run(mut self) -> Outcome {
-        // When every thread's body ends (no `await`, no loop but `repeat`),
-        // every execution is finite: the state graph has no cycle, so there
-        // is no fair cycle to look for and no graph to record.
-        if self.p.threads.iter().all(|t| self.p.codes[t.code.index()].terminates()) {
-            self.limits.liveness = false;
-        }
         let mut init = State::initial(self.p);
         for t in 0..self.p.threads.len() {
             self.run_local(&mut init, t);
         }
         self.flush_pending(&init, &[]);
-        let jobs = self.limits.jobs.max(1);
+        let jobs = self.opts.jobs.max(1);
         let mut search = Search {
             count: 1,
             ..Search::default()
@@ -754,7 +825,7 @@ impl<'p> Explorer<'p> {
         self.key = (u32::MAX, 0);
         let searched = stop;
         let mut stop = stop;
-        if stop == Stop::Exhausted && self.limits.liveness {
+        if stop == Stop::Exhausted && self.graph() {
             // The visited set is freed: the search holds its state graph
             // and its tree; the analysis charges what it builds on top.
             let tree = self.tree.read().expect("tree lock").capacity() as u64 * 16;
@@ -785,7 +856,7 @@ impl<'p> Explorer<'p> {
         self.internal_errors.dedup();
         self.internal_errors.truncate(8);
         let outcomes = self
-            .limits
+            .opts
             .outcomes
             .then(|| outcomes::outcome_set(self.p, &self.an.sym_classes, &self.ends, &self.cycle_ends));
         Outcome {
@@ -816,7 +887,11 @@ impl<'p> Explorer<'p> {
             let n = frontier.len();
             let mut start = 0;
             // Every state numbered from here on reaches the state limit.
-            let spent = (search.count as u64 >= self.limits.max_states).then_some(search.count);
+            let spent = self
+                .opts
+                .limits
+                .limit_reached(Some(search.count as u64), None, None)
+                .map(|_| search.count);
             // Submits batches of this level until IN_FLIGHT are out.
             let mut fill = |expander: &mut dyn Expander<'p>| {
                 while expander.in_flight() < IN_FLIGHT && start < n {
@@ -898,10 +973,13 @@ impl<'p> Explorer<'p> {
     }
 
     fn merge_parts(&mut self, parts: Vec<Part>, search: &mut Search) -> Option<Stop> {
-        let record = self.limits.liveness;
-        // The memory limit the merge stops at: the budget less a reserve for
-        // the batches in flight (the budget itself is the hard bound).
-        let soft_memory = budget::soft_memory(self.limits.max_memory);
+        let record = self.graph();
+        // The merge stops at the memory limit less a reserve for the
+        // batches in flight (the budget itself is the hard bound).
+        let limits = Limits {
+            memory: budget::soft_memory(self.opts.limits.memory),
+            ..self.opts.limits
+        };
         for part in parts {
             // The successor records are merged now.
             self.budget.release(part.succs.iter().map(Succ::bytes).sum());
@@ -962,17 +1040,11 @@ impl<'p> Explorer<'p> {
                     search.stored_bytes += ident;
                     self.budget.charge(ident);
                     let graph = Self::graph_bytes(search);
-                    let limit = if search.count as u64 >= self.limits.max_states {
-                        Some(Stop::StateLimit)
-                    } else if search.stored_bytes + graph > soft_memory {
-                        Some(Stop::MemoryLimit)
-                    } else if search.count.is_multiple_of(1024)
-                        && self.limits.timeout.is_some_and(|t| self.start.elapsed() >= t)
-                    {
-                        Some(Stop::Timeout)
-                    } else {
-                        None
-                    };
+                    // The clock is read every 1024 states.
+                    let elapsed =
+                        (search.count.is_multiple_of(1024) && limits.time.is_some()).then(|| self.start.elapsed());
+                    let limit =
+                        limits.limit_reached(Some(search.count as u64), Some(search.stored_bytes + graph), elapsed);
                     search.tree_tail.push((ex.id, Some(succ.choice)));
                     if let Some(why) = limit {
                         self.tree.write().expect("tree lock").append(&mut search.tree_tail);
@@ -1000,7 +1072,7 @@ impl<'p> Explorer<'p> {
 
     /// A worker: this explorer's configuration, with nothing found yet.
     fn worker(&self) -> Explorer<'p> {
-        let mut w = Explorer::with(self.p, self.limits, self.an.clone(), self.visited.clone());
+        let mut w = Explorer::with(self.p, self.opts, self.an.clone(), self.visited.clone());
         w.start = self.start;
         w.tree = self.tree.clone();
         #[cfg(test)]
@@ -1070,7 +1142,7 @@ impl<'p> Explorer<'p> {
             }
             None => encode::decode(key),
         };
-        if self.limits.verify_encoding {
+        if self.opts.verify_encoding {
             assert!(parent == encode::decode(key), "decoding into a used state");
         }
         // The copies of a state this worker holds while expanding it.
@@ -1097,8 +1169,7 @@ impl<'p> Explorer<'p> {
         let choices = self.choices(s);
         let mut spin_edges = Vec::new();
         let node = self
-            .limits
-            .liveness
+            .graph()
             .then(|| self.node(s, &choices, it.parent, it.via, &mut spin_edges, it.id));
         let (choices, twins) = if spent.is_some() {
             let n = choices.len();
@@ -1148,7 +1219,7 @@ impl<'p> Explorer<'p> {
             let mut words = std::mem::take(&mut self.words);
             words.clear();
             encode::encode(&n, &mut words);
-            if self.limits.verify_encoding {
+            if self.opts.verify_encoding {
                 assert!(encode::decode(&words) == n, "a state decodes to itself");
             }
             let mut new = false;
@@ -1187,7 +1258,9 @@ impl<'p> Explorer<'p> {
     }
 
     /// The steps from the initial state to state `id` of the search tree,
-    /// replayed (witnesses are built only when a finding needs one).
+    /// then the choice `then` (the transition being expanded, up to where
+    /// a finding came up), replayed (witnesses are built only when a
+    /// finding needs one).
     fn replay_to(&mut self, id: u32, then: Option<Choice>) -> Vec<Step> {
         let mut chain = Vec::new();
         {
@@ -1199,6 +1272,30 @@ impl<'p> Explorer<'p> {
             }
         }
         chain.reverse();
+        let replayed = self.replay(&chain, false, |e, mut s, mut steps| {
+            if let Some(c) = then {
+                steps.push(e.step(&mut s, c));
+                steps.extend(e.fused_steps(&mut s));
+            }
+            Ok(steps)
+        });
+        replayed.expect("a replay without the budget never stops")
+    }
+
+    /// The one replayer: replays `chain` from the initial state in
+    /// declaration order (thread renaming starting from the identity),
+    /// each choice with its fused steps and the reductions after it, then
+    /// hands the state reached and the steps to `then`, still replaying
+    /// (nothing is recorded unless `then` ends the replay). The path, the
+    /// pending findings, the renaming and the step modes are saved before
+    /// and restored after. `budgeted`: the budget is checked before each
+    /// step (`Err` at a limit).
+    fn replay<R>(
+        &mut self,
+        chain: &[Choice],
+        budgeted: bool,
+        then: impl FnOnce(&mut Self, State, Vec<Step>) -> Result<R, Stop>,
+    ) -> Result<R, Stop> {
         let saved = (
             std::mem::take(&mut self.path),
             std::mem::take(&mut self.pending),
@@ -1208,23 +1305,25 @@ impl<'p> Explorer<'p> {
         );
         self.replaying = true;
         self.quiet = false;
-        let mut s = State::initial(self.p);
-        for t in 0..self.p.threads.len() {
-            self.run_local(&mut s, t);
-        }
-        let mut steps = Vec::new();
-        for c in chain {
-            steps.push(self.step(&mut s, c));
-            steps.extend(self.fused_steps(&mut s));
-            self.normalize(&mut s);
-        }
-        // The transition being expanded, up to where a finding came up.
-        if let Some(c) = then {
-            steps.push(self.step(&mut s, c));
-            steps.extend(self.fused_steps(&mut s));
-        }
+        let run = || {
+            let mut s = State::initial(self.p);
+            for t in 0..self.p.threads.len() {
+                self.run_local(&mut s, t);
+            }
+            let mut steps = Vec::new();
+            for &c in chain {
+                if budgeted {
+                    self.budget.go_on()?;
+                }
+                steps.push(self.step(&mut s, c));
+                steps.extend(self.fused_steps(&mut s));
+                self.normalize(&mut s);
+            }
+            then(self, s, steps)
+        };
+        let r = run();
         (self.path, self.pending, self.ident, self.replaying, self.quiet) = saved;
-        steps
+        r
     }
 
     /// Makes `self.path` the whole path from the initial state. While a
@@ -1351,25 +1450,16 @@ impl<'p> Explorer<'p> {
     /// of `stuck` stuck (the state replayed along the search tree; its steps
     /// are the witness path).
     fn judge_at(&mut self, nodes: &[liveness::Node], id: u32, stuck: &[usize]) -> Result<(), Stop> {
-        let mut stem = Vec::new();
-        let mut at = id;
-        while let Some(c) = nodes[at as usize].via {
-            stem.push(c);
-            at = nodes[at as usize].parent;
-        }
-        stem.reverse();
-        let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
-        let replayed = self.replay_stem(&stem);
-        self.replaying = false;
-        self.pending.clear();
-        self.prefix = None;
-        let judged = replayed.map(|(s, steps)| {
-            self.path = steps;
-            self.judge_stuck(&s, stuck);
-        });
-        self.path.clear();
-        self.ident = saved_ident;
-        judged
+        let stem = liveness::stem(nodes, id);
+        self.replay(&stem, true, |e, s, steps| {
+            // The replay ends: the rule checker's findings are recorded,
+            // with the replayed steps as the whole path.
+            e.replaying = false;
+            e.prefix = None;
+            e.path = steps;
+            e.judge_stuck(&s, stuck);
+            Ok(())
+        })
     }
 
     /// Records fair cycle `cycle` as `nontermination` (or `deadlock`, when
@@ -1386,7 +1476,7 @@ impl<'p> Explorer<'p> {
         } else {
             FindingKind::Nontermination
         };
-        if self.limits.outcomes {
+        if self.opts.outcomes {
             self.cycle_ends.insert(if kind == FindingKind::Deadlock {
                 outcomes::End::Deadlock
             } else {
@@ -1410,13 +1500,7 @@ impl<'p> Explorer<'p> {
             ),
         };
         // The lasso: the stem along search-tree parents, then the cycle.
-        let mut stem = Vec::new();
-        let mut at = cycle.entry;
-        while let Some(c) = nodes[at as usize].via {
-            stem.push(c);
-            at = nodes[at as usize].parent;
-        }
-        stem.reverse();
+        let stem = liveness::stem(nodes, cycle.entry);
         if self.findings.contains_key(&kind) {
             self.operational.insert(kind);
         } else {
@@ -1437,11 +1521,10 @@ impl<'p> Explorer<'p> {
         Ok(())
     }
 
-    /// Replays a lasso from the initial state into a witness.
     /// The reductions applied to every new state, in order. Renames
     /// `self.ident` along with the threads.
     fn normalize(&mut self, s: &mut State) {
-        if self.limits.compact {
+        if self.opts.reductions.compact {
             self.compact(s);
         }
         self.canonicalize(s);
@@ -1482,66 +1565,35 @@ impl<'p> Explorer<'p> {
         &self.p.threads[self.ident[t] as usize].name
     }
 
-    /// Replays `stem` from the initial state in declaration order (thread
-    /// identity renaming off), with its fused steps: the state reached and
-    /// the steps. Leaves `replaying` set; the caller ends the replay. The
-    /// budget is checked before each step (`Err` at a limit).
-    fn replay_stem(&mut self, stem: &[Choice]) -> Result<(State, Vec<Step>), Stop> {
-        self.replaying = true;
-        let mut s = State::initial(self.p);
-        for t in 0..self.p.threads.len() {
-            self.run_local(&mut s, t);
-        }
-        let mut steps = Vec::new();
-        for &c in stem {
-            self.budget.go_on()?;
-            steps.push(self.step(&mut s, c));
-            steps.extend(self.fused_steps(&mut s));
-            self.normalize(&mut s);
-        }
-        Ok((s, steps))
-    }
-
     /// The lasso witness: `stem`, then `cycle` (`Err` when the budget ends
     /// the replay).
     fn lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Result<Witness, Stop> {
-        let saved_path = std::mem::take(&mut self.path);
-        let saved_pending = std::mem::take(&mut self.pending);
-        let saved_ident = std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect());
-        let w = self.replay_lasso(stem, cycle);
-        self.replaying = false;
-        self.path = saved_path;
-        self.pending = saved_pending;
-        self.ident = saved_ident;
-        w
-    }
-
-    fn replay_lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Result<Witness, Stop> {
-        let (mut s, mut steps) = self.replay_stem(stem)?;
-        let entry = s.clone();
-        let cycle_start = steps.len();
-        for e in cycle {
-            self.budget.go_on()?;
-            if e.spin {
-                let t = e.thread as usize;
-                let (span, text) = self.declared_site(t, s.threads[t].pc);
-                steps.push(Step {
-                    thread: self.name_of(t).to_string(),
-                    span,
-                    text,
-                    effect: "spins: the condition does not hold".into(),
-                });
-            } else {
-                steps.push(self.step(&mut s, e.choice));
-                steps.extend(self.fused_steps(&mut s));
-                self.normalize(&mut s);
+        self.replay(stem, true, |e, mut s, mut steps| {
+            let entry = s.clone();
+            let cycle_start = steps.len();
+            for edge in cycle {
+                e.budget.go_on()?;
+                if edge.spin {
+                    let t = edge.thread as usize;
+                    let (span, text) = e.declared_site(t, s.threads[t].pc);
+                    steps.push(Step {
+                        thread: e.name_of(t).to_string(),
+                        span,
+                        text,
+                        effect: "spins: the condition does not hold".into(),
+                    });
+                } else {
+                    steps.push(e.step(&mut s, edge.choice));
+                    steps.extend(e.fused_steps(&mut s));
+                    e.normalize(&mut s);
+                }
             }
-        }
-        self.replaying = false;
-        self.path = steps;
-        let mut w = self.witness(&entry, &[], &[]);
-        w.cycle_start = Some(cycle_start);
-        Ok(w)
+            e.replaying = false;
+            e.path = steps;
+            let mut w = e.witness(&entry, &[], &[]);
+            w.cycle_start = Some(cycle_start);
+            Ok(w)
+        })
     }
 
     fn record(&mut self, kind: FindingKind, message: String, witness: Witness, judged: bool) {
@@ -1605,7 +1657,7 @@ impl<'p> Explorer<'p> {
             .filter(|&t| !matches!(s.threads[t].status, Status::Done | Status::NotLaunched))
             .collect();
         let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.at_wait(s, t)).collect();
-        if self.limits.outcomes && !self.replaying {
+        if self.opts.outcomes && !self.replaying {
             let end = if blocked.is_empty() {
                 outcomes::End::Final
             } else if stuck_waits.is_empty() {
@@ -1794,11 +1846,11 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let limits = Limits {
+                let opts = SearchOptions {
                     jobs,
-                    ..Limits::default()
+                    ..SearchOptions::default()
                 };
-                let mut e = Explorer::new(&p, limits);
+                let mut e = Explorer::new(&p, opts);
                 e.fault_at = Some(fault_at);
                 e.run()
             }));
@@ -1809,16 +1861,13 @@ mod tests {
 
     /// The outcome set with `reductions` on or off.
     fn outcome_set(p: &Program, on: bool, jobs: usize) -> Outcomes {
-        let limits = Limits {
+        let opts = SearchOptions {
             outcomes: true,
-            compact: on,
-            canonical: on,
-            symmetry: on,
-            fuse: on,
+            reductions: if on { Reductions::default() } else { Reductions::NONE },
             jobs,
-            ..Limits::default()
+            ..SearchOptions::default()
         };
-        let o = explore(p, limits);
+        let o = explore(p, opts);
         assert_eq!(o.stop, Stop::Exhausted);
         o.outcomes.expect("asked for")
     }
@@ -1879,7 +1928,7 @@ mod tests {
             }]
         );
         // Not asked: nothing collected.
-        assert!(explore(&p, Limits::default()).outcomes.is_none());
+        assert!(explore(&p, SearchOptions::default()).outcomes.is_none());
     }
 
     /// A panic while a worker expands a state used to leave the merging
@@ -1894,7 +1943,7 @@ mod tests {
              thread T1 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n\
              thread T2 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n",
         );
-        let states = explore(&p, Limits::default()).stats.states as u32;
+        let states = explore(&p, SearchOptions::default()).stats.states as u32;
         assert!(states > 4, "{states}");
         for jobs in [1, 2, 4] {
             for fault_at in [0, 1, states / 2, states - 1] {
