@@ -11,8 +11,8 @@
 //! phases are contiguous in bmo), so the sorted bmo is consistent with
 //! executes-before.
 
+use crate::explorer::Explorer;
 use crate::state::{HKind, State};
-use crate::Explorer;
 use bc_graph::*;
 
 /// The barrier instance whose phases may be sorted, if the program allows it.

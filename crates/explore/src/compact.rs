@@ -21,8 +21,8 @@
 //! forgettable). Executes-before between kept events that ran through
 //! forgotten ones is kept as explicit edges.
 
+use crate::explorer::Explorer;
 use crate::state::{HKind, State, Status, LAUNCH, START};
-use crate::Explorer;
 use bc_graph::*;
 use std::collections::{BTreeSet, HashMap};
 

@@ -1,8 +1,9 @@
 //! Transitions: which choices a state offers and what one choice does.
 
 use crate::eval::eval;
+use crate::explorer::Explorer;
 use crate::state::{HEvent, HKind, Phase, State, Status, AT_END};
-use crate::{Choice, Explorer, Step};
+use crate::{Choice, Step};
 use bc_graph::bits::Bits;
 use bc_graph::*;
 use bc_models::Rule;

@@ -13,8 +13,9 @@
 //! executions with the same verdict, so one representative per orbit is
 //! enough. Witnesses name the representative's threads.
 
+use crate::explorer::Explorer;
 use crate::state::{State, LAUNCH};
-use crate::{Choice, Explorer};
+use crate::Choice;
 use bc_graph::bits::Bits;
 use bc_graph::*;
 

@@ -1,9 +1,10 @@
 //! Turning explorer history into an [`Execution`] for the rule checker, and
 //! into the witness a finding carries.
 
+use crate::explorer::Explorer;
 use crate::state::{HKind, State, AT_END, AT_LAUNCH, LAUNCH, START};
 use crate::step::decode_token;
-use crate::{Explorer, Witness};
+use crate::Witness;
 use bc_graph::*;
 use std::collections::HashMap;
 
