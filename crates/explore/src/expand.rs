@@ -5,6 +5,7 @@
 use crate::explorer::Explorer;
 use crate::search::{hash_of, Expanded, Item, Succ, STATE_OVERHEAD};
 use crate::state::{State, Status};
+use crate::system::System;
 use crate::{budget, encode, liveness, Choice};
 use bc_graph::bits::Bits;
 use bc_graph::*;
@@ -77,7 +78,7 @@ impl<'p> Explorer<'p> {
         self.prefix = Some(it.id);
         self.path.clear();
         self.set_ident(&it.ident);
-        let choices = self.choices(s);
+        let choices = self.sys.choices(s, &self.ident);
         let mut spin_edges = Vec::new();
         let node = self
             .graph()
@@ -115,13 +116,13 @@ impl<'p> Explorer<'p> {
             let mut n = State::copy_in(&mut self.scratch, s);
             let step = self.step(&mut n, choice);
             self.path.push(step);
-            let key = self.step_key(s, &n, choice);
+            let key = self.sys.step_key(s, &n, choice);
             self.fuse_waits(&mut n);
             self.flush_pending(&n, &[]);
             self.normalize(&mut n);
             self.quiet = false;
             self.current = None;
-            let query = self.is_query(s, choice);
+            let query = self.sys.is_query(s, choice);
             if self.budget.halted().is_some() {
                 // Normalizing stopped part way: the state is not whole.
                 self.scratch = Some(n);
@@ -166,18 +167,6 @@ impl<'p> Explorer<'p> {
             spin_edges,
             nsuccs,
         }
-    }
-
-    /// The step thread `c.thread` took from `before` to `after` (before
-    /// fusion and normalization), without its thread: its site, the phase
-    /// a wait chose, and its outcome class (liveness::StepKey).
-    pub(crate) fn step_key(&self, before: &State, after: &State, c: Choice) -> (u32, u32, u32) {
-        let t = c.thread as usize;
-        let outcome = match after.threads[t].status {
-            Status::Running => after.threads[t].pc,
-            _ => liveness::OUTCOME_END,
-        };
-        (before.threads[t].pc, c.phase.unwrap_or(liveness::NO_PHASE), outcome)
     }
 
     /// The analysis record of a new state, and the self-loops of its spins.
@@ -232,13 +221,27 @@ impl<'p> Explorer<'p> {
                 };
                 let key = (t as u32, th.pc, liveness::NO_PHASE, th.pc);
                 edges.push((edge, key));
-            } else if self.at_wait(s, t) {
+            } else if self.sys.at_wait(s, t) {
                 node.at_wait.set(t);
             } else if matches!(ins, Some(InstrKind::DeviceSync)) && self.p.threads[t].kind == ThreadKind::Host {
                 node.host_sync = true;
             }
         }
         node
+    }
+}
+
+impl System<'_> {
+    /// The step thread `c.thread` took from `before` to `after` (before
+    /// fusion and normalization), without its thread: its site, the phase
+    /// a wait chose, and its outcome class (liveness::StepKey).
+    pub(crate) fn step_key(&self, before: &State, after: &State, c: Choice) -> (u32, u32, u32) {
+        let t = c.thread as usize;
+        let outcome = match after.threads[t].status {
+            Status::Running => after.threads[t].pc,
+            _ => liveness::OUTCOME_END,
+        };
+        (before.threads[t].pc, c.phase.unwrap_or(liveness::NO_PHASE), outcome)
     }
 
     /// Whether thread `c.thread`'s next step in `s` is a `stream_query`.

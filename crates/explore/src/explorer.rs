@@ -6,7 +6,7 @@
 
 use crate::search::{Search, SearchTree};
 use crate::state::State;
-use crate::system::Analyses;
+use crate::system::System;
 use crate::{budget, outcomes, par, Choice};
 use crate::{Finding, Outcome, SearchOptions, Stats, Step, Stop, Witness};
 use bc_graph::*;
@@ -58,8 +58,9 @@ pub(crate) struct Explorer<'p> {
     pub(crate) parent: Option<State>,
     /// A worker's state to try fusible waits on (`fuse.rs`).
     pub(crate) fuse_scratch: Option<State>,
-    /// The static analyses of the program, shared by the workers.
-    pub(crate) an: std::sync::Arc<Analyses>,
+    /// The transition system (the program, its analyses, the reductions),
+    /// shared by the workers.
+    pub(crate) sys: std::sync::Arc<System<'p>>,
     /// Where to count stored states for a progress display, if anywhere.
     pub(crate) counter: Option<std::sync::Arc<AtomicU64>>,
     /// The resource budget, shared by the workers.
@@ -84,15 +85,15 @@ pub(crate) struct Explorer<'p> {
 
 impl<'p> Explorer<'p> {
     pub(crate) fn new(p: &'p Program, opts: SearchOptions) -> Explorer<'p> {
-        let an = std::sync::Arc::new(Analyses::new(p, &opts.reductions));
-        Explorer::with(p, opts, an, std::sync::Arc::new(par::VisitedSet::new(64)))
+        let sys = std::sync::Arc::new(System::new(p, opts.reductions));
+        Explorer::with(p, opts, sys, std::sync::Arc::new(par::VisitedSet::new(64)))
     }
 
     /// An explorer with nothing found yet, on given analyses and visited set.
     pub(crate) fn with(
         p: &'p Program,
         opts: SearchOptions,
-        an: std::sync::Arc<Analyses>,
+        sys: std::sync::Arc<System<'p>>,
         visited: std::sync::Arc<par::VisitedSet<par::Bytes>>,
     ) -> Explorer<'p> {
         Explorer {
@@ -121,7 +122,7 @@ impl<'p> Explorer<'p> {
             quiet: false,
             current: None,
             ident: (0..p.threads.len() as u32).collect(),
-            an,
+            sys,
             counter: None,
             #[cfg(test)]
             fault_at: None,
@@ -185,7 +186,7 @@ impl<'p> Explorer<'p> {
         let outcomes = self
             .opts
             .outcomes
-            .then(|| outcomes::outcome_set(self.p, &self.an.sym_classes, &self.ends, &self.cycle_ends));
+            .then(|| outcomes::outcome_set(self.p, &self.sys.an.sym_classes, &self.ends, &self.cycle_ends));
         Outcome {
             findings: self.findings.into_values().collect(),
             stats: Stats {
@@ -205,12 +206,12 @@ impl<'p> Explorer<'p> {
     /// Whether the search records the state graph, for the liveness
     /// analysis after it.
     pub(crate) fn graph(&self) -> bool {
-        self.opts.liveness && !self.an.finite
+        self.opts.liveness && !self.sys.an.finite
     }
 
     /// A worker: this explorer's configuration, with nothing found yet.
     pub(crate) fn worker(&self) -> Explorer<'p> {
-        let mut w = Explorer::with(self.p, self.opts, self.an.clone(), self.visited.clone());
+        let mut w = Explorer::with(self.p, self.opts, self.sys.clone(), self.visited.clone());
         w.start = self.start;
         w.tree = self.tree.clone();
         #[cfg(test)]
@@ -224,14 +225,14 @@ impl<'p> Explorer<'p> {
     /// The reductions applied to every new state, in order. Renames
     /// `self.ident` along with the threads.
     pub(crate) fn normalize(&mut self, s: &mut State) {
-        if self.opts.reductions.compact {
+        if self.sys.reductions.compact {
             self.compact(s);
         }
-        self.canonicalize(s);
+        self.sys.canonicalize(s);
         if let Some(perm) = self.symmetrize(s) {
             self.ident = perm.iter().map(|&old| self.ident[old]).collect();
             // The renaming may leave a phase's arrivals out of order.
-            self.canonicalize(s);
+            self.sys.canonicalize(s);
         }
     }
 
@@ -264,7 +265,9 @@ impl<'p> Explorer<'p> {
     pub(crate) fn name_of(&self, t: usize) -> &str {
         &self.p.threads[self.ident[t] as usize].name
     }
+}
 
+impl System<'_> {
     pub(crate) fn at_wait(&self, s: &State, t: usize) -> bool {
         matches!(
             self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),

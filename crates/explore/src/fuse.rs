@@ -57,14 +57,14 @@ impl Explorer<'_> {
         if spec.parity.is_some() {
             return None;
         }
-        let b = self.resolve(s, t, *sel)?;
-        if !self.an.lockstep[b] {
+        let b = self.sys.resolve(s, t, *sel)?;
+        if !self.sys.an.lockstep[b] {
             return None;
         }
-        if self.neutral(s, t, b, op).is_some() {
+        if self.sys.neutral(s, t, b, op, &self.ident).is_some() {
             return None;
         }
-        match self.wait_plan(s, t, b, spec) {
+        match self.sys.wait_plan(s, t, b, spec, &self.ident) {
             WaitPlan::Phases(idx, _, false) if idx.len() == 1 => Some(Choice {
                 thread: t as u32,
                 phase: Some(idx[0]),
@@ -77,7 +77,7 @@ impl Explorer<'_> {
     /// left) and returns their steps.
     pub(crate) fn fused_steps(&mut self, s: &mut State) -> Vec<Step> {
         let mut steps = Vec::new();
-        if !self.opts.reductions.fuse {
+        if !self.sys.reductions.fuse {
             return steps;
         }
         let mut changed = true;

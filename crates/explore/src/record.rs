@@ -94,7 +94,7 @@ impl<'p> Explorer<'p> {
         let blocked: Vec<usize> = (0..s.threads.len())
             .filter(|&t| !matches!(s.threads[t].status, Status::Done | Status::NotLaunched))
             .collect();
-        let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.at_wait(s, t)).collect();
+        let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.sys.at_wait(s, t)).collect();
         if self.opts.outcomes && !self.replaying {
             let end = if blocked.is_empty() {
                 outcomes::End::Final
@@ -103,7 +103,7 @@ impl<'p> Explorer<'p> {
             } else {
                 outcomes::End::Deadlock
             };
-            let config = outcomes::EndConfig::of(s, end, &self.an.sym_classes);
+            let config = outcomes::EndConfig::of(s, end, &self.sys.an.sym_classes);
             let bytes = config.bytes();
             if self.ends.insert(config) {
                 self.budget.charge(bytes);
@@ -113,7 +113,11 @@ impl<'p> Explorer<'p> {
         // A `__syncwarp` phase left open: a lane its mask names that
         // executed another mask meanwhile never comes.
         for b in 0..s.bars.len() {
-            if let Some(msg) = s.bars[b].open.as_ref().and_then(|ph| self.stray_message(b, ph)) {
+            if let Some(msg) = s.bars[b]
+                .open
+                .as_ref()
+                .and_then(|ph| self.sys.stray_message(b, ph, &self.ident))
+            {
                 self.ub(bc_syntax::UbKind::SyncwarpMask, msg);
             }
         }
@@ -121,7 +125,7 @@ impl<'p> Explorer<'p> {
             let at = |ts: &[usize]| {
                 let names: Vec<String> = ts
                     .iter()
-                    .map(|&t| format!("{} at `{}`", self.name_of(t), self.instr_text(s, t)))
+                    .map(|&t| format!("{} at `{}`", self.name_of(t), self.sys.instr_text(s, t)))
                     .collect();
                 names.join(", ")
             };
@@ -162,7 +166,7 @@ impl<'p> Explorer<'p> {
             if let Some(InstrKind::Barrier { sel, .. }) =
                 self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
             {
-                if let Some(b) = self.resolve(s, t, *sel) {
+                if let Some(b) = self.sys.resolve(s, t, *sel) {
                     if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.is_block_wide()) {
                         let msg = format!(
                             "{} is reached by only some threads of its scope",

@@ -39,6 +39,26 @@ pub(crate) struct Analyses {
     pub(crate) finite: bool,
 }
 
+/// The transition system: the program, its analyses and the reductions in
+/// force. Built once per search and shared read-only by every worker; it
+/// holds no search state, so what its methods answer depends on the state
+/// they are given alone.
+pub(crate) struct System<'p> {
+    pub(crate) p: &'p Program,
+    pub(crate) an: Analyses,
+    pub(crate) reductions: Reductions,
+}
+
+impl<'p> System<'p> {
+    pub(crate) fn new(p: &'p Program, reductions: Reductions) -> System<'p> {
+        System {
+            p,
+            an: Analyses::new(p, &reductions),
+            reductions,
+        }
+    }
+}
+
 impl Analyses {
     /// The analyses of `p`, for a search with `reductions`.
     pub(crate) fn new(p: &Program, reductions: &Reductions) -> Analyses {

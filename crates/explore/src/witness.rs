@@ -206,7 +206,7 @@ impl Explorer<'_> {
         else {
             return None;
         };
-        let bar = self.resolve(s, t, *sel)?;
+        let bar = self.sys.resolve(s, t, *sel)?;
         // A token that names no phase of this barrier (none, or another
         // barrier's) waits for a phase that never comes.
         let token_phase = spec.token.map(|r| {
