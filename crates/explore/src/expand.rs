@@ -41,7 +41,7 @@ impl<'p> Explorer<'p> {
         }
         // SAFETY: the visited set is cleared only after the search.
         let key = unsafe { &it.state.get().key };
-        let parent = match self.parent.take() {
+        let parent = match self.work.parent.take() {
             Some(mut p) => {
                 encode::decode_into(key, &mut p);
                 p
@@ -53,16 +53,16 @@ impl<'p> Explorer<'p> {
         }
         // The copies of a state this worker holds while expanding it.
         let working = budget::WORKING_COPIES * budget::state_bytes(&parent);
-        if working > self.working {
-            self.budget.charge(working - self.working);
-            self.working = working;
+        if working > self.work.charged {
+            self.budget.charge(working - self.work.charged);
+            self.work.charged = working;
         }
         if self.budget.check().is_some() {
-            self.parent = Some(parent);
+            self.work.parent = Some(parent);
             return halted;
         }
         let head = self.expand_decoded(it, &parent, succs, spent);
-        self.parent = Some(parent);
+        self.work.parent = Some(parent);
         head
     }
 
@@ -113,7 +113,7 @@ impl<'p> Explorer<'p> {
             self.quiet = true;
             // The successor is built in the scratch state (its vectors
             // reused) and copied out only when it is new.
-            let mut n = State::copy_in(&mut self.scratch, s);
+            let mut n = State::copy_in(&mut self.work.successor, s);
             let step = self.step(&mut n, choice);
             self.path.push(step);
             let key = self.sys.step_key(s, &n, choice);
@@ -125,10 +125,10 @@ impl<'p> Explorer<'p> {
             let query = self.sys.is_query(s, choice);
             if self.budget.halted().is_some() {
                 // Normalizing stopped part way: the state is not whole.
-                self.scratch = Some(n);
+                self.work.successor = Some(n);
                 break;
             }
-            let mut words = std::mem::take(&mut self.words);
+            let mut words = std::mem::take(&mut self.work.words);
             words.clear();
             encode::encode(&n, &mut words);
             if self.opts.verify_encoding {
@@ -142,8 +142,8 @@ impl<'p> Explorer<'p> {
             if new {
                 self.budget.charge(words.len() as u64 + STATE_OVERHEAD);
             }
-            self.words = words;
-            self.scratch = Some(n);
+            self.work.words = words;
+            self.work.successor = Some(n);
             let succ = Succ {
                 choice,
                 twins,

@@ -4,28 +4,69 @@
 //! expands states (`expand.rs`). `run` is the whole check: the search,
 //! then the liveness analysis (`fair.rs`), then the outcome.
 
+use crate::record::Found;
 use crate::search::{Search, SearchTree};
 use crate::state::State;
 use crate::system::System;
 use crate::{budget, outcomes, par, Choice};
-use crate::{Finding, Outcome, SearchOptions, Stats, Step, Stop, Witness};
+use crate::{Outcome, SearchOptions, Stats, Step, Stop, Witness};
 use bc_graph::*;
 use bc_syntax::{FindingKind, Quantifier, Span};
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
+/// A worker's scratch: states and buffers reused from one expansion to
+/// the next (`expand.rs`, `fuse.rs`), and what they are charged to the
+/// budget.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// The state successors are built in.
+    pub(crate) successor: Option<State>,
+    /// The buffer successors are encoded in.
+    pub(crate) words: Vec<u8>,
+    /// The state expanded states are decoded into.
+    pub(crate) parent: Option<State>,
+    /// The state fusible waits are tried on.
+    pub(crate) fuse: Option<State>,
+    /// The bytes of working states this worker has charged to the budget.
+    pub(crate) charged: u64,
+}
+
+/// One explorer: the merging thread's, or a worker's (`worker`). What it
+/// shares with the others (the system, the search tree, the visited set,
+/// the budget) sits behind `Arc`s; what it found is its [`Found`]; the rest
+/// is its own bookkeeping for the state it works on (position, path,
+/// renaming, step modes) and scratch states reused between expansions.
 pub(crate) struct Explorer<'p> {
+    // Shared with the other explorers of the search.
     pub(crate) p: &'p Program,
     pub(crate) opts: SearchOptions,
+    /// The transition system (the program, its analyses, the reductions),
+    /// shared by the workers.
+    pub(crate) sys: std::sync::Arc<System<'p>>,
     pub(crate) start: Instant,
-    pub(crate) findings: BTreeMap<FindingKind, Finding>,
-    pub(crate) operational: std::collections::BTreeSet<FindingKind>,
-    pub(crate) judged: std::collections::BTreeSet<FindingKind>,
-    pub(crate) internal_errors: Vec<String>,
-    pub(crate) sometimes_holds: Vec<bool>,
+    /// The search tree: per state number, its parent and the choice that
+    /// reached it (shared by the workers; written between levels).
+    pub(crate) tree: std::sync::Arc<std::sync::RwLock<SearchTree>>,
+    /// The visited set of encoded states, shared by the workers.
+    pub(crate) visited: std::sync::Arc<par::VisitedSet<par::Bytes>>,
+    /// The resource budget, shared by the workers.
+    pub(crate) budget: std::sync::Arc<budget::Budget>,
+    /// Where to count stored states for a progress display, if anywhere.
+    pub(crate) counter: Option<std::sync::Arc<AtomicU64>>,
+    // What it found.
+    /// What this explorer found (a worker's findings are absorbed into
+    /// the merging thread's).
+    pub(crate) found: Found,
+    // Its bookkeeping for the state it works on.
+    /// The search position being worked on (the key of new findings).
+    pub(crate) key: (u32, u32),
+    /// While a worker expands a state, `path` holds only the current
+    /// transition's steps; this is the state the path starts from.
+    pub(crate) prefix: Option<u32>,
+    /// The choice being expanded from the state `prefix` names.
+    pub(crate) current: Option<Choice>,
     pub(crate) path: Vec<Step>,
-    pub(crate) executions: u64,
     /// Findings raised while computing the current step (operational).
     /// (kind, message, objectless): objectless findings come from operations
     /// that act on no barrier object, so no execution can show them.
@@ -34,48 +75,14 @@ pub(crate) struct Explorer<'p> {
     /// index stands for (symmetry renames threads; witnesses show the
     /// declared names along the path).
     pub(crate) ident: Vec<u32>,
-    pub(crate) objectless: std::collections::BTreeSet<FindingKind>,
-    /// Per finding kind, where it was found in search order: (state
-    /// number, 0 for the state itself or 1 + the choice index).
-    pub(crate) keys: BTreeMap<FindingKind, (u32, u32)>,
-    /// The search position being worked on (the key of new findings).
-    pub(crate) key: (u32, u32),
-    /// While a worker expands a state, `path` holds only the current
-    /// transition's steps; this is the state the path starts from.
-    pub(crate) prefix: Option<u32>,
-    /// The search tree: per state number, its parent and the choice that
-    /// reached it (shared by the workers; written between levels).
-    pub(crate) tree: std::sync::Arc<std::sync::RwLock<SearchTree>>,
     /// Replaying a path for a witness: record nothing.
     pub(crate) replaying: bool,
-    /// The visited set of encoded states, shared by the workers.
-    pub(crate) visited: std::sync::Arc<par::VisitedSet<par::Bytes>>,
-    /// A worker's state to build successors in (`expand`).
-    pub(crate) scratch: Option<State>,
-    /// A worker's buffer to encode successors in.
-    pub(crate) words: Vec<u8>,
-    /// A worker's state to decode expanded states into.
-    pub(crate) parent: Option<State>,
-    /// A worker's state to try fusible waits on (`fuse.rs`).
-    pub(crate) fuse_scratch: Option<State>,
-    /// The transition system (the program, its analyses, the reductions),
-    /// shared by the workers.
-    pub(crate) sys: std::sync::Arc<System<'p>>,
-    /// Where to count stored states for a progress display, if anywhere.
-    pub(crate) counter: Option<std::sync::Arc<AtomicU64>>,
-    /// The resource budget, shared by the workers.
-    pub(crate) budget: std::sync::Arc<budget::Budget>,
-    /// The bytes of working states this worker has charged to the budget.
-    pub(crate) working: u64,
-    /// The end configurations seen (when collecting outcomes).
-    pub(crate) ends: rustc_hash::FxHashSet<outcomes::EndConfig>,
-    /// The kinds fair cycles showed (when collecting outcomes).
-    pub(crate) cycle_ends: std::collections::BTreeSet<outcomes::End>,
     /// Steps are being taken for the search, not for a witness: leave out
     /// their texts (a witness replays them).
     pub(crate) quiet: bool,
-    /// The choice being expanded from the state `prefix` names.
-    pub(crate) current: Option<Choice>,
+    // A worker's scratch.
+    /// A worker's scratch states and buffers, reused between expansions.
+    pub(crate) work: Scratch,
     /// Testing aid: expanding the state with this number panics (a stand-in
     /// for any bug in a step), to check that a worker's panic ends the
     /// search instead of hanging it.
@@ -99,26 +106,16 @@ impl<'p> Explorer<'p> {
         Explorer {
             p,
             opts,
+            found: Found::new(p.asserts.len()),
+            work: Scratch::default(),
             start: Instant::now(),
-            findings: BTreeMap::new(),
-            operational: Default::default(),
-            judged: Default::default(),
-            internal_errors: Vec::new(),
-            sometimes_holds: vec![false; p.asserts.len()],
             path: Vec::new(),
-            executions: 0,
             pending: Vec::new(),
-            objectless: Default::default(),
-            keys: BTreeMap::new(),
             key: (0, 0),
             prefix: None,
             tree: Default::default(),
             replaying: false,
             visited,
-            scratch: None,
-            words: Vec::new(),
-            parent: None,
-            fuse_scratch: None,
             quiet: false,
             current: None,
             ident: (0..p.threads.len() as u32).collect(),
@@ -127,9 +124,6 @@ impl<'p> Explorer<'p> {
             #[cfg(test)]
             fault_at: None,
             budget: std::sync::Arc::new(budget::Budget::new(&opts.limits, Instant::now())),
-            working: 0,
-            ends: Default::default(),
-            cycle_ends: Default::default(),
         }
     }
 
@@ -146,7 +140,7 @@ impl<'p> Explorer<'p> {
         } = search;
         let states = count as u64;
         for w in workers {
-            self.absorb(w);
+            self.found.absorb(w.found);
         }
         self.prefix = None;
         self.path.clear();
@@ -167,7 +161,7 @@ impl<'p> Explorer<'p> {
         // stopped at a limit).
         if searched == Stop::Exhausted {
             for (i, a) in self.p.asserts.iter().enumerate() {
-                if a.quantifier == Quantifier::Sometimes && !self.sometimes_holds[i] {
+                if a.quantifier == Quantifier::Sometimes && !self.found.sometimes_holds[i] {
                     let msg = format!(
                         "`{}`: no execution that ends with every thread finished satisfies it",
                         a.text
@@ -180,25 +174,29 @@ impl<'p> Explorer<'p> {
                 }
             }
         }
-        self.internal_errors.sort();
-        self.internal_errors.dedup();
-        self.internal_errors.truncate(8);
-        let outcomes = self
-            .opts
-            .outcomes
-            .then(|| outcomes::outcome_set(self.p, &self.sys.an.sym_classes, &self.ends, &self.cycle_ends));
+        self.found.internal_errors.sort();
+        self.found.internal_errors.dedup();
+        self.found.internal_errors.truncate(8);
+        let outcomes = self.opts.outcomes.then(|| {
+            outcomes::outcome_set(
+                self.p,
+                &self.sys.an.sym_classes,
+                &self.found.ends,
+                &self.found.cycle_ends,
+            )
+        });
         Outcome {
-            findings: self.findings.into_values().collect(),
+            findings: self.found.findings.into_values().collect(),
             stats: Stats {
                 states,
-                executions: self.executions,
+                executions: self.found.executions,
                 elapsed: self.start.elapsed(),
             },
             stop,
-            operational: self.operational,
-            judged: self.judged,
-            objectless: self.objectless,
-            internal_errors: self.internal_errors,
+            operational: self.found.operational,
+            judged: self.found.judged,
+            objectless: self.found.objectless,
+            internal_errors: self.found.internal_errors,
             outcomes,
         }
     }

@@ -66,7 +66,7 @@ impl<'p> Explorer<'p> {
             FindingKind::Nontermination
         };
         if self.opts.outcomes {
-            self.cycle_ends.insert(if kind == FindingKind::Deadlock {
+            self.found.cycle_ends.insert(if kind == FindingKind::Deadlock {
                 outcomes::End::Deadlock
             } else {
                 outcomes::End::Nontermination
@@ -90,13 +90,13 @@ impl<'p> Explorer<'p> {
         };
         // The lasso: the stem along search-tree parents, then the cycle.
         let stem = liveness::stem(nodes, cycle.entry);
-        if self.findings.contains_key(&kind) {
-            self.operational.insert(kind);
+        if self.found.findings.contains_key(&kind) {
+            self.found.operational.insert(kind);
         } else {
             let loop_edges: Vec<liveness::Edge> =
                 analysis.cycle(cycle)?.into_iter().map(|e| edges[e as usize]).collect();
             let witness = self.lasso(&stem, &loop_edges)?;
-            self.operational.insert(kind);
+            self.found.operational.insert(kind);
             self.insert_finding(Finding { kind, message, witness });
         }
         if !cycle.stuck.is_empty() {

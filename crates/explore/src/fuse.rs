@@ -88,7 +88,7 @@ impl Explorer<'_> {
                 let pending = self.pending.len();
                 // The step is tried on a copy (it may be rejected), built in
                 // a reused state so its vectors keep their allocations.
-                let mut next = State::copy_in(&mut self.fuse_scratch, s);
+                let mut next = State::copy_in(&mut self.work.fuse, s);
                 let step = self.step(&mut next, c);
                 let quiet = self.pending.len() == pending;
                 let bmo_same = next.bmo.iter().zip(&s.bmo).all(|(a, b)| a.len() == b.len());
@@ -99,7 +99,7 @@ impl Explorer<'_> {
                 } else {
                     self.pending.truncate(pending);
                 }
-                self.fuse_scratch = Some(next);
+                self.work.fuse = Some(next);
             }
         }
         steps

@@ -10,12 +10,52 @@ use crate::state::{State, Status};
 use crate::{eval, outcomes, witness, Finding, Witness};
 use bc_graph::*;
 use bc_syntax::{FindingKind, Quantifier};
+use std::collections::{BTreeMap, BTreeSet};
 
-impl<'p> Explorer<'p> {
+/// What an explorer found: per finding kind the first finding in its
+/// search order and where it was found, the kinds each side saw, and what
+/// the outcome set and the `sometimes` assertions need. The merging
+/// thread's is the search's answer; each worker's is absorbed into it.
+pub(crate) struct Found {
+    pub(crate) findings: BTreeMap<FindingKind, Finding>,
+    /// Per finding kind, where it was found in search order: (state
+    /// number, 0 for the state itself or 1 + the choice index).
+    pub(crate) keys: BTreeMap<FindingKind, (u32, u32)>,
+    pub(crate) operational: BTreeSet<FindingKind>,
+    pub(crate) judged: BTreeSet<FindingKind>,
+    pub(crate) objectless: BTreeSet<FindingKind>,
+    pub(crate) internal_errors: Vec<String>,
+    /// Per assertion: a finished execution satisfied it (`sometimes`).
+    pub(crate) sometimes_holds: Vec<bool>,
+    /// Distinct executions that ended.
+    pub(crate) executions: u64,
+    /// The end configurations seen (when collecting outcomes).
+    pub(crate) ends: rustc_hash::FxHashSet<outcomes::EndConfig>,
+    /// The kinds fair cycles showed (when collecting outcomes).
+    pub(crate) cycle_ends: BTreeSet<outcomes::End>,
+}
+
+impl Found {
+    /// Nothing found yet, for a program with `asserts` assertions.
+    pub(crate) fn new(asserts: usize) -> Found {
+        Found {
+            findings: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            operational: BTreeSet::new(),
+            judged: BTreeSet::new(),
+            objectless: BTreeSet::new(),
+            internal_errors: Vec::new(),
+            sometimes_holds: vec![false; asserts],
+            executions: 0,
+            ends: Default::default(),
+            cycle_ends: BTreeSet::new(),
+        }
+    }
+
     /// Takes in a worker's findings: for each kind, the one found first in
     /// search order (the smallest key) wins, so the answer does not depend
     /// on which worker expanded which state.
-    pub(crate) fn absorb(&mut self, w: Explorer<'p>) {
+    pub(crate) fn absorb(&mut self, w: Found) {
         for (kind, f) in w.findings {
             let key = w.keys[&kind];
             if self.keys.get(&kind).is_none_or(|&k| key < k) {
@@ -33,24 +73,26 @@ impl<'p> Explorer<'p> {
             *mine |= theirs;
         }
     }
+}
 
+impl<'p> Explorer<'p> {
     pub(crate) fn record(&mut self, kind: FindingKind, message: String, witness: Witness, judged: bool) {
         if self.replaying {
             return;
         }
         if judged {
-            self.judged.insert(kind);
+            self.found.judged.insert(kind);
         } else {
-            self.operational.insert(kind);
+            self.found.operational.insert(kind);
         }
         self.insert_finding(Finding { kind, message, witness });
     }
 
     /// The first finding of its kind (in this explorer's search order) stays.
     pub(crate) fn insert_finding(&mut self, f: Finding) {
-        if !self.findings.contains_key(&f.kind) {
-            self.keys.insert(f.kind, self.key);
-            self.findings.insert(f.kind, f);
+        if !self.found.findings.contains_key(&f.kind) {
+            self.found.keys.insert(f.kind, self.key);
+            self.found.findings.insert(f.kind, f);
         }
     }
 
@@ -65,11 +107,11 @@ impl<'p> Explorer<'p> {
         }
         for (kind, msg, objectless) in std::mem::take(&mut self.pending) {
             if objectless {
-                self.objectless.insert(kind);
+                self.found.objectless.insert(kind);
             } else {
-                self.operational.insert(kind);
+                self.found.operational.insert(kind);
             }
-            if !self.findings.contains_key(&kind) {
+            if !self.found.findings.contains_key(&kind) {
                 self.materialize_path();
                 let mut w = self.witness(s, stuck, &[]);
                 if w.spans.is_empty() {
@@ -90,7 +132,7 @@ impl<'p> Explorer<'p> {
 
     /// A state with no choice: every thread finished, or the rest are stuck.
     pub(crate) fn at_end(&mut self, s: &State) {
-        self.executions += 1;
+        self.found.executions += 1;
         let blocked: Vec<usize> = (0..s.threads.len())
             .filter(|&t| !matches!(s.threads[t].status, Status::Done | Status::NotLaunched))
             .collect();
@@ -105,7 +147,7 @@ impl<'p> Explorer<'p> {
             };
             let config = outcomes::EndConfig::of(s, end, &self.sys.an.sym_classes);
             let bytes = config.bytes();
-            if self.ends.insert(config) {
+            if self.found.ends.insert(config) {
                 self.budget.charge(bytes);
             }
         }
@@ -190,11 +232,11 @@ impl<'p> Explorer<'p> {
                     Quantifier::Always => !holds,
                     Quantifier::Never => holds,
                     Quantifier::Sometimes => {
-                        self.sometimes_holds[i] |= holds;
+                        self.found.sometimes_holds[i] |= holds;
                         false
                     }
                 };
-                if bad && !self.findings.contains_key(&FindingKind::Assertion) && !self.replaying {
+                if bad && !self.found.findings.contains_key(&FindingKind::Assertion) && !self.replaying {
                     self.materialize_path();
                     let what = if holds { "holds" } else { "does not hold" };
                     let msg = format!(
@@ -206,7 +248,7 @@ impl<'p> Explorer<'p> {
                     w.spans = vec![a.span];
                     self.record(FindingKind::Assertion, msg, w, false);
                 } else if bad {
-                    self.operational.insert(FindingKind::Assertion);
+                    self.found.operational.insert(FindingKind::Assertion);
                 }
             }
         }
@@ -228,17 +270,17 @@ impl<'p> Explorer<'p> {
         for v in bc_rules::check(exec, self.p.model.rules, names) {
             match v.kind {
                 None => {
-                    if self.internal_errors.len() < 8 {
-                        self.internal_errors.push(format!("{}: {}", v.rule, v.message));
+                    if self.found.internal_errors.len() < 8 {
+                        self.found.internal_errors.push(format!("{}: {}", v.rule, v.message));
                     }
                 }
                 Some(kind) => {
-                    if !self.findings.contains_key(&kind) {
+                    if !self.found.findings.contains_key(&kind) {
                         self.materialize_path();
                         let w = self.witness_with(exec, names, &v.events);
                         self.record(kind, v.message, w, true);
                     } else {
-                        self.judged.insert(kind);
+                        self.found.judged.insert(kind);
                     }
                 }
             }
