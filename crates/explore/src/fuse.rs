@@ -32,9 +32,9 @@
 //! wait. Without the last condition a thread's arrive and its end-drop can
 //! fall in one phase, which then completes one live arrive short.
 
+use crate::choices::WaitPlan;
 use crate::explorer::Explorer;
 use crate::state::{State, Status};
-use crate::step::WaitPlan;
 use crate::{Choice, Step};
 use bc_graph::*;
 

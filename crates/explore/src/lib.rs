@@ -18,6 +18,7 @@
 
 mod budget;
 mod canon;
+mod choices;
 mod compact;
 mod encode;
 mod eval;
