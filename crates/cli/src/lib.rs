@@ -3,7 +3,7 @@
 //! by side, and [`options`] builds the explorer's options from what a
 //! command asks. The binary's modules read files, walk directories and
 //! print.
-use bc_explore::Limits;
+use bc_explore::SearchOptions;
 use bc_models::Model;
 use bc_report::TestReport;
 use bc_syntax::{Diagnostic, Severity, SourceFile, Span};
@@ -31,7 +31,8 @@ pub enum ProgressChoice {
 pub struct CheckOptions {
     /// A model that overrides the file's `model` line (`--model`, `--model-file`).
     pub model: Option<Model>,
-    pub limits: Limits,
+    /// How to search (limits, reductions, jobs).
+    pub search: SearchOptions,
     /// Which progress model each check runs under.
     pub progress: ProgressChoice,
     /// Where searches add the states they store (for a progress bar).
@@ -155,8 +156,8 @@ fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestR
                 ProgressChoice::Named(p) => program.progress = p,
             }
             report.outcome = Some(match &opts.states {
-                Some(c) => bc_explore::explore_counting(&program, opts.limits, c.clone()),
-                None => bc_explore::explore(&program, opts.limits),
+                Some(c) => bc_explore::explore_counting(&program, opts.search, c.clone()),
+                None => bc_explore::explore(&program, opts.search),
             })
         }
         Err(mut ds) => {

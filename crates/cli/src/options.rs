@@ -1,10 +1,10 @@
 //! The one place where what a command asks of its searches becomes the
 //! explorer's options: every subcommand states its flags as a [`Search`]
 //! and calls [`Search::options`]; no other code of the command line builds
-//! a [`Limits`] or a [`CheckOptions`] (the tests build their own).
+//! a [`SearchOptions`] or a [`CheckOptions`] (the tests build their own).
 
 use crate::{CheckOptions, ProgressChoice};
-use bc_explore::Limits;
+use bc_explore::{Limits, Reductions, SearchOptions};
 use bc_models::Model;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ pub struct Search {
 
 /// `--max-states`' default.
 pub fn default_max_states() -> u64 {
-    Limits::default().max_states
+    bc_explore::DEFAULT_MAX_STATES
 }
 
 impl Default for Search {
@@ -62,17 +62,21 @@ impl Search {
     pub fn options(self, model: Option<Model>, progress: ProgressChoice) -> CheckOptions {
         CheckOptions {
             model,
-            limits: Limits {
-                max_states: self.max_states,
-                timeout: self.timeout,
-                max_memory: self
-                    .max_memory_mib
-                    .map_or(bc_explore::DEFAULT_MAX_MEMORY, |m| m.saturating_mul(1 << 20)),
+            search: SearchOptions {
+                limits: Limits {
+                    states: self.max_states,
+                    time: self.timeout,
+                    memory: self
+                        .max_memory_mib
+                        .map_or(bc_explore::DEFAULT_MAX_MEMORY, |m| m.saturating_mul(1 << 20)),
+                },
+                reductions: Reductions {
+                    compact: !self.no_compact,
+                    canonical: !self.no_canonical,
+                    symmetry: !self.no_symmetry,
+                    fuse: !self.no_fuse,
+                },
                 liveness: !self.no_liveness,
-                compact: !self.no_compact,
-                canonical: !self.no_canonical,
-                symmetry: !self.no_symmetry,
-                fuse: !self.no_fuse,
                 jobs: self.jobs,
                 verify_encoding: false,
                 outcomes: self.outcomes,
@@ -87,14 +91,14 @@ impl CheckOptions {
     /// The threads a check may use: for one search, or shared by several
     /// files checked side by side ([`crate::check_all`]).
     pub fn jobs(&self) -> usize {
-        self.limits.jobs
+        self.search.jobs
     }
 
     /// These options with one thread per search, for files checked side
     /// by side.
     pub fn one_job(&self) -> CheckOptions {
         CheckOptions {
-            limits: Limits { jobs: 1, ..self.limits },
+            search: SearchOptions { jobs: 1, ..self.search },
             ..self.clone()
         }
     }

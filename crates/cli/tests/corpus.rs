@@ -43,7 +43,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     let name = path.strip_prefix(root).unwrap_or(path).display().to_string();
     // Outcome sets are collected on every run here, to compare them.
     let base = CheckOptions {
-        limits: bc_explore::Limits {
+        search: bc_explore::SearchOptions {
             outcomes: true,
             ..Default::default()
         },
@@ -74,20 +74,25 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
         (true, true, true, false),
         (false, false, false, false),
     ] {
-        let limits = bc_explore::Limits {
-            compact,
-            canonical,
-            symmetry,
-            fuse,
+        let search = bc_explore::SearchOptions {
+            reductions: bc_explore::Reductions {
+                compact,
+                canonical,
+                symmetry,
+                fuse,
+            },
             // Bounds the test's time: without reductions a few files
             // stop at this budget (their verdicts are not compared).
-            max_memory: 40 << 20,
+            limits: bc_explore::Limits {
+                memory: 40 << 20,
+                ..Default::default()
+            },
             verify_encoding: true,
             outcomes: true,
             ..Default::default()
         };
         let opts = CheckOptions {
-            limits,
+            search,
             ..CheckOptions::default()
         };
         if let Some(f) = check_bytes(&name, &bytes, &opts).outcome {
@@ -114,7 +119,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     // Parallel exploration changes nothing: the same findings (messages
     // and witnesses), state and execution counts, outcome set, and stop.
     let parallel = CheckOptions {
-        limits: bc_explore::Limits {
+        search: bc_explore::SearchOptions {
             jobs: 3,
             outcomes: true,
             ..Default::default()

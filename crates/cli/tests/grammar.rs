@@ -12,7 +12,7 @@
 mod common;
 
 use barrier_check::{check_bytes, CheckOptions};
-use bc_explore::Limits;
+use bc_explore::{Limits, SearchOptions};
 use bc_report::text::TextOptions;
 use bc_report::TestReport;
 use common::{run, scratch_dir, stderr};
@@ -386,10 +386,13 @@ fn program(seed: u64) -> String {
 
 fn opts(jobs: usize) -> CheckOptions {
     CheckOptions {
-        limits: Limits {
-            max_states: 3_000,
+        search: SearchOptions {
+            limits: Limits {
+                states: 3_000,
+                ..Limits::default()
+            },
             jobs,
-            ..Limits::default()
+            ..SearchOptions::default()
         },
         ..CheckOptions::default()
     }

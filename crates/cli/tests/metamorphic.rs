@@ -11,7 +11,7 @@
 //! not compared).
 
 use barrier_check::{check_bytes, CheckOptions};
-use bc_explore::{Limits, Stop};
+use bc_explore::{Limits, SearchOptions, Stop};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -112,9 +112,12 @@ fn render(c: &Case, progress: &str, loops: bool) -> String {
 
 fn run(text: &str) -> Option<bc_explore::Outcome> {
     let opts = CheckOptions {
-        limits: Limits {
-            max_states: 2_000,
-            ..Limits::default()
+        search: SearchOptions {
+            limits: Limits {
+                states: 2_000,
+                ..Limits::default()
+            },
+            ..SearchOptions::default()
         },
         ..CheckOptions::default()
     };

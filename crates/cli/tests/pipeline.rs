@@ -2,7 +2,7 @@
 //! panics, whatever the bytes.
 
 use barrier_check::{check_bytes, CheckOptions};
-use bc_explore::Limits;
+use bc_explore::{Limits, SearchOptions};
 use proptest::prelude::*;
 
 const SEED: &str = "litmus \"s\"\nmodel amdgpu\nbarrier B = 2\nbarrier C\nvar x = 0\nvar s scope=block\n\
@@ -13,9 +13,12 @@ assert sometimes T0:r == 1\nexpect deadlock\n";
 
 fn opts() -> CheckOptions {
     CheckOptions {
-        limits: Limits {
-            max_states: 2_000,
-            ..Limits::default()
+        search: SearchOptions {
+            limits: Limits {
+                states: 2_000,
+                ..Limits::default()
+            },
+            ..SearchOptions::default()
         },
         ..CheckOptions::default()
     }

@@ -13,7 +13,7 @@
 //! (`PROPTEST_CASES` sets their number of cases).
 
 use barrier_check::{check_bytes, CheckOptions};
-use bc_explore::{Limits, Stop};
+use bc_explore::{Limits, Reductions, SearchOptions, Stop};
 use bc_syntax::{FindingKind, UbKind};
 use proptest::prelude::*;
 
@@ -74,21 +74,26 @@ fn run(text: &str, on: bool) -> Option<bc_explore::Outcome> {
 }
 
 fn run_jobs(text: &str, on: bool, jobs: usize) -> Option<bc_explore::Outcome> {
-    let limits = Limits {
-        max_states: 20_000,
-        compact: on,
-        canonical: on,
-        symmetry: on,
-        fuse: on,
+    let search = SearchOptions {
+        limits: Limits {
+            states: 20_000,
+            ..Limits::default()
+        },
+        reductions: Reductions {
+            compact: on,
+            canonical: on,
+            symmetry: on,
+            fuse: on,
+        },
         outcomes: true,
         jobs,
-        ..Limits::default()
+        ..SearchOptions::default()
     };
     check_bytes(
         "p.litmus",
         text.as_bytes(),
         &CheckOptions {
-            limits,
+            search,
             ..CheckOptions::default()
         },
     )

@@ -49,8 +49,10 @@ pub(crate) struct Budget {
     bytes: AtomicU64,
     /// 0 while the search may go on, else the code of the stop.
     halt: AtomicU8,
-    deadline: Option<Instant>,
-    max_memory: u64,
+    start: Instant,
+    /// The search's limits on time and memory, the memory limit being the
+    /// hard bound ([`hard_memory`]); the state limit is the merge's.
+    limits: Limits,
 }
 
 impl Budget {
@@ -58,9 +60,12 @@ impl Budget {
         Budget {
             bytes: AtomicU64::new(0),
             halt: AtomicU8::new(0),
-            // A timeout too large for an `Instant` never fires.
-            deadline: limits.timeout.and_then(|t| start.checked_add(t)),
-            max_memory: hard_memory(limits.max_memory),
+            start,
+            limits: Limits {
+                states: u64::MAX,
+                memory: hard_memory(limits.memory),
+                ..*limits
+            },
         }
     }
 
@@ -111,10 +116,10 @@ impl Budget {
         if let Some(why) = self.halted() {
             return Some(why);
         }
-        if self.bytes.load(Ordering::Relaxed) > self.max_memory {
-            self.halt(Stop::MemoryLimit);
-        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
-            self.halt(Stop::Timeout);
+        let bytes = self.bytes.load(Ordering::Relaxed);
+        let elapsed = self.limits.time.map(|_| self.start.elapsed());
+        if let Some(why) = self.limits.limit_reached(None, Some(bytes), elapsed) {
+            self.halt(why);
         }
         self.halted()
     }

@@ -12,7 +12,7 @@
 //! executes-before.
 
 use crate::state::{HKind, State};
-use crate::Explorer;
+use crate::system::System;
 use bc_graph::*;
 
 /// The barrier instance whose phases may be sorted, if the program allows it.
@@ -43,7 +43,9 @@ pub(crate) fn sortable_barrier(p: &Program, lockstep: &[bool]) -> Option<usize> 
     Some(0)
 }
 
-impl Explorer<'_> {
+impl System<'_> {
+    /// Sorts the arrivals of each phase of the sortable barrier, where
+    /// sound (see above).
     pub(crate) fn canonicalize(&self, s: &mut State) {
         let Some(b) = self.an.sortable else { return };
         let nphases = s.bars[b].open.iter().count() + s.bars[b].done.len();

@@ -21,8 +21,9 @@
 //! forgettable). Executes-before between kept events that ran through
 //! forgotten ones is kept as explicit edges.
 
+use crate::explorer::Explorer;
 use crate::state::{HKind, State, Status, LAUNCH, START};
-use crate::Explorer;
+use crate::system::System;
 use bc_graph::*;
 use std::collections::{BTreeSet, HashMap};
 
@@ -130,33 +131,12 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
 }
 
 impl Explorer<'_> {
-    /// Whether thread `u` may still produce an event that interacts with
-    /// an event on `target`: one on the same barrier or location.
-    fn may_touch(&self, s: &State, u: usize, target: Target) -> bool {
-        let th = &s.threads[u];
-        if th.status != Status::Running {
-            return false;
-        }
-        let info = &self.p.threads[u];
-        let (bars, locs) =
-            &self.an.touches[info.code.index()][(th.pc as usize).min(self.an.touches[info.code.index()].len() - 1)];
-        match target {
-            Target::Barrier(b) => {
-                bars.iter()
-                    .enumerate()
-                    .any(|(d, &on)| on && info.barriers[d] == Some(b))
-                    || (self.p.barriers[b.index()].dropped_at_end_by(ThreadId(u as u32)) && th.joined.contains(&b.0))
-            }
-            Target::Loc(l) => locs.iter().enumerate().any(|(d, &on)| on && info.locs[d] == Some(l)),
-        }
-    }
-
     pub(crate) fn compact(&mut self, s: &mut State) {
         // Cheap test first: a barrier with forgettable complete phases, or
         // plain accesses or joins that might be forgotten.
         let barrier_ready = (0..self.p.barriers.len()).any(|b| {
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as u32;
-            !self.an.pinned[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
+            !self.sys.an.pinned[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
         });
         let others = s
             .hist
@@ -196,7 +176,7 @@ impl Explorer<'_> {
                 ev.thread.is_some()
                     && alive.iter().all(|&u| {
                         ev.thread == Some(ThreadId(u as u32))
-                            || !self.may_touch(s, u, ev.target)
+                            || !self.sys.may_touch(s, u, ev.target)
                             || last(u).is_some_and(|l| eb(e, l))
                     })
             })
@@ -213,7 +193,7 @@ impl Explorer<'_> {
         for b in 0..self.p.barriers.len() {
             let bar = &s.bars[b];
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as usize;
-            if self.an.pinned[b] || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
+            if self.sys.an.pinned[b] || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
                 continue;
             }
             // Everything on the barrier but joins and the open phase.
@@ -321,7 +301,7 @@ impl Explorer<'_> {
                 *order = std::iter::once((LAUNCH, b as u32)).chain(rest).collect();
                 bar.base = Some(bar.after_completion);
                 bar.settled_len = 1;
-                if self.an.token_barriers[b] {
+                if self.sys.an.token_barriers[b] {
                     // Tokens hold phase numbers: keep counting.
                     bar.phase_base = bar.open.as_ref().map_or(bar.next_phase, |ph| ph.number);
                 } else {
@@ -448,5 +428,28 @@ impl Explorer<'_> {
             }
         }
         out
+    }
+}
+
+impl System<'_> {
+    /// Whether thread `u` may still produce an event that interacts with
+    /// an event on `target`: one on the same barrier or location.
+    pub(crate) fn may_touch(&self, s: &State, u: usize, target: Target) -> bool {
+        let th = &s.threads[u];
+        if th.status != Status::Running {
+            return false;
+        }
+        let info = &self.p.threads[u];
+        let (bars, locs) =
+            &self.an.touches[info.code.index()][(th.pc as usize).min(self.an.touches[info.code.index()].len() - 1)];
+        match target {
+            Target::Barrier(b) => {
+                bars.iter()
+                    .enumerate()
+                    .any(|(d, &on)| on && info.barriers[d] == Some(b))
+                    || (self.p.barriers[b.index()].dropped_at_end_by(ThreadId(u as u32)) && th.joined.contains(&b.0))
+            }
+            Target::Loc(l) => locs.iter().enumerate().any(|(d, &on)| on && info.locs[d] == Some(l)),
+        }
     }
 }

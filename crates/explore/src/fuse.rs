@@ -32,9 +32,10 @@
 //! wait. Without the last condition a thread's arrive and its end-drop can
 //! fall in one phase, which then completes one live arrive short.
 
+use crate::choices::WaitPlan;
+use crate::explorer::Explorer;
 use crate::state::{State, Status};
-use crate::step::WaitPlan;
-use crate::{Choice, Explorer, Step};
+use crate::{Choice, Step};
 use bc_graph::*;
 
 impl Explorer<'_> {
@@ -56,14 +57,14 @@ impl Explorer<'_> {
         if spec.parity.is_some() {
             return None;
         }
-        let b = self.resolve(s, t, *sel)?;
-        if !self.an.lockstep[b] {
+        let b = self.sys.resolve(s, t, *sel)?;
+        if !self.sys.an.lockstep[b] {
             return None;
         }
-        if self.neutral(s, t, b, op).is_some() {
+        if self.sys.neutral(s, t, b, op, &self.ident).is_some() {
             return None;
         }
-        match self.wait_plan(s, t, b, spec) {
+        match self.sys.wait_plan(s, t, b, spec, &self.ident) {
             WaitPlan::Phases(idx, _, None) if idx.len() == 1 => Some(Choice {
                 thread: t as u32,
                 phase: Some(idx[0]),
@@ -76,7 +77,7 @@ impl Explorer<'_> {
     /// left) and returns their steps.
     pub(crate) fn fused_steps(&mut self, s: &mut State) -> Vec<Step> {
         let mut steps = Vec::new();
-        if !self.limits.fuse {
+        if !self.sys.reductions.fuse {
             return steps;
         }
         let mut changed = true;
@@ -87,7 +88,7 @@ impl Explorer<'_> {
                 let pending = self.pending.len();
                 // The step is tried on a copy (it may be rejected), built in
                 // a reused state so its vectors keep their allocations.
-                let mut next = State::copy_in(&mut self.fuse_scratch, s);
+                let mut next = State::copy_in(&mut self.work.fuse, s);
                 let step = self.step(&mut next, c);
                 let quiet = self.pending.len() == pending;
                 let bmo_same = next.bmo.iter().zip(&s.bmo).all(|(a, b)| a.len() == b.len());
@@ -98,7 +99,7 @@ impl Explorer<'_> {
                 } else {
                     self.pending.truncate(pending);
                 }
-                self.fuse_scratch = Some(next);
+                self.work.fuse = Some(next);
             }
         }
         steps

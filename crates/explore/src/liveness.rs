@@ -73,6 +73,19 @@ pub(crate) struct Node {
     pub host_sync: bool,
 }
 
+/// The choices from the initial state to state `id` along the search-tree
+/// parents the nodes record (the stem of a lasso).
+pub(crate) fn stem(nodes: &[Node], id: u32) -> Vec<crate::Choice> {
+    let mut stem = Vec::new();
+    let mut at = id;
+    while let Some(c) = nodes[at as usize].via {
+        stem.push(c);
+        at = nodes[at as usize].parent;
+    }
+    stem.reverse();
+    stem
+}
+
 /// A step's identity before interning: (thread, instruction site, the
 /// completed phase a wait chose ([`NO_PHASE`] for other steps), outcome).
 /// The outcome is the thread's control-flow continuation: the pc of its
@@ -596,8 +609,8 @@ mod tests {
 
     fn budget(timeout: Option<Duration>, max_memory: u64) -> Budget {
         let limits = Limits {
-            timeout,
-            max_memory,
+            time: timeout,
+            memory: max_memory,
             ..Limits::default()
         };
         Budget::new(&limits, Instant::now())

@@ -1,8 +1,13 @@
-//! Transitions: which choices a state offers and what one choice does.
+//! Transitions: what one choice does to a state (`step`, and the local
+//! steps after it), raising the operational findings it meets. Which
+//! choices a state offers is `choices.rs`.
 
+use crate::choices::WaitPlan;
 use crate::eval::eval;
+use crate::explorer::Explorer;
 use crate::state::{HEvent, HKind, Phase, State, Status, AT_END};
-use crate::{Choice, Explorer, Step};
+use crate::system::System;
+use crate::{Choice, Step};
 use bc_graph::bits::Bits;
 use bc_graph::*;
 use bc_models::Rule;
@@ -25,7 +30,7 @@ pub fn encode_token(barrier: usize, phase: u32) -> i64 {
 /// token: any integer is accepted (tokens travel through registers and
 /// memory and can be changed by arithmetic), and only a value that
 /// [`encode_token`] gives back exactly decodes. The barrier index is not
-/// checked against the program: callers must (see [`Explorer::token_of`]).
+/// checked against the program: callers must (see [`System::wait_plan`]).
 pub fn decode_token(v: i64) -> Option<(usize, u32)> {
     let b = (v & 0xfffff) - 1;
     if v <= 0 || b < 0 {
@@ -152,15 +157,6 @@ impl Explorer<'_> {
         }
     }
 
-    /// No device thread that has started is still running.
-    pub(crate) fn device_idle(&self, s: &State) -> bool {
-        self.p
-            .threads
-            .iter()
-            .zip(&s.threads)
-            .all(|(info, th)| info.kind == ThreadKind::Host || matches!(th.status, Status::Done | Status::NotLaunched))
-    }
-
     /// Kernel `k` starts: its threads run their first local steps.
     fn start_kernel(&mut self, s: &mut State, k: u32) {
         let threads = self.p.kernels[k as usize].threads.clone();
@@ -170,307 +166,6 @@ impl Explorer<'_> {
         for t in threads {
             self.run_local(s, t.index());
         }
-    }
-
-    /// The instance of location declaration `decl` thread `info` touches
-    /// (lowering rejects a location whose scope does not hold the thread).
-    fn loc(info: &ThreadInfo, decl: u32) -> LocId {
-        info.locs[decl as usize].expect("lowering gives every location a thread names an instance")
-    }
-
-    /// The barrier instance a barrier instruction acts on for thread `t`, if any.
-    pub(crate) fn resolve(&self, s: &State, t: usize, sel: BarrierSel) -> Option<usize> {
-        let info = &self.p.threads[t];
-        let joined_in = |group: u32| {
-            self.p.groups[group as usize]
-                .iter()
-                .filter_map(|&d| info.barriers[d as usize].map(|b| b.0))
-                .find(|b| s.threads[t].joined.contains(b))
-                .map(|b| b as usize)
-        };
-        match sel {
-            BarrierSel::Decl(d) => info.barriers[d as usize].map(|b| b.index()),
-            BarrierSel::Joined { group } => joined_in(group),
-            BarrierSel::JoinedOr { group, decl } => {
-                joined_in(group).or(info.barriers[decl as usize].map(|b| b.index()))
-            }
-        }
-    }
-
-    /// Completed phases of barrier `b` that thread `t`'s wait may complete
-    /// on: its join executes before a member, it has not completed a wait
-    /// on the phase already, a token wait names it, and when the thread's
-    /// latest arrive on `b` is thread-counted (CUDA `bar.sync`,
-    /// `__syncthreads`), the phase holds that arrive: the hardware barrier
-    /// resets when its count is reached and a thread waits for the phase it
-    /// arrived in, so a surplus arrival waits for a new phase (project
-    /// notes, section 3, counted named barriers; docs/semantics.md, "Named
-    /// barriers").
-    fn eligible(&self, s: &State, t: usize, b: usize, token_phase: Option<u32>) -> Vec<u32> {
-        let nb = self.p.barriers.len();
-        let target = Target::Barrier(BarrierId(b as u32));
-        let own = s.hist[t]
-            .iter()
-            .rposition(|e| e.target == target && matches!(e.kind, HKind::Arrive(..)))
-            .filter(|&po| matches!(s.hist[t][po].kind, HKind::Arrive(_, Some(_))))
-            .map(|po| (t as u32, po as u32));
-        s.bars[b]
-            .done
-            .iter()
-            .enumerate()
-            .filter(|(_, ph)| {
-                ph.mask.get(t * nb + b)
-                    && !ph.bound.get(t)
-                    && token_phase.is_none_or(|n| n == ph.number)
-                    && own.is_none_or(|k| ph.members.contains(&k))
-            })
-            .map(|(i, _)| i as u32)
-            .collect()
-    }
-
-    /// The number of the phase barrier `b` is in now (the count of phases
-    /// begun before it).
-    fn current_phase(s: &State, b: usize) -> u32 {
-        s.bars[b].open.as_ref().map_or(s.bars[b].next_phase, |p| p.number)
-    }
-
-    /// Why an operation of thread `t` on barrier `b` has no effect, if it
-    /// has none: a privileged barrier, the NULL barrier, a grid barrier
-    /// outside a cooperative launch, an invalidated barrier.
-    pub(crate) fn neutral(&self, s: &State, t: usize, b: usize, op: &BarrierOp) -> Option<(Option<UbKind>, String)> {
-        let props = self.p.barriers[b].props;
-        let name = self.bname(b);
-        if props.privileged {
-            return Some((
-                Some(UbKind::PrivilegedBarrier),
-                format!("{} uses the privileged barrier {name}", self.tname(t)),
-            ));
-        }
-        if props.noop && !matches!(op, BarrierOp::Join) {
-            return Some((None, String::new()));
-        }
-        if props.cooperative && !self.p.threads[t].cooperative {
-            let msg = format!("{} uses {name} in a kernel not launched cooperatively", self.tname(t));
-            return Some((Some(UbKind::UncooperativeGridSync), msg));
-        }
-        // `__syncwarp`: the calling lane must be in its own mask
-        // ("Synchronization Functions"); otherwise UB, and the call does
-        // nothing (its wait too).
-        if let Some(w) = &self.p.barriers[b].syncwarp {
-            if !w.named.contains(&ThreadId(t as u32)) {
-                let lane = self.p.threads[t].lane;
-                let ub = matches!(op, BarrierOp::Arrive(_)).then_some(UbKind::SyncwarpMask);
-                let msg = format!("{} (lane {lane}) is not in its own mask {:#x}", self.tname(t), w.mask);
-                return Some((ub, msg));
-            }
-        }
-        if s.bars[b].invalid && !matches!(op, BarrierOp::Init(_)) {
-            return Some((
-                Some(UbKind::InvalidBarrier),
-                format!("{} uses {name} after it was invalidated", self.tname(t)),
-            ));
-        }
-        None
-    }
-
-    /// The token-phase rule: whether a token naming phase `tp` of barrier
-    /// `b` is stale, i.e. names neither the barrier's current phase nor the
-    /// one just before it ("Memory Barrier Primitives API",
-    /// `__mbarrier_test_wait`: the token must belong to the immediately
-    /// preceding or the current phase). Two ways: the barrier is two or
-    /// more phases on, or an init came after the token's phase - an init
-    /// restarts the barrier at phase 0 (`__mbarrier_init`: it sets the
-    /// counts of the current and the next phase), so a token from before
-    /// it names a phase of the barrier's earlier life, neither current nor
-    /// preceding (on an H100 such a wait hangs: docs/hardware.md). Only
-    /// models with the `token-phase` rule report it (`Explorer::ub`).
-    fn token_phase_stale(s: &State, b: usize, tp: u32) -> Option<&'static str> {
-        if tp < s.bars[b].epoch_start {
-            Some("the barrier was initialized again after that phase")
-        } else if Self::current_phase(s, b) >= tp + 2 {
-            Some("the barrier is two phases past it")
-        } else {
-            None
-        }
-    }
-
-    /// What a wait of thread `t` on barrier `b` can do in state `s`.
-    pub(crate) fn wait_plan(&self, s: &State, t: usize, b: usize, spec: &WaitSpec) -> WaitPlan {
-        let rules = self.p.model.rules;
-        let misuse = |msg: String, phase: u32| {
-            if rules.has(Rule::TokenMisuse) {
-                WaitPlan::NoOp(UbKind::TokenMisuse, msg, phase)
-            } else {
-                WaitPlan::Blocked
-            }
-        };
-        if let Some(p) = &spec.parity {
-            let parity = (eval(self.p, s, t, p) & 1) as u8;
-            let cur = Self::current_phase(s, b);
-            // Parity counts from the latest init.
-            let since_init = cur.saturating_sub(s.bars[b].epoch_start);
-            if since_init % 2 == parity as u32 {
-                return WaitPlan::Blocked;
-            }
-            // Project notes, section 3 (mbarrier, the H100 test_wait.parity
-            // table); `mbarrier.init` clears the parity
-            // (cuda-barrier-builtins-lowering.txt, the mbarrier table).
-            // The phase just before the current one, if it happened: on a
-            // fresh (or re-initialized) barrier the "phase before phase 0"
-            // counts as completed but has no members, so a wait on parity
-            // 1 passes and orders nothing. Numbers keep counting across
-            // inits, so the phase before this epoch's first is not its own.
-            let last = (since_init > 0).then(|| cur - 1).and_then(|n| {
-                s.bars[b]
-                    .done
-                    .iter()
-                    .rposition(|ph| ph.number == n)
-                    .filter(|&i| !s.bars[b].done[i].bound.get(t))
-            });
-            return WaitPlan::Parity(last.map(|i| i as u32), parity);
-        }
-        // A wait with no joined-before join does nothing, whatever its token.
-        let joined = s.threads[t].joined.contains(&(b as u32));
-        if !joined {
-            return WaitPlan::NoJoin;
-        }
-        if let Some(r) = spec.token {
-            let v = s.threads[t].regs[r.index()];
-            let nb = self.p.barriers.len();
-            let cur = Self::current_phase(s, b);
-            let tp = match decode_token(v) {
-                Some((tb, tp)) if tb == b => tp,
-                Some((tb, _)) if tb < nb => {
-                    return misuse(
-                        format!(
-                            "{} waits on {} with a token of {}",
-                            self.tname(t),
-                            self.bname(b),
-                            self.bname(tb)
-                        ),
-                        NO_TOKEN_PHASE,
-                    )
-                }
-                _ => {
-                    return misuse(
-                        format!(
-                            "{} waits on {} with {v}, which is no token",
-                            self.tname(t),
-                            self.bname(b)
-                        ),
-                        NO_TOKEN_PHASE,
-                    )
-                }
-            };
-            // A wait takes an arrival token of its own barrier
-            // (cuda-barrier-libcudacxx.txt, the [thread.barrier.class]
-            // semantics it modifies; project notes, section 3). Tokens are
-            // plain integers here, so we define which ones are real: a
-            // value an arrive on this barrier instance has returned so far: it names this barrier and a phase number no
-            // larger than the largest one an arrive returned (over all its
-            // inits; numbers only grow between inits, so every smaller one
-            // was current once). Anything else - arithmetic on a token, a
-            // plain integer, a phase not reached yet - is forged.
-            if tp >= s.bars[b].returned {
-                return misuse(
-                    format!(
-                        "{} waits on {} with {v}, naming phase {tp}, which no arrive of it has returned",
-                        self.tname(t),
-                        self.bname(b)
-                    ),
-                    tp,
-                );
-            }
-            if tp >= cur {
-                return WaitPlan::Blocked;
-            }
-            // Waited on already: this thread's history has a wait for it,
-            // or the phase was forgotten (compaction forgets a phase only
-            // after each arriving thread waited on it; numbers never repeat).
-            let forgotten = tp < s.bars[b].phase_base;
-            let used = forgotten
-                || s.hist[t].iter().any(|e| {
-                    e.target == Target::Barrier(BarrierId(b as u32))
-                        && matches!(&e.kind, HKind::Wait { token_phase: Some(p), participants, .. }
-                            if *p == tp && !participants.is_empty())
-                });
-            if used {
-                return misuse(
-                    format!("{} waits twice with one token of {}", self.tname(t), self.bname(b)),
-                    tp,
-                );
-            }
-            return match s.bars[b].done.iter().position(|ph| ph.number == tp) {
-                Some(i) if s.bars[b].done[i].mask.get(t * nb + b) && !s.bars[b].done[i].bound.get(t) => {
-                    WaitPlan::Phases(vec![i as u32], Some(tp), Self::token_phase_stale(s, b, tp))
-                }
-                // Not entitled, or a phase an init abandoned: it never completes.
-                _ => WaitPlan::Blocked,
-            };
-        }
-        let idx = self.eligible(s, t, b, None);
-        if idx.is_empty() {
-            WaitPlan::Blocked
-        } else {
-            WaitPlan::Phases(idx, None, None)
-        }
-    }
-
-    pub(crate) fn choices(&self, s: &State) -> Vec<Choice> {
-        let mut out = Vec::new();
-        for t in 0..s.threads.len() {
-            let th = &s.threads[t];
-            if th.status != Status::Running {
-                continue;
-            }
-            let Some(ins) = self.p.instr(ThreadId(t as u32), th.pc) else {
-                continue;
-            };
-            let one = Choice {
-                thread: t as u32,
-                phase: None,
-            };
-            match &ins.kind {
-                InstrKind::Barrier {
-                    op: op @ BarrierOp::Wait(spec),
-                    sel,
-                    ..
-                } => {
-                    let Some(b) = self.resolve(s, t, *sel) else {
-                        out.push(one);
-                        continue;
-                    };
-                    if self.neutral(s, t, b, op).is_some() {
-                        out.push(one);
-                        continue;
-                    }
-                    match self.wait_plan(s, t, b, spec) {
-                        WaitPlan::Blocked => {}
-                        WaitPlan::Phases(idx, _, _) => out.extend(idx.into_iter().map(|i| Choice {
-                            thread: t as u32,
-                            phase: Some(i),
-                        })),
-                        WaitPlan::NoJoin | WaitPlan::NoOp(..) | WaitPlan::Parity(..) => out.push(one),
-                    }
-                }
-                InstrKind::Await(cond) => {
-                    // A spin is a step: the first one starts the thread
-                    // (a state of its own, as the first read of the
-                    // equivalent load loop is); later ones are self-loops
-                    // (the liveness graph records them).
-                    if eval(self.p, s, t, cond) != 0 || !th.started {
-                        out.push(one);
-                    }
-                }
-                InstrKind::DeviceSync => {
-                    if self.device_idle(s) {
-                        out.push(one);
-                    }
-                }
-                _ => out.push(one),
-            }
-        }
-        out
     }
 
     /// Performs one visible operation and the local steps after it.
@@ -516,25 +211,25 @@ impl Explorer<'_> {
             InstrKind::Barrier { op, sel, result } => self.barrier_step(s, t, pc, op, sel, result, c.phase),
             InstrKind::Store { decl, value } => {
                 let v = eval(self.p, s, t, &value);
-                let l = Self::loc(info, decl).index();
+                let l = System::loc(info, decl).index();
                 s.mem[l] = v;
                 format!("{} = {v}", self.p.locs[l].name)
             }
             InstrKind::Load { decl, dest } => {
-                let l = Self::loc(info, decl).index();
+                let l = System::loc(info, decl).index();
                 let v = s.mem[l];
-                self.set(s, t, dest, v);
+                self.sys.set(s, t, dest, v);
                 format!("reads {} = {v}", self.p.locs[l].name)
             }
             InstrKind::Rmw { rmw, decl, value, dest } => {
                 let v = eval(self.p, s, t, &value);
-                let l = Self::loc(info, decl).index();
+                let l = System::loc(info, decl).index();
                 let old = s.mem[l];
                 s.mem[l] = match rmw {
                     Rmw::Exch => v,
                     Rmw::FetchAdd => old.wrapping_add(v),
                 };
-                self.set(s, t, dest, old);
+                self.sys.set(s, t, dest, old);
                 format!("{}: {old} -> {}", self.p.locs[l].name, s.mem[l])
             }
             InstrKind::Cas {
@@ -545,12 +240,12 @@ impl Explorer<'_> {
             } => {
                 let e = eval(self.p, s, t, &expected);
                 let n = eval(self.p, s, t, &new);
-                let l = Self::loc(info, decl).index();
+                let l = System::loc(info, decl).index();
                 let old = s.mem[l];
                 if old == e {
                     s.mem[l] = n;
                 }
-                self.set(s, t, dest, old);
+                self.sys.set(s, t, dest, old);
                 format!("{}: {old} -> {}", self.p.locs[l].name, s.mem[l])
             }
             InstrKind::Await(_) => "condition holds".into(),
@@ -583,11 +278,11 @@ impl Explorer<'_> {
                     .iter()
                     .find(|(x, _)| *x == id)
                     .is_none_or(|(_, q)| q.is_empty());
-                self.set(s, t, dest, idle as i64);
+                self.sys.set(s, t, dest, idle as i64);
                 format!("stream {id} {}", if idle { "is idle" } else { "is busy" })
             }
             InstrKind::Read { decl } | InstrKind::Write { decl } => {
-                let l = Self::loc(info, decl);
+                let l = System::loc(info, decl);
                 let kind = if matches!(ins.kind, InstrKind::Read { .. }) {
                     HKind::Read
                 } else {
@@ -627,7 +322,7 @@ impl Explorer<'_> {
         result: Option<BarrierResult>,
         phase: Option<u32>,
     ) -> String {
-        let Some(b) = self.resolve(s, t, sel) else {
+        let Some(b) = self.sys.resolve(s, t, sel) else {
             if matches!(op, BarrierOp::Drop) {
                 let before = self.pending.len();
                 self.ub(
@@ -640,7 +335,7 @@ impl Explorer<'_> {
             }
             return "no joined barrier of its group: no effect".to_string();
         };
-        if let Some((ub, msg)) = self.neutral(s, t, b, &op) {
+        if let Some((ub, msg)) = self.sys.neutral(s, t, b, &op, &self.ident) {
             if let Some(kind) = ub {
                 self.ub(kind, msg);
             }
@@ -771,7 +466,7 @@ impl Explorer<'_> {
                 }
                 // Project notes, section 3, named barriers: a thread arrives
                 // at most once before the barrier resets.
-                if count.is_some() && self.arrived_in_open(s, t, b) {
+                if count.is_some() && self.sys.arrived_in_open(s, t, b) {
                     self.ub(
                         UbKind::ArriveTwice,
                         format!(
@@ -782,7 +477,7 @@ impl Explorer<'_> {
                     );
                 }
                 if self.p.barriers[b].syncwarp.is_some() {
-                    self.other_mask(s, t, b);
+                    self.sys.other_mask(s, t, b);
                 }
                 let owes_rule = spec.object && rules.has(Rule::ArriveBeforeWait);
                 if owes_rule && s.threads[t].owes.contains(&(b as u32)) {
@@ -800,8 +495,8 @@ impl Explorer<'_> {
                         s.bars[b].expected = k;
                     }
                 }
-                let number = Self::current_phase(s, b);
-                if self.an.token_barriers[b] {
+                let number = System::current_phase(s, b);
+                if self.sys.an.token_barriers[b] {
                     s.bars[b].returned = s.bars[b].returned.max(number.saturating_add(1));
                 }
                 match result {
@@ -849,7 +544,7 @@ impl Explorer<'_> {
                 s.bars[b].invalid = true;
                 format!("{} invalidated", self.bname(b))
             }
-            BarrierOp::Wait(spec) => match self.wait_plan(s, t, b, &spec) {
+            BarrierOp::Wait(spec) => match self.sys.wait_plan(s, t, b, &spec, &self.ident) {
                 WaitPlan::NoJoin => {
                     self.ub(
                         UbKind::WaitWithoutJoin,
@@ -914,7 +609,7 @@ impl Explorer<'_> {
                         },
                         target,
                     });
-                    self.collect(s, b);
+                    self.sys.collect(s, b);
                     effect
                 }
                 WaitPlan::Parity(i, parity) => {
@@ -937,7 +632,7 @@ impl Explorer<'_> {
                         },
                         target,
                     });
-                    self.collect(s, b);
+                    self.sys.collect(s, b);
                     effect
                 }
                 WaitPlan::Blocked => unreachable!("a blocked wait is never chosen"),
@@ -965,15 +660,6 @@ impl Explorer<'_> {
         (effect, ph)
     }
 
-    /// Whether thread `t` already arrived in the open phase of barrier `b`.
-    fn arrived_in_open(&self, s: &State, t: usize, b: usize) -> bool {
-        s.bars[b].open.as_ref().is_some_and(|ph| {
-            ph.members.iter().any(|&(u, po)| {
-                u as usize == t && matches!(s.hist[t].get(po as usize).map(|e| &e.kind), Some(HKind::Arrive(..)))
-            })
-        })
-    }
-
     fn check_max(&mut self, t: usize, b: usize, k: i64) {
         if let Some(max) = self.p.model.max_count {
             if k > max {
@@ -986,12 +672,6 @@ impl Explorer<'_> {
                     ),
                 );
             }
-        }
-    }
-
-    fn set(&self, s: &mut State, t: usize, dest: Option<RegId>, v: i64) {
-        if let Some(d) = dest {
-            s.threads[t].regs[d.index()] = v;
         }
     }
 
@@ -1028,7 +708,7 @@ impl Explorer<'_> {
         th.joined.push(b as u32);
         th.joined.sort_unstable();
         for i in 0..s.bars.len() {
-            self.collect(s, i);
+            self.sys.collect(s, i);
         }
     }
 
@@ -1158,76 +838,13 @@ impl Explorer<'_> {
         }
         if completed {
             if let Some(ph) = s.bars[b].done.last() {
-                if let Some(msg) = self.stray_message(b, ph) {
+                if let Some(msg) = self.sys.stray_message(b, ph, &self.ident) {
                     self.ub(UbKind::SyncwarpMask, msg);
                 }
             }
         }
-        self.collect(s, b);
+        self.sys.collect(s, b);
         (effect, completed)
-    }
-
-    /// Thread `t` arrives on the `__syncwarp` barrier `b`. In every open
-    /// phase of another mask of its warp whose mask names `t`, it is now a
-    /// lane that executes a `__syncwarp` with a different mask; in `b`'s
-    /// own phase it is no longer one ("Synchronization Functions": the
-    /// non-exited lanes named in a mask must execute a `__syncwarp` with
-    /// that mask).
-    fn other_mask(&self, s: &mut State, t: usize, b: usize) {
-        let Some(mine) = &self.p.barriers[b].syncwarp else {
-            return;
-        };
-        let me = ThreadId(t as u32);
-        for (o, inst) in self.p.barriers.iter().enumerate() {
-            let Some(w) = &inst.syncwarp else {
-                continue;
-            };
-            let Some(open) = s.bars[o].open.as_mut() else {
-                continue;
-            };
-            if o == b {
-                open.strays.clear(t);
-            } else if w.warp == mine.warp && w.named.contains(&me) {
-                open.strays.set(t);
-            }
-        }
-    }
-
-    /// The `ub(syncwarp-mask)` message for phase `ph` of the `__syncwarp`
-    /// barrier `b`, if a lane its mask names executed a `__syncwarp` with a
-    /// different mask while the phase was open and never arrived in it
-    /// (it exited, completing the phase, or never will).
-    pub(crate) fn stray_message(&self, b: usize, ph: &Phase) -> Option<String> {
-        let w = self.p.barriers[b].syncwarp.as_ref()?;
-        if ph.arrivals == 0 {
-            return None;
-        }
-        let u = w.named.iter().find(|u| ph.strays.get(u.index()))?;
-        Some(format!(
-            "{} (lane {}) is named by mask {:#x} of phase {} of {} but executes a __syncwarp with a different mask instead",
-            self.tname(u.index()),
-            self.p.threads[u.index()].lane,
-            w.mask,
-            ph.number,
-            self.bname(b)
-        ))
-    }
-
-    /// Forgets completed phases of barrier `b` that no wait can complete on
-    /// any more (every thread whose join executes before them has used
-    /// them), except the last one, which parity waits may still take.
-    fn collect(&self, s: &mut State, b: usize) {
-        let nt = self.p.threads.len();
-        let nb = self.p.barriers.len();
-        let last = s.bars[b]
-            .done
-            .iter()
-            .map(|ph| ph.number)
-            .max()
-            .filter(|_| self.an.parity_barriers[b]);
-        s.bars[b]
-            .done
-            .retain(|ph| Some(ph.number) == last || (0..nt).any(|u| ph.mask.get(u * nb + b) && !ph.bound.get(u)));
     }
 }
 
@@ -1237,23 +854,6 @@ fn count_text(c: ArriveCount) -> String {
         ArriveCount::Block => "the whole block".into(),
         ArriveCount::Threads(k) => k.to_string(),
     }
-}
-
-/// What a wait can do now.
-pub(crate) enum WaitPlan {
-    /// No joined-before join: `ub(wait-without-join)`, then no effect.
-    NoJoin,
-    /// Token misuse, then no effect: an event with no participants that
-    /// records the phase the token names ([`NO_TOKEN_PHASE`] for none).
-    NoOp(UbKind, String, u32),
-    Blocked,
-    /// Complete on one of these completed phases (indices into `done`);
-    /// the token's phase; why the token is stale, if it is.
-    Phases(Vec<u32>, Option<u32>, Option<&'static str>),
-    /// A parity wait: the last completed phase (`None` when this thread
-    /// already waited on it, or when it is the phase before a fresh
-    /// barrier's first, which has no members) and the parity.
-    Parity(Option<u32>, u8),
 }
 
 /// A modification operation's kind and extras.

@@ -13,8 +13,9 @@
 //! executions with the same verdict, so one representative per orbit is
 //! enough. Witnesses name the representative's threads.
 
+use crate::explorer::Explorer;
 use crate::state::{State, LAUNCH};
-use crate::{Choice, Explorer};
+use crate::Choice;
 use bc_graph::bits::Bits;
 use bc_graph::*;
 
@@ -131,7 +132,7 @@ impl Explorer<'_> {
     /// returns the renaming (new index -> old index) when it is not the
     /// identity.
     pub(crate) fn symmetrize(&self, s: &mut State) -> Option<Vec<usize>> {
-        if self.an.sym_classes.is_empty() {
+        if self.sys.an.sym_classes.is_empty() {
             return None;
         }
         let nt = s.threads.len();
@@ -167,7 +168,7 @@ impl Explorer<'_> {
                 .then_with(|| s.hist[a].iter().map(ev_key).cmp(s.hist[b].iter().map(ev_key)))
         };
         let mut changed = false;
-        for class in &self.an.sym_classes {
+        for class in &self.sys.an.sym_classes {
             let mut sorted = class.clone();
             sorted.sort_by(cmp);
             for (slot, &old) in class.iter().zip(&sorted) {
@@ -268,12 +269,12 @@ impl Explorer<'_> {
     /// unchanged up to the phase-order canonical form.
     pub(crate) fn prune_symmetric(&self, s: &State, choices: Vec<Choice>) -> (Vec<Choice>, Vec<Vec<u32>>) {
         let n = choices.len();
-        if self.an.sym_classes.is_empty() || n < 2 {
+        if self.sys.an.sym_classes.is_empty() || n < 2 {
             return (choices, vec![Vec::new(); n]);
         }
         // Representative thread of each thread (itself when not merged).
         let mut rep: Vec<usize> = (0..s.threads.len()).collect();
-        for class in &self.an.sym_classes {
+        for class in &self.sys.an.sym_classes {
             let mut rest: Vec<usize> = class
                 .iter()
                 .copied()
@@ -343,7 +344,7 @@ impl Explorer<'_> {
         let fixed = |perm: &[usize]| {
             let mut c = s.clone();
             self.rename(&mut c, perm);
-            self.canonicalize(&mut c);
+            self.sys.canonicalize(&mut c);
             c == *s
         };
         let mut swap: Vec<usize> = (0..nt).collect();

@@ -1,9 +1,10 @@
 //! Turning explorer history into an [`Execution`] for the rule checker, and
 //! into the witness a finding carries.
 
+use crate::explorer::Explorer;
 use crate::state::{HKind, State, AT_END, AT_LAUNCH, LAUNCH, START};
 use crate::step::decode_token;
-use crate::{Explorer, Witness};
+use crate::Witness;
 use bc_graph::*;
 use std::collections::HashMap;
 
@@ -205,7 +206,7 @@ impl Explorer<'_> {
         else {
             return None;
         };
-        let bar = self.resolve(s, t, *sel)?;
+        let bar = self.sys.resolve(s, t, *sel)?;
         // A token that names no phase of this barrier (none, or another
         // barrier's) waits for a phase that never comes.
         let token_phase = spec.token.map(|r| {

@@ -1,7 +1,7 @@
 //! Explorer behaviour that the corpus cannot show: limits, and today's
 //! handling of cycles in the state graph.
 
-use bc_explore::{explore, Limits, Stop};
+use bc_explore::{explore, Limits, Reductions, SearchOptions, Stop};
 use bc_syntax::FindingKind;
 
 fn program(text: &str) -> bc_graph::Program {
@@ -16,7 +16,7 @@ fn a_spin_cycle_without_end_state_is_nontermination() {
     // The spin loop can never exit: the state graph has a cycle and no end
     // state, and the cycle is fair (T0 is the only thread and it steps).
     let p = program("litmus \"spin\"\nmodel amdgpu\nvar x = 0\nthread T0 { L: r = load x; if r == 0 { goto L } }\n");
-    let o = explore(&p, Limits::default());
+    let o = explore(&p, SearchOptions::default());
     assert_eq!(o.stop, Stop::Exhausted);
     assert_eq!(
         o.verdict().into_iter().collect::<Vec<_>>(),
@@ -28,9 +28,9 @@ fn a_spin_cycle_without_end_state_is_nontermination() {
     // Without the liveness analysis the cycle goes unreported.
     let o = explore(
         &p,
-        Limits {
+        SearchOptions {
             liveness: false,
-            ..Limits::default()
+            ..SearchOptions::default()
         },
     );
     assert!(o.verdict().is_empty());
@@ -40,12 +40,14 @@ fn a_spin_cycle_without_end_state_is_nontermination() {
 fn a_local_loop_that_repeats_its_state_is_nontermination() {
     let p = program("litmus \"loop\"\nmodel amdgpu\nthread T0 { L: r = 1 - r; goto L }\n");
     for on in [true, false] {
-        let limits = Limits {
-            compact: on,
-            canonical: on,
-            symmetry: on,
-            fuse: on,
-            ..Limits::default()
+        let limits = SearchOptions {
+            reductions: Reductions {
+                compact: on,
+                canonical: on,
+                symmetry: on,
+                fuse: on,
+            },
+            ..SearchOptions::default()
         };
         let o = explore(&p, limits);
         assert_eq!(o.stop, Stop::Exhausted);
@@ -64,9 +66,12 @@ fn a_local_loop_that_never_repeats_stops_at_a_limit() {
     let p = program("litmus \"loop\"\nmodel amdgpu\nthread T0 { while 1 { r = r + 1 } }\n");
     let o = explore(
         &p,
-        Limits {
-            max_states: 20,
-            ..Limits::default()
+        SearchOptions {
+            limits: Limits {
+                states: 20,
+                ..Limits::default()
+            },
+            ..SearchOptions::default()
         },
     );
     assert_eq!(o.stop, Stop::StateLimit);
@@ -76,13 +81,16 @@ fn a_local_loop_that_never_repeats_stops_at_a_limit() {
 #[test]
 fn the_state_limit_stops_the_search() {
     let p = program("litmus \"big\"\nmodel amdgpu\nbarrier B = 3\nkernel blocks=1 threads=3 { join B; repeat 3 { arrive B; wait B } }\n");
-    let full = explore(&p, Limits::default());
+    let full = explore(&p, SearchOptions::default());
     assert_eq!(full.stop, Stop::Exhausted);
     let cut = explore(
         &p,
-        Limits {
-            max_states: full.stats.states / 2,
-            ..Limits::default()
+        SearchOptions {
+            limits: Limits {
+                states: full.stats.states / 2,
+                ..Limits::default()
+            },
+            ..SearchOptions::default()
         },
     );
     assert_eq!(cut.stop, Stop::StateLimit);
@@ -92,8 +100,8 @@ fn the_state_limit_stops_the_search() {
 #[test]
 fn findings_and_witnesses_are_deterministic() {
     let text = "litmus \"d\"\nmodel amdgpu\nbarrier B = 2\nvar x\nthread T0 { join B; arrive B; write x; wait B }\nthread T1 { join B; arrive B; wait B; read x }\nthread T2 { join B; arrive B; wait B }\n";
-    let a = explore(&program(text), Limits::default());
-    let b = explore(&program(text), Limits::default());
+    let a = explore(&program(text), SearchOptions::default());
+    let b = explore(&program(text), SearchOptions::default());
     assert_eq!(a.findings, b.findings);
     assert_eq!(a.stats.states, b.stats.states);
 }
@@ -105,11 +113,11 @@ fn a_barrier_inside_a_spin_loop_repeats_its_state() {
     let text = "litmus \"bsl\"\nmodel amdgpu-gfx11\nvar flag = 0\nthread T0 { L: s_barrier; r = load flag; if r == 0 { goto L } }\nthread T1 { L: s_barrier; r = load flag; if r == 0 { goto L } }\nthread T2 block=1 { store flag, 1 }\n";
     let mut p = program(text);
     p.progress = bc_models::ProgressModel::parse("fair").unwrap();
-    let o = explore(&p, Limits::default());
+    let o = explore(&p, SearchOptions::default());
     assert_eq!(o.stop, Stop::Exhausted);
     assert!(o.verdict().is_empty(), "{:?}", o.verdict());
     p.progress = bc_models::ProgressModel::parse("obe").unwrap();
-    let o = explore(&p, Limits::default());
+    let o = explore(&p, SearchOptions::default());
     assert_eq!(
         o.verdict().into_iter().collect::<Vec<_>>(),
         [FindingKind::Nontermination]
@@ -117,10 +125,16 @@ fn a_barrier_inside_a_spin_loop_repeats_its_state() {
     // Keeping the whole history, no state repeats: the search stops.
     let o = explore(
         &p,
-        Limits {
-            compact: false,
-            max_memory: 64 << 20,
-            ..Limits::default()
+        SearchOptions {
+            reductions: Reductions {
+                compact: false,
+                ..Reductions::default()
+            },
+            limits: Limits {
+                memory: 64 << 20,
+                ..Limits::default()
+            },
+            ..SearchOptions::default()
         },
     );
     assert_eq!(o.stop, Stop::MemoryLimit);
@@ -135,9 +149,12 @@ fn an_unsettled_loop_stops_at_the_memory_limit() {
     let p = program("litmus \"grow\"\nmodel amdgpu\nvar x\nvar go = 0\nthread T0 { L: write x; goto L }\nthread T1 { await go == 1; read x }\n");
     let o = explore(
         &p,
-        Limits {
-            max_memory: 64 << 20,
-            ..Limits::default()
+        SearchOptions {
+            limits: Limits {
+                memory: 64 << 20,
+                ..Limits::default()
+            },
+            ..SearchOptions::default()
         },
     );
     assert_eq!(o.stop, Stop::MemoryLimit);
@@ -164,11 +181,17 @@ fn many_batches_in_flight_give_the_same_answer_for_any_job_count() {
         let run = |jobs: usize| {
             explore(
                 &p,
-                Limits {
+                SearchOptions {
                     jobs,
-                    symmetry: false,
-                    max_states,
-                    ..Limits::default()
+                    reductions: Reductions {
+                        symmetry: false,
+                        ..Reductions::default()
+                    },
+                    limits: Limits {
+                        states: max_states,
+                        ..Limits::default()
+                    },
+                    ..SearchOptions::default()
                 },
             )
         };
@@ -197,10 +220,13 @@ fn the_progress_counter_counts_the_stored_states() {
     let p = program("litmus \"c\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { join B; arrive B; wait B }\nthread T1 { join B; arrive B; wait B }\nthread T2 { join B; arrive B; wait B }\n");
     for jobs in [1, 2] {
         let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let limits = Limits {
+        let limits = SearchOptions {
             jobs,
-            symmetry: false,
-            ..Limits::default()
+            reductions: Reductions {
+                symmetry: false,
+                ..Reductions::default()
+            },
+            ..SearchOptions::default()
         };
         let o = bc_explore::explore_counting(&p, limits, counter.clone());
         assert_eq!(

@@ -1,0 +1,284 @@
+//! One explorer: the program, its options and analyses, what it found so
+//! far, and a worker's scratch. The merging thread's explorer drives the
+//! search (`search.rs`) and absorbs its workers' findings; each worker
+//! expands states (`expand.rs`). `run` is the whole check: the search,
+//! then the liveness analysis (`fair.rs`), then the outcome.
+
+use crate::record::Found;
+use crate::search::{Search, SearchTree};
+use crate::state::State;
+use crate::system::System;
+use crate::{budget, outcomes, par, Choice};
+use crate::{Outcome, SearchOptions, Stats, Step, Stop, Witness};
+use bc_graph::*;
+use bc_syntax::{FindingKind, Quantifier, Span};
+use std::sync::atomic::AtomicU64;
+use std::time::Instant;
+
+/// A worker's scratch: states and buffers reused from one expansion to
+/// the next (`expand.rs`, `fuse.rs`), and what they are charged to the
+/// budget.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// The state successors are built in.
+    pub(crate) successor: Option<State>,
+    /// The buffer successors are encoded in.
+    pub(crate) words: Vec<u8>,
+    /// The state expanded states are decoded into.
+    pub(crate) parent: Option<State>,
+    /// The state fusible waits are tried on.
+    pub(crate) fuse: Option<State>,
+    /// The bytes of working states this worker has charged to the budget.
+    pub(crate) charged: u64,
+}
+
+/// One explorer: the merging thread's, or a worker's (`worker`). What it
+/// shares with the others (the system, the search tree, the visited set,
+/// the budget) sits behind `Arc`s; what it found is its [`Found`]; the rest
+/// is its own bookkeeping for the state it works on (position, path,
+/// renaming, step modes) and scratch states reused between expansions.
+pub(crate) struct Explorer<'p> {
+    // Shared with the other explorers of the search.
+    pub(crate) p: &'p Program,
+    pub(crate) opts: SearchOptions,
+    /// The transition system (the program, its analyses, the reductions),
+    /// shared by the workers.
+    pub(crate) sys: std::sync::Arc<System<'p>>,
+    pub(crate) start: Instant,
+    /// The search tree: per state number, its parent and the choice that
+    /// reached it (shared by the workers; written between levels).
+    pub(crate) tree: std::sync::Arc<std::sync::RwLock<SearchTree>>,
+    /// The visited set of encoded states, shared by the workers.
+    pub(crate) visited: std::sync::Arc<par::VisitedSet<par::Bytes>>,
+    /// The resource budget, shared by the workers.
+    pub(crate) budget: std::sync::Arc<budget::Budget>,
+    /// Where to count stored states for a progress display, if anywhere.
+    pub(crate) counter: Option<std::sync::Arc<AtomicU64>>,
+    // What it found.
+    /// What this explorer found (a worker's findings are absorbed into
+    /// the merging thread's).
+    pub(crate) found: Found,
+    // Its bookkeeping for the state it works on.
+    /// The search position being worked on (the key of new findings).
+    pub(crate) key: (u32, u32),
+    /// While a worker expands a state, `path` holds only the current
+    /// transition's steps; this is the state the path starts from.
+    pub(crate) prefix: Option<u32>,
+    /// The choice being expanded from the state `prefix` names.
+    pub(crate) current: Option<Choice>,
+    pub(crate) path: Vec<Step>,
+    /// Findings raised while computing the current step (operational).
+    /// (kind, message, objectless): objectless findings come from operations
+    /// that act on no barrier object, so no execution can show them.
+    pub(crate) pending: Vec<(FindingKind, String, bool)>,
+    /// For the state being worked on: which declared thread each thread
+    /// index stands for (symmetry renames threads; witnesses show the
+    /// declared names along the path).
+    pub(crate) ident: Vec<u32>,
+    /// Replaying a path for a witness: record nothing.
+    pub(crate) replaying: bool,
+    /// Steps are being taken for the search, not for a witness: leave out
+    /// their texts (a witness replays them).
+    pub(crate) quiet: bool,
+    // A worker's scratch.
+    /// A worker's scratch states and buffers, reused between expansions.
+    pub(crate) work: Scratch,
+    /// Testing aid: expanding the state with this number panics (a stand-in
+    /// for any bug in a step), to check that a worker's panic ends the
+    /// search instead of hanging it.
+    #[cfg(test)]
+    pub(crate) fault_at: Option<u32>,
+}
+
+impl<'p> Explorer<'p> {
+    pub(crate) fn new(p: &'p Program, opts: SearchOptions) -> Explorer<'p> {
+        let sys = std::sync::Arc::new(System::new(p, opts.reductions));
+        Explorer::with(p, opts, sys, std::sync::Arc::new(par::VisitedSet::new(64)))
+    }
+
+    /// An explorer with nothing found yet, on given analyses and visited set.
+    pub(crate) fn with(
+        p: &'p Program,
+        opts: SearchOptions,
+        sys: std::sync::Arc<System<'p>>,
+        visited: std::sync::Arc<par::VisitedSet<par::Bytes>>,
+    ) -> Explorer<'p> {
+        Explorer {
+            p,
+            opts,
+            found: Found::new(p.asserts.len()),
+            work: Scratch::default(),
+            start: Instant::now(),
+            path: Vec::new(),
+            pending: Vec::new(),
+            key: (0, 0),
+            prefix: None,
+            tree: Default::default(),
+            replaying: false,
+            visited,
+            quiet: false,
+            current: None,
+            ident: (0..p.threads.len() as u32).collect(),
+            sys,
+            counter: None,
+            #[cfg(test)]
+            fault_at: None,
+            budget: std::sync::Arc::new(budget::Budget::new(&opts.limits, Instant::now())),
+        }
+    }
+
+    /// The whole check of the program: the search, the liveness analysis
+    /// after it, the `sometimes` assertions, then the outcome.
+    pub(crate) fn run(mut self) -> Outcome {
+        let (stop, search, workers) = self.search();
+        let Search {
+            count,
+            nodes,
+            edges,
+            graph_bytes,
+            ..
+        } = search;
+        let states = count as u64;
+        for w in workers {
+            self.found.absorb(w.found);
+        }
+        self.prefix = None;
+        self.path.clear();
+        self.key = (u32::MAX, 0);
+        let searched = stop;
+        let mut stop = stop;
+        if stop == Stop::Exhausted && self.graph() {
+            // The visited set is freed: the search holds its state graph
+            // and its tree; the analysis charges what it builds on top.
+            let tree = self.tree.read().expect("tree lock").capacity() as u64 * 16;
+            self.budget.set_held(graph_bytes + tree);
+            if let Err(why) = self.liveness(&nodes, &edges) {
+                stop = why;
+            }
+        }
+        // `sometimes` assertions fail when no finished execution satisfies
+        // them (the search saw every one, even if the liveness analysis
+        // stopped at a limit).
+        if searched == Stop::Exhausted {
+            for (i, a) in self.p.asserts.iter().enumerate() {
+                if a.quantifier == Quantifier::Sometimes && !self.found.sometimes_holds[i] {
+                    let msg = format!(
+                        "`{}`: no execution that ends with every thread finished satisfies it",
+                        a.text
+                    );
+                    let w = Witness {
+                        spans: vec![a.span],
+                        ..Witness::default()
+                    };
+                    self.record(FindingKind::Assertion, msg, w, false);
+                }
+            }
+        }
+        self.found.internal_errors.sort();
+        self.found.internal_errors.dedup();
+        self.found.internal_errors.truncate(8);
+        let outcomes = self.opts.outcomes.then(|| {
+            outcomes::outcome_set(
+                self.p,
+                &self.sys.an.sym_classes,
+                &self.found.ends,
+                &self.found.cycle_ends,
+            )
+        });
+        Outcome {
+            findings: self.found.findings.into_values().collect(),
+            stats: Stats {
+                states,
+                executions: self.found.executions,
+                elapsed: self.start.elapsed(),
+            },
+            stop,
+            operational: self.found.operational,
+            judged: self.found.judged,
+            objectless: self.found.objectless,
+            internal_errors: self.found.internal_errors,
+            outcomes,
+        }
+    }
+
+    /// Whether the search records the state graph, for the liveness
+    /// analysis after it.
+    pub(crate) fn graph(&self) -> bool {
+        self.opts.liveness && !self.sys.an.finite
+    }
+
+    /// A worker: this explorer's configuration, with nothing found yet.
+    pub(crate) fn worker(&self) -> Explorer<'p> {
+        let mut w = Explorer::with(self.p, self.opts, self.sys.clone(), self.visited.clone());
+        w.start = self.start;
+        w.tree = self.tree.clone();
+        #[cfg(test)]
+        {
+            w.fault_at = self.fault_at;
+        }
+        w.budget = self.budget.clone();
+        w
+    }
+
+    /// The reductions applied to every new state, in order. Renames
+    /// `self.ident` along with the threads.
+    pub(crate) fn normalize(&mut self, s: &mut State) {
+        if self.sys.reductions.compact {
+            self.compact(s);
+        }
+        self.sys.canonicalize(s);
+        if let Some(perm) = self.symmetrize(s) {
+            self.ident = perm.iter().map(|&old| self.ident[old]).collect();
+            // The renaming may leave a phase's arrivals out of order.
+            self.sys.canonicalize(s);
+        }
+    }
+
+    /// The span and text of instruction `pc` in the body of the thread that
+    /// index `t` stands for (symmetry may map a thread onto another one's
+    /// identical body).
+    pub(crate) fn declared_site(&self, t: usize, pc: u32) -> (Span, String) {
+        self.p
+            .instr(ThreadId(self.ident[t]), pc)
+            .map_or((Span::default(), "...".to_string()), |i| (i.span, i.text.clone()))
+    }
+
+    /// `self.ident` to keep with a state: `None` for the identity (no
+    /// allocation in the common case).
+    pub(crate) fn ident_arc(&self) -> Option<std::sync::Arc<[u32]>> {
+        let identity = self.ident.iter().enumerate().all(|(i, &t)| i as u32 == t);
+        (!identity).then(|| self.ident.as_slice().into())
+    }
+
+    /// Sets `self.ident` from a state's kept renaming.
+    pub(crate) fn set_ident(&mut self, ident: &Option<std::sync::Arc<[u32]>>) {
+        self.ident.clear();
+        match ident {
+            Some(v) => self.ident.extend_from_slice(v),
+            None => self.ident.extend(0..self.p.threads.len() as u32),
+        }
+    }
+
+    /// The declared name of thread index `t` in the current state.
+    pub(crate) fn name_of(&self, t: usize) -> &str {
+        &self.p.threads[self.ident[t] as usize].name
+    }
+}
+
+impl System<'_> {
+    pub(crate) fn at_wait(&self, s: &State, t: usize) -> bool {
+        matches!(
+            self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
+            Some(InstrKind::Barrier {
+                op: BarrierOp::Wait(_),
+                ..
+            })
+        )
+    }
+
+    pub(crate) fn instr_text(&self, s: &State, t: usize) -> String {
+        self.p
+            .instr(ThreadId(t as u32), s.threads[t].pc)
+            .map_or_else(|| "end".into(), |i| i.text.clone())
+    }
+}

@@ -1,0 +1,289 @@
+//! Findings and their recording: the first finding of each kind in
+//! search order wins (per worker, then across workers in [`absorb`]); end
+//! states and stopped searches are judged by the rule checker (`bc-rules`)
+//! and the assertions.
+//!
+//! [`absorb`]: crate::explorer::Explorer::absorb
+
+use crate::explorer::Explorer;
+use crate::state::{State, Status};
+use crate::{eval, outcomes, witness, Finding, Witness};
+use bc_graph::*;
+use bc_syntax::{FindingKind, Quantifier};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What an explorer found: per finding kind the first finding in its
+/// search order and where it was found, the kinds each side saw, and what
+/// the outcome set and the `sometimes` assertions need. The merging
+/// thread's is the search's answer; each worker's is absorbed into it.
+pub(crate) struct Found {
+    pub(crate) findings: BTreeMap<FindingKind, Finding>,
+    /// Per finding kind, where it was found in search order: (state
+    /// number, 0 for the state itself or 1 + the choice index).
+    pub(crate) keys: BTreeMap<FindingKind, (u32, u32)>,
+    pub(crate) operational: BTreeSet<FindingKind>,
+    pub(crate) judged: BTreeSet<FindingKind>,
+    pub(crate) objectless: BTreeSet<FindingKind>,
+    pub(crate) internal_errors: Vec<String>,
+    /// Per assertion: a finished execution satisfied it (`sometimes`).
+    pub(crate) sometimes_holds: Vec<bool>,
+    /// Distinct executions that ended.
+    pub(crate) executions: u64,
+    /// The end configurations seen (when collecting outcomes).
+    pub(crate) ends: rustc_hash::FxHashSet<outcomes::EndConfig>,
+    /// The kinds fair cycles showed (when collecting outcomes).
+    pub(crate) cycle_ends: BTreeSet<outcomes::End>,
+}
+
+impl Found {
+    /// Nothing found yet, for a program with `asserts` assertions.
+    pub(crate) fn new(asserts: usize) -> Found {
+        Found {
+            findings: BTreeMap::new(),
+            keys: BTreeMap::new(),
+            operational: BTreeSet::new(),
+            judged: BTreeSet::new(),
+            objectless: BTreeSet::new(),
+            internal_errors: Vec::new(),
+            sometimes_holds: vec![false; asserts],
+            executions: 0,
+            ends: Default::default(),
+            cycle_ends: BTreeSet::new(),
+        }
+    }
+
+    /// Takes in a worker's findings: for each kind, the one found first in
+    /// search order (the smallest key) wins, so the answer does not depend
+    /// on which worker expanded which state.
+    pub(crate) fn absorb(&mut self, w: Found) {
+        for (kind, f) in w.findings {
+            let key = w.keys[&kind];
+            if self.keys.get(&kind).is_none_or(|&k| key < k) {
+                self.keys.insert(kind, key);
+                self.findings.insert(kind, f);
+            }
+        }
+        self.operational.extend(w.operational);
+        self.judged.extend(w.judged);
+        self.objectless.extend(w.objectless);
+        self.internal_errors.extend(w.internal_errors);
+        self.executions += w.executions;
+        self.ends.extend(w.ends);
+        for (mine, theirs) in self.sometimes_holds.iter_mut().zip(w.sometimes_holds) {
+            *mine |= theirs;
+        }
+    }
+}
+
+impl<'p> Explorer<'p> {
+    pub(crate) fn record(&mut self, kind: FindingKind, message: String, witness: Witness, judged: bool) {
+        if self.replaying {
+            return;
+        }
+        if judged {
+            self.found.judged.insert(kind);
+        } else {
+            self.found.operational.insert(kind);
+        }
+        self.insert_finding(Finding { kind, message, witness });
+    }
+
+    /// The first finding of its kind (in this explorer's search order) stays.
+    pub(crate) fn insert_finding(&mut self, f: Finding) {
+        if !self.found.findings.contains_key(&f.kind) {
+            self.found.keys.insert(f.kind, self.key);
+            self.found.findings.insert(f.kind, f);
+        }
+    }
+
+    /// Records the operational findings of the last step, with the path so
+    /// far (and the `stuck` threads, blocked for good) as witness. A finding
+    /// with no stuck wait to point at (a thread spinning forever) is placed
+    /// at the statements the stuck threads are blocked on.
+    pub(crate) fn flush_pending(&mut self, s: &State, stuck: &[usize]) {
+        if self.replaying {
+            self.pending.clear();
+            return;
+        }
+        for (kind, msg, objectless) in std::mem::take(&mut self.pending) {
+            if objectless {
+                self.found.objectless.insert(kind);
+            } else {
+                self.found.operational.insert(kind);
+            }
+            if !self.found.findings.contains_key(&kind) {
+                self.materialize_path();
+                let mut w = self.witness(s, stuck, &[]);
+                if w.spans.is_empty() {
+                    w.spans = stuck
+                        .iter()
+                        .filter_map(|&t| self.p.instr(ThreadId(t as u32), s.threads[t].pc))
+                        .map(|i| i.span)
+                        .collect();
+                }
+                self.insert_finding(Finding {
+                    kind,
+                    message: msg,
+                    witness: w,
+                });
+            }
+        }
+    }
+
+    /// A state with no choice: every thread finished, or the rest are stuck.
+    pub(crate) fn at_end(&mut self, s: &State) {
+        self.found.executions += 1;
+        let blocked: Vec<usize> = (0..s.threads.len())
+            .filter(|&t| !matches!(s.threads[t].status, Status::Done | Status::NotLaunched))
+            .collect();
+        let stuck_waits: Vec<usize> = blocked.iter().copied().filter(|&t| self.sys.at_wait(s, t)).collect();
+        if self.opts.outcomes && !self.replaying {
+            let end = if blocked.is_empty() {
+                outcomes::End::Final
+            } else if stuck_waits.is_empty() {
+                outcomes::End::Nontermination
+            } else {
+                outcomes::End::Deadlock
+            };
+            let config = outcomes::EndConfig::of(s, end, &self.sys.an.sym_classes);
+            let bytes = config.bytes();
+            if self.found.ends.insert(config) {
+                self.budget.charge(bytes);
+            }
+        }
+        self.uniform_stuck(s, &stuck_waits);
+        // A `__syncwarp` phase left open: a lane its mask names that
+        // executed another mask meanwhile never comes.
+        for b in 0..s.bars.len() {
+            if let Some(msg) = s.bars[b]
+                .open
+                .as_ref()
+                .and_then(|ph| self.sys.stray_message(b, ph, &self.ident))
+            {
+                self.ub(bc_syntax::UbKind::SyncwarpMask, msg);
+            }
+        }
+        if !blocked.is_empty() {
+            let at = |ts: &[usize]| {
+                let names: Vec<String> = ts
+                    .iter()
+                    .map(|&t| format!("{} at `{}`", self.name_of(t), self.sys.instr_text(s, t)))
+                    .collect();
+                names.join(", ")
+            };
+            let finding = if stuck_waits.is_empty() {
+                Some((FindingKind::Nontermination, format!("spins forever: {}", at(&blocked))))
+            } else if self.p.model.rules.has(bc_models::Rule::WaitCompletes) {
+                Some((FindingKind::Deadlock, format!("stuck forever: {}", at(&stuck_waits))))
+            } else {
+                None
+            };
+            if let Some((kind, msg)) = finding {
+                self.pending.push((kind, msg, false));
+            }
+        }
+        // Only waits enter the execution as stuck events; the others
+        // (spinning threads) still locate a nontermination finding.
+        self.flush_pending(s, &blocked);
+        // The rule checker judges the execution.
+        let (exec, names) = self.execution(s, &stuck_waits);
+        self.judge(&exec, &names);
+        self.judge_finished(s, blocked.is_empty(), &exec, &names);
+    }
+
+    /// Waits stuck forever in `s` (at an end state, or throughout a fair
+    /// cycle): the uniform-barrier check, then the rule checker judges the
+    /// execution with them stuck.
+    pub(crate) fn judge_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
+        self.uniform_stuck(s, stuck_waits);
+        self.flush_pending(s, stuck_waits);
+        let (exec, names) = self.execution(s, stuck_waits);
+        self.judge(&exec, &names);
+    }
+
+    /// A uniform (block-wide) barrier that some threads reached while
+    /// others never will: divergent.
+    pub(crate) fn uniform_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
+        for &t in stuck_waits {
+            if let Some(InstrKind::Barrier { sel, .. }) =
+                self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
+            {
+                if let Some(b) = self.sys.resolve(s, t, *sel) {
+                    if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.is_block_wide()) {
+                        let msg = format!(
+                            "{} is reached by only some threads of its scope",
+                            self.p.barriers[b].name
+                        );
+                        self.ub(bc_syntax::UbKind::DivergentBarrier, msg);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Assertions over an execution that ended (`finished`: every thread
+    /// finished).
+    pub(crate) fn judge_finished(&mut self, s: &State, finished: bool, exec: &Execution, names: &witness::ExecNames) {
+        // Assertions over finished executions.
+        if finished {
+            for (i, a) in self.p.asserts.iter().enumerate() {
+                let holds = eval::eval_final(self.p, s, &a.cond) != 0;
+                let bad = match a.quantifier {
+                    Quantifier::Always => !holds,
+                    Quantifier::Never => holds,
+                    Quantifier::Sometimes => {
+                        self.found.sometimes_holds[i] |= holds;
+                        false
+                    }
+                };
+                if bad && !self.found.findings.contains_key(&FindingKind::Assertion) && !self.replaying {
+                    self.materialize_path();
+                    let what = if holds { "holds" } else { "does not hold" };
+                    let msg = format!(
+                        "`{}` {what} in this execution ({})",
+                        a.text,
+                        eval::describe_final(self.p, s, &a.cond)
+                    );
+                    let mut w = self.witness_with(exec, names, &[]);
+                    w.spans = vec![a.span];
+                    self.record(FindingKind::Assertion, msg, w, false);
+                } else if bad {
+                    self.found.operational.insert(FindingKind::Assertion);
+                }
+            }
+        }
+    }
+
+    /// At a search limit, the rule checker still judges the execution that
+    /// reached it, so a stopped search reports what it saw.
+    pub(crate) fn judge_stopped(&mut self, s: &State) {
+        let (exec, names) = self.execution(s, &[]);
+        self.judge(&exec, &names);
+    }
+
+    /// The rule checker judges an execution; its findings are recorded with
+    /// the current path as witness.
+    pub(crate) fn judge(&mut self, exec: &Execution, names: &witness::ExecNames) {
+        if self.replaying {
+            return;
+        }
+        for v in bc_rules::check(exec, self.p.model.rules, names) {
+            match v.kind {
+                None => {
+                    if self.found.internal_errors.len() < 8 {
+                        self.found.internal_errors.push(format!("{}: {}", v.rule, v.message));
+                    }
+                }
+                Some(kind) => {
+                    if !self.found.findings.contains_key(&kind) {
+                        self.materialize_path();
+                        let w = self.witness_with(exec, names, &v.events);
+                        self.record(kind, v.message, w, true);
+                    } else {
+                        self.found.judged.insert(kind);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! The transition system's static side, computed once per program before
+//! the search and shared read-only by every worker: a [`Choice`] (what
+//! one step of the system picks) and the [`Analyses`] of the program that
+//! the reductions and the steps consult. It holds no search state.
+
+use crate::{canon, compact, fuse, symmetry, Reductions};
+use bc_graph::*;
+
+/// A choice at one state: thread `thread` steps; for a wait, `phase` picks
+/// the completed phase (index into the barrier's done list) it completes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Choice {
+    pub(crate) thread: u32,
+    pub(crate) phase: Option<u32>,
+}
+
+/// What the explorer computes once per program, before the search, and
+/// shares with its workers (read-only).
+pub(crate) struct Analyses {
+    /// Barriers some parity wait uses: their last completed phase is kept.
+    pub(crate) parity_barriers: Vec<bool>,
+    /// The barrier whose phases are kept sorted (canon.rs), if any.
+    pub(crate) sortable: Option<usize>,
+    /// Classes of interchangeable threads (symmetry.rs).
+    pub(crate) sym_classes: Vec<Vec<usize>>,
+    /// Barriers whose phase numbers matter (tokens, parity).
+    pub(crate) token_barriers: Vec<bool>,
+    /// Barriers whose history is never forgotten: parity barriers, and
+    /// token barriers when a token may reach memory (compact.rs).
+    pub(crate) pinned: Vec<bool>,
+    /// Barriers whose completed waits may be fused (fuse.rs).
+    pub(crate) lockstep: Vec<bool>,
+    /// Per code and pc: the barrier and location declarations the thread
+    /// may still operate on from there (history compaction).
+    pub(crate) touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
+    /// Every thread's body ends (no `await`, no loop but `repeat`): every
+    /// execution is finite, so the state graph has no cycle, there is no
+    /// fair cycle to look for and no graph to record.
+    pub(crate) finite: bool,
+}
+
+/// The transition system: the program, its analyses and the reductions in
+/// force. Built once per search and shared read-only by every worker; it
+/// holds no search state, so what its methods answer depends on the state
+/// they are given alone.
+pub(crate) struct System<'p> {
+    pub(crate) p: &'p Program,
+    pub(crate) an: Analyses,
+    pub(crate) reductions: Reductions,
+}
+
+impl<'p> System<'p> {
+    pub(crate) fn new(p: &'p Program, reductions: Reductions) -> System<'p> {
+        System {
+            p,
+            an: Analyses::new(p, &reductions),
+            reductions,
+        }
+    }
+}
+
+impl Analyses {
+    /// The analyses of `p`, for a search with `reductions`.
+    pub(crate) fn new(p: &Program, reductions: &Reductions) -> Analyses {
+        let lockstep = fuse::lockstep_barriers(p);
+        let sortable = if reductions.canonical {
+            canon::sortable_barrier(p, &lockstep)
+        } else {
+            None
+        };
+        Analyses {
+            parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
+            touches: compact::touches(p),
+            finite: p.threads.iter().all(|t| p.codes[t.code.index()].terminates()),
+            lockstep,
+            pinned: compact::pinned_barriers(p),
+            sortable,
+            sym_classes: if reductions.symmetry {
+                symmetry::classes(p)
+            } else {
+                Vec::new()
+            },
+            token_barriers: Self::barriers_where(p, |op, result| {
+                matches!(op, BarrierOp::Wait(w) if w.token.is_some() || w.parity.is_some())
+                    || matches!(result, Some(BarrierResult::Token(_)))
+            }),
+        }
+    }
+
+    /// Barrier instances some instruction of a thread applies `pred` to.
+    pub(crate) fn barriers_where(p: &Program, pred: impl Fn(&BarrierOp, &Option<BarrierResult>) -> bool) -> Vec<bool> {
+        let mut out = vec![false; p.barriers.len()];
+        for t in &p.threads {
+            for ins in &p.codes[t.code.index()].instrs {
+                if let InstrKind::Barrier { op, sel, result } = &ins.kind {
+                    let decl = match sel {
+                        BarrierSel::Decl(d) | BarrierSel::JoinedOr { decl: d, .. } => *d,
+                        BarrierSel::Joined { .. } => continue,
+                    };
+                    if pred(op, result) {
+                        if let Some(b) = t.barriers[decl as usize] {
+                            out[b.index()] = true;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}

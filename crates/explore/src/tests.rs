@@ -1,0 +1,132 @@
+//! Explorer tests that need its internals (fault injection, outcome sets).
+
+use crate::explorer::Explorer;
+use crate::*;
+use bc_graph::Program;
+
+fn program(text: &str) -> Program {
+    let (lit, diags) = bc_syntax::parse(text);
+    assert!(diags.is_empty(), "{diags:?}");
+    let model = bc_graph::lower::resolve_model(&lit, None).unwrap();
+    bc_graph::lower(&lit, text, model).unwrap()
+}
+
+/// Runs a search whose expansion of state `fault_at` panics, on a
+/// thread with a deadline: `Some(Err)` when the panic reached the
+/// caller, `None` when the search was still running after 60 s (a hang).
+fn run_with_fault(p: &Program, jobs: usize, fault_at: u32) -> Option<std::thread::Result<Outcome>> {
+    let p = p.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let opts = SearchOptions {
+                jobs,
+                ..SearchOptions::default()
+            };
+            let mut e = Explorer::new(&p, opts);
+            e.fault_at = Some(fault_at);
+            e.run()
+        }));
+        let _ = tx.send(r);
+    });
+    rx.recv_timeout(Duration::from_secs(60)).ok()
+}
+
+/// The outcome set with `reductions` on or off.
+fn outcome_set(p: &Program, on: bool, jobs: usize) -> Outcomes {
+    let opts = SearchOptions {
+        outcomes: true,
+        reductions: if on { Reductions::default() } else { Reductions::NONE },
+        jobs,
+        ..SearchOptions::default()
+    };
+    let o = explore(p, opts);
+    assert_eq!(o.stop, Stop::Exhausted);
+    o.outcomes.expect("asked for")
+}
+
+/// Symmetry stores one arrangement of interchangeable threads; the
+/// outcome set lists every arrangement, with the counts a search
+/// without symmetry finds - also when members with equal observed
+/// values differ in what is not observed (tokens: phase numbers).
+#[test]
+fn outcome_sets_expand_symmetric_arrangements() {
+    let p = program(
+        "litmus \"t\"\nmodel cuda-sm90\nbarrier B = 2\nvar c = 0\n\
+         kernel blocks=1 threads=4 { t = arrive B; wait B, t; r = fetch_add c, 1 }\n",
+    );
+    let on = outcome_set(&p, true, 1);
+    assert_eq!(on, outcome_set(&p, false, 1));
+    assert_eq!(on, outcome_set(&p, true, 2));
+    assert_eq!(on.observables, ["b0t0:r", "b0t1:r", "b0t2:r", "b0t3:r", "c"]);
+    // 4! ticket orders, each ending c = 4.
+    assert_eq!(on.classes.len(), 24);
+    assert!(on
+        .classes
+        .iter()
+        .all(|c| matches!(&c.kind, OutcomeKind::Final(v) if v[4] == 4)));
+    // Only `c` observed: one outcome, reached by every arrangement of
+    // the tokens (phases 0, 0, 1, 1 over four threads: 6).
+    let p = program(
+        "litmus \"t\"\nmodel cuda-sm90\nbarrier B = 2\nvar c = 0\n\
+         kernel blocks=1 threads=4 { t = arrive B; wait B, t; store c, 1 }\n",
+    );
+    let on = outcome_set(&p, true, 1);
+    assert_eq!(on, outcome_set(&p, false, 1));
+    assert_eq!(on.observables, ["c"]);
+    assert_eq!(
+        on.classes,
+        [OutcomeClass {
+            kind: OutcomeKind::Final(vec![1]),
+            executions: 6
+        }]
+    );
+}
+
+/// Stuck end states are deadlock, with the number of distinct stuck
+/// configurations (which thread is left over, and the tickets).
+#[test]
+fn stuck_end_states_are_counted_per_configuration() {
+    let p = program(
+        "litmus \"t\"\nmodel cuda-sm80\nvar c = 0\n\
+         kernel blocks=1 threads=3 { r = fetch_add c, 1; bar.sync 1, 2 }\n",
+    );
+    let on = outcome_set(&p, true, 1);
+    assert_eq!(on, outcome_set(&p, false, 1));
+    assert_eq!(
+        on.classes,
+        [OutcomeClass {
+            kind: OutcomeKind::Deadlock,
+            executions: 18
+        }]
+    );
+    // Not asked: nothing collected.
+    assert!(explore(&p, SearchOptions::default()).outcomes.is_none());
+}
+
+/// A panic while a worker expands a state used to leave the merging
+/// thread waiting for the worker's chunks forever (0% CPU, and
+/// `--timeout` never checked). Now it reaches the caller, whatever the
+/// number of jobs and whichever state it happens at.
+#[test]
+fn a_worker_panic_ends_the_search() {
+    let p = program(
+        "litmus \"wide\"\nmodel amdgpu\nvar x = 0\n\
+         thread T0 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n\
+         thread T1 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n\
+         thread T2 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n",
+    );
+    let states = explore(&p, SearchOptions::default()).stats.states as u32;
+    assert!(states > 4, "{states}");
+    for jobs in [1, 2, 4] {
+        for fault_at in [0, 1, states / 2, states - 1] {
+            let r = run_with_fault(&p, jobs, fault_at)
+                .unwrap_or_else(|| panic!("jobs {jobs}, fault at {fault_at}: the search hangs"));
+            let Err(payload) = r else {
+                panic!("jobs {jobs}, fault at {fault_at}: the injected panic does not reach the caller")
+            };
+            let msg = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert!(msg.contains("injected fault"), "{msg}");
+        }
+    }
+}
