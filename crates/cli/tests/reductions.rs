@@ -172,6 +172,13 @@ fn cuda_stmt() -> impl Strategy<Value = String> {
         "r = load f",
         "__syncwarp 0x3",
         "cluster.sync",
+        // Place-dependent code: thread classes (bc_graph::classes).
+        "if tid == 0 { write x }",
+        "if tid < 1 { bar.arrive 1, 2 } else { bar.sync 1, 2 }",
+        "if tid != 1 { r = load f }",
+        "if warp == 0 { store f, tid }",
+        "if lane == 2 { read x }",
+        "r = tid + 1",
     ])
     .prop_map(str::to_string)
 }
@@ -180,14 +187,18 @@ fn cuda_program() -> impl Strategy<Value = String> {
     (
         prop::collection::vec(prop::collection::vec(cuda_stmt(), 1..5), 2..4),
         prop::bool::ANY,
+        prop::bool::ANY,
     )
-        .prop_map(|(bodies, kernel)| {
+        .prop_map(|(bodies, kernel, two_blocks)| {
+            // Two blocks of two threads: block symmetry and `bid`-free
+            // classes across blocks.
+            let blocks = if two_blocks && bodies.len() == 2 { 2 } else { 1 };
             let mut s =
                 "litmus \"c\"\nmodel cuda-sm90\nbarrier B = 2\nbarrier M\nvar x scope=block\nvar f = 0\n".to_string();
             let init = "mbarrier.init M, 1";
             if kernel {
                 s += &format!(
-                    "kernel blocks=1 threads={} {{ {init}; {} }}\n",
+                    "kernel blocks={blocks} threads={} {{ {init}; {} }}\n",
                     bodies.len(),
                     bodies[0].join("; ")
                 );

@@ -3,8 +3,10 @@
 //! Threads are interchangeable when they run the same body (the same code,
 //! or for explicit threads an identical one) at the same place (block,
 //! cluster, kernel, cooperative launch, barrier and location instances; the
-//! lane too when the body uses a lane mask), their body reads no builtin
-//! that tells them apart (`tid`, `lane`, `warp`, `bid`, `ntid`), and no
+//! lane too when the body uses a lane mask), their body observes the same
+//! values of the builtins (`tid`, `lane`, `warp`, `bid`, `ntid`: the
+//! thread classes of `bc_graph::classes`, so `if tid == 0` splits a block
+//! into thread 0 and the rest instead of ending symmetry), and no
 //! assertion names them.
 //! After each step the threads of each such class are sorted by their own
 //! state, and every reference to a thread index in the state (events,
@@ -21,30 +23,6 @@ use bc_graph::*;
 
 /// Interchangeable thread classes (each with at least two threads).
 pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
-    fn reads_builtin(e: &CExpr) -> bool {
-        match e {
-            CExpr::Builtin(_) => true,
-            CExpr::Unary(_, x) => reads_builtin(x),
-            CExpr::Binary(_, a, b) => reads_builtin(a) || reads_builtin(b),
-            _ => false,
-        }
-    }
-    fn instr_reads_builtin(k: &InstrKind) -> bool {
-        let exprs: Vec<&CExpr> = match k {
-            InstrKind::Barrier { op, .. } => match op {
-                BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
-                BarrierOp::Arrive(a) => a.set_count.iter().chain(&a.mask).chain(&a.pred).collect(),
-                BarrierOp::Wait(w) => w.parity.iter().collect(),
-                _ => vec![],
-            },
-            InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } => vec![value],
-            InstrKind::Cas { expected, new, .. } => vec![expected, new],
-            InstrKind::Await(e) | InstrKind::Assign { value: e, .. } | InstrKind::Branch { cond: e, .. } => vec![e],
-            InstrKind::Launch { stream, .. } | InstrKind::StreamQuery { stream, .. } => vec![stream],
-            _ => vec![],
-        };
-        exprs.into_iter().any(reads_builtin)
-    }
     fn names_thread(e: &CExpr, t: u32) -> bool {
         match e {
             CExpr::ThreadReg(x, _) => x.0 == t,
@@ -53,12 +31,16 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
             _ => false,
         }
     }
+    let signature: Vec<Vec<i64>> = (0..p.threads.len())
+        .map(|t| bc_graph::classes::builtin_signature(p, ThreadId(t as u32)))
+        .collect();
     let mut classes: Vec<(Vec<usize>, usize)> = Vec::new();
     for (t, info) in p.threads.iter().enumerate() {
         let code = &p.codes[info.code.index()];
-        let eligible = info.kind == ThreadKind::Device
-            && !code.instrs.iter().any(|i| instr_reads_builtin(&i.kind))
-            && !p.asserts.iter().any(|a| names_thread(&a.cond, t as u32));
+        // A thread whose code reads builtins stays interchangeable with
+        // those that observe the same values of them (its thread class,
+        // `bc_graph::classes`).
+        let eligible = info.kind == ThreadKind::Device && !p.asserts.iter().any(|a| names_thread(&a.cond, t as u32));
         if !eligible {
             continue;
         }
@@ -85,7 +67,8 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
             .iter()
             .flatten()
             .any(|b| p.barriers[b.index()].props.uniform);
-        let same = |o: &ThreadInfo| {
+        let same = |r: usize| {
+            let o = &p.threads[r];
             let same_code = o.code == info.code
                 || (!uniform && {
                     let other = &p.codes[o.code.index()];
@@ -94,6 +77,7 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
                         && other.instrs.iter().zip(&code.instrs).all(|(x, y)| x.kind == y.kind)
                 });
             same_code
+                && signature[r] == signature[t]
                 && o.block == info.block
                 && o.cluster == info.cluster
                 && (!lane_sensitive || (o.lane == info.lane && o.warp_lanes == info.warp_lanes))
@@ -102,7 +86,7 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
                 && o.barriers == info.barriers
                 && o.locs == info.locs
         };
-        match classes.iter_mut().find(|(_, rep)| same(&p.threads[*rep])) {
+        match classes.iter_mut().find(|(_, rep)| same(*rep)) {
             Some((members, _)) => members.push(t),
             None => classes.push((vec![t], t)),
         }

@@ -7,6 +7,7 @@
 //! program's tables.
 
 pub mod bits;
+pub mod classes;
 pub mod dot;
 pub mod execution;
 pub mod ids;

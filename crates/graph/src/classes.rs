@@ -1,0 +1,153 @@
+//! Thread classes: what a thread's code can observe of its own place.
+//!
+//! A device thread reads its place only through the builtins (`tid`,
+//! `warp`, `lane`, `bid`, `ntid`). Every expression of its code is a
+//! function of its *maximal builtin-only subexpressions* (the largest
+//! subtrees whose leaves are builtins and constants, holding at least one
+//! builtin) and of registers and memory. So a thread's [`builtin_signature`],
+//! the values of those subexpressions for it in code order, is all its
+//! code can tell of its place: two threads running one code with equal
+//! signatures compute the same values from the same registers and memory,
+//! whatever their `tid`. `if tid < 128` splits a block into two classes,
+//! `if warp == 0` into the producer warp and the rest, `if tid == 0` into
+//! thread 0 and the rest; `r = tid` (a stored place) gives every thread a
+//! class of its own. The symmetry reduction uses this to merge threads
+//! within a class instead of giving up on every thread whose code reads a
+//! builtin (docs/explorer.md, "Symmetry").
+
+use crate::program::{BarrierOp, Builtin, CExpr, InstrKind, Program, ThreadInfo};
+use crate::ThreadId;
+
+/// The value of builtin `b` for a thread.
+pub fn builtin_value(info: &ThreadInfo, b: Builtin) -> i64 {
+    match b {
+        Builtin::Tid => info.tid as i64,
+        Builtin::Bid => info.block as i64,
+        Builtin::Warp => info.warp as i64,
+        Builtin::Lane => info.lane as i64,
+        Builtin::Ntid => info.ntid as i64,
+    }
+}
+
+impl InstrKind {
+    /// Every expression the instruction evaluates.
+    pub fn exprs(&self) -> Vec<&CExpr> {
+        match self {
+            InstrKind::Barrier { op, .. } => match op {
+                BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
+                BarrierOp::Arrive(a) => a.set_count.iter().chain(&a.mask).chain(&a.pred).collect(),
+                BarrierOp::Wait(w) => w.parity.iter().collect(),
+                BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => vec![],
+            },
+            InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } => vec![value],
+            InstrKind::Cas { expected, new, .. } => vec![expected, new],
+            InstrKind::Await(e) | InstrKind::Assign { value: e, .. } | InstrKind::Branch { cond: e, .. } => vec![e],
+            InstrKind::Launch { stream, .. } | InstrKind::StreamQuery { stream, .. } => vec![stream],
+            InstrKind::Load { .. }
+            | InstrKind::Read { .. }
+            | InstrKind::Write { .. }
+            | InstrKind::DeviceSync
+            | InstrKind::Jump(_)
+            | InstrKind::Exit => vec![],
+        }
+    }
+}
+
+impl CExpr {
+    /// Whether the expression reads a builtin.
+    pub fn reads_builtin(&self) -> bool {
+        match self {
+            CExpr::Builtin(_) => true,
+            CExpr::Unary(_, x) => x.reads_builtin(),
+            CExpr::Binary(_, a, b) => a.reads_builtin() || b.reads_builtin(),
+            _ => false,
+        }
+    }
+}
+
+/// The values of the maximal builtin-only subexpressions of `e` for the
+/// thread `info`, appended to `out` in evaluation order.
+fn observe(e: &CExpr, info: &ThreadInfo, out: &mut Vec<i64>) {
+    if !e.reads_builtin() {
+        return;
+    }
+    if !e.reads_state() {
+        out.push(crate::program::eval_with(e, &|leaf| match leaf {
+            CExpr::Builtin(b) => builtin_value(info, *b),
+            _ => 0,
+        }));
+        return;
+    }
+    match e {
+        CExpr::Unary(_, x) => observe(x, info, out),
+        CExpr::Binary(_, a, b) => {
+            observe(a, info, out);
+            observe(b, info, out);
+        }
+        _ => {}
+    }
+}
+
+/// What thread `t`'s code can observe of its place (module doc): the
+/// values of the maximal builtin-only subexpressions of its code, in code
+/// order. Empty when its code reads no builtin.
+pub fn builtin_signature(p: &Program, t: ThreadId) -> Vec<i64> {
+    let info = p.thread(t);
+    let mut out = Vec::new();
+    for ins in &p.code_of(t).instrs {
+        for e in ins.kind.exprs() {
+            observe(e, info, &mut out);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program(text: &str) -> Program {
+        let (lit, diags) = bc_syntax::parse(text);
+        assert!(diags.is_empty(), "{diags:?}");
+        let model = crate::lower::resolve_model(&lit, None).unwrap();
+        crate::lower(&lit, text, model).unwrap()
+    }
+
+    /// How many distinct signatures the threads of `body` have, in a block
+    /// of `threads` threads.
+    fn classes(body: &str, threads: u32) -> usize {
+        let p = program(&format!(
+            "litmus \"c\"\nmodel cuda-sm80\nvar s scope=block\nkernel blocks=2 threads={threads} {{ {body} }}\n"
+        ));
+        let sigs: std::collections::BTreeSet<Vec<i64>> = (0..p.threads.len())
+            .map(|t| builtin_signature(&p, ThreadId(t as u32)))
+            .collect();
+        sigs.len()
+    }
+
+    #[test]
+    fn branches_on_the_place_split_threads_into_classes() {
+        // No builtin: one class (blocks differ by place, not by signature).
+        assert_eq!(classes("__syncthreads", 64), 1);
+        assert_eq!(classes("if tid == 0 { write s }; __syncthreads; read s", 64), 2);
+        assert_eq!(
+            classes("if tid < 32 { bar.sync 1, 64 } else { bar.arrive 1, 64 }", 64),
+            2
+        );
+        assert_eq!(classes("if warp == 0 { write s }", 96), 2);
+        // Both tests in one code: their values combine.
+        assert_eq!(classes("if tid < 32 { write s }; if tid == 0 { read s }", 64), 3);
+        // `bid` separates the blocks.
+        assert_eq!(classes("if bid == 0 { write s }", 4), 2);
+        // A stored place tells every thread of a block apart.
+        assert_eq!(classes("r = tid", 8), 8);
+    }
+
+    #[test]
+    fn builtins_mixed_with_registers_observe_their_builtin_parts() {
+        // `tid < 2` is the builtin-only part of `r + (tid < 2)`.
+        assert_eq!(classes("r = 1; if r + (tid < 2) == 2 { write s }", 8), 2);
+        // `tid` alone beside a register: every thread apart.
+        assert_eq!(classes("r = 1; if r + tid == 2 { write s }", 8), 8);
+    }
+}
