@@ -21,9 +21,9 @@
 //! forgettable). Executes-before between kept events that ran through
 //! forgotten ones is kept as explicit edges.
 
-use crate::explorer::Explorer;
 use crate::state::{HKind, State, Status, LAUNCH, START};
 use crate::system::System;
+use crate::witness::ExecNames;
 use bc_graph::*;
 use std::collections::{BTreeSet, HashMap};
 
@@ -130,13 +130,17 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
     out
 }
 
-impl Explorer<'_> {
-    pub(crate) fn compact(&mut self, s: &mut State) {
+impl System<'_> {
+    /// Forgets the forgettable history of `s` (threads named under the
+    /// renaming `ident`). When it forgets anything, it returns the
+    /// execution as it was right before, which the caller must have the
+    /// rule checker judge (nothing it forgot can be judged later).
+    pub(crate) fn compact(&self, s: &mut State, ident: &[u32]) -> Option<(Execution, ExecNames)> {
         // Cheap test first: a barrier with forgettable complete phases, or
         // plain accesses or joins that might be forgotten.
         let barrier_ready = (0..self.p.barriers.len()).any(|b| {
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as u32;
-            !self.sys.an.pinned[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
+            !self.an.pinned[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
         });
         let others = s
             .hist
@@ -144,16 +148,16 @@ impl Explorer<'_> {
             .flatten()
             .any(|e| matches!(e.kind, HKind::Read | HKind::Write));
         if !barrier_ready && !others {
-            return;
+            return None;
         }
         let nt = s.threads.len();
         if s.threads.iter().any(|t| t.status == Status::NotLaunched) {
-            return;
+            return None;
         }
         let alive: Vec<usize> = (0..nt).filter(|&t| s.threads[t].status == Status::Running).collect();
-        let (exec, names, ids) = self.execution_ids(s, &[]);
+        let (exec, names, ids) = self.execution_ids(s, &[], ident);
         let Ok(before) = bc_rules::executes_before(&exec) else {
-            return;
+            return None;
         };
         let n = exec.events.len();
         let eb = |a: usize, b: usize| before[b].get(a);
@@ -176,7 +180,7 @@ impl Explorer<'_> {
                 ev.thread.is_some()
                     && alive.iter().all(|&u| {
                         ev.thread == Some(ThreadId(u as u32))
-                            || !self.sys.may_touch(s, u, ev.target)
+                            || !self.may_touch(s, u, ev.target)
                             || last(u).is_some_and(|l| eb(e, l))
                     })
             })
@@ -193,7 +197,7 @@ impl Explorer<'_> {
         for b in 0..self.p.barriers.len() {
             let bar = &s.bars[b];
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as usize;
-            if self.sys.an.pinned[b] || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
+            if self.an.pinned[b] || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
                 continue;
             }
             // Everything on the barrier but joins and the open phase.
@@ -266,11 +270,9 @@ impl Explorer<'_> {
             }
         }
         if !drop.iter().any(|&d| d) {
-            return;
+            return None;
         }
         let starts = self.launch_starts(s, &exec, &before, &ids, &drop, &alive);
-        // Judge everything before forgetting any of it.
-        self.judge(&exec, &names);
         let old_extra = std::mem::take(&mut s.extra);
         // The new history: kept events, renumbered per thread.
         let mut remap: HashMap<(u32, u32), (u32, u32)> = HashMap::new();
@@ -301,7 +303,7 @@ impl Explorer<'_> {
                 *order = std::iter::once((LAUNCH, b as u32)).chain(rest).collect();
                 bar.base = Some(bar.after_completion);
                 bar.settled_len = 1;
-                if self.sys.an.token_barriers[b] {
+                if self.an.token_barriers[b] {
                     // Tokens hold phase numbers: keep counting.
                     bar.phase_base = bar.open.as_ref().map_or(bar.next_phase, |ph| ph.number);
                 } else {
@@ -363,6 +365,9 @@ impl Explorer<'_> {
             }
         }
         s.extra = extra.into_iter().collect();
+        // Everything is judged before any of it is forgotten: the caller
+        // judges the execution as it was.
+        Some((exec, names))
     }
 
     /// What each thread's start executes before, where the rule checker
@@ -429,9 +434,7 @@ impl Explorer<'_> {
         }
         out
     }
-}
 
-impl System<'_> {
     /// Whether thread `u` may still produce an event that interacts with
     /// an event on `target`: one on the same barrier or location.
     pub(crate) fn may_touch(&self, s: &State, u: usize, target: Target) -> bool {

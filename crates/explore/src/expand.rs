@@ -87,7 +87,7 @@ impl<'p> Explorer<'p> {
             let n = choices.len();
             (choices, vec![Vec::new(); n])
         } else {
-            self.prune_symmetric(s, choices)
+            self.sys.prune_symmetric(s, choices, &self.budget)
         };
         if self.budget.check().is_some() {
             return Expanded {

@@ -6,8 +6,9 @@
 
 use crate::record::Found;
 use crate::search::{Search, SearchTree};
-use crate::state::State;
+use crate::state::{State, Status};
 use crate::system::System;
+use crate::witness::ExecNames;
 use crate::{budget, outcomes, par, Choice};
 use crate::{Outcome, SearchOptions, Stats, Step, Stop, Witness};
 use bc_graph::*;
@@ -220,14 +221,18 @@ impl<'p> Explorer<'p> {
         w
     }
 
-    /// The reductions applied to every new state, in order. Renames
-    /// `self.ident` along with the threads.
+    /// The reductions applied to every new state, in order. The rule
+    /// checker judges the history compaction forgets; renames `self.ident`
+    /// along with the threads.
     pub(crate) fn normalize(&mut self, s: &mut State) {
         if self.sys.reductions.compact {
-            self.compact(s);
+            if let Some((exec, names)) = self.sys.compact(s, &self.ident) {
+                self.judge(&exec, &names);
+            }
         }
         self.sys.canonicalize(s);
-        if let Some(perm) = self.symmetrize(s) {
+        let budget = (!self.replaying).then_some(&*self.budget);
+        if let Some(perm) = self.sys.symmetrize(s, budget) {
             self.ident = perm.iter().map(|&old| self.ident[old]).collect();
             // The renaming may leave a phase's arrivals out of order.
             self.sys.canonicalize(s);
@@ -261,24 +266,69 @@ impl<'p> Explorer<'p> {
 
     /// The declared name of thread index `t` in the current state.
     pub(crate) fn name_of(&self, t: usize) -> &str {
-        &self.p.threads[self.ident[t] as usize].name
-    }
-}
-
-impl System<'_> {
-    pub(crate) fn at_wait(&self, s: &State, t: usize) -> bool {
-        matches!(
-            self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
-            Some(InstrKind::Barrier {
-                op: BarrierOp::Wait(_),
-                ..
-            })
-        )
+        self.sys.thread_name(&self.ident, t)
     }
 
-    pub(crate) fn instr_text(&self, s: &State, t: usize) -> String {
-        self.p
-            .instr(ThreadId(t as u32), s.threads[t].pc)
-            .map_or_else(|| "end".into(), |i| i.text.clone())
+    /// [`System::label_of`] under the current renaming.
+    pub(crate) fn label_of(&self, s: &State, t: u32, po: u32) -> String {
+        self.sys.label_of(s, t, po, &self.ident)
+    }
+
+    /// [`System::execution`] under the current renaming.
+    pub(crate) fn execution(&self, s: &State, stuck: &[usize]) -> (Execution, ExecNames) {
+        self.sys.execution(s, stuck, &self.ident)
+    }
+
+    /// [`System::witness`] under the current renaming, along the current
+    /// path.
+    pub(crate) fn witness(&self, s: &State, stuck: &[usize], focus: &[EventId]) -> Witness {
+        self.sys.witness(s, stuck, focus, &self.ident, &self.path)
+    }
+
+    /// [`System::witness_with`] along the current path.
+    pub(crate) fn witness_with(&self, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
+        self.sys.witness_with(exec, names, focus, &self.path)
+    }
+
+    /// Completed-wait fusion (fuse.rs): takes every fusible wait of `s` (in
+    /// thread order, until none is left) and returns their steps. A wait
+    /// that raises a finding, operates on a barrier's bmo or ends its
+    /// thread is not taken.
+    pub(crate) fn fused_steps(&mut self, s: &mut State) -> Vec<Step> {
+        let mut steps = Vec::new();
+        if !self.sys.reductions.fuse {
+            return steps;
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for t in 0..s.threads.len() {
+                let Some(c) = self.sys.fusible(s, t, &self.ident) else {
+                    continue;
+                };
+                let pending = self.pending.len();
+                // The step is tried on a copy (it may be rejected), built in
+                // a reused state so its vectors keep their allocations.
+                let mut next = State::copy_in(&mut self.work.fuse, s);
+                let step = self.step(&mut next, c);
+                let quiet = self.pending.len() == pending;
+                let bmo_same = next.bmo.iter().zip(&s.bmo).all(|(a, b)| a.len() == b.len());
+                if quiet && bmo_same && next.threads[t].status == Status::Running {
+                    std::mem::swap(s, &mut next);
+                    steps.push(step);
+                    changed = true;
+                } else {
+                    self.pending.truncate(pending);
+                }
+                self.work.fuse = Some(next);
+            }
+        }
+        steps
+    }
+
+    /// [`Explorer::fused_steps`], appended to the current path.
+    pub(crate) fn fuse_waits(&mut self, s: &mut State) {
+        let steps = self.fused_steps(s);
+        self.path.extend(steps);
     }
 }

@@ -33,14 +33,15 @@
 //! fall in one phase, which then completes one live arrive short.
 
 use crate::choices::WaitPlan;
-use crate::explorer::Explorer;
 use crate::state::{State, Status};
-use crate::{Choice, Step};
+use crate::system::System;
+use crate::Choice;
 use bc_graph::*;
 
-impl Explorer<'_> {
-    /// The choice of thread `t`'s wait, when it qualifies for fusion.
-    fn fusible(&self, s: &State, t: usize) -> Option<Choice> {
+impl System<'_> {
+    /// The choice of thread `t`'s wait, when it qualifies for fusion
+    /// (threads named under the renaming `ident`).
+    pub(crate) fn fusible(&self, s: &State, t: usize, ident: &[u32]) -> Option<Choice> {
         let th = &s.threads[t];
         if th.status != Status::Running || !th.started {
             return None;
@@ -57,58 +58,20 @@ impl Explorer<'_> {
         if spec.parity.is_some() {
             return None;
         }
-        let b = self.sys.resolve(s, t, *sel)?;
-        if !self.sys.an.lockstep[b] {
+        let b = self.resolve(s, t, *sel)?;
+        if !self.an.lockstep[b] {
             return None;
         }
-        if self.sys.neutral(s, t, b, op, &self.ident).is_some() {
+        if self.neutral(s, t, b, op, ident).is_some() {
             return None;
         }
-        match self.sys.wait_plan(s, t, b, spec, &self.ident) {
+        match self.wait_plan(s, t, b, spec, ident) {
             WaitPlan::Phases(idx, _, None) if idx.len() == 1 => Some(Choice {
                 thread: t as u32,
                 phase: Some(idx[0]),
             }),
             _ => None,
         }
-    }
-
-    /// Takes every fusible wait of `s` (in thread order, until none is
-    /// left) and returns their steps.
-    pub(crate) fn fused_steps(&mut self, s: &mut State) -> Vec<Step> {
-        let mut steps = Vec::new();
-        if !self.sys.reductions.fuse {
-            return steps;
-        }
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for t in 0..s.threads.len() {
-                let Some(c) = self.fusible(s, t) else { continue };
-                let pending = self.pending.len();
-                // The step is tried on a copy (it may be rejected), built in
-                // a reused state so its vectors keep their allocations.
-                let mut next = State::copy_in(&mut self.work.fuse, s);
-                let step = self.step(&mut next, c);
-                let quiet = self.pending.len() == pending;
-                let bmo_same = next.bmo.iter().zip(&s.bmo).all(|(a, b)| a.len() == b.len());
-                if quiet && bmo_same && next.threads[t].status == Status::Running {
-                    std::mem::swap(s, &mut next);
-                    steps.push(step);
-                    changed = true;
-                } else {
-                    self.pending.truncate(pending);
-                }
-                self.work.fuse = Some(next);
-            }
-        }
-        steps
-    }
-
-    /// [`Explorer::fused_steps`], appended to the current path.
-    pub(crate) fn fuse_waits(&mut self, s: &mut State) {
-        let steps = self.fused_steps(s);
-        self.path.extend(steps);
     }
 }
 

@@ -3,7 +3,7 @@
 //! states and stopped searches are judged by the rule checker (`bc-rules`)
 //! and the assertions.
 //!
-//! [`absorb`]: crate::explorer::Explorer::absorb
+//! [`absorb`]: crate::record::Found::absorb
 
 use crate::explorer::Explorer;
 use crate::state::{State, Status};

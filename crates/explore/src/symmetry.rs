@@ -15,8 +15,9 @@
 //! executions with the same verdict, so one representative per orbit is
 //! enough. Witnesses name the representative's threads.
 
-use crate::explorer::Explorer;
+use crate::budget::Budget;
 use crate::state::{State, LAUNCH};
+use crate::system::System;
 use crate::Choice;
 use bc_graph::bits::Bits;
 use bc_graph::*;
@@ -111,12 +112,13 @@ fn ones(m: &Bits) -> impl Iterator<Item = usize> + '_ {
     })
 }
 
-impl Explorer<'_> {
+impl System<'_> {
     /// Sorts each class of interchangeable threads by their own state;
     /// returns the renaming (new index -> old index) when it is not the
-    /// identity.
-    pub(crate) fn symmetrize(&self, s: &mut State) -> Option<Vec<usize>> {
-        if self.sys.an.sym_classes.is_empty() {
+    /// identity. `budget`: checked while renaming (see [`System::rename`]);
+    /// `None` when replaying a witness.
+    pub(crate) fn symmetrize(&self, s: &mut State, budget: Option<&Budget>) -> Option<Vec<usize>> {
+        if self.an.sym_classes.is_empty() {
             return None;
         }
         let nt = s.threads.len();
@@ -152,7 +154,7 @@ impl Explorer<'_> {
                 .then_with(|| s.hist[a].iter().map(ev_key).cmp(s.hist[b].iter().map(ev_key)))
         };
         let mut changed = false;
-        for class in &self.sys.an.sym_classes {
+        for class in &self.an.sym_classes {
             let mut sorted = class.clone();
             sorted.sort_by(cmp);
             for (slot, &old) in class.iter().zip(&sorted) {
@@ -165,17 +167,18 @@ impl Explorer<'_> {
         if !changed {
             return None;
         }
-        self.rename(s, &perm);
+        self.rename(s, &perm, budget);
         Some(perm)
     }
 
     /// Renames every thread index in `s`: thread `perm[new]` becomes `new`.
     ///
     /// Renaming the join masks of thousands of threads takes long: during
-    /// the search the budget is checked every [`RENAME_CHECK`] threads, and
-    /// when it has halted the search the renaming stops part way (the state
-    /// is then discarded). A witness replay always renames in full.
-    fn rename(&self, s: &mut State, perm: &[usize]) {
+    /// the search the `budget` is checked every [`RENAME_CHECK`] threads,
+    /// and when it has halted the search the renaming stops part way (the
+    /// state is then discarded). A witness replay passes no budget and
+    /// always renames in full.
+    fn rename(&self, s: &mut State, perm: &[usize], budget: Option<&Budget>) {
         let nt = s.threads.len();
         let mut inv = vec![0usize; nt];
         for (new, &old) in perm.iter().enumerate() {
@@ -205,7 +208,7 @@ impl Explorer<'_> {
         s.threads = perm.iter().map(|&o| old_threads[o].clone()).collect();
         s.hist = perm.iter().map(|&o| old_hist[o].clone()).collect();
         for (i, th) in s.threads.iter_mut().enumerate() {
-            if i % RENAME_CHECK == RENAME_CHECK - 1 && !self.replaying && self.budget.check().is_some() {
+            if i % RENAME_CHECK == RENAME_CHECK - 1 && budget.is_some_and(|b| b.check().is_some()) {
                 return;
             }
             th.jmask = rmask(&th.jmask);
@@ -251,27 +254,35 @@ impl Explorer<'_> {
     /// group is interchangeable when a transposition and a cycle of its
     /// members (which generate every permutation of it) leave the state
     /// unchanged up to the phase-order canonical form.
-    pub(crate) fn prune_symmetric(&self, s: &State, choices: Vec<Choice>) -> (Vec<Choice>, Vec<Vec<u32>>) {
+    ///
+    /// `budget`: checked before each group; when it has halted the search
+    /// the choices come back unpruned (the expansion stops).
+    pub(crate) fn prune_symmetric(
+        &self,
+        s: &State,
+        choices: Vec<Choice>,
+        budget: &Budget,
+    ) -> (Vec<Choice>, Vec<Vec<u32>>) {
         let n = choices.len();
-        if self.sys.an.sym_classes.is_empty() || n < 2 {
+        if self.an.sym_classes.is_empty() || n < 2 {
             return (choices, vec![Vec::new(); n]);
         }
         // Representative thread of each thread (itself when not merged).
         let mut rep: Vec<usize> = (0..s.threads.len()).collect();
-        for class in &self.sys.an.sym_classes {
+        for class in &self.an.sym_classes {
             let mut rest: Vec<usize> = class
                 .iter()
                 .copied()
                 .filter(|&t| choices.iter().any(|c| c.thread as usize == t))
                 .collect();
             while let Some(&first) = rest.first() {
-                if self.budget.check().is_some() {
+                if budget.check().is_some() {
                     // The expansion stops: the choices do not matter.
                     return (choices, vec![Vec::new(); n]);
                 }
                 let group: Vec<usize> = rest.iter().copied().filter(|&u| self.own_equal(s, first, u)).collect();
                 rest.retain(|u| !group.contains(u));
-                if group.len() < 2 || !self.group_symmetric(s, &group) {
+                if group.len() < 2 || !self.group_symmetric(s, &group, budget) {
                     continue;
                 }
                 for &u in &group[1..] {
@@ -323,12 +334,14 @@ impl Explorer<'_> {
             })
     }
 
-    fn group_symmetric(&self, s: &State, group: &[usize]) -> bool {
+    /// Whether renaming the members of `group` among themselves leaves `s`
+    /// unchanged up to the phase-order canonical form.
+    fn group_symmetric(&self, s: &State, group: &[usize], budget: &Budget) -> bool {
         let nt = s.threads.len();
         let fixed = |perm: &[usize]| {
             let mut c = s.clone();
-            self.rename(&mut c, perm);
-            self.sys.canonicalize(&mut c);
+            self.rename(&mut c, perm, Some(budget));
+            self.canonicalize(&mut c);
             c == *s
         };
         let mut swap: Vec<usize> = (0..nt).collect();

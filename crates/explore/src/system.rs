@@ -3,6 +3,7 @@
 //! one step of the system picks) and the [`Analyses`] of the program that
 //! the reductions and the steps consult. It holds no search state.
 
+use crate::state::State;
 use crate::{canon, compact, fuse, symmetry, Reductions};
 use bc_graph::*;
 
@@ -56,6 +57,25 @@ impl<'p> System<'p> {
             an: Analyses::new(p, &reductions),
             reductions,
         }
+    }
+
+    /// Whether thread `t` of `s` is at a wait.
+    pub(crate) fn at_wait(&self, s: &State, t: usize) -> bool {
+        matches!(
+            self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
+            Some(InstrKind::Barrier {
+                op: BarrierOp::Wait(_),
+                ..
+            })
+        )
+    }
+
+    /// The text of thread `t`'s next instruction in `s` (`end` past its
+    /// last one).
+    pub(crate) fn instr_text(&self, s: &State, t: usize) -> String {
+        self.p
+            .instr(ThreadId(t as u32), s.threads[t].pc)
+            .map_or_else(|| "end".into(), |i| i.text.clone())
     }
 }
 

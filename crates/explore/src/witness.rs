@@ -1,10 +1,13 @@
 //! Turning explorer history into an [`Execution`] for the rule checker, and
-//! into the witness a finding carries.
+//! into the witness a finding carries. These answers depend on the state
+//! alone, with threads named under the renaming passed in (`ident`: which
+//! declared thread each thread index stands for) and, for a witness, the
+//! path of steps that reached the state.
 
-use crate::explorer::Explorer;
 use crate::state::{HKind, State, AT_END, AT_LAUNCH, LAUNCH, START};
 use crate::step::decode_token;
-use crate::Witness;
+use crate::system::System;
+use crate::{Step, Witness};
 use bc_graph::*;
 use std::collections::HashMap;
 
@@ -27,10 +30,10 @@ impl bc_rules::Names for ExecNames {
     }
 }
 
-impl Explorer<'_> {
+impl System<'_> {
     /// `T1#2 arrive B`: the thread, the event's place in its program order
     /// (1-based), the statement.
-    pub(crate) fn label_of(&self, s: &State, t: u32, po: u32) -> String {
+    pub(crate) fn label_of(&self, s: &State, t: u32, po: u32, ident: &[u32]) -> String {
         if t == LAUNCH {
             let b = &self.p.barriers[po as usize];
             return match s.bars[po as usize].base {
@@ -39,7 +42,7 @@ impl Explorer<'_> {
             };
         }
         let ev = &s.hist[t as usize][po as usize];
-        let thread = self.name_of(t as usize);
+        let thread = self.thread_name(ident, t as usize);
         let implicit = |what: &str, when: &str| match ev.target {
             Target::Barrier(b) => format!(
                 "{thread}#{} {what} {} ({when})",
@@ -59,8 +62,8 @@ impl Explorer<'_> {
     }
 
     /// The execution so far, with `stuck` threads blocked on their waits.
-    pub(crate) fn execution(&self, s: &State, stuck: &[usize]) -> (Execution, ExecNames) {
-        let (exec, names, _) = self.execution_ids(s, stuck);
+    pub(crate) fn execution(&self, s: &State, stuck: &[usize], ident: &[u32]) -> (Execution, ExecNames) {
+        let (exec, names, _) = self.execution_ids(s, stuck, ident);
         (exec, names)
     }
 
@@ -69,6 +72,7 @@ impl Explorer<'_> {
         &self,
         s: &State,
         stuck: &[usize],
+        ident: &[u32],
     ) -> (Execution, ExecNames, HashMap<(u32, u32), EventId>) {
         let p = self.p;
         let mut b = ExecutionBuilder::new(p.threads.len(), p.barriers.len());
@@ -104,7 +108,7 @@ impl Explorer<'_> {
             let launched = s.bmo[i].first() == Some(&(LAUNCH, i as u32));
             if !used[i] {
                 if launched {
-                    idle_launches.push((i, self.label_of(s, LAUNCH, i as u32)));
+                    idle_launches.push((i, self.label_of(s, LAUNCH, i as u32, ident)));
                 }
                 continue;
             }
@@ -119,7 +123,7 @@ impl Explorer<'_> {
                 if s.bars[i].phase_base > 0 {
                     b.phase_base(BarrierId(i as u32), s.bars[i].phase_base);
                 }
-                labels.push(self.label_of(s, LAUNCH, i as u32));
+                labels.push(self.label_of(s, LAUNCH, i as u32, ident));
             }
         }
         let mut waits = Vec::new();
@@ -148,7 +152,7 @@ impl Explorer<'_> {
                 };
                 let id = b.event(Some(ThreadId(t as u32)), ev.pc, kind, ev.target);
                 ids.insert((t as u32, po as u32), id);
-                labels.push(self.label_of(s, t as u32, po as u32));
+                labels.push(self.label_of(s, t as u32, po as u32, ident));
                 if let HKind::Wait { participants, .. } = &ev.kind {
                     waits.push((id, participants.clone()));
                 }
@@ -162,7 +166,12 @@ impl Explorer<'_> {
                 Target::Barrier(BarrierId(bar as u32)),
             );
             let text = p.instr(ThreadId(t as u32), pc).map_or("?", |i| i.text.as_str());
-            labels.push(format!("{}#{} {}", self.name_of(t), s.hist[t].len() + 1, text));
+            labels.push(format!(
+                "{}#{} {}",
+                self.thread_name(ident, t),
+                s.hist[t].len() + 1,
+                text
+            ));
         }
         for (w, ps) in waits {
             let ps = ps.iter().filter_map(|k| ids.get(k).copied()).collect();
@@ -206,7 +215,7 @@ impl Explorer<'_> {
         else {
             return None;
         };
-        let bar = self.sys.resolve(s, t, *sel)?;
+        let bar = self.resolve(s, t, *sel)?;
         // A token that names no phase of this barrier (none, or another
         // barrier's) waits for a phase that never comes.
         let token_phase = spec.token.map(|r| {
@@ -227,12 +236,28 @@ impl Explorer<'_> {
         Some((pc, kind, bar))
     }
 
-    pub(crate) fn witness(&self, s: &State, stuck: &[usize], focus: &[EventId]) -> Witness {
-        let (exec, names) = self.execution(s, stuck);
-        self.witness_with(&exec, &names, focus)
+    /// The witness of a finding at `s` (with `stuck` threads blocked on
+    /// their waits, pointing at the `focus` events), reached by `path`.
+    pub(crate) fn witness(
+        &self,
+        s: &State,
+        stuck: &[usize],
+        focus: &[EventId],
+        ident: &[u32],
+        path: &[Step],
+    ) -> Witness {
+        let (exec, names) = self.execution(s, stuck, ident);
+        self.witness_with(&exec, &names, focus, path)
     }
 
-    pub(crate) fn witness_with(&self, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
+    /// The witness of a finding in `exec`, reached by `path`.
+    pub(crate) fn witness_with(
+        &self,
+        exec: &Execution,
+        names: &ExecNames,
+        focus: &[EventId],
+        path: &[Step],
+    ) -> Witness {
         let label = |e: EventId| names.labels[e.index()].clone();
         // Each barrier's bmo in barrier order; an idle barrier's holds only
         // its launch init, which the execution left out.
@@ -274,7 +299,7 @@ impl Explorer<'_> {
             focus.iter().filter_map(|&e| span_of(e)).collect()
         };
         Witness {
-            steps: self.path.clone(),
+            steps: path.to_vec(),
             bmo,
             participates_in,
             stuck,
