@@ -1,6 +1,6 @@
 //! Transitions: what one choice does to a state (`step`, and the local
-//! steps after it), raising the operational findings it meets. Which
-//! choices a state offers is `choices.rs`.
+//! steps after it), calling the rules of `rules.rs` where the operations
+//! they judge happen. Which choices a state offers is `choices.rs`.
 
 use crate::choices::WaitPlan;
 use crate::eval::eval;
