@@ -6,21 +6,21 @@
 //! messages follow the renaming passed in.
 
 use crate::eval::eval;
-use crate::state::{HKind, Phase, State, Status};
-use crate::step::decode_token;
+use crate::state::{HKind, State, Status};
 use crate::system::System;
 use crate::Choice;
 use bc_graph::*;
 use bc_models::Rule;
-use bc_syntax::UbKind;
 
 /// What a wait can do now.
 pub(crate) enum WaitPlan {
-    /// No joined-before join: `ub(wait-without-join)`, then no effect.
+    /// No joined-before join: wait-needs-join is broken, and the wait has
+    /// no effect.
     NoJoin,
-    /// Token misuse, then no effect: an event with no participants that
-    /// records the phase the token names ([`NO_TOKEN_PHASE`] for none).
-    NoOp(UbKind, String, u32),
+    /// token-misuse is broken (this message), and the wait has no effect:
+    /// an event with no participants that records the phase the token
+    /// names ([`NO_TOKEN_PHASE`] for none).
+    NoOp(String, u32),
     Blocked,
     /// Complete on one of these completed phases (indices into `done`);
     /// the token's phase; why the token is stale, if it is.
@@ -43,8 +43,10 @@ impl System<'_> {
     }
 
     /// Why an operation of thread `t` on barrier `b` has no effect, if it
-    /// has none: a privileged barrier, the NULL barrier, a grid barrier
-    /// outside a cooperative launch, an invalidated barrier.
+    /// has none: the rule it breaks, if any, and the message. A privileged
+    /// barrier, the NULL barrier, a grid barrier outside a cooperative
+    /// launch, a `__syncwarp` from a lane outside its mask, an invalidated
+    /// barrier (the rules are in `rules.rs`).
     pub(crate) fn neutral(
         &self,
         s: &State,
@@ -52,68 +54,25 @@ impl System<'_> {
         b: usize,
         op: &BarrierOp,
         ident: &[u32],
-    ) -> Option<(Option<UbKind>, String)> {
-        let props = self.p.barriers[b].props;
-        let name = self.bname(b);
-        if props.privileged {
-            return Some((
-                Some(UbKind::PrivilegedBarrier),
-                format!("{} uses the privileged barrier {name}", self.thread_name(ident, t)),
-            ));
+    ) -> Option<(Option<Rule>, String)> {
+        if let Some(msg) = self.privileged_barrier(t, b, ident) {
+            return Some((Some(Rule::PrivilegedBarrier), msg));
         }
-        if props.noop && !matches!(op, BarrierOp::Join) {
+        if self.p.barriers[b].props.noop && !matches!(op, BarrierOp::Join) {
             return Some((None, String::new()));
         }
-        if props.cooperative && !self.p.threads[t].cooperative {
-            let msg = format!(
-                "{} uses {name} in a kernel not launched cooperatively",
-                self.thread_name(ident, t)
-            );
-            return Some((Some(UbKind::UncooperativeGridSync), msg));
+        if let Some(msg) = self.uncooperative_grid_sync(t, b, ident) {
+            return Some((Some(Rule::CooperativeGridSync), msg));
         }
-        // `__syncwarp`: the calling lane must be in its own mask
-        // ("Synchronization Functions"); otherwise UB, and the call does
-        // nothing (its wait too).
-        if let Some(w) = &self.p.barriers[b].syncwarp {
-            if !w.named.contains(&ThreadId(t as u32)) {
-                let lane = self.p.threads[t].lane;
-                let ub = matches!(op, BarrierOp::Arrive(_)).then_some(UbKind::SyncwarpMask);
-                let msg = format!(
-                    "{} (lane {lane}) is not in its own mask {:#x}",
-                    self.thread_name(ident, t),
-                    w.mask
-                );
-                return Some((ub, msg));
-            }
+        // Only an arrive breaks the rule; the wait does nothing.
+        if let Some(msg) = self.syncwarp_mask(t, b, ident) {
+            let rule = matches!(op, BarrierOp::Arrive(_)).then_some(Rule::SyncwarpMask);
+            return Some((rule, msg));
         }
-        if s.bars[b].invalid && !matches!(op, BarrierOp::Init(_)) {
-            return Some((
-                Some(UbKind::InvalidBarrier),
-                format!("{} uses {name} after it was invalidated", self.thread_name(ident, t)),
-            ));
+        if let Some(msg) = self.invalid_barrier(s, t, b, op, ident) {
+            return Some((Some(Rule::InvalidBarrier), msg));
         }
         None
-    }
-
-    /// The token-phase rule: whether a token naming phase `tp` of barrier
-    /// `b` is stale, i.e. names neither the barrier's current phase nor the
-    /// one just before it ("Memory Barrier Primitives API",
-    /// `__mbarrier_test_wait`: the token must belong to the immediately
-    /// preceding or the current phase). Two ways: the barrier is two or
-    /// more phases on, or an init came after the token's phase - an init
-    /// restarts the barrier at phase 0 (`__mbarrier_init`: it sets the
-    /// counts of the current and the next phase), so a token from before
-    /// it names a phase of the barrier's earlier life, neither current nor
-    /// preceding (on an H100 such a wait hangs: docs/hardware.md). Only
-    /// models with the `token-phase` rule report it (`Explorer::ub`).
-    fn token_phase_stale(s: &State, b: usize, tp: u32) -> Option<&'static str> {
-        if tp < s.bars[b].epoch_start {
-            Some("the barrier was initialized again after that phase")
-        } else if Self::current_phase(s, b) >= tp + 2 {
-            Some("the barrier is two phases past it")
-        } else {
-            None
-        }
     }
 
     /// What a wait of thread `t` on barrier `b` can do in state `s`.
@@ -121,7 +80,7 @@ impl System<'_> {
         let rules = self.p.model.rules;
         let misuse = |msg: String, phase: u32| {
             if rules.has(Rule::TokenMisuse) {
-                WaitPlan::NoOp(UbKind::TokenMisuse, msg, phase)
+                WaitPlan::NoOp(msg, phase)
             } else {
                 WaitPlan::Blocked
             }
@@ -151,84 +110,25 @@ impl System<'_> {
             });
             return WaitPlan::Parity(last.map(|i| i as u32), parity);
         }
-        // A wait with no joined-before join does nothing, whatever its token.
+        // A wait with no joined-before join does nothing, whatever its
+        // token (wait-needs-join, reported by `Explorer::wait_needs_join`).
         let joined = s.threads[t].joined.contains(&(b as u32));
         if !joined {
             return WaitPlan::NoJoin;
         }
         if let Some(r) = spec.token {
             let v = s.threads[t].regs[r.index()];
-            let nb = self.p.barriers.len();
-            let cur = System::current_phase(s, b);
-            let tp = match decode_token(v) {
-                Some((tb, tp)) if tb == b => tp,
-                Some((tb, _)) if tb < nb => {
-                    return misuse(
-                        format!(
-                            "{} waits on {} with a token of {}",
-                            self.thread_name(ident, t),
-                            self.bname(b),
-                            self.bname(tb)
-                        ),
-                        NO_TOKEN_PHASE,
-                    )
-                }
-                _ => {
-                    return misuse(
-                        format!(
-                            "{} waits on {} with {v}, which is no token",
-                            self.thread_name(ident, t),
-                            self.bname(b)
-                        ),
-                        NO_TOKEN_PHASE,
-                    )
-                }
+            let tp = match self.token_misuse(s, t, b, v, ident) {
+                Ok(tp) => tp,
+                Err((msg, phase)) => return misuse(msg, phase),
             };
-            // A wait takes an arrival token of its own barrier
-            // (cuda-barrier-libcudacxx.txt, the [thread.barrier.class]
-            // semantics it modifies; project notes, section 3). Tokens are
-            // plain integers here, so we define which ones are real: a
-            // value an arrive on this barrier instance has returned so far: it names this barrier and a phase number no
-            // larger than the largest one an arrive returned (over all its
-            // inits; numbers only grow between inits, so every smaller one
-            // was current once). Anything else - arithmetic on a token, a
-            // plain integer, a phase not reached yet - is forged.
-            if tp >= s.bars[b].returned {
-                return misuse(
-                    format!(
-                        "{} waits on {} with {v}, naming phase {tp}, which no arrive of it has returned",
-                        self.thread_name(ident, t),
-                        self.bname(b)
-                    ),
-                    tp,
-                );
-            }
-            if tp >= cur {
+            if tp >= System::current_phase(s, b) {
                 return WaitPlan::Blocked;
             }
-            // Waited on already: this thread's history has a wait for it,
-            // or the phase was forgotten (compaction forgets a phase only
-            // after each arriving thread waited on it; numbers never repeat).
-            let forgotten = tp < s.bars[b].phase_base;
-            let used = forgotten
-                || s.hist[t].iter().any(|e| {
-                    e.target == Target::Barrier(BarrierId(b as u32))
-                        && matches!(&e.kind, HKind::Wait { token_phase: Some(p), participants, .. }
-                            if *p == tp && !participants.is_empty())
-                });
-            if used {
-                return misuse(
-                    format!(
-                        "{} waits twice with one token of {}",
-                        self.thread_name(ident, t),
-                        self.bname(b)
-                    ),
-                    tp,
-                );
-            }
+            let nb = self.p.barriers.len();
             return match s.bars[b].done.iter().position(|ph| ph.number == tp) {
                 Some(i) if s.bars[b].done[i].mask.get(t * nb + b) && !s.bars[b].done[i].bound.get(t) => {
-                    WaitPlan::Phases(vec![i as u32], Some(tp), Self::token_phase_stale(s, b, tp))
+                    WaitPlan::Phases(vec![i as u32], Some(tp), Self::token_phase(s, b, tp))
                 }
                 // Not entitled, or a phase an init abandoned: it never completes.
                 _ => WaitPlan::Blocked,
@@ -297,26 +197,6 @@ impl System<'_> {
             }
         }
         out
-    }
-
-    /// The `ub(syncwarp-mask)` message for phase `ph` of the `__syncwarp`
-    /// barrier `b`, if a lane its mask names executed a `__syncwarp` with a
-    /// different mask while the phase was open and never arrived in it
-    /// (it exited, completing the phase, or never will).
-    pub(crate) fn stray_message(&self, b: usize, ph: &Phase, ident: &[u32]) -> Option<String> {
-        let w = self.p.barriers[b].syncwarp.as_ref()?;
-        if ph.arrivals == 0 {
-            return None;
-        }
-        let u = w.named.iter().find(|u| ph.strays.get(u.index()))?;
-        Some(format!(
-            "{} (lane {}) is named by mask {:#x} of phase {} of {} but executes a __syncwarp with a different mask instead",
-            self.thread_name(ident, u.index()),
-            self.p.threads[u.index()].lane,
-            w.mask,
-            ph.number,
-            self.bname(b)
-        ))
     }
 
     /// No device thread that has started is still running.

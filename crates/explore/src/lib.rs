@@ -32,6 +32,7 @@ mod outcomes;
 pub mod par;
 mod record;
 mod replay;
+mod rules;
 mod search;
 mod state;
 mod step;

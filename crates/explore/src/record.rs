@@ -151,16 +151,16 @@ impl<'p> Explorer<'p> {
                 self.budget.charge(bytes);
             }
         }
-        self.uniform_stuck(s, &stuck_waits);
+        self.divergent_barrier_stuck(s, &stuck_waits);
         // A `__syncwarp` phase left open: a lane its mask names that
         // executed another mask meanwhile never comes.
         for b in 0..s.bars.len() {
             if let Some(msg) = s.bars[b]
                 .open
                 .as_ref()
-                .and_then(|ph| self.sys.stray_message(b, ph, &self.ident))
+                .and_then(|ph| self.sys.syncwarp_mask_stray(b, ph, &self.ident))
             {
-                self.ub(bc_syntax::UbKind::SyncwarpMask, msg);
+                self.violated(bc_models::Rule::SyncwarpMask, msg);
             }
         }
         if !blocked.is_empty() {
@@ -171,15 +171,12 @@ impl<'p> Explorer<'p> {
                     .collect();
                 names.join(", ")
             };
-            let finding = if stuck_waits.is_empty() {
-                Some((FindingKind::Nontermination, format!("spins forever: {}", at(&blocked))))
-            } else if self.p.model.rules.has(bc_models::Rule::WaitCompletes) {
-                Some((FindingKind::Deadlock, format!("stuck forever: {}", at(&stuck_waits))))
+            if stuck_waits.is_empty() {
+                let msg = format!("spins forever: {}", at(&blocked));
+                self.pending.push((FindingKind::Nontermination, msg, false));
             } else {
-                None
-            };
-            if let Some((kind, msg)) = finding {
-                self.pending.push((kind, msg, false));
+                let at = at(&stuck_waits);
+                self.wait_completes(at);
             }
         }
         // Only waits enter the execution as stuck events; the others
@@ -195,30 +192,10 @@ impl<'p> Explorer<'p> {
     /// cycle): the uniform-barrier check, then the rule checker judges the
     /// execution with them stuck.
     pub(crate) fn judge_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
-        self.uniform_stuck(s, stuck_waits);
+        self.divergent_barrier_stuck(s, stuck_waits);
         self.flush_pending(s, stuck_waits);
         let (exec, names) = self.execution(s, stuck_waits);
         self.judge(&exec, &names);
-    }
-
-    /// A uniform (block-wide) barrier that some threads reached while
-    /// others never will: divergent.
-    pub(crate) fn uniform_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
-        for &t in stuck_waits {
-            if let Some(InstrKind::Barrier { sel, .. }) =
-                self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
-            {
-                if let Some(b) = self.sys.resolve(s, t, *sel) {
-                    if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.is_block_wide()) {
-                        let msg = format!(
-                            "{} is reached by only some threads of its scope",
-                            self.p.barriers[b].name
-                        );
-                        self.ub(bc_syntax::UbKind::DivergentBarrier, msg);
-                    }
-                }
-            }
-        }
     }
 
     /// Assertions over an execution that ended (`finished`: every thread

@@ -1,17 +1,17 @@
 //! Transitions: what one choice does to a state (`step`, and the local
-//! steps after it), raising the operational findings it meets. Which
-//! choices a state offers is `choices.rs`.
+//! steps after it), calling the rules of `rules.rs` where the operations
+//! they judge happen. Which choices a state offers is `choices.rs`.
 
 use crate::choices::WaitPlan;
 use crate::eval::eval;
 use crate::explorer::Explorer;
+use crate::rules::ExpectedCount;
 use crate::state::{HEvent, HKind, Phase, State, Status, AT_END};
 use crate::system::System;
 use crate::{Choice, Step};
 use bc_graph::bits::Bits;
 use bc_graph::*;
 use bc_models::Rule;
-use bc_syntax::{FindingKind, UbKind};
 
 /// Local steps one thread takes in a row, within one transition, before the
 /// search stores the state it reached and goes on from there in a later
@@ -41,34 +41,7 @@ pub fn decode_token(v: i64) -> Option<(usize, u32)> {
 }
 
 impl Explorer<'_> {
-    /// Records an operational finding, unless the model data disables the
-    /// rule behind it.
-    pub(crate) fn ub(&mut self, kind: UbKind, msg: String) {
-        let rule = match kind {
-            UbKind::UninitializedBarrier => Rule::FirstBmoInit,
-            UbKind::DropWithoutJoin => Rule::DropNeedsJoin,
-            UbKind::NegativeExpectedCount => Rule::DropNotNegative,
-            UbKind::ExpectedCountTooSmall => Rule::ExpectedCountUpdate,
-            UbKind::WaitWithoutJoin => Rule::WaitNeedsJoin,
-            UbKind::PrivilegedBarrier => Rule::PrivilegedBarrier,
-            UbKind::ArriveThenDrop => Rule::ArriveThenDrop,
-            UbKind::StalePhase => Rule::TokenPhase,
-            UbKind::DivergentBarrier => Rule::DivergentBarrier,
-            UbKind::CountMismatch => Rule::CountMismatch,
-            UbKind::CountOverflow => Rule::CountOverflow,
-            UbKind::SyncwarpMask => Rule::SyncwarpMask,
-            UbKind::UncooperativeGridSync => Rule::CooperativeGridSync,
-            UbKind::TokenMisuse => Rule::TokenMisuse,
-            UbKind::ArriveBeforeWait => Rule::ArriveBeforeWait,
-            UbKind::InvalidBarrier => Rule::InvalidBarrier,
-            UbKind::ArriveTwice => Rule::ArriveTwice,
-        };
-        if self.p.model.rules.has(rule) {
-            self.pending.push((FindingKind::Ub(kind), msg, false));
-        }
-    }
-
-    fn tname(&self, t: usize) -> &str {
+    pub(crate) fn tname(&self, t: usize) -> &str {
         self.name_of(t)
     }
 
@@ -82,7 +55,7 @@ impl Explorer<'_> {
         }
     }
 
-    fn bname(&self, b: usize) -> &str {
+    pub(crate) fn bname(&self, b: usize) -> &str {
         &self.p.barriers[b].name
     }
 
@@ -324,20 +297,13 @@ impl Explorer<'_> {
     ) -> String {
         let Some(b) = self.sys.resolve(s, t, sel) else {
             if matches!(op, BarrierOp::Drop) {
-                let before = self.pending.len();
-                self.ub(
-                    UbKind::DropWithoutJoin,
-                    format!("{} leaves with no joined barrier", self.tname(t)),
-                );
-                if let Some(p) = self.pending.get_mut(before) {
-                    p.2 = true;
-                }
+                self.drop_needs_join(s, t, None);
             }
             return "no joined barrier of its group: no effect".to_string();
         };
-        if let Some((ub, msg)) = self.sys.neutral(s, t, b, &op, &self.ident) {
-            if let Some(kind) = ub {
-                self.ub(kind, msg);
+        if let Some((rule, msg)) = self.sys.neutral(s, t, b, &op, &self.ident) {
+            if let Some(rule) = rule {
+                self.violated(rule, msg);
             }
             return format!("{}: no effect", self.bname(b));
         }
@@ -347,17 +313,8 @@ impl Explorer<'_> {
         match op {
             BarrierOp::Init(k) => {
                 let k = eval(self.p, s, t, &k);
-                if k <= 0 {
-                    self.ub(
-                        UbKind::NegativeExpectedCount,
-                        format!(
-                            "{} initializes {} with expected count {k}",
-                            self.tname(t),
-                            self.bname(b)
-                        ),
-                    );
-                }
-                self.check_max(t, b, k);
+                self.drop_not_negative(t, b, ExpectedCount::Init(k));
+                self.count_overflow(t, b, k);
                 let bar = &mut s.bars[b];
                 bar.init = true;
                 bar.invalid = false;
@@ -371,7 +328,7 @@ impl Explorer<'_> {
                 // completed before stay completed. Numbers keep counting
                 // (a token of a phase before the init still names that
                 // phase; under the token-phase rule waiting on it is stale,
-                // see `token_phase_stale`); parity counts from here
+                // see `System::token_phase`); parity counts from here
                 // ("Execution Model", barrier init and
                 // barrier-participates-in).
                 bar.open = None;
@@ -397,12 +354,7 @@ impl Explorer<'_> {
                 format!("joins {}", self.bname(b))
             }
             BarrierOp::Drop => {
-                if !s.threads[t].joined.contains(&(b as u32)) {
-                    self.ub(
-                        UbKind::DropWithoutJoin,
-                        format!("{} drops {} with no joined-before join", self.tname(t), self.bname(b)),
-                    );
-                }
+                self.drop_needs_join(s, t, Some(b));
                 s.threads[t].joined.retain(|&x| x != b as u32);
                 s.hist[t].push(HEvent {
                     pc,
@@ -430,65 +382,24 @@ impl Explorer<'_> {
                 if spec.count_match {
                     count = Some(match set.take() {
                         Some(k) => {
-                            self.check_max(t, b, k);
+                            self.count_overflow(t, b, k);
                             ArriveCount::Threads(k)
                         }
                         None => ArriveCount::Block,
                     });
                 }
                 if let Some(k) = set {
-                    self.check_max(t, b, k);
-                    let arrived = s.bars[b].arrived;
-                    if k <= arrived {
-                        self.ub(
-                            UbKind::ExpectedCountTooSmall,
-                            format!(
-                                "{} sets the expected count of {} to {k} with {arrived} arrive(s) counted",
-                                self.tname(t),
-                                self.bname(b)
-                            ),
-                        );
-                    }
+                    self.count_overflow(t, b, k);
+                    self.expected_count_update(s, t, b, k);
                 }
-                if let (Some(c), Some(open)) = (count, s.bars[b].open.as_ref().and_then(|p| p.count)) {
-                    if c != open {
-                        self.ub(
-                            UbKind::CountMismatch,
-                            format!(
-                                "{} arrives on {} with count {} in a phase counted with {}",
-                                self.tname(t),
-                                self.bname(b),
-                                count_text(c),
-                                count_text(open)
-                            ),
-                        );
-                    }
-                }
-                // Project notes, section 3, named barriers: a thread arrives
-                // at most once before the barrier resets.
-                if count.is_some() && self.sys.arrived_in_open(s, t, b) {
-                    self.ub(
-                        UbKind::ArriveTwice,
-                        format!(
-                            "{} arrives on {} a second time in one phase",
-                            self.tname(t),
-                            self.bname(b)
-                        ),
-                    );
-                }
+                self.count_mismatch(s, t, b, count);
+                self.arrive_twice(s, t, b, count);
                 if self.p.barriers[b].syncwarp.is_some() {
                     self.sys.other_mask(s, t, b);
                 }
                 let owes_rule = spec.object && rules.has(Rule::ArriveBeforeWait);
-                if owes_rule && s.threads[t].owes.contains(&(b as u32)) {
-                    self.ub(
-                        UbKind::ArriveBeforeWait,
-                        format!(
-                            "{} arrives on {} again before waiting on the phase its arrive completed",
-                            self.tname(t),
-                            self.bname(b)
-                        ),
-                    );
+                if owes_rule {
+                    self.arrive_before_wait(s, t, b);
                 }
                 if let Some(k) = set {
                     if s.bars[b].init {
@@ -546,14 +457,7 @@ impl Explorer<'_> {
             }
             BarrierOp::Wait(spec) => match self.sys.wait_plan(s, t, b, &spec, &self.ident) {
                 WaitPlan::NoJoin => {
-                    self.ub(
-                        UbKind::WaitWithoutJoin,
-                        format!(
-                            "{} waits on {} with no joined-before join",
-                            self.tname(t),
-                            self.bname(b)
-                        ),
-                    );
+                    self.wait_needs_join(t, b);
                     s.hist[t].push(HEvent {
                         pc,
                         kind: HKind::Wait {
@@ -565,8 +469,8 @@ impl Explorer<'_> {
                     });
                     "no joined-before join: the wait has no effect".into()
                 }
-                WaitPlan::NoOp(kind, msg, tp) => {
-                    self.ub(kind, msg);
+                WaitPlan::NoOp(msg, tp) => {
+                    self.violated(Rule::TokenMisuse, msg);
                     // The wait does nothing: an event with no participants,
                     // naming what its token named, for the rule checker.
                     s.hist[t].push(HEvent {
@@ -583,8 +487,8 @@ impl Explorer<'_> {
                 WaitPlan::Phases(_, tp, stale) => {
                     let i = phase.expect("an enabled wait has a phase");
                     if let Some(why) = stale {
-                        self.ub(
-                            UbKind::StalePhase,
+                        self.violated(
+                            Rule::TokenPhase,
                             format!(
                                 "{} waits on {} with a token of a phase that is neither current nor previous: {why}",
                                 self.tname(t),
@@ -660,21 +564,6 @@ impl Explorer<'_> {
         (effect, ph)
     }
 
-    fn check_max(&mut self, t: usize, b: usize, k: i64) {
-        if let Some(max) = self.p.model.max_count {
-            if k > max {
-                self.ub(
-                    UbKind::CountOverflow,
-                    format!(
-                        "{} sets the count of {} to {k}, above the maximum {max}",
-                        self.tname(t),
-                        self.bname(b)
-                    ),
-                );
-            }
-        }
-    }
-
     /// A join of thread `t` on barrier `b`: later operations of `t` are
     /// executes-after it; nothing else is yet.
     fn join(&mut self, s: &mut State, t: usize, b: usize) {
@@ -718,12 +607,7 @@ impl Explorer<'_> {
     fn modify(&mut self, s: &mut State, t: usize, b: usize, po: u32, kind: Mod) -> (String, bool) {
         let nt = self.p.threads.len();
         let nb = self.p.barriers.len();
-        if !s.bars[b].init {
-            self.ub(
-                UbKind::UninitializedBarrier,
-                format!("{} operates on {} before any init", self.tname(t), self.bname(b)),
-            );
-        }
+        self.first_bmo_init(s, t, b);
         let mask = s.threads[t].jmask.clone();
         let code = self.p.threads[t].code.0;
         let bar = &mut s.bars[b];
@@ -735,8 +619,7 @@ impl Explorer<'_> {
         open.members.push((t as u32, po));
         open.mask.union_with(&mask);
         let number = open.number;
-        let mut negative = false;
-        let mut drop_to_zero = false;
+        let mut lowered = None;
         match kind {
             Mod::Arrive { count, pred, site } => {
                 bar.arrived += 1;
@@ -752,15 +635,14 @@ impl Explorer<'_> {
                 bar.arrived += 1;
                 bar.pending_drop += 1;
                 open.arrivals += 1;
-                // mbarrier counts range over 1..2^20-1 (PTX, mbarrier.init;
-                // project notes, section 3: an arrive_drop that brings the
-                // expected count to zero is UB).
-                drop_to_zero = positive && bar.init && bar.expected - bar.pending_drop <= 0;
+                if positive && bar.init {
+                    lowered = Some(ExpectedCount::ArriveDrop(bar.expected - bar.pending_drop));
+                }
             }
             Mod::Drop { at_end } => {
                 open.exit_drop |= at_end;
                 if bar.init {
-                    negative = bar.expected <= 0;
+                    lowered = Some(ExpectedCount::Drop(bar.expected));
                     bar.expected = (bar.expected - 1).max(0);
                 }
             }
@@ -769,7 +651,6 @@ impl Explorer<'_> {
         s.bmo[b].push((t as u32, po));
         let bar = &mut s.bars[b];
         let name = &self.p.barriers[b].name;
-        let mut divergent = None;
         // A phase counted with a thread count completes at that many
         // arrivals, whatever the barrier's own count (and its exits) say.
         let needed = match bar.open.as_ref().and_then(|p| p.count) {
@@ -779,13 +660,6 @@ impl Explorer<'_> {
         let completed = bar.init && needed == bar.arrived && bar.tx == 0;
         let effect = if completed {
             let ph = bar.open.take().expect("open phase");
-            if self.p.barriers[b].props.uniform && ph.is_block_wide() && (ph.mixed_sites || ph.exit_drop) {
-                divergent = Some(if ph.mixed_sites {
-                    "different instruction sites"
-                } else {
-                    "only some threads (others exited)"
-                });
-            }
             bar.done.push(ph);
             bar.arrived = 0;
             bar.expected = (bar.expected - bar.pending_drop).max(0);
@@ -810,49 +684,19 @@ impl Explorer<'_> {
         } else {
             format!("{name}: uninitialized")
         };
-        if negative {
-            self.ub(
-                UbKind::NegativeExpectedCount,
-                format!(
-                    "{} drops {} below an expected count of zero",
-                    self.tname(t),
-                    self.bname(b)
-                ),
-            );
-        }
-        if drop_to_zero {
-            self.ub(
-                UbKind::NegativeExpectedCount,
-                format!(
-                    "{}'s arrive_drop brings the expected count of {} to zero",
-                    self.tname(t),
-                    self.bname(b)
-                ),
-            );
-        }
-        if let Some(why) = divergent {
-            self.ub(
-                UbKind::DivergentBarrier,
-                format!("phase {number} of {} is completed by {why}", self.bname(b)),
-            );
+        if let Some(change) = lowered {
+            self.drop_not_negative(t, b, change);
         }
         if completed {
             if let Some(ph) = s.bars[b].done.last() {
-                if let Some(msg) = self.sys.stray_message(b, ph, &self.ident) {
-                    self.ub(UbKind::SyncwarpMask, msg);
+                self.divergent_barrier(b, ph);
+                if let Some(msg) = self.sys.syncwarp_mask_stray(b, ph, &self.ident) {
+                    self.violated(Rule::SyncwarpMask, msg);
                 }
             }
         }
         self.sys.collect(s, b);
         (effect, completed)
-    }
-}
-
-/// A phase count as messages name it.
-fn count_text(c: ArriveCount) -> String {
-    match c {
-        ArriveCount::Block => "the whole block".into(),
-        ArriveCount::Threads(k) => k.to_string(),
     }
 }
 

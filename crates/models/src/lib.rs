@@ -11,55 +11,83 @@ mod target;
 pub use progress::{Progress, ProgressModel};
 pub use target::*;
 
+use bc_syntax::{FindingKind, UbKind};
 use std::fmt;
 
-/// A rule of the formal model that a model may enable or disable.
+/// A rule of the formal model that a model may enable or disable. Each
+/// comment names the source section the rule comes from (the sections of
+/// `/work/shared/sources`; "project notes" is the semantics notes file);
+/// what a violation reports is [`Rule::finding`], the one place that pairs
+/// rules with findings. `docs/ARCHITECTURE.md`, section "Rules", names the
+/// function implementing each rule in the rule checker and the explorer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rule {
-    /// The first element of every bmo is an init (`ub(uninitialized-barrier)`).
+    /// The first element of every bmo is an init ("Execution Model"; CUDA:
+    /// project notes section 3, init before any use).
     FirstBmoInit,
-    /// Participants of a wait form one contiguous bmo interval of one phase.
+    /// Participants of a wait form one contiguous bmo interval of one phase
+    /// ("Execution Model", barrier-participates-in; parity, token and
+    /// counted waits: project notes section 3).
     ParticipatesIn,
-    /// Waits need a joined-before join; mutually exclusive joins break it.
+    /// Waits need a joined-before join; mutually exclusive joins break it
+    /// ("Execution Model", barrier-joined-before).
     JoinedBefore,
-    /// Executes-before is acyclic and consistent with every bmo.
+    /// Executes-before is acyclic and consistent with every bmo ("Execution
+    /// Model", barrier-executes-before).
     ExecutesBeforeConsistent,
-    /// A drop needs a joined-before join (`ub(drop-without-join)`).
+    /// A drop needs a joined-before join ("Execution Model").
     DropNeedsJoin,
-    /// A drop must not make the expected count negative.
+    /// A drop must not make the expected count negative ("Execution Model";
+    /// "Barrier init": a positive count; an arrive_drop to zero: project
+    /// notes section 3).
     DropNotNegative,
-    /// An arrive followed by a drop must complete first (`ub(arrive-then-drop)`).
+    /// An arrive followed by a drop must complete first ("Execution Model";
+    /// "Informational Notes").
     ArriveThenDrop,
-    /// A wait needs a join that executes before a participant (`ub(wait-without-join)`).
+    /// A wait needs a join that executes before a participant ("Execution
+    /// Model").
     WaitNeedsJoin,
-    /// The phase-with rule (`ub(stale-phase)`).
+    /// A wait's participants are of the phase it is with ("Execution
+    /// Model", barrier-phase-with).
     PhaseWith,
-    /// An arrive that sets the expected count must set it above the arrive count.
+    /// An arrive that sets the expected count must set it above the arrive
+    /// count ("Execution Model", "Barrier arrive").
     ExpectedCountUpdate,
-    /// Every wait completes (`deadlock` otherwise).
+    /// Every wait completes ("Informational Notes"; parity waits: project
+    /// notes section 3).
     WaitCompletes,
-    /// Privileged (trap) barriers are not used (`ub(privileged-barrier)`).
+    /// Privileged (trap) barriers are not used ("Barrier Implementations on
+    /// AMDGPU Targets", GFX12).
     PrivilegedBarrier,
-    /// Arrivals of one phase of a counted barrier use one count.
+    /// Arrivals of one phase of a counted barrier use one count (project
+    /// notes section 3, named barriers).
     CountMismatch,
-    /// Counts stay within the model's maximum (`max_count`).
+    /// Counts stay within the model's maximum, `max_count`
+    /// (cuda-barrier-libcudacxx.txt, `cuda::barrier::max()`).
     CountOverflow,
-    /// Uniform barriers: one instruction site, reached by the whole scope.
+    /// Uniform barriers: one instruction site, reached by the whole scope
+    /// (CUDA guide, "Synchronization Functions").
     DivergentBarrier,
-    /// A token wait names the current or the previous phase (`ub(stale-phase)`).
+    /// A token wait names the current or the previous phase (CUDA guide,
+    /// "Memory Barrier Primitives API", `__mbarrier_test_wait`).
     TokenPhase,
-    /// A token is waited on once, on its own barrier.
+    /// A token is waited on once, on its own barrier
+    /// (cuda-barrier-libcudacxx.txt).
     TokenMisuse,
-    /// A thread whose arrive completed a phase waits before arriving again.
+    /// A thread whose arrive completed a phase waits before arriving again
+    /// (project notes section 3, `cuda::barrier`).
     ArriveBeforeWait,
-    /// Grid-wide barriers need a cooperative launch.
+    /// Grid-wide barriers need a cooperative launch (CUDA guide, "Grid
+    /// Synchronization").
     CooperativeGridSync,
-    /// `__syncwarp` masks contain the caller and agree within a phase.
+    /// `__syncwarp` masks contain the caller and agree within a phase (CUDA
+    /// guide, "Synchronization Functions").
     SyncwarpMask,
-    /// No use after `inval`.
+    /// No use after `inval` (CUDA guide, "Memory Barrier Primitives API",
+    /// `__mbarrier_inval`).
     InvalidBarrier,
     /// A thread arrives at most once in one phase of a thread-counted
-    /// barrier (`ub(arrive-twice)`).
+    /// barrier (project notes section 3, named barriers).
     ArriveTwice,
 }
 
@@ -116,6 +144,37 @@ impl Rule {
     }
     pub fn from_name(s: &str) -> Option<Rule> {
         Rule::ALL.into_iter().find(|r| r.name() == s)
+    }
+
+    /// The finding a violation of the rule reports: `None` for the
+    /// structural rules, whose violation means the execution was built
+    /// wrongly (an internal error, never a user finding). This is the one
+    /// place that pairs rules with findings; a finding may have several
+    /// rules (`ub(stale-phase)`: `phase-with` and `token-phase`).
+    pub fn finding(self) -> Option<FindingKind> {
+        let ub = match self {
+            Rule::ParticipatesIn | Rule::JoinedBefore | Rule::ExecutesBeforeConsistent => return None,
+            Rule::WaitCompletes => return Some(FindingKind::Deadlock),
+            Rule::FirstBmoInit => UbKind::UninitializedBarrier,
+            Rule::DropNeedsJoin => UbKind::DropWithoutJoin,
+            Rule::DropNotNegative => UbKind::NegativeExpectedCount,
+            Rule::ArriveThenDrop => UbKind::ArriveThenDrop,
+            Rule::WaitNeedsJoin => UbKind::WaitWithoutJoin,
+            Rule::PhaseWith => UbKind::StalePhase,
+            Rule::ExpectedCountUpdate => UbKind::ExpectedCountTooSmall,
+            Rule::PrivilegedBarrier => UbKind::PrivilegedBarrier,
+            Rule::CountMismatch => UbKind::CountMismatch,
+            Rule::CountOverflow => UbKind::CountOverflow,
+            Rule::DivergentBarrier => UbKind::DivergentBarrier,
+            Rule::TokenPhase => UbKind::StalePhase,
+            Rule::TokenMisuse => UbKind::TokenMisuse,
+            Rule::ArriveBeforeWait => UbKind::ArriveBeforeWait,
+            Rule::CooperativeGridSync => UbKind::UncooperativeGridSync,
+            Rule::SyncwarpMask => UbKind::SyncwarpMask,
+            Rule::InvalidBarrier => UbKind::InvalidBarrier,
+            Rule::ArriveTwice => UbKind::ArriveTwice,
+        };
+        Some(FindingKind::Ub(ub))
     }
 }
 
@@ -266,6 +325,20 @@ mod tests {
         assert!(ms[0].provides("arrive"));
         assert!(!ms[0].provides("s_barrier"));
         assert!(ms[0].rules.has(Rule::PhaseWith));
+    }
+
+    /// Every ub kind is some rule's finding (a kind no rule reports could
+    /// never be found), and the two rules of `ub(stale-phase)` share it.
+    #[test]
+    fn every_ub_kind_has_a_rule() {
+        for k in UbKind::ALL {
+            assert!(
+                Rule::ALL.iter().any(|r| r.finding() == Some(FindingKind::Ub(k))),
+                "{k:?} has no rule"
+            );
+        }
+        assert_eq!(Rule::PhaseWith.finding(), Rule::TokenPhase.finding());
+        assert_eq!(Rule::WaitCompletes.finding(), Some(FindingKind::Deadlock));
     }
 
     #[test]

@@ -6,7 +6,6 @@ use crate::facts::Facts;
 use crate::Checker;
 use bc_graph::{BarrierId, EventKind};
 use bc_models::Rule;
-use bc_syntax::{FindingKind, UbKind};
 
 impl Checker<'_> {
     /// first-bmo-init ("AMDGPU Execution Synchronization", "Execution
@@ -24,12 +23,7 @@ impl Checker<'_> {
                     self.barrier_name(BarrierId(b as u32)),
                     self.n(first)
                 );
-                self.report(
-                    Rule::FirstBmoInit,
-                    FindingKind::Ub(UbKind::UninitializedBarrier),
-                    msg,
-                    vec![first],
-                );
+                self.report(Rule::FirstBmoInit, msg, vec![first]);
             }
         }
     }
@@ -68,12 +62,7 @@ impl Checker<'_> {
                     ),
                     _ => continue,
                 };
-                self.report(
-                    Rule::DropNotNegative,
-                    FindingKind::Ub(UbKind::NegativeExpectedCount),
-                    msg,
-                    vec![e],
-                );
+                self.report(Rule::DropNotNegative, msg, vec![e]);
             }
         }
     }
@@ -95,12 +84,7 @@ impl Checker<'_> {
                         self.n(e),
                         c.arrived
                     );
-                    self.report(
-                        Rule::ExpectedCountUpdate,
-                        FindingKind::Ub(UbKind::ExpectedCountTooSmall),
-                        msg,
-                        vec![e],
-                    );
+                    self.report(Rule::ExpectedCountUpdate, msg, vec![e]);
                 }
             }
         }
@@ -120,12 +104,7 @@ impl Checker<'_> {
                         "{} arrives with count {count:?} in a phase counted with {o:?}",
                         self.n(e)
                     );
-                    self.report(
-                        Rule::CountMismatch,
-                        FindingKind::Ub(UbKind::CountMismatch),
-                        msg,
-                        vec![e],
-                    );
+                    self.report(Rule::CountMismatch, msg, vec![e]);
                 }
             }
         }
@@ -146,7 +125,7 @@ impl Checker<'_> {
                     a != e && exec.event(a).thread == thread && matches!(exec.event(a).kind, EventKind::Arrive { .. })
                 }) {
                     let msg = format!("{} and {} arrive in one phase from one thread", self.n(a), self.n(e));
-                    self.report(Rule::ArriveTwice, FindingKind::Ub(UbKind::ArriveTwice), msg, vec![a, e]);
+                    self.report(Rule::ArriveTwice, msg, vec![a, e]);
                 }
             }
         }

@@ -6,7 +6,6 @@ use crate::facts::{Facts, Join, Ordered};
 use crate::Checker;
 use bc_graph::{ArriveCount, BarrierId, EventId, EventKind, Execution, Target, ThreadId};
 use bc_models::{Rule, RuleSet};
-use bc_syntax::{FindingKind, UbKind};
 
 /// joined-before ("Execution Model", barrier-joined-before: a join J is
 /// joined-before X when J precedes X in thread-barrier-order, X is no join,
@@ -74,12 +73,7 @@ impl Checker<'_> {
                     self.n(e),
                     self.barrier_name(b)
                 );
-                self.report(
-                    Rule::DropNeedsJoin,
-                    FindingKind::Ub(UbKind::DropWithoutJoin),
-                    msg,
-                    vec![e],
-                );
+                self.report(Rule::DropNeedsJoin, msg, vec![e]);
             }
         }
     }
@@ -120,12 +114,7 @@ impl Checker<'_> {
                         self.n(e),
                         self.n(ws[0])
                     );
-                    self.report(
-                        Rule::ArriveThenDrop,
-                        FindingKind::Ub(UbKind::ArriveThenDrop),
-                        msg,
-                        vec![a, e, ws[0]],
-                    );
+                    self.report(Rule::ArriveThenDrop, msg, vec![a, e, ws[0]]);
                 }
             }
         }
@@ -161,12 +150,7 @@ impl Checker<'_> {
                     self.n(e),
                     self.barrier_name(b)
                 );
-                self.report(
-                    Rule::WaitNeedsJoin,
-                    FindingKind::Ub(UbKind::WaitWithoutJoin),
-                    msg,
-                    vec![e],
-                );
+                self.report(Rule::WaitNeedsJoin, msg, vec![e]);
                 continue;
             };
             if *completed && !participants.is_empty() && !participants.iter().any(|&x| f.entitles(j, x)) {
@@ -177,7 +161,7 @@ impl Checker<'_> {
                 );
                 let mut evs = vec![e];
                 evs.extend(j.events());
-                self.report(Rule::WaitNeedsJoin, FindingKind::Ub(UbKind::WaitWithoutJoin), msg, evs);
+                self.report(Rule::WaitNeedsJoin, msg, evs);
             }
         }
     }

@@ -123,9 +123,11 @@ impl Checker<'_> {
         self.race(&f);
     }
 
-    /// Records a finding of `rule` when the model enables it.
-    fn report(&mut self, rule: Rule, kind: FindingKind, message: String, events: Vec<EventId>) {
+    /// Records a violation of `rule` when the model enables it; what it
+    /// reports is the rule's finding ([`Rule::finding`]).
+    fn report(&mut self, rule: Rule, message: String, events: Vec<EventId>) {
         if self.rules.has(rule) {
+            let kind = rule.finding().expect("reported rules have a finding");
             self.out.push(Violation {
                 kind: Some(kind),
                 rule: rule.name(),

@@ -5,7 +5,6 @@ use crate::facts::{closure, Ordered};
 use crate::Checker;
 use bc_graph::{BarrierId, EventId, EventKind, ThreadId};
 use bc_models::Rule;
-use bc_syntax::{FindingKind, UbKind};
 
 impl Checker<'_> {
     /// syncwarp-mask ("Synchronization Functions": the non-exited lanes a
@@ -62,12 +61,7 @@ impl Checker<'_> {
                         self.barrier_name(p.barrier),
                         w.mask
                     );
-                    self.report(
-                        Rule::SyncwarpMask,
-                        FindingKind::Ub(UbKind::SyncwarpMask),
-                        msg,
-                        vec![a, first],
-                    );
+                    self.report(Rule::SyncwarpMask, msg, vec![a, first]);
                 }
             }
         }

@@ -7,7 +7,6 @@ use crate::facts::Ordered;
 use crate::Checker;
 use bc_graph::{EventId, EventKind, Target, NO_TOKEN_PHASE};
 use bc_models::Rule;
-use bc_syntax::{FindingKind, UbKind};
 
 impl Checker<'_> {
     /// token-phase ("Memory Barrier Primitives API", `__mbarrier_test_wait`:
@@ -66,12 +65,7 @@ impl Checker<'_> {
                     self.n(e),
                     self.barrier_name(b)
                 );
-                self.report(
-                    Rule::TokenPhase,
-                    FindingKind::Ub(UbKind::StalePhase),
-                    msg,
-                    vec![e, last],
-                );
+                self.report(Rule::TokenPhase, msg, vec![e, last]);
             }
         }
     }
@@ -131,7 +125,7 @@ impl Checker<'_> {
                 continue;
             };
             let msg = format!("{} waits on {} with {why}", self.n(e), self.barrier_name(b));
-            self.report(Rule::TokenMisuse, FindingKind::Ub(UbKind::TokenMisuse), msg, vec![e]);
+            self.report(Rule::TokenMisuse, msg, vec![e]);
         }
     }
 }

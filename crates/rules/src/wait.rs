@@ -8,7 +8,6 @@ use crate::phases::Phase;
 use crate::Checker;
 use bc_graph::{EventKind, Target};
 use bc_models::Rule;
-use bc_syntax::{FindingKind, UbKind};
 
 impl Checker<'_> {
     /// wait-completes ("Informational Notes": it is undefined behaviour for
@@ -49,7 +48,7 @@ impl Checker<'_> {
                     self.inconsistent("wait-completes", msg, vec![e]);
                 } else {
                     let msg = format!("{} on {} never sees its parity", self.n(e), self.barrier_name(b));
-                    self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, vec![e]);
+                    self.report(Rule::WaitCompletes, msg, vec![e]);
                 }
                 continue;
             }
@@ -80,7 +79,7 @@ impl Checker<'_> {
                 let msg = format!("{} on {} never completes", self.n(e), self.barrier_name(b));
                 let mut evs = vec![e];
                 evs.extend(j.events());
-                self.report(Rule::WaitCompletes, FindingKind::Deadlock, msg, evs);
+                self.report(Rule::WaitCompletes, msg, evs);
             }
         }
     }
@@ -124,7 +123,7 @@ impl Checker<'_> {
                             self.n(w),
                             self.n(x)
                         );
-                        self.report(Rule::PhaseWith, FindingKind::Ub(UbKind::StalePhase), msg, vec![w, a, x]);
+                        self.report(Rule::PhaseWith, msg, vec![w, a, x]);
                         continue 'waits;
                     }
                 }
