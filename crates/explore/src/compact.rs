@@ -19,13 +19,15 @@
 //! its arrive took part in, no future wait can take its phase, and it cannot
 //! sit between a still-open participant and its wait (it would not be
 //! forgettable). Executes-before between kept events that ran through
-//! forgotten ones is kept as explicit edges.
+//! forgotten ones is kept as explicit edges. The explorer's own history
+//! rules (`rules.rs`: phase-with, arrive-then-drop, race) judge the state
+//! at the same point.
 
+use crate::rules::HistoryFindings;
 use crate::state::{HKind, State, Status, LAUNCH, START};
 use crate::system::System;
 use crate::witness::ExecNames;
 use bc_graph::*;
-use bc_syntax::FindingKind;
 use std::collections::{BTreeSet, HashMap};
 
 /// Per code and pc, the barrier and location declarations an instruction
@@ -138,12 +140,7 @@ impl System<'_> {
     /// rule checker judge (nothing it forgot can be judged later), and
     /// what the explorer's own history rules found in it
     /// ([`System::history_rules`]).
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn compact(
-        &self,
-        s: &mut State,
-        ident: &[u32],
-    ) -> Option<(Execution, ExecNames, Vec<(FindingKind, String)>)> {
+    pub(crate) fn compact(&self, s: &mut State, ident: &[u32]) -> Option<(Execution, ExecNames, HistoryFindings)> {
         // Cheap test first: a barrier with forgettable complete phases, or
         // plain accesses or joins that might be forgotten.
         let barrier_ready = (0..self.p.barriers.len()).any(|b| {

@@ -6,6 +6,14 @@
 //! rule. The functions on [`System`] read the state alone and return the
 //! violation's message; the transitions (`step.rs`, `choices.rs`) call each
 //! where the operation it judges happens, and report what they return.
+//!
+//! Three rules need the whole history rather than one operation:
+//! phase-with, arrive-then-drop and race ([`System::history_rules`], over
+//! [`ExecutesBefore`]). They judge a state where the rule checker judges
+//! its execution (end states, stopped searches, and before compaction
+//! forgets), after it, and only mark their kinds as seen operationally, so
+//! the reported finding and witness stay the rule checker's while the
+//! corpus test compares the two sides.
 
 use crate::explorer::Explorer;
 use crate::state::{HEvent, HKind, Phase, State, LAUNCH, START};
@@ -249,7 +257,7 @@ impl Explorer<'_> {
     }
 
     /// Marks the kinds of `found` as seen by the explorer.
-    pub(crate) fn seen_operationally(&mut self, found: Vec<(FindingKind, String)>) {
+    pub(crate) fn seen_operationally(&mut self, found: HistoryFindings) {
         if !self.replaying {
             self.found.operational.extend(found.into_iter().map(|(kind, _)| kind));
         }
@@ -454,6 +462,9 @@ fn count_text(c: ArriveCount) -> String {
     }
 }
 
+/// What the history rules found: per broken rule its finding and message.
+pub(crate) type HistoryFindings = Vec<(FindingKind, String)>;
+
 /// barrier-executes-before over a state's history ("Execution Model": the
 /// transitive closure of program order and barrier-participates-in), with
 /// the `extra` edges compaction left where a path ran through forgotten
@@ -547,7 +558,7 @@ impl System<'_> {
     /// checker judges an execution (`Explorer::judge`: at end states,
     /// stopped searches, and before compaction forgets): the findings of
     /// those `s` breaks that the model judges.
-    pub(crate) fn history_rules(&self, s: &State, ident: &[u32]) -> Vec<(FindingKind, String)> {
+    pub(crate) fn history_rules(&self, s: &State, ident: &[u32]) -> HistoryFindings {
         let eb = ExecutesBefore::of(s);
         let mut out = Vec::new();
         let rules = self.p.model.rules;
