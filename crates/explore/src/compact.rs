@@ -19,8 +19,11 @@
 //! its arrive took part in, no future wait can take its phase, and it cannot
 //! sit between a still-open participant and its wait (it would not be
 //! forgettable). Executes-before between kept events that ran through
-//! forgotten ones is kept as explicit edges.
+//! forgotten ones is kept as explicit edges. The explorer's own history
+//! rules (`rules.rs`: phase-with, arrive-then-drop, race) judge the state
+//! at the same point.
 
+use crate::rules::HistoryFindings;
 use crate::state::{HKind, State, Status, LAUNCH, START};
 use crate::system::System;
 use crate::witness::ExecNames;
@@ -134,8 +137,10 @@ impl System<'_> {
     /// Forgets the forgettable history of `s` (threads named under the
     /// renaming `ident`). When it forgets anything, it returns the
     /// execution as it was right before, which the caller must have the
-    /// rule checker judge (nothing it forgot can be judged later).
-    pub(crate) fn compact(&self, s: &mut State, ident: &[u32]) -> Option<(Execution, ExecNames)> {
+    /// rule checker judge (nothing it forgot can be judged later), and
+    /// what the explorer's own history rules found in it
+    /// ([`System::history_rules`]).
+    pub(crate) fn compact(&self, s: &mut State, ident: &[u32]) -> Option<(Execution, ExecNames, HistoryFindings)> {
         // Cheap test first: a barrier with forgettable complete phases, or
         // plain accesses or joins that might be forgotten.
         let barrier_ready = (0..self.p.barriers.len()).any(|b| {
@@ -272,6 +277,9 @@ impl System<'_> {
         if !drop.iter().any(|&d| d) {
             return None;
         }
+        // The explorer's history rules judge the history before it is
+        // forgotten, as the rule checker does.
+        let found = self.history_rules(s, ident);
         let starts = self.launch_starts(s, &exec, &before, &ids, &drop, &alive);
         let old_extra = std::mem::take(&mut s.extra);
         // The new history: kept events, renumbered per thread.
@@ -367,7 +375,7 @@ impl System<'_> {
         s.extra = extra.into_iter().collect();
         // Everything is judged before any of it is forgotten: the caller
         // judges the execution as it was.
-        Some((exec, names))
+        Some((exec, names, found))
     }
 
     /// What each thread's start executes before, where the rule checker

@@ -226,8 +226,9 @@ impl<'p> Explorer<'p> {
     /// along with the threads.
     pub(crate) fn normalize(&mut self, s: &mut State) {
         if self.sys.reductions.compact {
-            if let Some((exec, names)) = self.sys.compact(s, &self.ident) {
+            if let Some((exec, names, found)) = self.sys.compact(s, &self.ident) {
                 self.judge(&exec, &names);
+                self.seen_operationally(found);
             }
         }
         self.sys.canonicalize(s);

@@ -1,7 +1,8 @@
 //! Findings and their recording: the first finding of each kind in
 //! search order wins (per worker, then across workers in [`absorb`]); end
-//! states and stopped searches are judged by the rule checker (`bc-rules`)
-//! and the assertions.
+//! states and stopped searches are judged by the rule checker (`bc-rules`),
+//! then by the explorer's history rules (`rules.rs`, seen operationally
+//! only), and the assertions.
 //!
 //! [`absorb`]: crate::record::Found::absorb
 
@@ -185,6 +186,7 @@ impl<'p> Explorer<'p> {
         // The rule checker judges the execution.
         let (exec, names) = self.execution(s, &stuck_waits);
         self.judge(&exec, &names);
+        self.judge_history(s);
         self.judge_finished(s, blocked.is_empty(), &exec, &names);
     }
 
@@ -196,6 +198,7 @@ impl<'p> Explorer<'p> {
         self.flush_pending(s, stuck_waits);
         let (exec, names) = self.execution(s, stuck_waits);
         self.judge(&exec, &names);
+        self.judge_history(s);
     }
 
     /// Assertions over an execution that ended (`finished`: every thread
@@ -236,6 +239,7 @@ impl<'p> Explorer<'p> {
     pub(crate) fn judge_stopped(&mut self, s: &State) {
         let (exec, names) = self.execution(s, &[]);
         self.judge(&exec, &names);
+        self.judge_history(s);
     }
 
     /// The rule checker judges an execution; its findings are recorded with

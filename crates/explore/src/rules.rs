@@ -6,13 +6,23 @@
 //! rule. The functions on [`System`] read the state alone and return the
 //! violation's message; the transitions (`step.rs`, `choices.rs`) call each
 //! where the operation it judges happens, and report what they return.
+//!
+//! Three rules need the whole history rather than one operation:
+//! phase-with, arrive-then-drop and race ([`System::history_rules`], over
+//! [`ExecutesBefore`]). They judge a state where the rule checker judges
+//! its execution (end states, stopped searches, and before compaction
+//! forgets), after it, and only mark their kinds as seen operationally, so
+//! the reported finding and witness stay the rule checker's while the
+//! corpus test compares the two sides.
 
 use crate::explorer::Explorer;
-use crate::state::{HKind, Phase, State};
+use crate::state::{HEvent, HKind, Phase, State, LAUNCH, START};
 use crate::step::decode_token;
 use crate::system::System;
 use bc_graph::*;
 use bc_models::Rule;
+use bc_syntax::FindingKind;
+use std::collections::HashMap;
 
 /// What an operation does to a barrier's expected count, for
 /// [`Explorer::drop_not_negative`].
@@ -233,6 +243,26 @@ impl Explorer<'_> {
         }
     }
 
+    /// The rules the explorer judges over whole histories
+    /// ([`System::history_rules`]), at each point the rule checker judges
+    /// one (`judge` in `record.rs`; compaction hands back what it found
+    /// before forgetting). Called after the rule checker, and recorded as
+    /// seen operationally only, so the finding and witness reported stay
+    /// the rule checker's; the corpus test compares the two sides.
+    pub(crate) fn judge_history(&mut self, s: &State) {
+        if !self.replaying {
+            let found = self.sys.history_rules(s, &self.ident);
+            self.seen_operationally(found);
+        }
+    }
+
+    /// Marks the kinds of `found` as seen by the explorer.
+    pub(crate) fn seen_operationally(&mut self, found: HistoryFindings) {
+        if !self.replaying {
+            self.found.operational.extend(found.into_iter().map(|(kind, _)| kind));
+        }
+    }
+
     /// wait-completes, at an end state: every wait completes
     /// ("Informational Notes": a wait that never completes is undefined;
     /// reported as `deadlock`). `at` names the threads whose waits never
@@ -429,5 +459,266 @@ fn count_text(c: ArriveCount) -> String {
     match c {
         ArriveCount::Block => "the whole block".into(),
         ArriveCount::Threads(k) => k.to_string(),
+    }
+}
+
+/// What the history rules found: per broken rule its finding and message.
+pub(crate) type HistoryFindings = Vec<(FindingKind, String)>;
+
+/// barrier-executes-before over a state's history ("Execution Model": the
+/// transitive closure of program order and barrier-participates-in), with
+/// the `extra` edges compaction left where a path ran through forgotten
+/// events. Since program order is total within a thread, what executes
+/// before an event is, per thread, a prefix of that thread's history; it is
+/// kept as that prefix's length (a vector clock per event), computed to a
+/// fixed point.
+pub(crate) struct ExecutesBefore {
+    threads: usize,
+    /// Per thread, the index of its first event (then the event count).
+    start: Vec<usize>,
+    /// Per event index, per thread `u`: how many of `u`'s events execute
+    /// before it.
+    seen: Vec<u32>,
+}
+
+impl ExecutesBefore {
+    /// Executes-before over the history of `s`.
+    pub(crate) fn of(s: &State) -> ExecutesBefore {
+        let nt = s.hist.len();
+        let mut start = Vec::with_capacity(nt + 1);
+        let mut n = 0;
+        for h in &s.hist {
+            start.push(n);
+            n += h.len();
+        }
+        start.push(n);
+        let exists = |(t, po): (u32, u32)| (t as usize) < nt && (po as usize) < s.hist[t as usize].len();
+        // The edges into each event from other threads: its participants
+        // (a wait), and the extra edges (their source `START` is no event,
+        // their target past a thread's history a future event).
+        let mut from: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        for (t, h) in s.hist.iter().enumerate() {
+            for (po, ev) in h.iter().enumerate() {
+                if let HKind::Wait { participants, .. } = &ev.kind {
+                    from[start[t] + po].extend(participants.iter().copied().filter(|&x| exists(x)));
+                }
+            }
+        }
+        for &(x, (u, k)) in &s.extra {
+            if x.1 != START && exists(x) && exists((u, k)) {
+                from[start[u as usize] + k as usize].push(x);
+            }
+        }
+        let mut seen = vec![0u32; n * nt];
+        let mut row = vec![0u32; nt];
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for t in 0..nt {
+                for po in 0..s.hist[t].len() {
+                    let e = start[t] + po;
+                    row.copy_from_slice(&seen[e * nt..(e + 1) * nt]);
+                    row[t] = row[t].max(po as u32);
+                    let preds = (po > 0).then(|| (t as u32, po as u32 - 1));
+                    for &(u, k) in preds.iter().chain(&from[e]) {
+                        let p = start[u as usize] + k as usize;
+                        for (r, &x) in row.iter_mut().zip(&seen[p * nt..(p + 1) * nt]) {
+                            *r = (*r).max(x);
+                        }
+                        row[u as usize] = row[u as usize].max(k + 1);
+                    }
+                    if row[..] != seen[e * nt..(e + 1) * nt] {
+                        seen[e * nt..(e + 1) * nt].copy_from_slice(&row);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        ExecutesBefore {
+            threads: nt,
+            start,
+            seen,
+        }
+    }
+
+    /// The index of event `(t, po)`.
+    fn index(&self, (t, po): (u32, u32)) -> usize {
+        self.start[t as usize] + po as usize
+    }
+
+    /// Does `a` execute before `b`? A launch event executes before every
+    /// event of a thread.
+    pub(crate) fn eb(&self, a: (u32, u32), b: (u32, u32)) -> bool {
+        a.0 == LAUNCH || a.1 < self.seen[self.index(b) * self.threads + a.0 as usize]
+    }
+}
+
+impl System<'_> {
+    /// The rules the explorer judges over a whole history, where the rule
+    /// checker judges an execution (`Explorer::judge`: at end states,
+    /// stopped searches, and before compaction forgets): the findings of
+    /// those `s` breaks that the model judges.
+    pub(crate) fn history_rules(&self, s: &State, ident: &[u32]) -> HistoryFindings {
+        let eb = ExecutesBefore::of(s);
+        let mut out = Vec::new();
+        let rules = self.p.model.rules;
+        for (rule, msg) in [
+            (Rule::PhaseWith, self.phase_with(s, &eb, ident)),
+            (Rule::ArriveThenDrop, self.arrive_then_drop(s, &eb, ident)),
+        ] {
+            if let (true, Some(msg), Some(kind)) = (rules.has(rule), msg, rule.finding()) {
+                out.push((kind, msg));
+            }
+        }
+        if let Some(msg) = self.race(s, &eb, ident) {
+            out.push((FindingKind::Race, msg));
+        }
+        out
+    }
+
+    /// The waits each event of `s` participates in, by participant.
+    fn waits_of(s: &State) -> HashMap<(u32, u32), Vec<(u32, u32)>> {
+        let mut out: HashMap<(u32, u32), Vec<(u32, u32)>> = HashMap::new();
+        for (t, h) in s.hist.iter().enumerate() {
+            for (po, ev) in h.iter().enumerate() {
+                if let HKind::Wait { participants, .. } = &ev.kind {
+                    for &x in participants {
+                        out.entry(x).or_default().push((t as u32, po as u32));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// phase-with ("Execution Model", barrier-phase-with): between an
+    /// operation A that participates in a wait W and W itself, in
+    /// executes-before, lies no operation X on W's barrier that is linked
+    /// by participates-in (either way, transitively) to some operation
+    /// while not to W: such an X belongs to another phase. The message for
+    /// the first such A, X and W of `s`. Compaction forgets an event only
+    /// once it is settled and everything before it is too, so a forgotten
+    /// X cannot lie between a kept participant and its wait.
+    pub(crate) fn phase_with(&self, s: &State, eb: &ExecutesBefore, ident: &[u32]) -> Option<String> {
+        // The phase-with classes, by union-find over event indices (a
+        // launch participant has no index and links nothing).
+        let n = eb.start[s.hist.len()];
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn root(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        let waits: Vec<(u32, u32)> = (0..s.hist.len())
+            .flat_map(|t| (0..s.hist[t].len()).map(move |po| (t as u32, po as u32)))
+            .filter(|&(t, po)| matches!(&s.hist[t as usize][po as usize].kind, HKind::Wait { participants, .. } if !participants.is_empty()))
+            .collect();
+        let participants = |(t, po): (u32, u32)| match &s.hist[t as usize][po as usize].kind {
+            HKind::Wait { participants, .. } => participants.as_slice(),
+            _ => &[],
+        };
+        for &w in &waits {
+            for &x in participants(w).iter().filter(|x| x.0 != LAUNCH) {
+                let (a, b) = (root(&mut parent, eb.index(w)), root(&mut parent, eb.index(x)));
+                parent[a] = b;
+            }
+        }
+        let roots: Vec<usize> = (0..n).map(|x| root(&mut parent, x)).collect();
+        let mut size = vec![0usize; n];
+        for &r in &roots {
+            size[r] += 1;
+        }
+        for &w in &waits {
+            let target = s.hist[w.0 as usize][w.1 as usize].target;
+            let phase = roots[eb.index(w)];
+            for &a in participants(w) {
+                for (u, h) in s.hist.iter().enumerate() {
+                    for (k, ev) in h.iter().enumerate() {
+                        let x = (u as u32, k as u32);
+                        let i = eb.index(x);
+                        if ev.target != target || x == a || x == w || size[roots[i]] < 2 || roots[i] == phase {
+                            continue;
+                        }
+                        if eb.eb(a, x) && eb.eb(x, w) {
+                            return Some(format!(
+                                "{} participates in {}, but {} of another phase executes between them",
+                                self.label_of(s, a.0, a.1, ident),
+                                self.label_of(s, w.0, w.1, ident),
+                                self.label_of(s, x.0, x.1, ident)
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// arrive-then-drop ("Execution Model", an arrive A and a later drop D
+    /// of one thread on one barrier: A participates in no wait, or in one
+    /// that executes before D; "Informational Notes": no drop after an
+    /// arrive before the barrier completes). A thread-counted arrive is
+    /// exempt (docs/semantics.md: its phase completes at its count, which
+    /// a drop does not change), and an `arrive_drop` is one operation, no
+    /// arrive followed by a drop. The message for the first such pair of
+    /// `s`. Compaction forgets an arrive only once a wait on its phase
+    /// precedes every later drop of its thread.
+    pub(crate) fn arrive_then_drop(&self, s: &State, eb: &ExecutesBefore, ident: &[u32]) -> Option<String> {
+        let waits_of = Self::waits_of(s);
+        for (t, h) in s.hist.iter().enumerate() {
+            for (d, drop) in h.iter().enumerate().filter(|(_, e)| matches!(e.kind, HKind::Drop)) {
+                for (a, _) in h[..d].iter().enumerate().filter(|(_, e)| {
+                    e.target == drop.target
+                        && matches!(e.kind, HKind::Arrive(_, c) if !matches!(c, Some(ArriveCount::Threads(_))))
+                }) {
+                    let (a, d) = ((t as u32, a as u32), (t as u32, d as u32));
+                    let Some(ws) = waits_of.get(&a).filter(|ws| !ws.is_empty()) else {
+                        continue;
+                    };
+                    if !ws.iter().any(|&w| eb.eb(w, d)) {
+                        return Some(format!(
+                            "{} arrives, then {} drops before any wait its arrive participates in has completed (e.g. {})",
+                            self.label_of(s, a.0, a.1, ident),
+                            self.label_of(s, d.0, d.1, ident),
+                            self.label_of(s, ws[0].0, ws[0].1, ident)
+                        ));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// race (`docs/semantics.md`, "The rules, by name"; project notes
+    /// section 6): two plain accesses of one location by different
+    /// threads, one a write, that executes-before orders neither way
+    /// (barriers order execution only: "Execution Model", its note on
+    /// memory). The message for the first such pair of `s`. Compaction
+    /// forgets an access only once it executes before every future access.
+    pub(crate) fn race(&self, s: &State, eb: &ExecutesBefore, ident: &[u32]) -> Option<String> {
+        let plain: Vec<((u32, u32), &HEvent)> = s
+            .hist
+            .iter()
+            .enumerate()
+            .flat_map(|(t, h)| h.iter().enumerate().map(move |(po, e)| ((t as u32, po as u32), e)))
+            .filter(|(_, e)| matches!(e.kind, HKind::Read | HKind::Write))
+            .collect();
+        for (i, &(x, ex)) in plain.iter().enumerate() {
+            for &(y, ey) in &plain[i + 1..] {
+                if x.0 == y.0 || ex.target != ey.target || !(ex.kind == HKind::Write || ey.kind == HKind::Write) {
+                    continue;
+                }
+                if !eb.eb(x, y) && !eb.eb(y, x) {
+                    return Some(format!(
+                        "{} and {} are not ordered by executes-before",
+                        self.label_of(s, x.0, x.1, ident),
+                        self.label_of(s, y.0, y.1, ident)
+                    ));
+                }
+            }
+        }
+        None
     }
 }

@@ -130,3 +130,45 @@ fn a_worker_panic_ends_the_search() {
         }
     }
 }
+
+/// The explorer's own history rules (`rules.rs`, `System::history_rules`)
+/// see phase-with, arrive-then-drop and race by themselves: what they find
+/// is in `operational`, where the rule checker's findings never go, with
+/// every reduction on and off; the fixed programs break none.
+#[test]
+fn history_rules_decide_by_themselves() {
+    let head = "litmus \"t\"\nmodel amdgpu\nbarrier B = 2\nvar x scope=block\n";
+    let cases = [
+        (
+            "thread T0 { join B; arrive B; arrive B; wait B }\nthread T1 { join B; arrive B; arrive B; wait B }\n",
+            "thread T0 { join B; arrive B; wait B; arrive B; wait B }\nthread T1 { join B; arrive B; wait B; arrive B; wait B }\n",
+            FindingKind::Ub(bc_syntax::UbKind::StalePhase),
+        ),
+        (
+            "thread T0 { join B; arrive B; drop B }\nthread T1 { join B; arrive B; wait B }\n",
+            "thread T0 { join B; arrive B; wait B; drop B }\nthread T1 { join B; arrive B; wait B }\n",
+            FindingKind::Ub(bc_syntax::UbKind::ArriveThenDrop),
+        ),
+        (
+            "thread T0 { join B; write x; arrive B; wait B }\nthread T1 { join B; read x; arrive B; wait B }\n",
+            "thread T0 { join B; write x; arrive B; wait B }\nthread T1 { join B; arrive B; wait B; read x }\n",
+            FindingKind::Race,
+        ),
+    ];
+    for (broken, fixed, kind) in cases {
+        for reductions in [Reductions::default(), Reductions::NONE] {
+            let run = |body: &str| {
+                let opts = SearchOptions {
+                    reductions,
+                    ..SearchOptions::default()
+                };
+                explore(&program(&format!("{head}{body}")), opts)
+            };
+            let o = run(broken);
+            assert!(o.operational.contains(&kind), "{kind:?} not seen in {broken}");
+            assert!(o.judged.contains(&kind), "the rule checker disagrees on {broken}");
+            let o = run(fixed);
+            assert!(!o.operational.contains(&kind), "{kind:?} seen in {fixed}");
+        }
+    }
+}
