@@ -111,7 +111,7 @@ impl System<'_> {
             return WaitPlan::Parity(last.map(|i| i as u32), parity);
         }
         // A wait with no joined-before join does nothing, whatever its
-        // token (wait-needs-join, reported by `Explorer::wait_needs_join`).
+        // token (wait-needs-join, reported by `System::wait_needs_join`).
         let joined = s.threads[t].joined.contains(&(b as u32));
         if !joined {
             return WaitPlan::NoJoin;

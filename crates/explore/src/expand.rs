@@ -78,7 +78,7 @@ impl<'p> Explorer<'p> {
         self.prefix = Some(it.id);
         self.path.clear();
         self.set_ident(&it.ident);
-        let choices = self.sys.choices(s, &self.ident);
+        let choices = self.sys.choices(s, &self.worker.ident);
         let mut spin_edges = Vec::new();
         let node = self
             .graph()
@@ -110,17 +110,18 @@ impl<'p> Explorer<'p> {
             self.set_ident(&it.ident);
             self.path.clear();
             self.current = Some(choice);
-            self.quiet = true;
+            self.worker.quiet = true;
             // The successor is built in the scratch state (its vectors
             // reused) and copied out only when it is new.
             let mut n = State::copy_in(&mut self.work.successor, s);
-            let step = self.step(&mut n, choice);
+            let step = self.sys.step(&mut n, choice, &mut self.worker);
             self.path.push(step);
             let key = self.sys.step_key(s, &n, choice);
-            self.fuse_waits(&mut n);
+            let fused = self.sys.fused_steps(&mut n, &mut self.worker);
+            self.path.extend(fused);
             self.flush_pending(&n, &[]);
             self.normalize(&mut n);
-            self.quiet = false;
+            self.worker.quiet = false;
             self.current = None;
             let query = self.sys.is_query(s, choice);
             if self.budget.halted().is_some() {

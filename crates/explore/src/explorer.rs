@@ -6,9 +6,10 @@
 
 use crate::record::Found;
 use crate::search::{Search, SearchTree};
-use crate::state::{State, Status};
+use crate::state::State;
 use crate::system::System;
 use crate::witness::ExecNames;
+use crate::worker::Worker;
 use crate::{budget, outcomes, par, Choice};
 use crate::{Outcome, SearchOptions, Stats, Step, Stop, Witness};
 use bc_graph::*;
@@ -17,7 +18,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 /// A worker's scratch: states and buffers reused from one expansion to
-/// the next (`expand.rs`, `fuse.rs`), and what they are charged to the
+/// the next (`expand.rs`), and what they are charged to the
 /// budget.
 #[derive(Default)]
 pub(crate) struct Scratch {
@@ -27,17 +28,17 @@ pub(crate) struct Scratch {
     pub(crate) words: Vec<u8>,
     /// The state expanded states are decoded into.
     pub(crate) parent: Option<State>,
-    /// The state fusible waits are tried on.
-    pub(crate) fuse: Option<State>,
     /// The bytes of working states this worker has charged to the budget.
     pub(crate) charged: u64,
 }
 
-/// One explorer: the merging thread's, or a worker's (`worker`). What it
-/// shares with the others (the system, the search tree, the visited set,
-/// the budget) sits behind `Arc`s; what it found is its [`Found`]; the rest
-/// is its own bookkeeping for the state it works on (position, path,
-/// renaming, step modes) and scratch states reused between expansions.
+/// One explorer: the merging thread's, or a worker's (`worker_explorer`).
+/// What it shares with the others (the system, the search tree, the
+/// visited set, the budget) sits behind `Arc`s; what it found is its
+/// [`Found`]; the rest is its own bookkeeping for the state it works on
+/// (position, path, and the [`Worker`] context it steps with: renaming,
+/// step mode, pending findings) and scratch states reused between
+/// expansions.
 pub(crate) struct Explorer<'p> {
     // Shared with the other explorers of the search.
     pub(crate) p: &'p Program,
@@ -68,19 +69,11 @@ pub(crate) struct Explorer<'p> {
     /// The choice being expanded from the state `prefix` names.
     pub(crate) current: Option<Choice>,
     pub(crate) path: Vec<Step>,
-    /// Findings raised while computing the current step (operational).
-    /// (kind, message, objectless): objectless findings come from operations
-    /// that act on no barrier object, so no execution can show them.
-    pub(crate) pending: Vec<(FindingKind, String, bool)>,
-    /// For the state being worked on: which declared thread each thread
-    /// index stands for (symmetry renames threads; witnesses show the
-    /// declared names along the path).
-    pub(crate) ident: Vec<u32>,
+    /// What the transitions record into and read: the current step's
+    /// findings, the thread renaming, the step mode, fusion's scratch.
+    pub(crate) worker: Worker,
     /// Replaying a path for a witness: record nothing.
     pub(crate) replaying: bool,
-    /// Steps are being taken for the search, not for a witness: leave out
-    /// their texts (a witness replays them).
-    pub(crate) quiet: bool,
     // A worker's scratch.
     /// A worker's scratch states and buffers, reused between expansions.
     pub(crate) work: Scratch,
@@ -111,15 +104,13 @@ impl<'p> Explorer<'p> {
             work: Scratch::default(),
             start: Instant::now(),
             path: Vec::new(),
-            pending: Vec::new(),
             key: (0, 0),
             prefix: None,
             tree: Default::default(),
             replaying: false,
             visited,
-            quiet: false,
             current: None,
-            ident: (0..p.threads.len() as u32).collect(),
+            worker: Worker::new(p.threads.len()),
             sys,
             counter: None,
             #[cfg(test)]
@@ -209,7 +200,7 @@ impl<'p> Explorer<'p> {
     }
 
     /// A worker: this explorer's configuration, with nothing found yet.
-    pub(crate) fn worker(&self) -> Explorer<'p> {
+    pub(crate) fn worker_explorer(&self) -> Explorer<'p> {
         let mut w = Explorer::with(self.p, self.opts, self.sys.clone(), self.visited.clone());
         w.start = self.start;
         w.tree = self.tree.clone();
@@ -222,11 +213,11 @@ impl<'p> Explorer<'p> {
     }
 
     /// The reductions applied to every new state, in order. The rule
-    /// checker judges the history compaction forgets; renames `self.ident`
-    /// along with the threads.
+    /// checker judges the history compaction forgets; renames
+    /// `self.worker.ident` along with the threads.
     pub(crate) fn normalize(&mut self, s: &mut State) {
         if self.sys.reductions.compact {
-            if let Some((exec, names, found)) = self.sys.compact(s, &self.ident) {
+            if let Some((exec, names, found)) = self.sys.compact(s, &self.worker.ident) {
                 self.judge(&exec, &names);
                 self.seen_operationally(found);
             }
@@ -234,7 +225,7 @@ impl<'p> Explorer<'p> {
         self.sys.canonicalize(s);
         let budget = (!self.replaying).then_some(&*self.budget);
         if let Some(perm) = self.sys.symmetrize(s, budget) {
-            self.ident = perm.iter().map(|&old| self.ident[old]).collect();
+            self.worker.ident = perm.iter().map(|&old| self.worker.ident[old]).collect();
             // The renaming may leave a phase's arrivals out of order.
             self.sys.canonicalize(s);
         }
@@ -244,92 +235,43 @@ impl<'p> Explorer<'p> {
     /// index `t` stands for (symmetry may map a thread onto another one's
     /// identical body).
     pub(crate) fn declared_site(&self, t: usize, pc: u32) -> (Span, String) {
-        self.p
-            .instr(ThreadId(self.ident[t]), pc)
-            .map_or((Span::default(), "...".to_string()), |i| (i.span, i.text.clone()))
+        self.sys.declared_site(t, pc, &self.worker.ident)
     }
 
-    /// `self.ident` to keep with a state: `None` for the identity (no
+    /// `self.worker.ident` to keep with a state: `None` for the identity (no
     /// allocation in the common case).
     pub(crate) fn ident_arc(&self) -> Option<std::sync::Arc<[u32]>> {
-        let identity = self.ident.iter().enumerate().all(|(i, &t)| i as u32 == t);
-        (!identity).then(|| self.ident.as_slice().into())
+        let identity = self.worker.ident.iter().enumerate().all(|(i, &t)| i as u32 == t);
+        (!identity).then(|| self.worker.ident.as_slice().into())
     }
 
-    /// Sets `self.ident` from a state's kept renaming.
+    /// Sets `self.worker.ident` from a state's kept renaming.
     pub(crate) fn set_ident(&mut self, ident: &Option<std::sync::Arc<[u32]>>) {
-        self.ident.clear();
+        self.worker.ident.clear();
         match ident {
-            Some(v) => self.ident.extend_from_slice(v),
-            None => self.ident.extend(0..self.p.threads.len() as u32),
+            Some(v) => self.worker.ident.extend_from_slice(v),
+            None => self.worker.ident.extend(0..self.p.threads.len() as u32),
         }
     }
 
     /// The declared name of thread index `t` in the current state.
     pub(crate) fn name_of(&self, t: usize) -> &str {
-        self.sys.thread_name(&self.ident, t)
-    }
-
-    /// [`System::label_of`] under the current renaming.
-    pub(crate) fn label_of(&self, s: &State, t: u32, po: u32) -> String {
-        self.sys.label_of(s, t, po, &self.ident)
+        self.sys.thread_name(&self.worker.ident, t)
     }
 
     /// [`System::execution`] under the current renaming.
     pub(crate) fn execution(&self, s: &State, stuck: &[usize]) -> (Execution, ExecNames) {
-        self.sys.execution(s, stuck, &self.ident)
+        self.sys.execution(s, stuck, &self.worker.ident)
     }
 
     /// [`System::witness`] under the current renaming, along the current
     /// path.
     pub(crate) fn witness(&self, s: &State, stuck: &[usize], focus: &[EventId]) -> Witness {
-        self.sys.witness(s, stuck, focus, &self.ident, &self.path)
+        self.sys.witness(s, stuck, focus, &self.worker.ident, &self.path)
     }
 
     /// [`System::witness_with`] along the current path.
     pub(crate) fn witness_with(&self, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
         self.sys.witness_with(exec, names, focus, &self.path)
-    }
-
-    /// Completed-wait fusion (fuse.rs): takes every fusible wait of `s` (in
-    /// thread order, until none is left) and returns their steps. A wait
-    /// that raises a finding, operates on a barrier's bmo or ends its
-    /// thread is not taken.
-    pub(crate) fn fused_steps(&mut self, s: &mut State) -> Vec<Step> {
-        let mut steps = Vec::new();
-        if !self.sys.reductions.fuse {
-            return steps;
-        }
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for t in 0..s.threads.len() {
-                let Some(c) = self.sys.fusible(s, t, &self.ident) else {
-                    continue;
-                };
-                let pending = self.pending.len();
-                // The step is tried on a copy (it may be rejected), built in
-                // a reused state so its vectors keep their allocations.
-                let mut next = State::copy_in(&mut self.work.fuse, s);
-                let step = self.step(&mut next, c);
-                let quiet = self.pending.len() == pending;
-                let bmo_same = next.bmo.iter().zip(&s.bmo).all(|(a, b)| a.len() == b.len());
-                if quiet && bmo_same && next.threads[t].status == Status::Running {
-                    std::mem::swap(s, &mut next);
-                    steps.push(step);
-                    changed = true;
-                } else {
-                    self.pending.truncate(pending);
-                }
-                self.work.fuse = Some(next);
-            }
-        }
-        steps
-    }
-
-    /// [`Explorer::fused_steps`], appended to the current path.
-    pub(crate) fn fuse_waits(&mut self, s: &mut State) {
-        let steps = self.fused_steps(s);
-        self.path.extend(steps);
     }
 }

@@ -128,8 +128,8 @@ impl<'p> Explorer<'p> {
                         effect: "spins: the condition does not hold".into(),
                     });
                 } else {
-                    steps.push(e.step(&mut s, edge.choice));
-                    steps.extend(e.fused_steps(&mut s));
+                    steps.push(e.sys.step(&mut s, edge.choice, &mut e.worker));
+                    steps.extend(e.sys.fused_steps(&mut s, &mut e.worker));
                     e.normalize(&mut s);
                 }
             }

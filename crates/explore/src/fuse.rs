@@ -35,7 +35,8 @@
 use crate::choices::WaitPlan;
 use crate::state::{State, Status};
 use crate::system::System;
-use crate::Choice;
+use crate::worker::Worker;
+use crate::{Choice, Step};
 use bc_graph::*;
 
 impl System<'_> {
@@ -72,6 +73,42 @@ impl System<'_> {
             }),
             _ => None,
         }
+    }
+
+    /// Completed-wait fusion: takes every fusible wait of `s` (in thread
+    /// order, until none is left) and returns their steps. A wait that
+    /// raises a finding, operates on a barrier's bmo or ends its thread is
+    /// not taken (each is tried on a copy in `w`'s scratch state).
+    pub(crate) fn fused_steps(&self, s: &mut State, w: &mut Worker) -> Vec<Step> {
+        let mut steps = Vec::new();
+        if !self.reductions.fuse {
+            return steps;
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for t in 0..s.threads.len() {
+                let Some(c) = self.fusible(s, t, &w.ident) else {
+                    continue;
+                };
+                let pending = w.pending.len();
+                // The step is tried on a copy (it may be rejected), built in
+                // a reused state so its vectors keep their allocations.
+                let mut next = State::copy_in(&mut w.fuse, s);
+                let step = self.step(&mut next, c, w);
+                let quiet = w.pending.len() == pending;
+                let bmo_same = next.bmo.iter().zip(&s.bmo).all(|(a, b)| a.len() == b.len());
+                if quiet && bmo_same && next.threads[t].status == Status::Running {
+                    std::mem::swap(s, &mut next);
+                    steps.push(step);
+                    changed = true;
+                } else {
+                    w.pending.truncate(pending);
+                }
+                w.fuse = Some(next);
+            }
+        }
+        steps
     }
 }
 

@@ -39,6 +39,7 @@ mod step;
 mod symmetry;
 mod system;
 pub(crate) mod witness;
+mod worker;
 
 pub use options::{Limits, Reductions, SearchOptions, DEFAULT_MAX_MEMORY, DEFAULT_MAX_STATES};
 pub use outcomes::{OutcomeClass, OutcomeKind, Outcomes};

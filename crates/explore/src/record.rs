@@ -7,6 +7,7 @@
 //! [`absorb`]: crate::record::Found::absorb
 
 use crate::explorer::Explorer;
+use crate::rules::HistoryFindings;
 use crate::state::{State, Status};
 use crate::{eval, outcomes, witness, Finding, Witness};
 use bc_graph::*;
@@ -103,10 +104,10 @@ impl<'p> Explorer<'p> {
     /// at the statements the stuck threads are blocked on.
     pub(crate) fn flush_pending(&mut self, s: &State, stuck: &[usize]) {
         if self.replaying {
-            self.pending.clear();
+            self.worker.pending.clear();
             return;
         }
-        for (kind, msg, objectless) in std::mem::take(&mut self.pending) {
+        for (kind, msg, objectless) in std::mem::take(&mut self.worker.pending) {
             if objectless {
                 self.found.objectless.insert(kind);
             } else {
@@ -152,16 +153,16 @@ impl<'p> Explorer<'p> {
                 self.budget.charge(bytes);
             }
         }
-        self.divergent_barrier_stuck(s, &stuck_waits);
+        self.sys.divergent_barrier_stuck(s, &stuck_waits, &mut self.worker);
         // A `__syncwarp` phase left open: a lane its mask names that
         // executed another mask meanwhile never comes.
         for b in 0..s.bars.len() {
             if let Some(msg) = s.bars[b]
                 .open
                 .as_ref()
-                .and_then(|ph| self.sys.syncwarp_mask_stray(b, ph, &self.ident))
+                .and_then(|ph| self.sys.syncwarp_mask_stray(b, ph, &self.worker.ident))
             {
-                self.violated(bc_models::Rule::SyncwarpMask, msg);
+                self.sys.violated(bc_models::Rule::SyncwarpMask, msg, &mut self.worker);
             }
         }
         if !blocked.is_empty() {
@@ -174,10 +175,10 @@ impl<'p> Explorer<'p> {
             };
             if stuck_waits.is_empty() {
                 let msg = format!("spins forever: {}", at(&blocked));
-                self.pending.push((FindingKind::Nontermination, msg, false));
+                self.worker.pending.push((FindingKind::Nontermination, msg, false));
             } else {
                 let at = at(&stuck_waits);
-                self.wait_completes(at);
+                self.sys.wait_completes(at, &mut self.worker);
             }
         }
         // Only waits enter the execution as stuck events; the others
@@ -194,7 +195,7 @@ impl<'p> Explorer<'p> {
     /// cycle): the uniform-barrier check, then the rule checker judges the
     /// execution with them stuck.
     pub(crate) fn judge_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
-        self.divergent_barrier_stuck(s, stuck_waits);
+        self.sys.divergent_barrier_stuck(s, stuck_waits, &mut self.worker);
         self.flush_pending(s, stuck_waits);
         let (exec, names) = self.execution(s, stuck_waits);
         self.judge(&exec, &names);
@@ -265,6 +266,26 @@ impl<'p> Explorer<'p> {
                     }
                 }
             }
+        }
+    }
+
+    /// The rules the explorer judges over whole histories
+    /// ([`System::history_rules`]), at each point the rule checker judges
+    /// one (`judge` in `record.rs`; compaction hands back what it found
+    /// before forgetting). Called after the rule checker, and recorded as
+    /// seen operationally only, so the finding and witness reported stay
+    /// the rule checker's; the corpus test compares the two sides.
+    pub(crate) fn judge_history(&mut self, s: &State) {
+        if !self.replaying {
+            let found = self.sys.history_rules(s, &self.worker.ident);
+            self.seen_operationally(found);
+        }
+    }
+
+    /// Marks the kinds of `found` as seen by the explorer.
+    pub(crate) fn seen_operationally(&mut self, found: HistoryFindings) {
+        if !self.replaying {
+            self.found.operational.extend(found.into_iter().map(|(kind, _)| kind));
         }
     }
 }

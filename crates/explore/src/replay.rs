@@ -26,8 +26,8 @@ impl<'p> Explorer<'p> {
         chain.reverse();
         let replayed = self.replay(&chain, false, |e, mut s, mut steps| {
             if let Some(c) = then {
-                steps.push(e.step(&mut s, c));
-                steps.extend(e.fused_steps(&mut s));
+                steps.push(e.sys.step(&mut s, c, &mut e.worker));
+                steps.extend(e.sys.fused_steps(&mut s, &mut e.worker));
             }
             Ok(steps)
         });
@@ -50,31 +50,37 @@ impl<'p> Explorer<'p> {
     ) -> Result<R, Stop> {
         let saved = (
             std::mem::take(&mut self.path),
-            std::mem::take(&mut self.pending),
-            std::mem::replace(&mut self.ident, (0..self.p.threads.len() as u32).collect()),
+            std::mem::take(&mut self.worker.pending),
+            std::mem::replace(&mut self.worker.ident, (0..self.p.threads.len() as u32).collect()),
             self.replaying,
-            self.quiet,
+            self.worker.quiet,
         );
         self.replaying = true;
-        self.quiet = false;
+        self.worker.quiet = false;
         let run = || {
             let mut s = State::initial(self.p);
             for t in 0..self.p.threads.len() {
-                self.run_local(&mut s, t);
+                self.sys.run_local(&mut s, t, &mut self.worker);
             }
             let mut steps = Vec::new();
             for &c in chain {
                 if budgeted {
                     self.budget.go_on()?;
                 }
-                steps.push(self.step(&mut s, c));
-                steps.extend(self.fused_steps(&mut s));
+                steps.push(self.sys.step(&mut s, c, &mut self.worker));
+                steps.extend(self.sys.fused_steps(&mut s, &mut self.worker));
                 self.normalize(&mut s);
             }
             then(self, s, steps)
         };
         let r = run();
-        (self.path, self.pending, self.ident, self.replaying, self.quiet) = saved;
+        (
+            self.path,
+            self.worker.pending,
+            self.worker.ident,
+            self.replaying,
+            self.worker.quiet,
+        ) = saved;
         r
     }
 

@@ -1,7 +1,7 @@
 //! The rules the explorer decides as it steps, one function each, named as
 //! `Rule::name()` prints the rule (`docs/ARCHITECTURE.md`, section "Rules",
 //! lists them beside the rule checker's). A violation is recorded through
-//! [`Explorer::violated`], by rule only: what it reports is the rule's
+//! [`System::violated`] into the stepping worker's [`Worker`], by rule only: what it reports is the rule's
 //! finding ([`Rule::finding`]), and nothing when the model disables the
 //! rule. The functions on [`System`] read the state alone and return the
 //! violation's message; the transitions (`step.rs`, `choices.rs`) call each
@@ -15,17 +15,17 @@
 //! the reported finding and witness stay the rule checker's while the
 //! corpus test compares the two sides.
 
-use crate::explorer::Explorer;
 use crate::state::{HEvent, HKind, Phase, State, LAUNCH, START};
 use crate::step::decode_token;
 use crate::system::System;
+use crate::worker::Worker;
 use bc_graph::*;
 use bc_models::Rule;
 use bc_syntax::FindingKind;
 use std::collections::HashMap;
 
 /// What an operation does to a barrier's expected count, for
-/// [`Explorer::drop_not_negative`].
+/// [`System::drop_not_negative`].
 pub(crate) enum ExpectedCount {
     /// An init sets it to this count.
     Init(i64),
@@ -35,19 +35,19 @@ pub(crate) enum ExpectedCount {
     ArriveDrop(i64),
 }
 
-impl Explorer<'_> {
+impl System<'_> {
     /// Records a violation of `rule` found by the last step, unless the
     /// model disables the rule.
-    pub(crate) fn violated(&mut self, rule: Rule, msg: String) {
-        self.report(rule, msg, false);
+    pub(crate) fn violated(&self, rule: Rule, msg: String, w: &mut Worker) {
+        self.report(rule, msg, false, w);
     }
 
-    /// As [`Explorer::violated`]; `objectless`: the operation named no
+    /// As [`System::violated`]; `objectless`: the operation named no
     /// barrier (the finding locates no barrier object).
-    fn report(&mut self, rule: Rule, msg: String, objectless: bool) {
+    fn report(&self, rule: Rule, msg: String, objectless: bool, w: &mut Worker) {
         if self.p.model.rules.has(rule) {
             let kind = rule.finding().expect("the explorer reports rules with a finding");
-            self.pending.push((kind, msg, objectless));
+            w.pending.push((kind, msg, objectless));
         }
     }
 
@@ -55,10 +55,14 @@ impl Explorer<'_> {
     /// ("Execution Model": the first element of a bmo is an init; CUDA:
     /// project notes section 3, init before any use). Thread `t` modifies
     /// barrier `b`.
-    pub(crate) fn first_bmo_init(&mut self, s: &State, t: usize, b: usize) {
+    pub(crate) fn first_bmo_init(&self, s: &State, t: usize, b: usize, w: &mut Worker) {
         if !s.bars[b].init {
-            let msg = format!("{} operates on {} before any init", self.tname(t), self.bname(b));
-            self.violated(Rule::FirstBmoInit, msg);
+            let msg = format!(
+                "{} operates on {} before any init",
+                self.thread_name(&w.ident, t),
+                self.bname(b)
+            );
+            self.violated(Rule::FirstBmoInit, msg, w);
         }
     }
 
@@ -66,15 +70,19 @@ impl Explorer<'_> {
     /// Model": for every barrier drop, a join of the same barrier before
     /// it). Thread `t` drops barrier `b`, or, for `None`, leaves a group in
     /// which it holds no joined barrier.
-    pub(crate) fn drop_needs_join(&mut self, s: &State, t: usize, b: Option<usize>) {
+    pub(crate) fn drop_needs_join(&self, s: &State, t: usize, b: Option<usize>, w: &mut Worker) {
         match b {
             None => {
-                let msg = format!("{} leaves with no joined barrier", self.tname(t));
-                self.report(Rule::DropNeedsJoin, msg, true);
+                let msg = format!("{} leaves with no joined barrier", self.thread_name(&w.ident, t));
+                self.report(Rule::DropNeedsJoin, msg, true, w);
             }
             Some(b) if !s.threads[t].joined.contains(&(b as u32)) => {
-                let msg = format!("{} drops {} with no joined-before join", self.tname(t), self.bname(b));
-                self.violated(Rule::DropNeedsJoin, msg);
+                let msg = format!(
+                    "{} drops {} with no joined-before join",
+                    self.thread_name(&w.ident, t),
+                    self.bname(b)
+                );
+                self.violated(Rule::DropNeedsJoin, msg, w);
             }
             Some(_) => {}
         }
@@ -86,55 +94,55 @@ impl Explorer<'_> {
     /// it to zero: project notes section 3, as mbarrier counts range over
     /// 1..2^20-1, PTX `mbarrier.init`). Thread `t` changes barrier `b`'s
     /// count as `change` says.
-    pub(crate) fn drop_not_negative(&mut self, t: usize, b: usize, change: ExpectedCount) {
+    pub(crate) fn drop_not_negative(&self, t: usize, b: usize, change: ExpectedCount, w: &mut Worker) {
         let msg = match change {
             ExpectedCount::Init(k) if k <= 0 => format!(
                 "{} initializes {} with expected count {k}",
-                self.tname(t),
+                self.thread_name(&w.ident, t),
                 self.bname(b)
             ),
             ExpectedCount::Drop(e) if e <= 0 => format!(
                 "{} drops {} below an expected count of zero",
-                self.tname(t),
+                self.thread_name(&w.ident, t),
                 self.bname(b)
             ),
             ExpectedCount::ArriveDrop(left) if left <= 0 => format!(
                 "{}'s arrive_drop brings the expected count of {} to zero",
-                self.tname(t),
+                self.thread_name(&w.ident, t),
                 self.bname(b)
             ),
             _ => return,
         };
-        self.violated(Rule::DropNotNegative, msg);
+        self.violated(Rule::DropNotNegative, msg, w);
     }
 
     /// expected-count-update: an arrive that sets the expected count sets
     /// it above the arrive count of the open phase ("Execution Model",
     /// "Barrier arrive"). Thread `t` sets barrier `b`'s count to `k`.
-    pub(crate) fn expected_count_update(&mut self, s: &State, t: usize, b: usize, k: i64) {
+    pub(crate) fn expected_count_update(&self, s: &State, t: usize, b: usize, k: i64, w: &mut Worker) {
         let arrived = s.bars[b].arrived;
         if k <= arrived {
             let msg = format!(
                 "{} sets the expected count of {} to {k} with {arrived} arrive(s) counted",
-                self.tname(t),
+                self.thread_name(&w.ident, t),
                 self.bname(b)
             );
-            self.violated(Rule::ExpectedCountUpdate, msg);
+            self.violated(Rule::ExpectedCountUpdate, msg, w);
         }
     }
 
     /// count-overflow: a count stays within the model's maximum
     /// (cuda-barrier-libcudacxx.txt, `cuda::barrier::max()`). Thread `t`
     /// gives barrier `b` the count `k`.
-    pub(crate) fn count_overflow(&mut self, t: usize, b: usize, k: i64) {
+    pub(crate) fn count_overflow(&self, t: usize, b: usize, k: i64, w: &mut Worker) {
         if let Some(max) = self.p.model.max_count {
             if k > max {
                 let msg = format!(
                     "{} sets the count of {} to {k}, above the maximum {max}",
-                    self.tname(t),
+                    self.thread_name(&w.ident, t),
                     self.bname(b)
                 );
-                self.violated(Rule::CountOverflow, msg);
+                self.violated(Rule::CountOverflow, msg, w);
             }
         }
     }
@@ -142,17 +150,17 @@ impl Explorer<'_> {
     /// count-mismatch: the arrivals of one phase of a thread-counted
     /// barrier use one count (project notes section 3, named barriers: one
     /// count per phase). Thread `t` arrives on barrier `b` with `count`.
-    pub(crate) fn count_mismatch(&mut self, s: &State, t: usize, b: usize, count: Option<ArriveCount>) {
+    pub(crate) fn count_mismatch(&self, s: &State, t: usize, b: usize, count: Option<ArriveCount>, w: &mut Worker) {
         if let (Some(c), Some(open)) = (count, s.bars[b].open.as_ref().and_then(|p| p.count)) {
             if c != open {
                 let msg = format!(
                     "{} arrives on {} with count {} in a phase counted with {}",
-                    self.tname(t),
+                    self.thread_name(&w.ident, t),
                     self.bname(b),
                     count_text(c),
                     count_text(open)
                 );
-                self.violated(Rule::CountMismatch, msg);
+                self.violated(Rule::CountMismatch, msg, w);
             }
         }
     }
@@ -161,14 +169,14 @@ impl Explorer<'_> {
     /// thread-counted barrier (project notes section 3, named barriers: one
     /// arrival per thread before the barrier resets). Thread `t` arrives on
     /// barrier `b` with `count` (`None`: the barrier is not thread-counted).
-    pub(crate) fn arrive_twice(&mut self, s: &State, t: usize, b: usize, count: Option<ArriveCount>) {
-        if count.is_some() && self.sys.arrived_in_open(s, t, b) {
+    pub(crate) fn arrive_twice(&self, s: &State, t: usize, b: usize, count: Option<ArriveCount>, w: &mut Worker) {
+        if count.is_some() && self.arrived_in_open(s, t, b) {
             let msg = format!(
                 "{} arrives on {} a second time in one phase",
-                self.tname(t),
+                self.thread_name(&w.ident, t),
                 self.bname(b)
             );
-            self.violated(Rule::ArriveTwice, msg);
+            self.violated(Rule::ArriveTwice, msg, w);
         }
     }
 
@@ -178,14 +186,14 @@ impl Explorer<'_> {
     /// Arrival, Countdown, Completion, and Reset"). The thread's `owes` set
     /// holds the barriers it owes a wait on (kept by `barrier_step` and
     /// `bind`). Thread `t` arrives on barrier `b`.
-    pub(crate) fn arrive_before_wait(&mut self, s: &State, t: usize, b: usize) {
+    pub(crate) fn arrive_before_wait(&self, s: &State, t: usize, b: usize, w: &mut Worker) {
         if s.threads[t].owes.contains(&(b as u32)) {
             let msg = format!(
                 "{} arrives on {} again before waiting on the phase its arrive completed",
-                self.tname(t),
+                self.thread_name(&w.ident, t),
                 self.bname(b)
             );
-            self.violated(Rule::ArriveBeforeWait, msg);
+            self.violated(Rule::ArriveBeforeWait, msg, w);
         }
     }
 
@@ -195,20 +203,20 @@ impl Explorer<'_> {
     /// joined-before join is `WaitPlan::NoJoin`, and does nothing), and
     /// [`System::eligible`] offers only phases a member of which the join
     /// executes before. Thread `t` waits on barrier `b` with no join.
-    pub(crate) fn wait_needs_join(&mut self, t: usize, b: usize) {
+    pub(crate) fn wait_needs_join(&self, t: usize, b: usize, w: &mut Worker) {
         let msg = format!(
             "{} waits on {} with no joined-before join",
-            self.tname(t),
+            self.thread_name(&w.ident, t),
             self.bname(b)
         );
-        self.violated(Rule::WaitNeedsJoin, msg);
+        self.violated(Rule::WaitNeedsJoin, msg, w);
     }
 
     /// divergent-barrier, at a phase's completion: a uniform (block-wide)
     /// barrier is reached from one instruction site by the whole scope
     /// (CUDA guide, "Synchronization Functions": `__syncthreads` in
     /// conditional code). `ph` is the phase of barrier `b` just completed.
-    pub(crate) fn divergent_barrier(&mut self, b: usize, ph: &Phase) {
+    pub(crate) fn divergent_barrier(&self, b: usize, ph: &Phase, w: &mut Worker) {
         if !(self.p.barriers[b].props.uniform && ph.is_block_wide() && (ph.mixed_sites || ph.exit_drop)) {
             return;
         }
@@ -218,48 +226,28 @@ impl Explorer<'_> {
             "only some threads (others exited)"
         };
         let msg = format!("phase {} of {} is completed by {why}", ph.number, self.bname(b));
-        self.violated(Rule::DivergentBarrier, msg);
+        self.violated(Rule::DivergentBarrier, msg, w);
     }
 
     /// divergent-barrier, for waits stuck for good (at an end state, or
     /// throughout a fair cycle): a uniform (block-wide) barrier that some
     /// threads of its scope reached while the others never will (CUDA
     /// guide, "Synchronization Functions").
-    pub(crate) fn divergent_barrier_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
+    pub(crate) fn divergent_barrier_stuck(&self, s: &State, stuck_waits: &[usize], w: &mut Worker) {
         for &t in stuck_waits {
             if let Some(InstrKind::Barrier { sel, .. }) =
                 self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
             {
-                if let Some(b) = self.sys.resolve(s, t, *sel) {
+                if let Some(b) = self.resolve(s, t, *sel) {
                     if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.is_block_wide()) {
                         let msg = format!(
                             "{} is reached by only some threads of its scope",
                             self.p.barriers[b].name
                         );
-                        self.violated(Rule::DivergentBarrier, msg);
+                        self.violated(Rule::DivergentBarrier, msg, w);
                     }
                 }
             }
-        }
-    }
-
-    /// The rules the explorer judges over whole histories
-    /// ([`System::history_rules`]), at each point the rule checker judges
-    /// one (`judge` in `record.rs`; compaction hands back what it found
-    /// before forgetting). Called after the rule checker, and recorded as
-    /// seen operationally only, so the finding and witness reported stay
-    /// the rule checker's; the corpus test compares the two sides.
-    pub(crate) fn judge_history(&mut self, s: &State) {
-        if !self.replaying {
-            let found = self.sys.history_rules(s, &self.ident);
-            self.seen_operationally(found);
-        }
-    }
-
-    /// Marks the kinds of `found` as seen by the explorer.
-    pub(crate) fn seen_operationally(&mut self, found: HistoryFindings) {
-        if !self.replaying {
-            self.found.operational.extend(found.into_iter().map(|(kind, _)| kind));
         }
     }
 
@@ -267,8 +255,8 @@ impl Explorer<'_> {
     /// ("Informational Notes": a wait that never completes is undefined;
     /// reported as `deadlock`). `at` names the threads whose waits never
     /// will, with their statements.
-    pub(crate) fn wait_completes(&mut self, at: String) {
-        self.violated(Rule::WaitCompletes, format!("stuck forever: {at}"));
+    pub(crate) fn wait_completes(&self, at: String, w: &mut Worker) {
+        self.violated(Rule::WaitCompletes, format!("stuck forever: {at}"), w);
     }
 }
 
@@ -555,7 +543,7 @@ impl ExecutesBefore {
 
 impl System<'_> {
     /// The rules the explorer judges over a whole history, where the rule
-    /// checker judges an execution (`Explorer::judge`: at end states,
+    /// checker judges an execution (`judge` in `record.rs`: at end states,
     /// stopped searches, and before compaction forgets): the findings of
     /// those `s` breaks that the model judges.
     pub(crate) fn history_rules(&self, s: &State, ident: &[u32]) -> HistoryFindings {

@@ -241,7 +241,7 @@ impl<'p> Explorer<'p> {
     pub(crate) fn search(&mut self) -> (Stop, Search, Vec<Explorer<'p>>) {
         let mut init = State::initial(self.p);
         for t in 0..self.p.threads.len() {
-            self.run_local(&mut init, t);
+            self.sys.run_local(&mut init, t, &mut self.worker);
         }
         self.flush_pending(&init, &[]);
         let jobs = self.opts.jobs.max(1);
@@ -272,7 +272,7 @@ impl<'p> Explorer<'p> {
         }];
         let (stop, workers) = if jobs == 1 {
             let mut inline = Inline {
-                worker: self.worker(),
+                worker: self.worker_explorer(),
                 batches: std::collections::VecDeque::new(),
             };
             let stop = self.levels(frontier, &mut search, &mut inline);
@@ -296,7 +296,7 @@ impl<'p> Explorer<'p> {
                     let (job_tx, job_rx) = std::sync::mpsc::channel::<Batch>();
                     job_txs.push(job_tx);
                     let result_tx = result_tx.clone();
-                    let mut w = self.worker();
+                    let mut w = self.worker_explorer();
                     let spawned = std::thread::Builder::new()
                         .name(format!("explore-{part}"))
                         .stack_size(WORKER_STACK)

@@ -1,13 +1,15 @@
 //! Transitions: what one choice does to a state (`step`, and the local
 //! steps after it), calling the rules of `rules.rs` where the operations
-//! they judge happen. Which choices a state offers is `choices.rs`.
+//! they judge happen. Which choices a state offers is `choices.rs`. They
+//! are the [`System`]'s, taking the stepping worker's [`Worker`] context
+//! (the findings they raise, its thread renaming, its step mode).
 
 use crate::choices::WaitPlan;
 use crate::eval::eval;
-use crate::explorer::Explorer;
 use crate::rules::ExpectedCount;
 use crate::state::{HEvent, HKind, Phase, State, Status, AT_END};
 use crate::system::System;
+use crate::worker::Worker;
 use crate::{Choice, Step};
 use bc_graph::bits::Bits;
 use bc_graph::*;
@@ -40,30 +42,22 @@ pub fn decode_token(v: i64) -> Option<(usize, u32)> {
     (encode_token(b as usize, phase) == v).then_some((b as usize, phase))
 }
 
-impl Explorer<'_> {
-    pub(crate) fn tname(&self, t: usize) -> &str {
-        self.name_of(t)
-    }
-
+impl System<'_> {
     /// The thread a step names: empty while searching quietly (witnesses
     /// replay the step and name it then).
-    fn step_thread(&self, t: usize) -> String {
-        if self.quiet {
+    fn step_thread(&self, t: usize, w: &Worker) -> String {
+        if w.quiet {
             String::new()
         } else {
-            self.name_of(t).to_string()
+            self.thread_name(&w.ident, t).to_string()
         }
-    }
-
-    pub(crate) fn bname(&self, b: usize) -> &str {
-        &self.p.barriers[b].name
     }
 
     /// Runs thread `t`'s local instructions (assignments, branches, jumps,
     /// exit) until its next visible operation, or for [`MAX_LOCAL_STEPS`]
     /// steps: then the thread stops at a local instruction, and its next
     /// step (a choice like any other) continues the run.
-    pub(crate) fn run_local(&mut self, s: &mut State, t: usize) {
+    pub(crate) fn run_local(&self, s: &mut State, t: usize, w: &mut Worker) {
         let tid = ThreadId(t as u32);
         let mut n = 0;
         loop {
@@ -72,14 +66,14 @@ impl Explorer<'_> {
                 return;
             }
             let Some(ins) = self.p.instr(tid, th.pc) else {
-                return self.finish(s, t);
+                return self.finish(s, t, w);
             };
             n += 1;
             if n > MAX_LOCAL_STEPS && ins.kind.is_local() {
                 return;
             }
             match &ins.kind {
-                InstrKind::Exit => return self.finish(s, t),
+                InstrKind::Exit => return self.finish(s, t, w),
                 InstrKind::Assign { dest, value } => {
                     let v = eval(self.p, s, t, value);
                     s.threads[t].regs[dest.index()] = v;
@@ -97,7 +91,7 @@ impl Explorer<'_> {
 
     /// Thread `t` ends: it drops every barrier it holds a join on whose
     /// model data says so (the workgroup barrier drop at wave end).
-    fn finish(&mut self, s: &mut State, t: usize) {
+    fn finish(&self, s: &mut State, t: usize, w: &mut Worker) {
         s.threads[t].status = Status::Done;
         let mut held: Vec<u32> = s.threads[t].joined.clone();
         held.retain(|&b| self.p.barriers[b as usize].dropped_at_end_by(ThreadId(t as u32)));
@@ -110,7 +104,7 @@ impl Explorer<'_> {
                 kind: HKind::Drop,
                 target: Target::Barrier(BarrierId(b as u32)),
             });
-            self.modify(s, t, b, po, Mod::Drop { at_end: true });
+            self.modify(s, t, b, po, Mod::Drop { at_end: true }, w);
         }
         // The last thread of a named kernel ends it: the next kernel of
         // its stream starts.
@@ -123,7 +117,7 @@ impl Explorer<'_> {
                 if let Some(q) = s.streams.iter_mut().find(|(_, q)| q.first() == Some(&k)) {
                     q.1.remove(0);
                     if let Some(&next) = q.1.first() {
-                        self.start_kernel(s, next);
+                        self.start_kernel(s, next, w);
                     }
                 }
             }
@@ -131,37 +125,37 @@ impl Explorer<'_> {
     }
 
     /// Kernel `k` starts: its threads run their first local steps.
-    fn start_kernel(&mut self, s: &mut State, k: u32) {
+    fn start_kernel(&self, s: &mut State, k: u32, w: &mut Worker) {
         let threads = self.p.kernels[k as usize].threads.clone();
         for &t in &threads {
             s.threads[t.index()].status = Status::Running;
         }
         for t in threads {
-            self.run_local(s, t.index());
+            self.run_local(s, t.index(), w);
         }
     }
 
     /// Performs one visible operation and the local steps after it.
-    pub(crate) fn step(&mut self, s: &mut State, c: Choice) -> Step {
+    pub(crate) fn step(&self, s: &mut State, c: Choice, w: &mut Worker) -> Step {
         let t = c.thread as usize;
         let tid = ThreadId(c.thread);
         let ins = self
             .p
             .instr(tid, s.threads[t].pc)
             .expect("choices point at instructions");
-        let (span, text) = if self.quiet {
+        let (span, text) = if w.quiet {
             (bc_syntax::Span::default(), String::new())
         } else {
-            self.declared_site(t, s.threads[t].pc)
+            self.declared_site(t, s.threads[t].pc, &w.ident)
         };
         let pc = s.threads[t].pc;
         if ins.kind.is_local() {
             // A local continuation: the thread's previous run of local
             // steps reached the bound; it runs on from here.
             s.threads[t].started = true;
-            self.run_local(s, t);
+            self.run_local(s, t, w);
             return Step {
-                thread: self.step_thread(t),
+                thread: self.step_thread(t, w),
                 span,
                 text,
                 effect: format!("runs on: {MAX_LOCAL_STEPS} local steps without a visible operation"),
@@ -172,7 +166,7 @@ impl Explorer<'_> {
                 // The first spin of a thread that has not started.
                 s.threads[t].started = true;
                 return Step {
-                    thread: self.step_thread(t),
+                    thread: self.step_thread(t, w),
                     span,
                     text,
                     effect: "spins: the condition does not hold".into(),
@@ -181,7 +175,7 @@ impl Explorer<'_> {
         }
         let info = &self.p.threads[t];
         let effect = match ins.kind.clone() {
-            InstrKind::Barrier { op, sel, result } => self.barrier_step(s, t, pc, op, sel, result, c.phase),
+            InstrKind::Barrier { op, sel, result } => self.barrier_step(s, t, pc, op, sel, result, c.phase, w),
             InstrKind::Store { decl, value } => {
                 let v = eval(self.p, s, t, &value);
                 let l = System::loc(info, decl).index();
@@ -191,7 +185,7 @@ impl Explorer<'_> {
             InstrKind::Load { decl, dest } => {
                 let l = System::loc(info, decl).index();
                 let v = s.mem[l];
-                self.sys.set(s, t, dest, v);
+                self.set(s, t, dest, v);
                 format!("reads {} = {v}", self.p.locs[l].name)
             }
             InstrKind::Rmw { rmw, decl, value, dest } => {
@@ -202,7 +196,7 @@ impl Explorer<'_> {
                     Rmw::Exch => v,
                     Rmw::FetchAdd => old.wrapping_add(v),
                 };
-                self.sys.set(s, t, dest, old);
+                self.set(s, t, dest, old);
                 format!("{}: {old} -> {}", self.p.locs[l].name, s.mem[l])
             }
             InstrKind::Cas {
@@ -218,7 +212,7 @@ impl Explorer<'_> {
                 if old == e {
                     s.mem[l] = n;
                 }
-                self.sys.set(s, t, dest, old);
+                self.set(s, t, dest, old);
                 format!("{}: {old} -> {}", self.p.locs[l].name, s.mem[l])
             }
             InstrKind::Await(_) => "condition holds".into(),
@@ -236,7 +230,7 @@ impl Explorer<'_> {
                     }
                     s.streams[pos].1.push(kernel);
                     if s.streams[pos].1.len() == 1 {
-                        self.start_kernel(s, kernel);
+                        self.start_kernel(s, kernel, w);
                         format!("{name} starts in stream {id}")
                     } else {
                         format!("{name} queued in stream {id} behind earlier kernels")
@@ -251,7 +245,7 @@ impl Explorer<'_> {
                     .iter()
                     .find(|(x, _)| *x == id)
                     .is_none_or(|(_, q)| q.is_empty());
-                self.sys.set(s, t, dest, idle as i64);
+                self.set(s, t, dest, idle as i64);
                 format!("stream {id} {}", if idle { "is idle" } else { "is busy" })
             }
             InstrKind::Read { decl } | InstrKind::Write { decl } => {
@@ -274,9 +268,9 @@ impl Explorer<'_> {
         };
         s.threads[t].pc = pc + 1;
         s.threads[t].started = true;
-        self.run_local(s, t);
+        self.run_local(s, t, w);
         Step {
-            thread: self.step_thread(t),
+            thread: self.step_thread(t, w),
             span,
             text,
             effect,
@@ -286,7 +280,7 @@ impl Explorer<'_> {
     /// One barrier operation of thread `t`; returns the step's effect text.
     #[allow(clippy::too_many_arguments)]
     fn barrier_step(
-        &mut self,
+        &self,
         s: &mut State,
         t: usize,
         pc: u32,
@@ -294,16 +288,17 @@ impl Explorer<'_> {
         sel: BarrierSel,
         result: Option<BarrierResult>,
         phase: Option<u32>,
+        w: &mut Worker,
     ) -> String {
-        let Some(b) = self.sys.resolve(s, t, sel) else {
+        let Some(b) = self.resolve(s, t, sel) else {
             if matches!(op, BarrierOp::Drop) {
-                self.drop_needs_join(s, t, None);
+                self.drop_needs_join(s, t, None, w);
             }
             return "no joined barrier of its group: no effect".to_string();
         };
-        if let Some((rule, msg)) = self.sys.neutral(s, t, b, &op, &self.ident) {
+        if let Some((rule, msg)) = self.neutral(s, t, b, &op, &w.ident) {
             if let Some(rule) = rule {
-                self.violated(rule, msg);
+                self.violated(rule, msg, w);
             }
             return format!("{}: no effect", self.bname(b));
         }
@@ -313,8 +308,8 @@ impl Explorer<'_> {
         match op {
             BarrierOp::Init(k) => {
                 let k = eval(self.p, s, t, &k);
-                self.drop_not_negative(t, b, ExpectedCount::Init(k));
-                self.count_overflow(t, b, k);
+                self.drop_not_negative(t, b, ExpectedCount::Init(k), w);
+                self.count_overflow(t, b, k, w);
                 let bar = &mut s.bars[b];
                 bar.init = true;
                 bar.invalid = false;
@@ -354,14 +349,14 @@ impl Explorer<'_> {
                 format!("joins {}", self.bname(b))
             }
             BarrierOp::Drop => {
-                self.drop_needs_join(s, t, Some(b));
+                self.drop_needs_join(s, t, Some(b), w);
                 s.threads[t].joined.retain(|&x| x != b as u32);
                 s.hist[t].push(HEvent {
                     pc,
                     kind: HKind::Drop,
                     target,
                 });
-                self.modify(s, t, b, po, Mod::Drop { at_end: false }).0
+                self.modify(s, t, b, po, Mod::Drop { at_end: false }, w).0
             }
             BarrierOp::Arrive(spec) => {
                 let mut set = spec.set_count.as_ref().map(|k| eval(self.p, s, t, k));
@@ -382,24 +377,24 @@ impl Explorer<'_> {
                 if spec.count_match {
                     count = Some(match set.take() {
                         Some(k) => {
-                            self.count_overflow(t, b, k);
+                            self.count_overflow(t, b, k, w);
                             ArriveCount::Threads(k)
                         }
                         None => ArriveCount::Block,
                     });
                 }
                 if let Some(k) = set {
-                    self.count_overflow(t, b, k);
-                    self.expected_count_update(s, t, b, k);
+                    self.count_overflow(t, b, k, w);
+                    self.expected_count_update(s, t, b, k, w);
                 }
-                self.count_mismatch(s, t, b, count);
-                self.arrive_twice(s, t, b, count);
+                self.count_mismatch(s, t, b, count, w);
+                self.arrive_twice(s, t, b, count, w);
                 if self.p.barriers[b].syncwarp.is_some() {
-                    self.sys.other_mask(s, t, b);
+                    self.other_mask(s, t, b);
                 }
                 let owes_rule = spec.object && rules.has(Rule::ArriveBeforeWait);
                 if owes_rule {
-                    self.arrive_before_wait(s, t, b);
+                    self.arrive_before_wait(s, t, b, w);
                 }
                 if let Some(k) = set {
                     if s.bars[b].init {
@@ -407,7 +402,7 @@ impl Explorer<'_> {
                     }
                 }
                 let number = System::current_phase(s, b);
-                if self.sys.an.token_barriers[b] {
+                if self.an.token_barriers[b] {
                     s.bars[b].returned = s.bars[b].returned.max(number.saturating_add(1));
                 }
                 match result {
@@ -422,7 +417,7 @@ impl Explorer<'_> {
                     target,
                 });
                 let site = (self.p.threads[t].code.0, pc);
-                let (effect, completed) = self.modify(s, t, b, po, Mod::Arrive { count, pred, site });
+                let (effect, completed) = self.modify(s, t, b, po, Mod::Arrive { count, pred, site }, w);
                 if completed && owes_rule && !s.threads[t].owes.contains(&(b as u32)) {
                     s.threads[t].owes.push(b as u32);
                     s.threads[t].owes.sort_unstable();
@@ -435,7 +430,7 @@ impl Explorer<'_> {
                     kind: HKind::ArriveDrop(positive),
                     target,
                 });
-                self.modify(s, t, b, po, Mod::ArriveDrop { positive }).0
+                self.modify(s, t, b, po, Mod::ArriveDrop { positive }, w).0
             }
             BarrierOp::ExpectTx(ref n) | BarrierOp::CompleteTx(ref n) => {
                 let n = eval(self.p, s, t, n);
@@ -449,15 +444,15 @@ impl Explorer<'_> {
                     kind: HKind::Tx(delta),
                     target,
                 });
-                self.modify(s, t, b, po, Mod::Tx(delta)).0
+                self.modify(s, t, b, po, Mod::Tx(delta), w).0
             }
             BarrierOp::Inval => {
                 s.bars[b].invalid = true;
                 format!("{} invalidated", self.bname(b))
             }
-            BarrierOp::Wait(spec) => match self.sys.wait_plan(s, t, b, &spec, &self.ident) {
+            BarrierOp::Wait(spec) => match self.wait_plan(s, t, b, &spec, &w.ident) {
                 WaitPlan::NoJoin => {
-                    self.wait_needs_join(t, b);
+                    self.wait_needs_join(t, b, w);
                     s.hist[t].push(HEvent {
                         pc,
                         kind: HKind::Wait {
@@ -470,7 +465,7 @@ impl Explorer<'_> {
                     "no joined-before join: the wait has no effect".into()
                 }
                 WaitPlan::NoOp(msg, tp) => {
-                    self.violated(Rule::TokenMisuse, msg);
+                    self.violated(Rule::TokenMisuse, msg, w);
                     // The wait does nothing: an event with no participants,
                     // naming what its token named, for the rule checker.
                     s.hist[t].push(HEvent {
@@ -491,12 +486,13 @@ impl Explorer<'_> {
                             Rule::TokenPhase,
                             format!(
                                 "{} waits on {} with a token of a phase that is neither current nor previous: {why}",
-                                self.tname(t),
+                                self.thread_name(&w.ident, t),
                                 self.bname(b)
                             ),
+                            w,
                         );
                     }
-                    let (effect, ph) = self.bind(s, t, b, i);
+                    let (effect, ph) = self.bind(s, t, b, i, w);
                     if let (Some(BarrierResult::Reduce(r)), Some(red)) = (result, spec.reduce) {
                         s.threads[t].regs[r.index()] = match red {
                             bc_models::Reduce::Popc => ph.preds,
@@ -513,13 +509,13 @@ impl Explorer<'_> {
                         },
                         target,
                     });
-                    self.sys.collect(s, b);
+                    self.collect(s, b);
                     effect
                 }
                 WaitPlan::Parity(i, parity) => {
                     let (effect, members) = match i {
                         Some(i) => {
-                            let (effect, ph) = self.bind(s, t, b, i);
+                            let (effect, ph) = self.bind(s, t, b, i, w);
                             (effect, ph.members)
                         }
                         None => (
@@ -536,7 +532,7 @@ impl Explorer<'_> {
                         },
                         target,
                     });
-                    self.sys.collect(s, b);
+                    self.collect(s, b);
                     effect
                 }
                 WaitPlan::Blocked => unreachable!("a blocked wait is never chosen"),
@@ -545,16 +541,20 @@ impl Explorer<'_> {
     }
 
     /// Thread `t`'s wait completes on completed phase `i` of barrier `b`.
-    fn bind(&mut self, s: &mut State, t: usize, b: usize, i: u32) -> (String, Phase) {
+    fn bind(&self, s: &mut State, t: usize, b: usize, i: u32, w: &mut Worker) -> (String, Phase) {
         let ph = &mut s.bars[b].done[i as usize];
         ph.bound.set(t);
         let ph = ph.clone();
         s.threads[t].jmask.union_with(&ph.mask);
         s.threads[t].owes.retain(|&x| x != b as u32);
-        if self.quiet {
+        if w.quiet {
             return (String::new(), ph);
         }
-        let who: Vec<String> = ph.members.iter().map(|&(u, q)| self.label_of(s, u, q)).collect();
+        let who: Vec<String> = ph
+            .members
+            .iter()
+            .map(|&(u, q)| self.label_of(s, u, q, &w.ident))
+            .collect();
         let effect = format!(
             "completes on phase {} of {} (participants: {})",
             ph.number,
@@ -566,7 +566,7 @@ impl Explorer<'_> {
 
     /// A join of thread `t` on barrier `b`: later operations of `t` are
     /// executes-after it; nothing else is yet.
-    fn join(&mut self, s: &mut State, t: usize, b: usize) {
+    fn join(&self, s: &mut State, t: usize, b: usize) {
         let nb = self.p.barriers.len();
         let bit = t * nb + b;
         for th in &mut s.threads {
@@ -597,17 +597,17 @@ impl Explorer<'_> {
         th.joined.push(b as u32);
         th.joined.sort_unstable();
         for i in 0..s.bars.len() {
-            self.sys.collect(s, i);
+            self.collect(s, i);
         }
     }
 
     /// A modification operation of thread `t` at program-order index `po`:
     /// joins the open phase and may complete it. Returns the effect text and
     /// whether it completed the phase.
-    fn modify(&mut self, s: &mut State, t: usize, b: usize, po: u32, kind: Mod) -> (String, bool) {
+    fn modify(&self, s: &mut State, t: usize, b: usize, po: u32, kind: Mod, w: &mut Worker) -> (String, bool) {
         let nt = self.p.threads.len();
         let nb = self.p.barriers.len();
-        self.first_bmo_init(s, t, b);
+        self.first_bmo_init(s, t, b, w);
         let mask = s.threads[t].jmask.clone();
         let code = self.p.threads[t].code.0;
         let bar = &mut s.bars[b];
@@ -666,12 +666,12 @@ impl Explorer<'_> {
             bar.pending_drop = 0;
             bar.settled_len = s.bmo[b].len() as u32;
             bar.after_completion = bar.expected;
-            if self.quiet {
+            if w.quiet {
                 String::new()
             } else {
                 format!("{name}: completes phase {number}")
             }
-        } else if self.quiet {
+        } else if w.quiet {
             // Texts are for witnesses, which replay the step.
             String::new()
         } else if bar.init {
@@ -685,17 +685,17 @@ impl Explorer<'_> {
             format!("{name}: uninitialized")
         };
         if let Some(change) = lowered {
-            self.drop_not_negative(t, b, change);
+            self.drop_not_negative(t, b, change, w);
         }
         if completed {
             if let Some(ph) = s.bars[b].done.last() {
-                self.divergent_barrier(b, ph);
-                if let Some(msg) = self.sys.syncwarp_mask_stray(b, ph, &self.ident) {
-                    self.violated(Rule::SyncwarpMask, msg);
+                self.divergent_barrier(b, ph, w);
+                if let Some(msg) = self.syncwarp_mask_stray(b, ph, &w.ident) {
+                    self.violated(Rule::SyncwarpMask, msg, w);
                 }
             }
         }
-        self.sys.collect(s, b);
+        self.collect(s, b);
         (effect, completed)
     }
 }

@@ -70,6 +70,17 @@ impl<'p> System<'p> {
         )
     }
 
+    /// The span and text of instruction `pc` in the body of the thread that
+    /// index `t` stands for under the renaming `ident` (symmetry may map a
+    /// thread onto another one's identical body).
+    pub(crate) fn declared_site(&self, t: usize, pc: u32, ident: &[u32]) -> (bc_syntax::Span, String) {
+        self.p
+            .instr(ThreadId(ident[t]), pc)
+            .map_or((bc_syntax::Span::default(), "...".to_string()), |i| {
+                (i.span, i.text.clone())
+            })
+    }
+
     /// The text of thread `t`'s next instruction in `s` (`end` past its
     /// last one).
     pub(crate) fn instr_text(&self, s: &State, t: usize) -> String {
