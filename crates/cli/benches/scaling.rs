@@ -4,8 +4,7 @@
 //! binary in its own process (peak memory is per process) with a time
 //! limit; a cell that stops at a limit says so. Not a test: it only prints.
 
-use std::process::Command;
-use std::time::Instant;
+mod common;
 
 fn litmus(family: &str, n: usize, k: usize) -> String {
     match family {
@@ -29,10 +28,7 @@ fn main() {
     let bin = env!("CARGO_BIN_EXE_barrier-check");
     let dir = std::env::temp_dir().join("barrier-check-bench");
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let limit = std::env::var("BENCH_TIMEOUT")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(10.0);
+    let limit = common::bench_timeout(10.0);
     println!("| family | threads | phases | states | time (ms) | states/s | peak memory (MiB) | stop |");
     println!("|---|---:|---:|---:|---:|---:|---:|---|");
     for family in [
@@ -48,26 +44,13 @@ fn main() {
                 }
                 let path = dir.join(format!("{}-{n}-{k}.litmus", family.len()));
                 std::fs::write(&path, litmus(family, n, k)).expect("write");
-                let start = Instant::now();
-                let out = Command::new(bin)
-                    .args(["check", "--format", "json", "--report-peak-memory", "--timeout"])
-                    .arg(limit.to_string())
-                    .arg(&path)
-                    .output()
-                    .expect("run barrier-check");
-                let wall = start.elapsed().as_secs_f64() * 1000.0;
-                let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-                let r = &json["results"][0];
-                let states = r["stats"]["states"].as_u64().unwrap_or(0);
-                let ms = r["stats"]["elapsed_ms"].as_f64().unwrap_or(wall);
-                let stop = r["stop"].as_str().unwrap_or("error").to_string();
-                let peak = String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .find_map(|l| {
-                        l.strip_prefix("peak-memory-kb: ")
-                            .and_then(|v| v.trim().parse::<f64>().ok())
-                    })
-                    .map_or("?".to_string(), |kb| format!("{:.0}", kb / 1024.0));
+                let cell = common::check_once(bin, &path, limit, &[]);
+                let states = cell.states();
+                let ms = cell.result["stats"]["elapsed_ms"]
+                    .as_f64()
+                    .unwrap_or(cell.wall_s * 1000.0);
+                let stop = cell.stop();
+                let peak = &cell.peak_mib;
                 let rate = if ms > 0.0 { states as f64 / (ms / 1000.0) } else { 0.0 };
                 println!("| {family} | {n} | {k} | {states} | {ms:.1} | {rate:.0} | {peak} | {stop} |");
                 stopped = stop != "exhausted";

@@ -6,8 +6,7 @@
 //! example `-- --no-symmetry` to measure a reduction's share). Not a test:
 //! it only prints.
 
-use std::process::Command;
-use std::time::Instant;
+mod common;
 
 /// One shape of the table: its name, its litmus text, the target in seconds.
 struct Shape {
@@ -126,10 +125,7 @@ fn main() {
     let bin = env!("CARGO_BIN_EXE_barrier-check");
     let dir = std::env::temp_dir().join("barrier-check-bench-targets");
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let limit = std::env::var("BENCH_TIMEOUT")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(15.0);
+    let limit = common::bench_timeout(15.0);
     // `cargo bench -- ARGS` hands the binary ARGS and `--bench`.
     let extra: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     println!("| shape | verdict | states | time (s) | peak memory (MiB) | stop | target (s) | met |");
@@ -137,37 +133,20 @@ fn main() {
     for (i, shape) in shapes().into_iter().enumerate() {
         let path = dir.join(format!("target-{i}.litmus"));
         std::fs::write(&path, &shape.text).expect("write");
-        let start = Instant::now();
-        let out = Command::new(bin)
-            .args(["check", "--format", "json", "--report-peak-memory", "--timeout"])
-            .arg(limit.to_string())
-            .args(&extra)
-            .arg(&path)
-            .output()
-            .expect("run barrier-check");
-        let wall = start.elapsed().as_secs_f64();
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        let r = &json["results"][0];
+        let cell = common::check_once(bin, &path, limit, &extra);
+        let (r, wall, peak) = (&cell.result, cell.wall_s, &cell.peak_mib);
         let verdict = r["verdict"]
             .as_array()
             .map(|v| v.iter().filter_map(|k| k.as_str()).collect::<Vec<_>>().join(", "))
             .map(|v| if v.is_empty() { "ok".to_string() } else { v })
             .unwrap_or_else(|| "error".to_string());
-        let states = r["stats"]["states"].as_u64().unwrap_or(0);
-        let stop = r["stop"].as_str().unwrap_or("error").to_string();
+        let (states, stop) = (cell.states(), cell.stop());
         // A stopped search's findings are only those seen so far.
         let verdict = if stop == "exhausted" {
             verdict
         } else {
             format!("({verdict} so far)")
         };
-        let peak = String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix("peak-memory-kb: ")
-                    .and_then(|v| v.trim().parse::<f64>().ok())
-            })
-            .map_or("?".to_string(), |kb| format!("{:.0}", kb / 1024.0));
         let met = if stop == "exhausted" && wall < shape.target_s {
             "yes"
         } else {
