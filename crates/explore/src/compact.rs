@@ -42,20 +42,11 @@ pub(crate) fn touches(p: &Program) -> Vec<Vec<(Vec<bool>, Vec<bool>)>> {
             let len = code.instrs.len();
             let mut out = vec![(vec![false; nb], vec![false; nl]); len + 1];
             let own = |pc: usize, acc: &mut (Vec<bool>, Vec<bool>)| match &code.instrs[pc].kind {
-                InstrKind::Barrier { sel, .. } => match sel {
-                    BarrierSel::Decl(d) => acc.0[*d as usize] = true,
-                    BarrierSel::JoinedOr { group, decl } => {
-                        acc.0[*decl as usize] = true;
-                        for &d in &p.groups[*group as usize] {
-                            acc.0[d as usize] = true;
-                        }
+                InstrKind::Barrier { sel, .. } => {
+                    for d in sel.decls(&p.groups) {
+                        acc.0[d as usize] = true;
                     }
-                    BarrierSel::Joined { group } => {
-                        for &d in &p.groups[*group as usize] {
-                            acc.0[d as usize] = true;
-                        }
-                    }
-                },
+                }
                 InstrKind::Read { decl } | InstrKind::Write { decl } => acc.1[*decl as usize] = true,
                 _ => {}
             };
@@ -109,15 +100,7 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
             let InstrKind::Barrier { op, sel, result } = &ins.kind else {
                 continue;
             };
-            let decls: Vec<u32> = match sel {
-                BarrierSel::Decl(d) => vec![*d],
-                BarrierSel::JoinedOr { group, decl } => {
-                    let mut v = p.groups[*group as usize].clone();
-                    v.push(*decl);
-                    v
-                }
-                BarrierSel::Joined { group } => p.groups[*group as usize].clone(),
-            };
+            let decls = sel.decls(&p.groups);
             let parity = matches!(op, BarrierOp::Wait(w) if w.parity.is_some());
             let token = matches!(op, BarrierOp::Wait(w) if w.token.is_some())
                 || matches!(result, Some(BarrierResult::Token(_)));

@@ -15,7 +15,7 @@
 //! within a class instead of giving up on every thread whose code reads a
 //! builtin (docs/explorer.md, "Symmetry").
 
-use crate::program::{BarrierOp, Builtin, CExpr, InstrKind, Program, ThreadInfo};
+use crate::program::{Builtin, CExpr, Program, ThreadInfo};
 use crate::ThreadId;
 
 /// The value of builtin `b` for a thread.
@@ -26,42 +26,6 @@ pub fn builtin_value(info: &ThreadInfo, b: Builtin) -> i64 {
         Builtin::Warp => info.warp as i64,
         Builtin::Lane => info.lane as i64,
         Builtin::Ntid => info.ntid as i64,
-    }
-}
-
-impl InstrKind {
-    /// Every expression the instruction evaluates.
-    pub fn exprs(&self) -> Vec<&CExpr> {
-        match self {
-            InstrKind::Barrier { op, .. } => match op {
-                BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
-                BarrierOp::Arrive(a) => a.set_count.iter().chain(&a.mask).chain(&a.pred).collect(),
-                BarrierOp::Wait(w) => w.parity.iter().collect(),
-                BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => vec![],
-            },
-            InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } => vec![value],
-            InstrKind::Cas { expected, new, .. } => vec![expected, new],
-            InstrKind::Await(e) | InstrKind::Assign { value: e, .. } | InstrKind::Branch { cond: e, .. } => vec![e],
-            InstrKind::Launch { stream, .. } | InstrKind::StreamQuery { stream, .. } => vec![stream],
-            InstrKind::Load { .. }
-            | InstrKind::Read { .. }
-            | InstrKind::Write { .. }
-            | InstrKind::DeviceSync
-            | InstrKind::Jump(_)
-            | InstrKind::Exit => vec![],
-        }
-    }
-}
-
-impl CExpr {
-    /// Whether the expression reads a builtin.
-    pub fn reads_builtin(&self) -> bool {
-        match self {
-            CExpr::Builtin(_) => true,
-            CExpr::Unary(_, x) => x.reads_builtin(),
-            CExpr::Binary(_, a, b) => a.reads_builtin() || b.reads_builtin(),
-            _ => false,
-        }
     }
 }
 

@@ -134,16 +134,7 @@ fn only_counted_exit_drops(
             if counted {
                 continue;
             }
-            let decls: Vec<u32> = match *sel {
-                BarrierSel::Decl(d) => vec![d],
-                BarrierSel::Joined { group } => groups[group as usize].clone(),
-                BarrierSel::JoinedOr { group, decl } => {
-                    let mut v = groups[group as usize].clone();
-                    v.push(decl);
-                    v
-                }
-            };
-            for d in decls {
+            for d in sel.decls(groups) {
                 if let Some(Some(b)) = info.barriers.get(d as usize) {
                     reads_count[b.index()] = true;
                 }
@@ -650,14 +641,7 @@ impl Lowerer<'_> {
             let mut bars: Vec<u32> = Vec::new();
             let mut vars: Vec<u32> = Vec::new();
             match &ins.kind {
-                InstrKind::Barrier { sel, .. } => match *sel {
-                    BarrierSel::Decl(d) => bars.push(d),
-                    BarrierSel::Joined { group } => bars.extend(&groups[group as usize]),
-                    BarrierSel::JoinedOr { group, decl } => {
-                        bars.extend(&groups[group as usize]);
-                        bars.push(decl);
-                    }
-                },
+                InstrKind::Barrier { sel, .. } => bars = sel.decls(groups),
                 InstrKind::Store { decl, .. }
                 | InstrKind::Load { decl, .. }
                 | InstrKind::Rmw { decl, .. }

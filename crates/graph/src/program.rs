@@ -65,6 +65,22 @@ pub enum BarrierSel {
     JoinedOr { group: u32, decl: u32 },
 }
 
+impl BarrierSel {
+    /// Every declaration the selector may choose, given the exclusion
+    /// groups (`Program::groups`): for a run-time choice, all of them.
+    pub fn decls(self, groups: &[Vec<u32>]) -> Vec<u32> {
+        match self {
+            BarrierSel::Decl(d) => vec![d],
+            BarrierSel::Joined { group } => groups[group as usize].clone(),
+            BarrierSel::JoinedOr { group, decl } => {
+                let mut v = groups[group as usize].clone();
+                v.push(decl);
+                v
+            }
+        }
+    }
+}
+
 /// What a barrier instruction writes to its result register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BarrierResult {
@@ -254,6 +270,43 @@ impl CExpr {
             CExpr::Int(_) | CExpr::Builtin(_) => false,
             CExpr::Unary(_, x) => x.reads_state(),
             CExpr::Binary(_, a, b) => a.reads_state() || b.reads_state(),
+        }
+    }
+}
+
+impl InstrKind {
+    /// Every expression the instruction evaluates as a value (a wait's
+    /// token operand is a register, not an expression).
+    pub fn exprs(&self) -> Vec<&CExpr> {
+        match self {
+            InstrKind::Barrier { op, .. } => match op {
+                BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
+                BarrierOp::Arrive(a) => a.set_count.iter().chain(&a.mask).chain(&a.pred).collect(),
+                BarrierOp::Wait(w) => w.parity.iter().collect(),
+                BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => vec![],
+            },
+            InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } => vec![value],
+            InstrKind::Cas { expected, new, .. } => vec![expected, new],
+            InstrKind::Await(e) | InstrKind::Assign { value: e, .. } | InstrKind::Branch { cond: e, .. } => vec![e],
+            InstrKind::Launch { stream, .. } | InstrKind::StreamQuery { stream, .. } => vec![stream],
+            InstrKind::Load { .. }
+            | InstrKind::Read { .. }
+            | InstrKind::Write { .. }
+            | InstrKind::DeviceSync
+            | InstrKind::Jump(_)
+            | InstrKind::Exit => vec![],
+        }
+    }
+}
+
+impl CExpr {
+    /// Whether the expression reads a builtin.
+    pub fn reads_builtin(&self) -> bool {
+        match self {
+            CExpr::Builtin(_) => true,
+            CExpr::Unary(_, x) => x.reads_builtin(),
+            CExpr::Binary(_, a, b) => a.reads_builtin() || b.reads_builtin(),
+            _ => false,
         }
     }
 }

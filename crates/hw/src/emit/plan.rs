@@ -217,7 +217,9 @@ fn tokens(prog: &Program) -> Result<(), Refusal> {
         }
         for i in &code.instrs {
             let mut read = Vec::new();
-            exprs_of(&i.kind, &mut |e| regs_read(e, &mut read));
+            for e in i.kind.exprs() {
+                regs_read(e, &mut read);
+            }
             if let Some(r) = read.into_iter().find(|r| tok[*r]) {
                 let name = &code.regs[r];
                 if !name.contains('@') {
@@ -289,37 +291,6 @@ fn await_locs(e: &CExpr, f: &mut dyn FnMut(u32)) {
             await_locs(a, f);
             await_locs(b, f)
         }
-        _ => {}
-    }
-}
-
-/// Calls `f` on every expression an instruction reads as a value (token
-/// operands of waits excluded).
-pub fn exprs_of(k: &InstrKind, f: &mut dyn FnMut(&CExpr)) {
-    match k {
-        InstrKind::Barrier { op, .. } => match op {
-            bc_graph::BarrierOp::Init(e) | bc_graph::BarrierOp::ExpectTx(e) | bc_graph::BarrierOp::CompleteTx(e) => {
-                f(e)
-            }
-            bc_graph::BarrierOp::Arrive(a) => {
-                for e in [&a.set_count, &a.mask, &a.pred].into_iter().flatten() {
-                    f(e)
-                }
-            }
-            bc_graph::BarrierOp::Wait(w) => {
-                if let Some(p) = &w.parity {
-                    f(p)
-                }
-            }
-            _ => {}
-        },
-        InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } | InstrKind::Assign { value, .. } => f(value),
-        InstrKind::Cas { expected, new, .. } => {
-            f(expected);
-            f(new)
-        }
-        InstrKind::Await(c) | InstrKind::Branch { cond: c, .. } => f(c),
-        InstrKind::Launch { stream, .. } | InstrKind::StreamQuery { stream, .. } => f(stream),
         _ => {}
     }
 }
