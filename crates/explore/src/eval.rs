@@ -2,7 +2,7 @@
 //! gives 0 (documented in docs/semantics.md), so evaluation never panics.
 
 use crate::state::State;
-use bc_graph::{Builtin, CExpr, Program, ThreadInfo};
+use bc_graph::{CExpr, Program, ThreadInfo};
 
 use bc_graph::eval_with as go;
 
@@ -11,13 +11,7 @@ pub fn eval(p: &Program, s: &State, t: usize, e: &CExpr) -> i64 {
     let info: &ThreadInfo = &p.threads[t];
     go(e, &|leaf| match leaf {
         CExpr::Reg(r) => s.threads[t].regs[r.index()],
-        CExpr::Builtin(b) => match b {
-            Builtin::Tid => info.tid as i64,
-            Builtin::Bid => info.block as i64,
-            Builtin::Warp => info.warp as i64,
-            Builtin::Lane => info.lane as i64,
-            Builtin::Ntid => info.ntid as i64,
-        },
+        CExpr::Builtin(b) => bc_graph::classes::builtin_value(info, *b),
         // Lowering rejects a location a thread holds no instance of.
         CExpr::Loc(d) => info.locs[*d as usize].map_or(0, |l| s.mem[l.index()]),
         _ => 0,
