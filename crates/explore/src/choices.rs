@@ -1,16 +1,28 @@
 //! Transitions, the state's side: which choices a state offers
 //! (`System::choices`), what a wait can do now (`System::wait_plan`, with
-//! the phases it is eligible for), operations that have no effect
+//! the phases it may participate in:
+//! `System::participates_in`), operations that have no effect
 //! (`System::neutral`), and the barrier a selector names. They read the
 //! program, its analyses and the state alone; thread names in their
 //! messages follow the renaming passed in.
 
 use crate::eval::eval;
-use crate::state::{HKind, State, Status};
+use crate::state::{HKind, Phase, State, Status};
 use crate::system::System;
 use crate::Choice;
 use bc_graph::*;
 use bc_models::Rule;
+
+/// The form of a wait, for [`System::participates_in`].
+#[derive(Clone, Copy)]
+pub(crate) enum WaitForm {
+    /// A wait with neither token nor parity.
+    Plain,
+    /// A token wait naming this phase.
+    Token(u32),
+    /// A parity wait.
+    Parity,
+}
 
 /// What a wait can do now.
 pub(crate) enum WaitPlan {
@@ -93,22 +105,7 @@ impl System<'_> {
             if since_init % 2 == parity as u32 {
                 return WaitPlan::Blocked;
             }
-            // Project notes, section 3 (mbarrier, the H100 test_wait.parity
-            // table); `mbarrier.init` clears the parity
-            // (cuda-barrier-builtins-lowering.txt, the mbarrier table).
-            // The phase just before the current one, if it happened: on a
-            // fresh (or re-initialized) barrier the "phase before phase 0"
-            // counts as completed but has no members, so a wait on parity
-            // 1 passes and orders nothing. Numbers keep counting across
-            // inits, so the phase before this epoch's first is not its own.
-            let last = (since_init > 0).then(|| cur - 1).and_then(|n| {
-                s.bars[b]
-                    .done
-                    .iter()
-                    .rposition(|ph| ph.number == n)
-                    .filter(|&i| !s.bars[b].done[i].bound.get(t))
-            });
-            return WaitPlan::Parity(last.map(|i| i as u32), parity);
+            return WaitPlan::Parity(self.participates_in(s, t, b, WaitForm::Parity).first().copied(), parity);
         }
         // A wait with no joined-before join does nothing, whatever its
         // token (wait-needs-join, reported by `System::wait_needs_join`).
@@ -125,16 +122,15 @@ impl System<'_> {
             if tp >= System::current_phase(s, b) {
                 return WaitPlan::Blocked;
             }
-            let nb = self.p.barriers.len();
-            return match s.bars[b].done.iter().position(|ph| ph.number == tp) {
-                Some(i) if s.bars[b].done[i].mask.get(t * nb + b) && !s.bars[b].done[i].bound.get(t) => {
-                    WaitPlan::Phases(vec![i as u32], Some(tp), Self::token_phase(s, b, tp))
-                }
-                // Not entitled, or a phase an init abandoned: it never completes.
-                _ => WaitPlan::Blocked,
+            // Not entitled, or a phase an init abandoned: it never completes.
+            let idx = self.participates_in(s, t, b, WaitForm::Token(tp));
+            return if idx.is_empty() {
+                WaitPlan::Blocked
+            } else {
+                WaitPlan::Phases(idx, Some(tp), Self::token_phase(s, b, tp))
             };
         }
-        let idx = self.eligible(s, t, b, None);
+        let idx = self.participates_in(s, t, b, WaitForm::Plain);
         if idx.is_empty() {
             WaitPlan::Blocked
         } else {
@@ -233,35 +229,68 @@ impl System<'_> {
         }
     }
 
-    /// Completed phases of barrier `b` that thread `t`'s wait may complete
-    /// on: its join executes before a member, it has not completed a wait
-    /// on the phase already, a token wait names it, and when the thread's
-    /// latest arrive on `b` is thread-counted (CUDA `bar.sync`,
-    /// `__syncthreads`), the phase holds that arrive: the hardware barrier
-    /// resets when its count is reached and a thread waits for the phase it
-    /// arrived in, so a surplus arrival waits for a new phase (project
-    /// notes, section 3, counted named barriers; docs/semantics.md, "Named
-    /// barriers").
-    pub(crate) fn eligible(&self, s: &State, t: usize, b: usize, token_phase: Option<u32>) -> Vec<u32> {
+    /// participates-in: the completed phases of barrier `b` whose members a
+    /// wait of thread `t` of this form may take as its participants (indices
+    /// into `done`; [`System::bind`] records the one chosen as the wait's
+    /// participants). "Execution Model" (barrier-participates-in: the
+    /// modifications of one phase interval, with the waiting thread's join
+    /// executing before one of them); parity, token and counted waits:
+    /// project notes, section 3. By form:
+    /// - a plain wait: every completed phase it has not completed a wait on,
+    ///   whose members its join executes before; when the thread's latest
+    ///   arrive on `b` is thread-counted (CUDA `bar.sync`, `__syncthreads`),
+    ///   only the phase holding that arrive: the hardware barrier resets at
+    ///   its count and a thread waits for the phase it arrived in, so a
+    ///   surplus arrival waits for a new phase (docs/semantics.md, "Named
+    ///   barriers");
+    /// - a token wait: the phase its token names, on the same conditions
+    ///   but the counted one (a phase an init abandoned is not there: the
+    ///   wait never completes);
+    /// - a parity wait: the last completed phase, if the thread has not
+    ///   waited on it already and it happened (the H100 test_wait.parity
+    ///   table; `mbarrier.init` clears the parity,
+    ///   cuda-barrier-builtins-lowering.txt, the mbarrier table). The
+    ///   "phase before phase 0" of a fresh or re-initialized barrier counts
+    ///   as completed but has no members, so a parity-1 wait right after an
+    ///   init passes with no participants; numbers keep counting across
+    ///   inits, so the phase before this epoch's first is not its own.
+    pub(crate) fn participates_in(&self, s: &State, t: usize, b: usize, form: WaitForm) -> Vec<u32> {
         let nb = self.p.barriers.len();
-        let target = Target::Barrier(BarrierId(b as u32));
-        let own = s.hist[t]
-            .iter()
-            .rposition(|e| e.target == target && matches!(e.kind, HKind::Arrive(..)))
-            .filter(|&po| matches!(s.hist[t][po].kind, HKind::Arrive(_, Some(_))))
-            .map(|po| (t as u32, po as u32));
-        s.bars[b]
-            .done
-            .iter()
-            .enumerate()
-            .filter(|(_, ph)| {
-                ph.mask.get(t * nb + b)
-                    && !ph.bound.get(t)
-                    && token_phase.is_none_or(|n| n == ph.number)
-                    && own.is_none_or(|k| ph.members.contains(&k))
-            })
-            .map(|(i, _)| i as u32)
-            .collect()
+        let done = &s.bars[b].done;
+        let entitled = |ph: &Phase| ph.mask.get(t * nb + b) && !ph.bound.get(t);
+        match form {
+            WaitForm::Parity => {
+                let cur = System::current_phase(s, b);
+                let since_init = cur.saturating_sub(s.bars[b].epoch_start);
+                (since_init > 0)
+                    .then(|| cur - 1)
+                    .and_then(|n| done.iter().rposition(|ph| ph.number == n))
+                    .filter(|&i| !done[i].bound.get(t))
+                    .map(|i| i as u32)
+                    .into_iter()
+                    .collect()
+            }
+            WaitForm::Token(tp) => done
+                .iter()
+                .position(|ph| ph.number == tp)
+                .filter(|&i| entitled(&done[i]))
+                .map(|i| i as u32)
+                .into_iter()
+                .collect(),
+            WaitForm::Plain => {
+                let target = Target::Barrier(BarrierId(b as u32));
+                let own = s.hist[t]
+                    .iter()
+                    .rposition(|e| e.target == target && matches!(e.kind, HKind::Arrive(..)))
+                    .filter(|&po| matches!(s.hist[t][po].kind, HKind::Arrive(_, Some(_))))
+                    .map(|po| (t as u32, po as u32));
+                done.iter()
+                    .enumerate()
+                    .filter(|(_, ph)| entitled(ph) && own.is_none_or(|k| ph.members.contains(&k)))
+                    .map(|(i, _)| i as u32)
+                    .collect()
+            }
+        }
     }
 
     /// The number of the phase barrier `b` is in now (the count of phases

@@ -201,7 +201,7 @@ impl System<'_> {
     /// Model": for every barrier wait, a join that executes before a
     /// participant). [`System::wait_plan`] decides it (a wait with no
     /// joined-before join is `WaitPlan::NoJoin`, and does nothing), and
-    /// [`System::eligible`] offers only phases a member of which the join
+    /// [`System::participates_in`] offers only phases a member of which the join
     /// executes before. Thread `t` waits on barrier `b` with no join.
     pub(crate) fn wait_needs_join(&self, t: usize, b: usize, w: &mut Worker) {
         let msg = format!(

@@ -540,7 +540,9 @@ impl System<'_> {
         }
     }
 
-    /// Thread `t`'s wait completes on completed phase `i` of barrier `b`.
+    /// participates-in, recorded: thread `t`'s wait completes on completed
+    /// phase `i` of barrier `b` (one [`System::participates_in`] offered),
+    /// whose members become its participants.
     fn bind(&self, s: &mut State, t: usize, b: usize, i: u32, w: &mut Worker) -> (String, Phase) {
         let ph = &mut s.bars[b].done[i as usize];
         ph.bound.set(t);
