@@ -25,6 +25,9 @@ const SHARED: &[FindingKind] = &[
     // model has both), each decided by both sides.
     FindingKind::Ub(UbKind::StalePhase),
     FindingKind::Ub(UbKind::ArriveThenDrop),
+    FindingKind::Ub(UbKind::CountOverflow),
+    FindingKind::Ub(UbKind::DivergentBarrier),
+    FindingKind::Ub(UbKind::ArriveBeforeWait),
     FindingKind::Race,
 ];
 
