@@ -143,6 +143,9 @@ fn compare(text: &str) -> Result<(), TestCaseError> {
                             | UbKind::ExpectedCountTooSmall
                             | UbKind::StalePhase
                             | UbKind::ArriveThenDrop
+                            | UbKind::CountOverflow
+                            | UbKind::DivergentBarrier
+                            | UbKind::ArriveBeforeWait
                     )
             )
         };

@@ -249,7 +249,7 @@ impl<'p> Explorer<'p> {
         if self.replaying {
             return;
         }
-        for v in bc_rules::check(exec, self.p.model.rules, names) {
+        for v in bc_rules::check(exec, self.p.model.rules, self.p.model.max_count, names) {
             match v.kind {
                 None => {
                     if self.found.internal_errors.len() < 8 {

@@ -13,10 +13,9 @@ pub const LAUNCH: u32 = u32::MAX;
 /// compaction forgot its first event (`Execution::started_before`).
 pub const START: u32 = u32::MAX;
 
-/// The pc of an implicit join at launch in a thread's history.
-pub const AT_LAUNCH: u32 = u32::MAX;
-/// The pc of an implicit drop at the thread's end.
-pub const AT_END: u32 = u32::MAX - 1;
+/// The pcs of implicit joins at launch and drops at a thread's end in a
+/// thread's history, as the execution marks them.
+pub use bc_graph::{AT_END, AT_LAUNCH};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {

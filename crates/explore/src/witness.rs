@@ -100,7 +100,15 @@ impl System<'_> {
             used[bar] = true;
         }
         let mut idle_launches = Vec::new();
+        for (t, th) in p.threads.iter().enumerate() {
+            let facts = ThreadFacts {
+                code: th.code.0,
+                cooperative: th.cooperative,
+            };
+            b.thread(ThreadId(t as u32), facts);
+        }
         for (i, bar) in p.barriers.iter().enumerate() {
+            b.props(BarrierId(i as u32), bar.props);
             if let Some(w) = &bar.syncwarp {
                 b.syncwarp(BarrierId(i as u32), w.clone());
             }
@@ -136,6 +144,13 @@ impl System<'_> {
                     HKind::Arrive(k, c) => EventKind::Arrive {
                         set_count: *k,
                         count: *c,
+                        object: matches!(
+                            p.instr(ThreadId(t as u32), ev.pc).map(|i| &i.kind),
+                            Some(InstrKind::Barrier {
+                                op: BarrierOp::Arrive(spec),
+                                ..
+                            }) if spec.object
+                        ),
                     },
                     HKind::ArriveDrop(positive) => EventKind::ArriveDrop { positive: *positive },
                     HKind::Wait {

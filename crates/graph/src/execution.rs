@@ -13,6 +13,13 @@ use crate::ids::*;
 /// (an integer that is no token, or another barrier's token).
 pub const NO_TOKEN_PHASE: u32 = u32::MAX;
 
+/// The [`Event::pc`] of a thread's implicit join at launch (a barrier its
+/// model joins every thread to when it starts).
+pub const AT_LAUNCH: u32 = u32::MAX;
+/// The [`Event::pc`] of a thread's implicit drop at its end (a barrier its
+/// model drops for a thread that exits while joined: an exit drop).
+pub const AT_END: u32 = u32::MAX - 1;
+
 /// The count a phase of a thread-counted CUDA block barrier completes at,
 /// as one arrival gives it (`bar.sync ID[, COUNT]`, `bar.arrive ID, COUNT`,
 /// `__syncthreads`; `cuda-barrier-builtins-lowering.txt`, "Convergence
@@ -53,10 +60,12 @@ pub enum EventKind {
     /// Arrive, optionally setting the expected count to `set_count` first.
     /// `count` is set for an arrival on a thread-counted CUDA block barrier
     /// (`bar.sync`, `bar.arrive`, `__syncthreads`): the count its phase
-    /// completes at.
+    /// completes at. `object`: an arrive on a `cuda::barrier` object, which
+    /// the arrive-before-wait rule judges.
     Arrive {
         set_count: Option<i64>,
         count: Option<ArriveCount>,
+        object: bool,
     },
     /// `arrive_drop`: arrive, and lower the expected count of later phases.
     /// `positive`: that count must stay at least one (`mbarrier.arrive_drop`;
@@ -128,7 +137,9 @@ pub struct Event {
     /// `None` for the launch: the initialization of `barrier B = K`
     /// objects, program-order-before every thread's first event.
     pub thread: Option<ThreadId>,
-    /// The pc of the instruction that performed it (0 for launch events).
+    /// The pc of the instruction that performed it (0 for launch events;
+    /// [`AT_LAUNCH`] and [`AT_END`] for a thread's implicit joins and
+    /// drops).
     pub pc: u32,
     pub kind: EventKind,
     pub target: Target,
@@ -141,6 +152,21 @@ impl Event {
             Target::Loc(_) => None,
         }
     }
+    /// A thread's implicit join at launch or drop at its end: no
+    /// instruction of the thread performed it.
+    pub fn is_implicit(&self) -> bool {
+        self.thread.is_some() && (self.pc == AT_LAUNCH || self.pc == AT_END)
+    }
+}
+
+/// What the rules read of a thread beyond its events.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadFacts {
+    /// The code (thread body) it runs: two events are at one instruction
+    /// site when their threads run one code and their pcs are equal.
+    pub code: u32,
+    /// Launched cooperatively (`kernel ... cooperative`).
+    pub cooperative: bool,
 }
 
 /// A candidate execution.
@@ -171,6 +197,11 @@ pub struct Execution {
     /// Per barrier instance (missing = none): the `__syncwarp` mask it
     /// stands for, with its warp and the threads the mask names.
     pub syncwarp: Vec<Option<crate::SyncwarpMask>>,
+    /// Per barrier instance (missing = default): the model's properties of
+    /// it (privileged, uniform, cooperative are what rules read).
+    pub props: Vec<crate::BarrierProps>,
+    /// Per thread (missing = default): its code and launch.
+    pub threads: Vec<ThreadFacts>,
 }
 
 impl Execution {
@@ -186,6 +217,14 @@ impl Execution {
             EventKind::Wait { participants, .. } => participants,
             _ => &[],
         }
+    }
+    /// The model's properties of barrier `b`.
+    pub fn props(&self, b: BarrierId) -> crate::BarrierProps {
+        self.props.get(b.index()).copied().unwrap_or_default()
+    }
+    /// What the rules read of thread `t`.
+    pub fn thread(&self, t: ThreadId) -> ThreadFacts {
+        self.threads.get(t.index()).copied().unwrap_or_default()
     }
     pub fn mutually_exclusive(&self, a: BarrierId, b: BarrierId) -> bool {
         a != b
@@ -267,6 +306,22 @@ impl ExecutionBuilder {
             v.resize(b.index() + 1, None);
         }
         v[b.index()] = Some(w);
+    }
+    /// Barrier `b` has the model's properties `props`.
+    pub fn props(&mut self, b: BarrierId, props: crate::BarrierProps) {
+        let v = &mut self.exec.props;
+        if v.len() <= b.index() {
+            v.resize(b.index() + 1, Default::default());
+        }
+        v[b.index()] = props;
+    }
+    /// Thread `t` runs code `code`, launched cooperatively or not.
+    pub fn thread(&mut self, t: ThreadId, facts: ThreadFacts) {
+        let v = &mut self.exec.threads;
+        if v.len() <= t.index() {
+            v.resize(t.index() + 1, ThreadFacts::default());
+        }
+        v[t.index()] = facts;
     }
     pub fn finish(self) -> Execution {
         self.exec

@@ -4,7 +4,7 @@
 
 use crate::facts::Facts;
 use crate::Checker;
-use bc_graph::{BarrierId, EventKind};
+use bc_graph::{ArriveCount, BarrierId, EventKind};
 use bc_models::Rule;
 
 impl Checker<'_> {
@@ -127,6 +127,40 @@ impl Checker<'_> {
                     let msg = format!("{} and {} arrive in one phase from one thread", self.n(a), self.n(e));
                     self.report(Rule::ArriveTwice, msg, vec![a, e]);
                 }
+            }
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// count-overflow (cuda-barrier-libcudacxx.txt, `cuda::barrier::max()`:
+    /// the largest expected count a barrier may have; the model's
+    /// `max_count`): a count an operation gives a barrier - an init's, an
+    /// arrive's new expected count, a thread-counted arrive's count - is at
+    /// most the maximum. Launch inits are checked where they are declared
+    /// (and may stand for forgotten history).
+    pub(crate) fn count_overflow(&mut self) {
+        let Some(max) = self.max_count else {
+            return;
+        };
+        let exec = self.exec;
+        for e in exec.ids() {
+            let ev = exec.event(e);
+            if ev.thread.is_none() {
+                continue;
+            }
+            let k = match ev.kind {
+                EventKind::Init { count } => count,
+                EventKind::Arrive { set_count: Some(k), .. } => k,
+                EventKind::Arrive {
+                    count: Some(ArriveCount::Threads(k)),
+                    ..
+                } => k,
+                _ => continue,
+            };
+            if k > max {
+                let msg = format!("{} gives a count of {k}, above the maximum {max}", self.n(e));
+                self.report(Rule::CountOverflow, msg, vec![e]);
             }
         }
     }

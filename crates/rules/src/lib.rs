@@ -17,8 +17,10 @@
 //! executes-before-consistent), `counts.rs` (first-bmo-init,
 //! drop-not-negative, expected-count-update, count-mismatch, arrive-twice),
 //! `join.rs` (joined-before, drop-needs-join, arrive-then-drop,
-//! wait-needs-join), `wait.rs` (wait-completes, phase-with), `token.rs`
-//! (token-phase, token-misuse), `syncwarp.rs` (syncwarp-mask) and `race.rs`.
+//! wait-needs-join), `wait.rs` (wait-completes, phase-with,
+//! arrive-before-wait), `token.rs` (token-phase, token-misuse),
+//! `syncwarp.rs` (syncwarp-mask), `divergent.rs` (divergent-barrier) and
+//! `race.rs`.
 //! `docs/ARCHITECTURE.md` lists them with the explorer's counterparts.
 //!
 //! [`Violation::inconsistent`]: Violation::is_inconsistent
@@ -28,6 +30,7 @@ use bc_models::{Rule, RuleSet};
 use bc_syntax::FindingKind;
 
 mod counts;
+mod divergent;
 mod facts;
 mod join;
 mod phases;
@@ -76,11 +79,13 @@ impl Names for Numbered {
     }
 }
 
-/// Judges `exec` against the enabled `rules`.
-pub fn check(exec: &Execution, rules: RuleSet, name: &dyn Names) -> Vec<Violation> {
+/// Judges `exec` against the enabled `rules` of a model whose counts stay
+/// at most `max_count` (the model's, if it has one).
+pub fn check(exec: &Execution, rules: RuleSet, max_count: Option<i64>, name: &dyn Names) -> Vec<Violation> {
     let mut c = Checker {
         exec,
         rules,
+        max_count,
         name,
         out: Vec::new(),
     };
@@ -91,6 +96,7 @@ pub fn check(exec: &Execution, rules: RuleSet, name: &dyn Names) -> Vec<Violatio
 struct Checker<'a> {
     exec: &'a Execution,
     rules: RuleSet,
+    max_count: Option<i64>,
     name: &'a dyn Names,
     out: Vec<Violation>,
 }
@@ -107,6 +113,9 @@ impl Checker<'_> {
         self.expected_count_update(&f);
         self.count_mismatch(&f);
         self.arrive_twice(&f);
+        self.count_overflow();
+        self.arrive_before_wait(&f);
+        self.divergent_barrier(&f);
         self.participates_in(&f);
         // The rules below read executes-before, which needs no cycle.
         let Some(f) = self.executes_before_consistent(f) else {

@@ -133,7 +133,7 @@ impl Replay {
                 phases[pi].members.push(e);
                 phase_of[e.index()] = Some(pi);
                 match ev.kind {
-                    EventKind::Arrive { set_count, count } => {
+                    EventKind::Arrive { set_count, count, .. } => {
                         if let (Some(k), true) = (set_count, expected.is_some()) {
                             expected = Some(k);
                         }

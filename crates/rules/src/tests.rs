@@ -15,6 +15,7 @@ fn arrive() -> K {
     K::Arrive {
         set_count: None,
         count: None,
+        object: false,
     }
 }
 fn wait() -> K {
@@ -46,7 +47,7 @@ fn kinds(v: &[Violation]) -> Vec<String> {
     k
 }
 fn judge(b: ExecutionBuilder) -> Vec<String> {
-    kinds(&check(&b.finish(), RuleSet::all(), &Numbered))
+    kinds(&check(&b.finish(), RuleSet::all(), None, &Numbered))
 }
 
 /// launch init B = count; two threads each join, arrive, wait, with both
@@ -161,7 +162,7 @@ fn wait_needs_a_joined_before_join() {
     let join = ex2.program_order[1][0];
     ex2.events[join.index()].kind = K::Read;
     ex2.events[join.index()].target = Target::Loc(LocId(0));
-    let got = kinds(&check(&ex2, RuleSet::all(), &Numbered));
+    let got = kinds(&check(&ex2, RuleSet::all(), None, &Numbered));
     assert!(got.contains(&"ub(wait-without-join)".to_string()), "{got:?}");
 }
 
@@ -258,6 +259,7 @@ fn expected_count_update_bound() {
             K::Arrive {
                 set_count: Some(set),
                 count: None,
+                object: false,
             },
             B,
         );
@@ -356,7 +358,7 @@ fn disabled_rules_are_not_reported() {
     let init = b.event(None, 0, K::Init { count: 2 }, B);
     b.bmo(init);
     b.bmo(d);
-    let got = check(&b.finish(), RuleSet::default(), &Numbered);
+    let got = check(&b.finish(), RuleSet::default(), None, &Numbered);
     assert!(got.is_empty(), "{got:?}");
 }
 
@@ -454,7 +456,7 @@ fn phase_base_numbers_phases_after_a_forgetting_init() {
                 *token_phase = Some(token);
             }
         }
-        let found = kinds(&check(&exec, RuleSet::all(), &Numbered));
+        let found = kinds(&check(&exec, RuleSet::all(), None, &Numbered));
         assert_eq!(found.is_empty(), ok, "base {base}, token {token}: {found:?}");
     }
 }
@@ -607,7 +609,7 @@ fn token_used_twice() {
         .into_iter()
         .filter(|&r| r != Rule::JoinedBefore)
         .fold(RuleSet::default(), |s, r| s.with(r));
-    assert_eq!(kinds(&check(&b.finish(), cuda, &Numbered)), ["ub(token-misuse)"]);
+    assert_eq!(kinds(&check(&b.finish(), cuda, None, &Numbered)), ["ub(token-misuse)"]);
 }
 
 /// Two `__syncwarp` barriers of one warp: B for mask 0x3 (threads 0, 1)
@@ -663,7 +665,7 @@ fn two_masks(joins_c: bool) -> Vec<String> {
     ]
     .into_iter()
     .fold(RuleSet::default(), |s, r| s.with(r));
-    kinds(&check(&b.finish(), rules, &Numbered))
+    kinds(&check(&b.finish(), rules, None, &Numbered))
 }
 
 #[test]
@@ -680,6 +682,7 @@ fn counted(c: ArriveCount) -> K {
     K::Arrive {
         set_count: None,
         count: Some(c),
+        object: false,
     }
 }
 
@@ -935,7 +938,12 @@ fn a_token_of_a_phase_before_an_init_names_it() {
         if completed {
             b.set_participants(w, a.to_vec());
         }
-        kinds(&check(&b.finish(), RuleSet::all().without(Rule::TokenPhase), &Numbered))
+        kinds(&check(
+            &b.finish(),
+            RuleSet::all().without(Rule::TokenPhase),
+            None,
+            &Numbered,
+        ))
     };
     assert_eq!(build(true), Vec::<String>::new());
     assert_eq!(build(false), ["inconsistent:wait-completes"]);
@@ -1004,7 +1012,7 @@ fn launch_join_reads_started_before() {
             Some(_) => b.started_before(ThreadId(0), r1),
             None => {}
         }
-        kinds(&check(&b.finish(), cuda, &Numbered))
+        kinds(&check(&b.finish(), cuda, None, &Numbered))
     };
     assert_eq!(build(None), ["ub(wait-without-join)"]);
     assert_eq!(build(Some(0)), Vec::<String>::new());
@@ -1026,6 +1034,7 @@ fn counted_arrive_binds_the_wait_to_its_phase() {
     let counted = K::Arrive {
         set_count: None,
         count: Some(ArriveCount::Threads(2)),
+        object: false,
     };
     let build = |kind: K, done: bool, count: bool| {
         let mut b = ExecutionBuilder::new(3, 1);
@@ -1046,7 +1055,7 @@ fn counted_arrive_binds_the_wait_to_its_phase() {
         if done {
             b.set_participants(w0, arrives[..2].to_vec());
         }
-        kinds(&check(&b.finish(), cuda, &Numbered))
+        kinds(&check(&b.finish(), cuda, None, &Numbered))
     };
     assert_eq!(build(wait(), true, true), ["inconsistent:participates-in"]);
     assert_eq!(build(wait(), true, false), Vec::<String>::new());
@@ -1089,7 +1098,7 @@ fn token_wait_after(extra: &[K]) -> Vec<String> {
         .with(Rule::ParticipatesIn)
         .with(Rule::ExecutesBeforeConsistent)
         .with(Rule::TokenPhase);
-    kinds(&check(&b.finish(), rules, &Numbered))
+    kinds(&check(&b.finish(), rules, None, &Numbered))
 }
 
 #[test]
@@ -1103,4 +1112,158 @@ fn token_phase_rule() {
     // An init after the phase restarts the barrier: the token is of its
     // earlier life ("Memory Barrier Primitives API").
     assert_eq!(token_wait_after(&[K::Init { count: 1 }]), ["ub(stale-phase)"]);
+}
+
+/// count-overflow: an init or an arrive's count above the model's
+/// maximum, and none without a maximum or within it.
+#[test]
+fn count_overflow_fires_above_the_maximum_only() {
+    let build = |k: i64, counted: bool| {
+        let mut b = ExecutionBuilder::new(1, 1);
+        let kind = if counted {
+            K::Arrive {
+                set_count: None,
+                count: Some(ArriveCount::Threads(k)),
+                object: false,
+            }
+        } else {
+            K::Init { count: k }
+        };
+        let e = b.event(t(0), 0, kind, B);
+        if !counted {
+            b.bmo(e);
+        }
+        b.finish()
+    };
+    let only = |v: Vec<Violation>| -> Vec<&'static str> { v.iter().map(|v| v.rule).collect() };
+    let rules = RuleSet::default().with(Rule::CountOverflow);
+    for counted in [false, true] {
+        assert_eq!(
+            only(check(&build(5, counted), rules, Some(4), &Numbered)),
+            ["count-overflow"]
+        );
+        assert!(only(check(&build(4, counted), rules, Some(4), &Numbered)).is_empty());
+        assert!(only(check(&build(5, counted), rules, None, &Numbered)).is_empty());
+    }
+}
+
+/// arrive-before-wait: a thread arrives again on a `cuda::barrier` whose
+/// phase its earlier arrive completed, before any wait of it completed on
+/// it; not with the wait in between, nor for arrives that are not on an
+/// object.
+#[test]
+fn arrive_before_wait_fires_without_the_wait_between() {
+    let build = |wait_between: bool, object: bool| {
+        let mut b = ExecutionBuilder::new(1, 1);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        let arrive = K::Arrive {
+            set_count: None,
+            count: None,
+            object,
+        };
+        let a1 = b.event(t(0), 0, arrive.clone(), B);
+        b.bmo(a1);
+        if wait_between {
+            let w = b.event(t(0), 1, wait(), B);
+            b.set_participants(w, vec![a1]);
+        }
+        let a2 = b.event(t(0), 2, arrive, B);
+        b.bmo(a2);
+        b
+    };
+    let rules = RuleSet::all().without(Rule::JoinedBefore);
+    let judge = |b: ExecutionBuilder| kinds(&check(&b.finish(), rules, None, &Numbered));
+    assert_eq!(judge(build(false, true)), ["ub(arrive-before-wait)"]);
+    assert_eq!(judge(build(true, true)), Vec::<String>::new());
+    assert_eq!(judge(build(false, false)), Vec::<String>::new());
+}
+
+/// divergent-barrier: a block-wide phase of a uniform barrier completed
+/// from two sites of one code, or with an exit drop; a wait stuck on its
+/// open block-wide phase. Not from one site, nor on a barrier that is not
+/// uniform, nor for a phase counted with a thread count.
+#[test]
+fn divergent_barrier_fires_on_mixed_sites_exits_and_stuck_waits() {
+    let uniform = bc_models::BarrierProps {
+        uniform: true,
+        ..Default::default()
+    };
+    // Two threads of one code arrive at pcs `pcs`, each then waits.
+    let completed = |pcs: [u32; 2], props: bc_models::BarrierProps, count: Option<ArriveCount>| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        b.props(BarrierId(0), props);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        let arrives: Vec<EventId> = (0..2)
+            .map(|i| {
+                let kind = K::Arrive {
+                    set_count: None,
+                    count,
+                    object: false,
+                };
+                b.event(t(i), pcs[i as usize], kind, B)
+            })
+            .collect();
+        for &a in &arrives {
+            b.bmo(a);
+        }
+        for i in 0..2 {
+            let w = b.event(t(i), 9, wait(), B);
+            b.set_participants(w, arrives.clone());
+        }
+        b
+    };
+    let rules = RuleSet::all().without(Rule::JoinedBefore);
+    let judge_no_join = |b: ExecutionBuilder| kinds(&check(&b.finish(), rules, None, &Numbered));
+    let divergent = ["ub(divergent-barrier)"];
+    assert_eq!(judge_no_join(completed([1, 2], uniform, None)), divergent);
+    assert_eq!(judge_no_join(completed([1, 1], uniform, None)), Vec::<String>::new());
+    assert_eq!(
+        judge_no_join(completed([1, 2], Default::default(), None)),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        judge_no_join(completed([1, 2], uniform, Some(ArriveCount::Threads(2)))),
+        Vec::<String>::new()
+    );
+    // Threads of different codes compare no sites.
+    let mut b = completed([1, 2], uniform, None);
+    b.thread(
+        ThreadId(1),
+        bc_graph::ThreadFacts {
+            code: 1,
+            cooperative: false,
+        },
+    );
+    assert_eq!(judge_no_join(b), Vec::<String>::new());
+    // T1 exits, its drop completes the phase T0 arrived in.
+    let exit = |props| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        b.props(BarrierId(0), props);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        let a = b.event(t(0), 0, arrive(), B);
+        let d = b.event(t(1), bc_graph::AT_END, K::Drop, B);
+        b.bmo(a);
+        b.bmo(d);
+        let w = b.event(t(0), 1, wait(), B);
+        b.set_participants(w, vec![a, d]);
+        b
+    };
+    assert_eq!(judge_no_join(exit(uniform)), divergent);
+    assert_eq!(judge_no_join(exit(Default::default())), Vec::<String>::new());
+    // T0 arrives and is stuck; T1 never comes.
+    let stuck_on = |props| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        b.props(BarrierId(0), props);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        let a = b.event(t(0), 0, arrive(), B);
+        b.bmo(a);
+        b.event(t(0), 1, stuck(), B);
+        b
+    };
+    assert_eq!(judge_no_join(stuck_on(uniform)), ["deadlock", "ub(divergent-barrier)"]);
+    assert_eq!(judge_no_join(stuck_on(Default::default())), ["deadlock"]);
 }

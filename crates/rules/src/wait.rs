@@ -1,12 +1,14 @@
 //! The rules on what a wait completes on ("AMDGPU Execution
 //! Synchronization", "Execution Model" and its "Informational Notes"):
 //! every wait completes (wait-completes), and a wait's participants are not
-//! separated from it by an operation of another phase (phase-with).
+//! separated from it by an operation of another phase (phase-with); and,
+//! for `cuda::barrier` objects, a thread waits on the phase its arrive
+//! completed before it arrives again (arrive-before-wait).
 
-use crate::facts::Ordered;
+use crate::facts::{Facts, Ordered};
 use crate::phases::Phase;
 use crate::Checker;
-use bc_graph::{EventKind, Target};
+use bc_graph::{BarrierId, EventKind, Target};
 use bc_models::Rule;
 
 impl Checker<'_> {
@@ -157,5 +159,53 @@ impl Checker<'_> {
             size[r] += 1;
         }
         roots.iter().map(|&r| (r, size[r])).collect()
+    }
+}
+
+impl Checker<'_> {
+    /// arrive-before-wait (project notes section 3, `cuda::barrier`; CUDA
+    /// guide, "A Barrier's Phase: Arrival, Countdown, Completion, and
+    /// Reset": a thread's arrive returns a token for the phase it joins,
+    /// and the thread waits on that phase before it arrives for the next
+    /// one). Per thread in program order: once an arrive on a
+    /// `cuda::barrier` object completes its phase, the thread owes a wait
+    /// on that barrier; a wait of it that completes on a phase (one with
+    /// participants) pays the debt; an arrive on the object while the debt
+    /// is open is the violation.
+    pub(crate) fn arrive_before_wait(&mut self, f: &Facts) {
+        let exec = self.exec;
+        for evs in &exec.program_order {
+            let mut owes: Vec<BarrierId> = Vec::new();
+            for &e in evs {
+                let ev = exec.event(e);
+                let Some(b) = ev.barrier() else {
+                    continue;
+                };
+                match &ev.kind {
+                    EventKind::Arrive { object: true, .. } => {
+                        if owes.contains(&b) {
+                            let msg = format!(
+                                "{} arrives on {} again before waiting on the phase its earlier arrive completed",
+                                self.n(e),
+                                self.barrier_name(b)
+                            );
+                            self.report(Rule::ArriveBeforeWait, msg, vec![e]);
+                        }
+                        let completes = f.replay.phase_of[e.index()]
+                            .map(|pi| &f.replay.phases[pi])
+                            .is_some_and(|p| p.completed && p.members.last() == Some(&e));
+                        if completes && !owes.contains(&b) {
+                            owes.push(b);
+                        }
+                    }
+                    EventKind::Wait {
+                        participants,
+                        completed: true,
+                        ..
+                    } if !participants.is_empty() => owes.retain(|&x| x != b),
+                    _ => {}
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,104 @@
+//! The divergent-barrier rule (CUDA Programming Guide, "Synchronization
+//! Functions": `__syncthreads` in conditional code is allowed only when the
+//! condition is the same for the whole block, otherwise execution may hang
+//! or misbehave), judged on the phases of the bmo replay.
+
+use crate::facts::Facts;
+use crate::phases::Phase;
+use crate::Checker;
+use bc_graph::{ArriveCount, BarrierId, EventKind};
+use bc_models::Rule;
+
+impl Checker<'_> {
+    /// Is phase `p` block-wide: it has an arrival, and its count is not a
+    /// written thread count (the latest counted arrive's count)?
+    fn block_wide(&self, p: &Phase) -> bool {
+        let exec = self.exec;
+        let arrivals = p.members.iter().any(|&m| {
+            matches!(
+                exec.event(m).kind,
+                EventKind::Arrive { .. } | EventKind::ArriveDrop { .. }
+            )
+        });
+        let count = p.members.iter().rev().find_map(|&m| match exec.event(m).kind {
+            EventKind::Arrive { count, .. } => count,
+            _ => None,
+        });
+        arrivals && !matches!(count, Some(ArriveCount::Threads(_)))
+    }
+
+    /// divergent-barrier ("Synchronization Functions": a uniform barrier,
+    /// `__syncthreads`, is reached by every thread of its scope from one
+    /// instruction site). Two ways to see it: a block-wide phase of a
+    /// uniform barrier completed by arrives from different sites of one
+    /// code (compared with the phase's first arrive) or because a thread's
+    /// exit dropped the barrier; and a wait stuck for good on a uniform
+    /// barrier whose open phase is block-wide (some threads reached it,
+    /// the others never will).
+    pub(crate) fn divergent_barrier(&mut self, f: &Facts) {
+        let exec = self.exec;
+        let uniform = |b: BarrierId| exec.props(b).uniform;
+        for p in f.replay.phases.iter().filter(|p| p.completed && uniform(p.barrier)) {
+            if !self.block_wide(p) {
+                continue;
+            }
+            let site = |m| {
+                let ev = exec.event(m);
+                (ev.thread.map(|t| exec.thread(t).code), ev.pc)
+            };
+            let arrives: Vec<_> = p
+                .members
+                .iter()
+                .copied()
+                .filter(|&m| matches!(exec.event(m).kind, EventKind::Arrive { .. }))
+                .collect();
+            let mixed = arrives.split_first().and_then(|(&first, rest)| {
+                let (code, pc) = site(first);
+                rest.iter()
+                    .copied()
+                    .find(|&m| site(m).0 == code && site(m).1 != pc)
+                    .map(|m| (first, m))
+            });
+            let exit = p
+                .members
+                .iter()
+                .copied()
+                .find(|&m| matches!(exec.event(m).kind, EventKind::Drop) && exec.event(m).is_implicit());
+            let (why, events) = match (mixed, exit) {
+                (Some((a, m)), _) => ("different instruction sites", vec![a, m]),
+                (None, Some(d)) => ("only some threads (others exited)", vec![d]),
+                (None, None) => continue,
+            };
+            let msg = format!(
+                "phase {} of {} is completed by {why}",
+                p.number,
+                self.barrier_name(p.barrier)
+            );
+            self.report(Rule::DivergentBarrier, msg, events);
+        }
+        // The open phase of each barrier: its latest phase, unless it
+        // completed or a later init abandoned it.
+        let open = |b: BarrierId| {
+            f.replay
+                .phases
+                .iter()
+                .rev()
+                .find(|p| p.barrier == b)
+                .filter(|p| !p.completed && p.epoch == f.replay.epochs[b.index()])
+        };
+        for e in exec.ids() {
+            let ev = exec.event(e);
+            let (EventKind::Wait { completed: false, .. }, Some(b)) = (&ev.kind, ev.barrier()) else {
+                continue;
+            };
+            if uniform(b) && open(b).is_some_and(|p| self.block_wide(p)) {
+                let msg = format!(
+                    "{} is reached by only some threads of its scope: {} never completes",
+                    self.barrier_name(b),
+                    self.n(e)
+                );
+                self.report(Rule::DivergentBarrier, msg, vec![e]);
+            }
+        }
+    }
+}
