@@ -10,7 +10,7 @@
 //! equal encodings (every field is written in a fixed order, lengths first),
 //! so comparing encodings is comparing states.
 
-use crate::state::{BState, HEvent, HKind, Phase, State, Status, TState};
+use crate::state::{BState, Fan, HEvent, HKind, Phase, State, Status, TState};
 use bc_graph::bits::Bits;
 use bc_graph::{ArriveCount, BarrierId, LocId, Target};
 
@@ -220,9 +220,9 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
         w.us(q);
     }
     w.len(s.extra.len());
-    for &(a, b) in &s.extra {
-        w.pair(a);
-        w.pair(b);
+    for f in &s.extra {
+        w.pairs(&f.sources);
+        w.pairs(&f.targets);
     }
 }
 
@@ -444,7 +444,13 @@ pub(crate) fn decode_into(words: &[u8], s: &mut State) {
     s.streams.clear();
     s.streams.extend((0..ns).map(|_| (r.i(), r.us())));
     let ne = r.len();
-    s.extra.clear();
-    s.extra.extend((0..ne).map(|_| (r.pair(), r.pair())));
+    s.extra.resize_with(ne, || Fan {
+        sources: Vec::new(),
+        targets: Vec::new(),
+    });
+    for f in &mut s.extra {
+        r.pairs_into(&mut f.sources);
+        r.pairs_into(&mut f.targets);
+    }
     debug_assert_eq!(r.at, words.len(), "the whole encoding is read");
 }

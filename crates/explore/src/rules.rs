@@ -492,7 +492,7 @@ impl ExecutesBefore {
                 }
             }
         }
-        for &(x, (u, k)) in &s.extra {
+        for (x, (u, k)) in s.extra_edges() {
             if x.1 != START && exists(x) && exists((u, k)) {
                 from[start[u as usize] + k as usize].push(x);
             }

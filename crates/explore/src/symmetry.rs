@@ -237,11 +237,16 @@ impl System<'_> {
                 ph.strays = rbound(&ph.strays);
             }
         }
-        for (a, b) in s.extra.iter_mut() {
-            *a = rk(*a);
-            *b = rk(*b);
+        for f in &mut s.extra {
+            for k in f.sources.iter_mut().chain(f.targets.iter_mut()) {
+                *k = rk(*k);
+            }
+            f.sources.sort_unstable();
+            f.targets.sort_unstable();
         }
-        s.extra.sort_unstable();
+        // Fans commute with renaming (`state::fans`): sorted again, they
+        // are the canonical fans of the renamed edges.
+        s.extra.sort_unstable_by(|a, b| a.sources.cmp(&b.sources));
     }
 
     /// Choices of threads that are interchangeable *in this state* with a
