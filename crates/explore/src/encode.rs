@@ -84,11 +84,20 @@ impl W<'_> {
             self.u(x);
         }
     }
+    /// A bit set as its word count and runs of equal words (word, run
+    /// length): the join masks of T threads are T words of T bits each,
+    /// nearly all of them all ones or all zeros, so a state's masks take
+    /// about T bytes instead of T^2 / 8.
     fn bits(&mut self, b: &Bits) {
         let w = b.as_words();
         self.len(w.len());
-        for &x in w {
+        let mut i = 0;
+        while i < w.len() {
+            let x = w[i];
+            let run = w[i..].iter().take_while(|&&y| y == x).count();
             self.var(x);
+            self.len(run);
+            i += run;
         }
     }
     fn target(&mut self, t: Target) {
@@ -286,7 +295,12 @@ impl R<'_> {
     }
     fn bits(&mut self) -> Bits {
         let n = self.len();
-        let words: Vec<u64> = (0..n).map(|_| self.var()).collect();
+        let mut words = Vec::with_capacity(n);
+        while words.len() < n {
+            let x = self.var();
+            let run = self.len();
+            words.extend(std::iter::repeat_n(x, run));
+        }
         Bits::from_words(&words)
     }
     fn target(&mut self) -> Target {
