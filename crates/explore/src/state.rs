@@ -193,7 +193,9 @@ impl Fan {
 /// states by their encodings).
 pub fn fans(edges: &std::collections::BTreeSet<Edge>) -> Vec<Fan> {
     let all: std::collections::BTreeSet<(u32, u32)> = edges.iter().map(|&(_, y)| y).collect();
-    let mut groups: std::collections::HashMap<Vec<(u32, u32)>, Vec<(u32, u32)>> = std::collections::HashMap::new();
+    // Per extended target set, its sources.
+    type Slots = Vec<(u32, u32)>;
+    let mut groups: std::collections::HashMap<Slots, Slots> = Default::default();
     let mut it = edges.iter().peekable();
     while let Some(&(x, y)) = it.next() {
         debug_assert_ne!(x.0, y.0, "no summary edge joins two events of one thread");
