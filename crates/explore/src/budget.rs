@@ -173,7 +173,12 @@ pub(crate) fn state_bytes(s: &State) -> u64 {
         n += b.open.iter().chain(&b.done).map(phase).sum::<usize>();
     }
     n += s.bmo.iter().map(|o| 24 + o.len() * 8).sum::<usize>();
-    n += s.mem.len() * 8 + s.launched.len() + s.extra.len() * 16;
+    n += s.mem.len() * 8 + s.launched.len();
+    n += s
+        .extra
+        .iter()
+        .map(|f| size_of::<crate::state::Fan>() + (f.sources.len() + f.targets.len()) * 8)
+        .sum::<usize>();
     n += s.streams.iter().map(|(_, k)| 40 + k.len() * 4).sum::<usize>();
     n as u64
 }

@@ -71,7 +71,7 @@ impl System<'_> {
             let positions: Vec<usize> = s.bmo[b]
                 .iter()
                 .enumerate()
-                .filter(|(_, k)| members.contains(k))
+                .filter(|(_, k)| sorted.binary_search(k).is_ok())
                 .map(|(j, _)| j)
                 .collect();
             if positions.len() != members.len() || positions.windows(2).any(|w| w[1] != w[0] + 1) {
@@ -96,18 +96,24 @@ impl System<'_> {
                 ph.members = sorted.clone();
                 ph.site = site;
             }
-            // Waits that took this phase list it sorted too.
-            let mut key = members.clone();
-            key.sort_unstable();
+            // Waits that took this phase list it sorted too. A list with the
+            // members in their old order is one; one whose first entry is
+            // no member is none (the test in between sorts a copy: with T
+            // waits of T participants each, sorting every list would cost
+            // T^2 log T a state).
             for evs in &mut s.hist {
                 for ev in evs {
                     if let HKind::Wait { participants, .. } = &mut ev.kind {
-                        if participants.len() == key.len() {
+                        if participants.len() != sorted.len() || sorted.binary_search(&participants[0]).is_err() {
+                            continue;
+                        }
+                        let same = *participants == members || {
                             let mut p = participants.clone();
                             p.sort_unstable();
-                            if p == key {
-                                *participants = sorted.clone();
-                            }
+                            p == sorted
+                        };
+                        if same {
+                            participants.clone_from(&sorted);
                         }
                     }
                 }

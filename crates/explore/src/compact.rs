@@ -327,7 +327,7 @@ impl System<'_> {
                 + k.saturating_sub(next[u])
         };
         let mut extra = BTreeSet::new();
-        for &((t, po), (u, k)) in &old_extra {
+        for ((t, po), (u, k)) in old_extra.iter().flat_map(crate::state::Fan::edges) {
             if let Some(x) = remap.get(&(t, po)) {
                 extra.insert((*x, (u, kept_before(u as usize, k))));
             }
@@ -355,7 +355,7 @@ impl System<'_> {
                 extra.insert(((t as u32, START), y));
             }
         }
-        s.extra = extra.into_iter().collect();
+        s.extra = crate::state::fans(&extra);
         // Everything is judged before any of it is forgotten: the caller
         // judges the execution as it was.
         Some((exec, names, found))

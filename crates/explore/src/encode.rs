@@ -10,7 +10,7 @@
 //! equal encodings (every field is written in a fixed order, lengths first),
 //! so comparing encodings is comparing states.
 
-use crate::state::{BState, HEvent, HKind, Phase, State, Status, TState};
+use crate::state::{BState, Fan, HEvent, HKind, Phase, State, Status, TState};
 use bc_graph::bits::Bits;
 use bc_graph::{ArriveCount, BarrierId, LocId, Target};
 
@@ -84,11 +84,20 @@ impl W<'_> {
             self.u(x);
         }
     }
+    /// A bit set as its word count and runs of equal words (word, run
+    /// length): the join masks of T threads are T words of T bits each,
+    /// nearly all of them all ones or all zeros, so a state's masks take
+    /// about T bytes instead of T^2 / 8.
     fn bits(&mut self, b: &Bits) {
         let w = b.as_words();
         self.len(w.len());
-        for &x in w {
+        let mut i = 0;
+        while i < w.len() {
+            let x = w[i];
+            let run = w[i..].iter().take_while(|&&y| y == x).count();
             self.var(x);
+            self.len(run);
+            i += run;
         }
     }
     fn target(&mut self, t: Target) {
@@ -220,9 +229,9 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
         w.us(q);
     }
     w.len(s.extra.len());
-    for &(a, b) in &s.extra {
-        w.pair(a);
-        w.pair(b);
+    for f in &s.extra {
+        w.pairs(&f.sources);
+        w.pairs(&f.targets);
     }
 }
 
@@ -286,7 +295,12 @@ impl R<'_> {
     }
     fn bits(&mut self) -> Bits {
         let n = self.len();
-        let words: Vec<u64> = (0..n).map(|_| self.var()).collect();
+        let mut words = Vec::with_capacity(n);
+        while words.len() < n {
+            let x = self.var();
+            let run = self.len();
+            words.extend(std::iter::repeat_n(x, run));
+        }
         Bits::from_words(&words)
     }
     fn target(&mut self) -> Target {
@@ -444,7 +458,13 @@ pub(crate) fn decode_into(words: &[u8], s: &mut State) {
     s.streams.clear();
     s.streams.extend((0..ns).map(|_| (r.i(), r.us())));
     let ne = r.len();
-    s.extra.clear();
-    s.extra.extend((0..ne).map(|_| (r.pair(), r.pair())));
+    s.extra.resize_with(ne, || Fan {
+        sources: Vec::new(),
+        targets: Vec::new(),
+    });
+    for f in &mut s.extra {
+        r.pairs_into(&mut f.sources);
+        r.pairs_into(&mut f.targets);
+    }
     debug_assert_eq!(r.at, words.len(), "the whole encoding is read");
 }

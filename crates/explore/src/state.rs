@@ -149,8 +149,88 @@ pub struct State {
     pub streams: Vec<(i64, Vec<u32>)>,
     /// Executes-before edges between kept events whose paths ran through
     /// forgotten ones (see `compact.rs`); a source `(t, START)` is thread
-    /// `t`'s start.
-    pub extra: Vec<((u32, u32), (u32, u32))>,
+    /// `t`'s start. Factored into fans ([`Fan`], [`fans`]): in their
+    /// canonical form, sorted by sources.
+    pub extra: Vec<Fan>,
+}
+
+/// An executes-before edge between kept events (or a thread's start,
+/// `START`) and a kept event or a live thread's next event slot.
+pub type Edge = ((u32, u32), (u32, u32));
+
+/// Summary edges in factored form: every source executes before every
+/// target of *another* thread. Compaction leaves each settled event (and
+/// each thread's start) before the next event slot of nearly every live
+/// thread, about T^2 edges on T threads; a fan holds them in about 2T
+/// entries, so that renaming, comparing, encoding and copying a state do not
+/// grow with T^2 (docs/explorer.md, "History compaction"). The edges are
+/// expanded only where an execution is built or executes-before computed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fan {
+    /// Sorted; no source is in two fans.
+    pub sources: Vec<(u32, u32)>,
+    /// Sorted.
+    pub targets: Vec<(u32, u32)>,
+}
+
+impl Fan {
+    /// The edges this fan stands for, sources first.
+    pub fn edges(&self) -> impl Iterator<Item = Edge> + '_ {
+        self.sources
+            .iter()
+            .flat_map(move |&x| self.targets.iter().filter(move |y| y.0 != x.0).map(move |&y| (x, y)))
+    }
+}
+
+/// The canonical fans of a set of edges, none of which joins two events
+/// of one thread. Each source's *extended* target set is its targets plus
+/// every target of its own thread that some edge has (those are not its
+/// edges, since a fan leaves out its sources' own threads); sources with
+/// equal extended sets share a fan. This depends on the edges alone and
+/// commutes with renaming threads, so equal edge sets, and edge sets equal
+/// up to a renaming, give equal fans after the renaming (symmetry compares
+/// states by their encodings).
+pub fn fans(edges: &std::collections::BTreeSet<Edge>) -> Vec<Fan> {
+    let all: std::collections::BTreeSet<(u32, u32)> = edges.iter().map(|&(_, y)| y).collect();
+    // Per extended target set, its sources.
+    type Slots = Vec<(u32, u32)>;
+    let mut groups: std::collections::HashMap<Slots, Slots> = Default::default();
+    let mut it = edges.iter().peekable();
+    while let Some(&(x, y)) = it.next() {
+        debug_assert_ne!(x.0, y.0, "no summary edge joins two events of one thread");
+        let mut ext = vec![y];
+        while let Some(&&(x2, y2)) = it.peek() {
+            if x2 != x {
+                break;
+            }
+            debug_assert_ne!(x.0, y2.0, "no summary edge joins two events of one thread");
+            ext.push(y2);
+            it.next();
+        }
+        ext.extend(all.range((x.0, 0)..=(x.0, u32::MAX)).copied());
+        ext.sort_unstable();
+        groups.entry(ext).or_default().push(x);
+    }
+    let mut out: Vec<Fan> = groups
+        .into_iter()
+        .map(|(targets, sources)| Fan { sources, targets })
+        .collect();
+    out.sort_unstable_by(|a, b| a.sources.cmp(&b.sources));
+    out
+}
+
+impl State {
+    /// Every summary edge, in no particular order.
+    pub fn extra_edges(&self) -> impl Iterator<Item = Edge> + '_ {
+        self.extra.iter().flat_map(Fan::edges)
+    }
+
+    /// Every summary edge, sorted.
+    pub fn extra_sorted(&self) -> Vec<Edge> {
+        let mut v: Vec<Edge> = self.extra_edges().collect();
+        v.sort_unstable();
+        v
+    }
 }
 
 impl Phase {

@@ -187,9 +187,28 @@ impl System<'_> {
         let nb = self.p.barriers.len();
         let rt = |t: u32| if t == LAUNCH { LAUNCH } else { inv[t as usize] as u32 };
         let rk = |k: (u32, u32)| if k.0 == LAUNCH { k } else { (rt(k.0), k.1) };
-        // Bit `u * nb + b` moves to `inv[u] * nb + b` (only the set bits
-        // are visited: masks are sparse and `nt * nb` bits long).
+        // The bits of the threads the renaming moves.
+        let mut moved = Bits::new(nt * nb);
+        for (u, _) in inv.iter().enumerate().filter(|&(u, &v)| u != v) {
+            for b in 0..nb {
+                moved.set(u * nb + b);
+            }
+        }
+        // Bit `u * nb + b` moves to `inv[u] * nb + b`. A mask that holds
+        // all of the moved threads' bits or none of them stays as it is
+        // (the renaming maps the moved threads onto themselves): the join
+        // masks after a barrier phase hold every thread, and visiting their
+        // T bits each would cost T^2 a state. Otherwise only the set bits
+        // are visited.
         let rmask = |m: &Bits| {
+            let (mut all, mut none) = (true, true);
+            for (&w, &mv) in m.as_words().iter().zip(moved.as_words()) {
+                all &= w & mv == mv;
+                none &= w & mv == 0;
+            }
+            if (all || none) && m.as_words().len() == moved.as_words().len() {
+                return m.clone();
+            }
             let mut out = Bits::new(nt * nb);
             for i in ones(m).take_while(|&i| i < nt * nb) {
                 out.set(inv[i / nb] * nb + i % nb);
@@ -237,11 +256,16 @@ impl System<'_> {
                 ph.strays = rbound(&ph.strays);
             }
         }
-        for (a, b) in s.extra.iter_mut() {
-            *a = rk(*a);
-            *b = rk(*b);
+        for f in &mut s.extra {
+            for k in f.sources.iter_mut().chain(f.targets.iter_mut()) {
+                *k = rk(*k);
+            }
+            f.sources.sort_unstable();
+            f.targets.sort_unstable();
         }
-        s.extra.sort_unstable();
+        // Fans commute with renaming (`state::fans`): sorted again, they
+        // are the canonical fans of the renamed edges.
+        s.extra.sort_unstable_by(|a, b| a.sources.cmp(&b.sources));
     }
 
     /// Choices of threads that are interchangeable *in this state* with a

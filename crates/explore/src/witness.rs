@@ -202,7 +202,7 @@ impl System<'_> {
         for &(x, y) in &p.mutually_exclusive {
             b.mutually_exclusive(x, y);
         }
-        for (x, y) in &s.extra {
+        for (x, y) in &s.extra_sorted() {
             match (x.1 == START, ids.get(x), ids.get(y)) {
                 (true, _, Some(&c)) => b.started_before(ThreadId(x.0), c),
                 (false, Some(&a), Some(&c)) => b.extra_eb(a, c),
