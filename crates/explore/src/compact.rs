@@ -125,7 +125,8 @@ impl System<'_> {
     /// ([`System::history_rules`]).
     pub(crate) fn compact(&self, s: &mut State, ident: &[u32]) -> Option<(Execution, ExecNames, HistoryFindings)> {
         // Cheap test first: a barrier with forgettable complete phases, or
-        // plain accesses or joins that might be forgotten.
+        // plain accesses, invals or operations with no effect that might be
+        // forgotten (a loop of them must still repeat its state).
         let barrier_ready = (0..self.p.barriers.len()).any(|b| {
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as u32;
             !self.an.pinned[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
@@ -134,7 +135,7 @@ impl System<'_> {
             .hist
             .iter()
             .flatten()
-            .any(|e| matches!(e.kind, HKind::Read | HKind::Write));
+            .any(|e| matches!(e.kind, HKind::Read | HKind::Write | HKind::Inval | HKind::NoEffect(_)));
         if !barrier_ready && !others {
             return None;
         }
@@ -224,7 +225,16 @@ impl System<'_> {
             }
         }
         for (e, d) in drop.iter_mut().enumerate().take(n) {
-            if forget(e) && matches!(exec.events[e].kind, EventKind::Read | EventKind::Write) {
+            // No phase, bmo or wait refers to these: forgotten alone, plain
+            // accesses and invals once forgettable. An operation with no
+            // effect is forgotten at once: the rules that read it (usage.rs
+            // of bc-rules) judge it alone or as the later event of a pair,
+            // and it has no executes-before edge to another thread, so
+            // program order through it stays between the kept events.
+            let kind = &exec.events[e].kind;
+            if matches!(kind, EventKind::NoEffect { .. })
+                || (forget(e) && matches!(kind, EventKind::Read | EventKind::Write | EventKind::Inval))
+            {
                 *d = true;
             }
         }
