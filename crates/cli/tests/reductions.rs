@@ -146,6 +146,8 @@ fn compare(text: &str) -> Result<(), TestCaseError> {
                             | UbKind::CountOverflow
                             | UbKind::DivergentBarrier
                             | UbKind::ArriveBeforeWait
+                            | UbKind::PrivilegedBarrier
+                            | UbKind::UncooperativeGridSync
                     )
             )
         };
@@ -161,6 +163,14 @@ fn compare(text: &str) -> Result<(), TestCaseError> {
         prop_assert!(
             !full.judged.contains(&stale) || full.operational.contains(&stale),
             "the rule checker judged a stale token the explorer did not see\n{}",
+            text
+        );
+        // invalid-barrier: the checker sees a use after an inval only where
+        // executes-before fixes it, the explorer in every interleaving.
+        let invalid = FindingKind::Ub(UbKind::InvalidBarrier);
+        prop_assert!(
+            !full.judged.contains(&invalid) || full.operational.contains(&invalid),
+            "the rule checker judged a use of an invalidated barrier the explorer did not see\n{}",
             text
         );
     }

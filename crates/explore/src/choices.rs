@@ -87,6 +87,19 @@ impl System<'_> {
         None
     }
 
+    /// The rules of [`System::neutral`] whose offending operation leaves an
+    /// event in the history ([`HKind::NoEffect`]), so that the rule checker
+    /// judges them too: whether the operation may be used at all does not
+    /// depend on the interleaving (privileged-barrier,
+    /// uncooperative-grid-sync) or follows from the recorded invals and
+    /// inits (invalid-barrier).
+    pub(crate) fn records_no_effect(rule: Rule) -> bool {
+        matches!(
+            rule,
+            Rule::PrivilegedBarrier | Rule::CooperativeGridSync | Rule::InvalidBarrier
+        )
+    }
+
     /// What a wait of thread `t` on barrier `b` can do in state `s`.
     pub(crate) fn wait_plan(&self, s: &State, t: usize, b: usize, spec: &WaitSpec, ident: &[u32]) -> WaitPlan {
         let rules = self.p.model.rules;

@@ -11,7 +11,9 @@
 //! current expected count then stands for them. On a barrier whose phase
 //! numbers matter to tokens the numbers keep counting (the launch init
 //! records where); barriers of parity waits, and token barriers of programs
-//! that may store a token to memory, are never forgotten.
+//! that may store a token to memory, are never forgotten, and an
+//! invalidated barrier (`mbarrier.inval`) keeps its history and its inval
+//! until it is initialized again.
 //!
 //! Why no verdict changes: the rule checker judges the whole execution right
 //! before anything is forgotten, and a settled event executes before every
@@ -125,16 +127,17 @@ impl System<'_> {
     /// ([`System::history_rules`]).
     pub(crate) fn compact(&self, s: &mut State, ident: &[u32]) -> Option<(Execution, ExecNames, HistoryFindings)> {
         // Cheap test first: a barrier with forgettable complete phases, or
-        // plain accesses or joins that might be forgotten.
+        // plain accesses, invals or operations with no effect that might be
+        // forgotten (a loop of them must still repeat its state).
         let barrier_ready = (0..self.p.barriers.len()).any(|b| {
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as u32;
-            !self.an.pinned[b] && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
+            !self.an.pinned[b] && !s.bars[b].invalid && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
         });
-        let others = s
-            .hist
-            .iter()
-            .flatten()
-            .any(|e| matches!(e.kind, HKind::Read | HKind::Write));
+        let others = s.hist.iter().flatten().any(|e| match e.kind {
+            HKind::Read | HKind::Write | HKind::NoEffect(_) => true,
+            HKind::Inval => !self.still_invalid(s, e.target),
+            _ => false,
+        });
         if !barrier_ready && !others {
             return None;
         }
@@ -185,7 +188,8 @@ impl System<'_> {
         for b in 0..self.p.barriers.len() {
             let bar = &s.bars[b];
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as usize;
-            if self.an.pinned[b] || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
+            // An invalidated barrier keeps its history (below).
+            if self.an.pinned[b] || bar.invalid || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
                 continue;
             }
             // Everything on the barrier but joins and the open phase.
@@ -224,7 +228,21 @@ impl System<'_> {
             }
         }
         for (e, d) in drop.iter_mut().enumerate().take(n) {
-            if forget(e) && matches!(exec.events[e].kind, EventKind::Read | EventKind::Write) {
+            // No phase, bmo or wait refers to these: forgotten alone, plain
+            // accesses and invals once forgettable, an inval only once its
+            // barrier is initialized again (before, the rule checker needs
+            // it, and the bmo before it, to judge later uses: invalid-barrier;
+            // an inval of an invalid barrier has no effect, so a barrier
+            // keeps at most one). An operation with no
+            // effect is forgotten at once: the rules that read it (usage.rs
+            // of bc-rules) judge it alone or as the later event of a pair,
+            // and it has no executes-before edge to another thread, so
+            // program order through it stays between the kept events.
+            let kind = &exec.events[e].kind;
+            if matches!(kind, EventKind::NoEffect { .. })
+                || (forget(e) && matches!(kind, EventKind::Read | EventKind::Write))
+                || (forget(e) && matches!(kind, EventKind::Inval) && !self.still_invalid(s, exec.events[e].target))
+            {
                 *d = true;
             }
         }
@@ -424,6 +442,12 @@ impl System<'_> {
             }
         }
         out
+    }
+
+    /// Whether `target` is a barrier its latest inval left invalid (no init
+    /// since).
+    fn still_invalid(&self, s: &State, target: Target) -> bool {
+        matches!(target, Target::Barrier(b) if s.bars[b.index()].invalid)
     }
 
     /// Whether thread `u` may still produce an event that interacts with

@@ -212,6 +212,11 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
                 }
                 HKind::Read => w.u(7),
                 HKind::Write => w.u(8),
+                HKind::Inval => w.u(9),
+                HKind::NoEffect(op) => {
+                    w.u(10);
+                    w.u(*op as u32);
+                }
             }
         }
     }
@@ -325,7 +330,9 @@ impl R<'_> {
             },
             6 => HKind::Tx(self.i()),
             7 => HKind::Read,
-            _ => HKind::Write,
+            8 => HKind::Write,
+            9 => HKind::Inval,
+            _ => HKind::NoEffect(bc_graph::BarrierOpName::ALL[self.u() as usize]),
         };
         HEvent { pc, kind, target }
     }

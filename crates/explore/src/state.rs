@@ -123,6 +123,12 @@ pub enum HKind {
     Tx(i64),
     Read,
     Write,
+    /// `mbarrier.inval` (no bmo entry, no phase: the barrier's `invalid`).
+    Inval,
+    /// An operation that broke privileged-barrier, uncooperative-grid-sync
+    /// or invalid-barrier and had no effect (`System::neutral`), recorded
+    /// where the model has the rule, for the rule checker.
+    NoEffect(bc_graph::BarrierOpName),
 }
 
 /// One event of a thread's history.

@@ -296,14 +296,22 @@ impl System<'_> {
             }
             return "no joined barrier of its group: no effect".to_string();
         };
+        let target = Target::Barrier(BarrierId(b as u32));
         if let Some((rule, msg)) = self.neutral(s, t, b, &op, &w.ident) {
             if let Some(rule) = rule {
+                if System::records_no_effect(rule) && self.p.model.rules.has(rule) {
+                    // For the rule checker, which judges it on the execution.
+                    s.hist[t].push(HEvent {
+                        pc,
+                        kind: HKind::NoEffect(op.op_name()),
+                        target,
+                    });
+                }
                 self.violated(rule, msg, w);
             }
             return format!("{}: no effect", self.bname(b));
         }
         let po = s.hist[t].len() as u32;
-        let target = Target::Barrier(BarrierId(b as u32));
         let rules = self.p.model.rules;
         match op {
             BarrierOp::Init(k) => {
@@ -448,6 +456,11 @@ impl System<'_> {
             }
             BarrierOp::Inval => {
                 s.bars[b].invalid = true;
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Inval,
+                    target,
+                });
                 format!("{} invalidated", self.bname(b))
             }
             BarrierOp::Wait(spec) => match self.wait_plan(s, t, b, &spec, &w.ident) {

@@ -137,6 +137,8 @@ impl System<'_> {
                 crate::state::HKind::Tx(_) => 6,
                 crate::state::HKind::Read => 7,
                 crate::state::HKind::Write => 8,
+                crate::state::HKind::Inval => 9,
+                crate::state::HKind::NoEffect(_) => 10,
             };
             let target = match e.target {
                 Target::Barrier(b) => b.0,

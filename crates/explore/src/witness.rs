@@ -164,6 +164,8 @@ impl System<'_> {
                     HKind::Tx(delta) => EventKind::Tx { delta: *delta },
                     HKind::Read => EventKind::Read,
                     HKind::Write => EventKind::Write,
+                    HKind::Inval => EventKind::Inval,
+                    HKind::NoEffect(op) => EventKind::NoEffect { op: *op },
                 };
                 let id = b.event(Some(ThreadId(t as u32)), ev.pc, kind, ev.target);
                 ids.insert((t as u32, po as u32), id);

@@ -96,6 +96,17 @@ pub enum EventKind {
     },
     Read,
     Write,
+    /// `mbarrier.inval`: the barrier may not be used again before an init
+    /// (invalid-barrier). Not a modification: bmo and the phase replay
+    /// leave it out.
+    Inval,
+    /// An operation that had no effect because it broke one of the rules
+    /// privileged-barrier, uncooperative-grid-sync or invalid-barrier (an
+    /// explorer records it only where the model has that rule); `op` is
+    /// the operation. Not a modification, and no wait's participant.
+    NoEffect {
+        op: crate::BarrierOpName,
+    },
 }
 
 impl EventKind {
@@ -121,6 +132,8 @@ impl EventKind {
             EventKind::Tx { .. } => "tx",
             EventKind::Read => "read",
             EventKind::Write => "write",
+            EventKind::Inval => "inval",
+            EventKind::NoEffect { .. } => "no effect",
         }
     }
 }

@@ -212,19 +212,69 @@ pub struct WaitSpec {
     pub reduce: Option<bc_models::Reduce>,
 }
 
-impl BarrierOp {
-    pub fn name(&self) -> &'static str {
+/// Which barrier operation an instruction performs, without its operands
+/// (an event of an operation that had no effect names it:
+/// [`crate::EventKind::NoEffect`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrierOpName {
+    Init,
+    Join,
+    Drop,
+    Arrive,
+    Wait,
+    ArriveDrop,
+    ExpectTx,
+    CompleteTx,
+    Inval,
+}
+
+impl BarrierOpName {
+    /// Every name, in declaration order (`ALL[op as usize] == op`).
+    pub const ALL: [BarrierOpName; 9] = [
+        BarrierOpName::Init,
+        BarrierOpName::Join,
+        BarrierOpName::Drop,
+        BarrierOpName::Arrive,
+        BarrierOpName::Wait,
+        BarrierOpName::ArriveDrop,
+        BarrierOpName::ExpectTx,
+        BarrierOpName::CompleteTx,
+        BarrierOpName::Inval,
+    ];
+
+    pub fn name(self) -> &'static str {
         match self {
-            BarrierOp::Init(_) => "init",
-            BarrierOp::Join => "join",
-            BarrierOp::Drop => "drop",
-            BarrierOp::Arrive(_) => "arrive",
-            BarrierOp::Wait(_) => "wait",
-            BarrierOp::ArriveDrop { .. } => "arrive_drop",
-            BarrierOp::ExpectTx(_) => "expect_tx",
-            BarrierOp::CompleteTx(_) => "complete_tx",
-            BarrierOp::Inval => "inval",
+            BarrierOpName::Init => "init",
+            BarrierOpName::Join => "join",
+            BarrierOpName::Drop => "drop",
+            BarrierOpName::Arrive => "arrive",
+            BarrierOpName::Wait => "wait",
+            BarrierOpName::ArriveDrop => "arrive_drop",
+            BarrierOpName::ExpectTx => "expect_tx",
+            BarrierOpName::CompleteTx => "complete_tx",
+            BarrierOpName::Inval => "inval",
         }
+    }
+}
+
+impl BarrierOp {
+    /// The operation, without its operands.
+    pub fn op_name(&self) -> BarrierOpName {
+        match self {
+            BarrierOp::Init(_) => BarrierOpName::Init,
+            BarrierOp::Join => BarrierOpName::Join,
+            BarrierOp::Drop => BarrierOpName::Drop,
+            BarrierOp::Arrive(_) => BarrierOpName::Arrive,
+            BarrierOp::Wait(_) => BarrierOpName::Wait,
+            BarrierOp::ArriveDrop { .. } => BarrierOpName::ArriveDrop,
+            BarrierOp::ExpectTx(_) => BarrierOpName::ExpectTx,
+            BarrierOp::CompleteTx(_) => BarrierOpName::CompleteTx,
+            BarrierOp::Inval => BarrierOpName::Inval,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.op_name().name()
     }
 }
 

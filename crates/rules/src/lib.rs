@@ -19,8 +19,9 @@
 //! `join.rs` (joined-before, drop-needs-join, arrive-then-drop,
 //! wait-needs-join), `wait.rs` (wait-completes, phase-with,
 //! arrive-before-wait), `token.rs` (token-phase, token-misuse),
-//! `syncwarp.rs` (syncwarp-mask), `divergent.rs` (divergent-barrier) and
-//! `race.rs`.
+//! `syncwarp.rs` (syncwarp-mask), `divergent.rs` (divergent-barrier),
+//! `usage.rs` (privileged-barrier, uncooperative-grid-sync,
+//! invalid-barrier) and `race.rs`.
 //! `docs/ARCHITECTURE.md` lists them with the explorer's counterparts.
 //!
 //! [`Violation::inconsistent`]: Violation::is_inconsistent
@@ -38,6 +39,7 @@ mod race;
 mod structure;
 mod syncwarp;
 mod token;
+mod usage;
 mod wait;
 
 pub use facts::executes_before;
@@ -116,6 +118,8 @@ impl Checker<'_> {
         self.count_overflow();
         self.arrive_before_wait(&f);
         self.divergent_barrier(&f);
+        self.privileged_barrier();
+        self.uncooperative_grid_sync();
         self.participates_in(&f);
         // The rules below read executes-before, which needs no cycle.
         let Some(f) = self.executes_before_consistent(f) else {
@@ -129,6 +133,7 @@ impl Checker<'_> {
         self.wait_completes(&f);
         self.phase_with(&f);
         self.syncwarp_mask(&f);
+        self.invalid_barrier(&f);
         self.race(&f);
     }
 

@@ -1267,3 +1267,153 @@ fn divergent_barrier_fires_on_mixed_sites_exits_and_stuck_waits() {
     assert_eq!(judge_no_join(stuck_on(uniform)), ["deadlock", "ub(divergent-barrier)"]);
     assert_eq!(judge_no_join(stuck_on(Default::default())), ["deadlock"]);
 }
+
+fn no_effect(op: bc_graph::BarrierOpName) -> K {
+    K::NoEffect { op }
+}
+/// Judged by a model that joins every thread at launch (the CUDA ones).
+fn judge_no_join(b: ExecutionBuilder) -> Vec<String> {
+    kinds(&check(
+        &b.finish(),
+        RuleSet::all().without(Rule::JoinedBefore),
+        None,
+        &Numbered,
+    ))
+}
+
+#[test]
+fn privileged_barrier_fires_on_any_thread_use_but_implicit_ones() {
+    use bc_graph::BarrierOpName as Op;
+    let privileged = bc_models::BarrierProps {
+        privileged: true,
+        join_at_launch: true,
+        ..Default::default()
+    };
+    // T0 joins at launch (implicit), then signals the barrier: no effect.
+    let run = |props, signal: bool| {
+        let mut b = ExecutionBuilder::new(1, 1);
+        b.props(BarrierId(0), props);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        b.event(t(0), bc_graph::AT_LAUNCH, K::Join, B);
+        if signal {
+            b.event(t(0), 0, no_effect(Op::Arrive), B);
+            b.event(t(0), 1, no_effect(Op::Wait), B);
+        }
+        b.event(t(0), bc_graph::AT_END, K::Drop, B);
+        judge_no_join(b)
+    };
+    assert_eq!(run(privileged, true), ["ub(privileged-barrier)"]);
+    assert_eq!(run(privileged, false), Vec::<String>::new());
+    assert_eq!(run(Default::default(), true), Vec::<String>::new());
+    // A model without the rule reports nothing.
+    let mut b = ExecutionBuilder::new(1, 1);
+    b.props(BarrierId(0), privileged);
+    b.event(t(0), 0, no_effect(Op::Arrive), B);
+    let rules = RuleSet::all().without(Rule::PrivilegedBarrier);
+    assert!(kinds(&check(&b.finish(), rules, None, &Numbered)).is_empty());
+}
+
+#[test]
+fn uncooperative_grid_sync_fires_outside_a_cooperative_launch_only() {
+    use bc_graph::BarrierOpName as Op;
+    let grid = bc_models::BarrierProps {
+        cooperative: true,
+        ..Default::default()
+    };
+    let run = |props, cooperative: bool| {
+        let mut b = ExecutionBuilder::new(1, 1);
+        b.props(BarrierId(0), props);
+        b.thread(ThreadId(0), bc_graph::ThreadFacts { code: 0, cooperative });
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        if cooperative {
+            // In a cooperative launch the grid barrier works.
+            let a = b.event(t(0), 0, arrive(), B);
+            b.bmo(a);
+            let w = b.event(t(0), 1, wait(), B);
+            b.set_participants(w, vec![a]);
+        } else {
+            b.event(t(0), 0, no_effect(Op::Arrive), B);
+            b.event(t(0), 1, no_effect(Op::Wait), B);
+        }
+        judge_no_join(b)
+    };
+    assert_eq!(run(grid, false), ["ub(uncooperative-grid-sync)"]);
+    assert_eq!(run(grid, true), Vec::<String>::new());
+    assert_eq!(run(Default::default(), false), Vec::<String>::new());
+}
+
+#[test]
+fn invalid_barrier_fires_on_a_use_after_inval_without_an_init_between() {
+    use bc_graph::BarrierOpName as Op;
+    // T0: init B, inval B, then (`reinit`) init B again, then arrive on B
+    // (no effect after the inval, an arrive after the init).
+    let one_thread = |reinit: bool| {
+        let mut b = ExecutionBuilder::new(1, 1);
+        let i = b.event(t(0), 0, K::Init { count: 1 }, B);
+        b.bmo(i);
+        b.event(t(0), 1, K::Inval, B);
+        if reinit {
+            let i2 = b.event(t(0), 2, K::Init { count: 1 }, B);
+            b.bmo(i2);
+            let a = b.event(t(0), 3, arrive(), B);
+            b.bmo(a);
+        } else {
+            b.event(t(0), 3, no_effect(Op::Arrive), B);
+        }
+        judge_no_join(b)
+    };
+    assert_eq!(one_thread(false), ["ub(invalid-barrier)"]);
+    assert_eq!(one_thread(true), Vec::<String>::new());
+    // An inval with nothing after it is fine.
+    let mut b = ExecutionBuilder::new(1, 1);
+    let i = b.event(t(0), 0, K::Init { count: 1 }, B);
+    b.bmo(i);
+    b.event(t(0), 1, K::Inval, B);
+    assert_eq!(judge_no_join(b), Vec::<String>::new());
+    // T0 invalidates B, T1 uses it. Only where the inval executes before
+    // the use (here through a wait on C) does the checker decide it;
+    // otherwise the interleaving decides, and that is the explorer's to
+    // judge. An init of B between the two keeps it silent.
+    let two_threads = |ordered: bool, init_between: bool, reinit_first: bool| {
+        let mut b = ExecutionBuilder::new(2, 2);
+        let ic = b.event(None, 0, K::Init { count: 2 }, C);
+        b.bmo(ic);
+        let i = b.event(t(0), 0, K::Init { count: 1 }, B);
+        b.bmo(i);
+        b.event(t(0), 1, K::Inval, B);
+        if reinit_first {
+            let i3 = b.event(t(0), 2, K::Init { count: 1 }, B);
+            b.bmo(i3);
+        }
+        let a = b.event(t(0), 3, arrive(), C);
+        b.bmo(a);
+        if ordered {
+            let a1 = b.event(t(1), 0, arrive(), C);
+            b.bmo(a1);
+            let w = b.event(t(1), 1, wait(), C);
+            b.set_participants(w, vec![a, a1]);
+        }
+        if init_between {
+            let i2 = b.event(t(1), 2, K::Init { count: 1 }, B);
+            b.bmo(i2);
+            let x = b.event(t(1), 3, arrive(), B);
+            b.bmo(x);
+        } else {
+            b.event(t(1), 3, no_effect(Op::Arrive), B);
+        }
+        judge_no_join(b)
+    };
+    assert_eq!(two_threads(true, false, false), ["ub(invalid-barrier)"]);
+    assert_eq!(two_threads(true, true, false), Vec::<String>::new());
+    assert_eq!(two_threads(false, false, false), Vec::<String>::new());
+    // The init after the inval in T0 is ordered before T1's use: silent.
+    assert_eq!(two_threads(true, false, true), Vec::<String>::new());
+    // A model without the rule reports nothing.
+    let mut b = ExecutionBuilder::new(1, 1);
+    b.event(t(0), 0, K::Inval, B);
+    b.event(t(0), 1, no_effect(Op::Arrive), B);
+    let rules = RuleSet::all().without(Rule::InvalidBarrier);
+    assert!(!kinds(&check(&b.finish(), rules, None, &Numbered)).contains(&"ub(invalid-barrier)".to_string()));
+}
