@@ -24,7 +24,7 @@
 //! at the same point.
 
 use crate::rules::HistoryFindings;
-use crate::state::{HKind, State, Status, LAUNCH, START};
+use crate::state::{HKind, MapLists, State, Status, LAUNCH, START};
 use crate::system::System;
 use crate::witness::ExecNames;
 use bc_graph::*;
@@ -189,7 +189,7 @@ impl System<'_> {
                 continue;
             }
             // Everything on the barrier but joins and the open phase.
-            let open: Vec<(u32, u32)> = bar.open.as_ref().map_or(Vec::new(), |p| p.members.clone());
+            let open: Vec<(u32, u32)> = bar.open.as_ref().map_or(Vec::new(), |p| p.members.to_vec());
             let target = Target::Barrier(BarrierId(b as u32));
             let events: Vec<usize> = (0..n)
                 .filter(|&e| {
@@ -279,10 +279,12 @@ impl System<'_> {
             s.hist[t] = kept;
         }
         let re = |k: &(u32, u32)| if k.0 == LAUNCH { Some(*k) } else { remap.get(k).copied() };
+        // Each shared participant list once (`state::Members`).
+        let mut lists = MapLists::new(|l: &[(u32, u32)]| l.iter().filter_map(re).collect());
         for evs in &mut s.hist {
             for ev in evs {
                 if let HKind::Wait { participants, .. } = &mut ev.kind {
-                    *participants = participants.iter().filter_map(re).collect();
+                    lists.apply(participants);
                 }
             }
         }
@@ -313,7 +315,7 @@ impl System<'_> {
         }
         for bar in &mut s.bars {
             for ph in bar.open.iter_mut().chain(bar.done.iter_mut()) {
-                ph.members = ph.members.iter().filter_map(re).collect();
+                lists.apply(&mut ph.members);
             }
         }
         // Executes-before between kept events through forgotten ones: only

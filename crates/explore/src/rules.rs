@@ -570,7 +570,7 @@ impl System<'_> {
         for (t, h) in s.hist.iter().enumerate() {
             for (po, ev) in h.iter().enumerate() {
                 if let HKind::Wait { participants, .. } = &ev.kind {
-                    for &x in participants {
+                    for &x in participants.iter() {
                         out.entry(x).or_default().push((t as u32, po as u32));
                     }
                 }

@@ -7,7 +7,7 @@
 use crate::choices::WaitPlan;
 use crate::eval::eval;
 use crate::rules::ExpectedCount;
-use crate::state::{HEvent, HKind, Phase, State, Status, AT_END};
+use crate::state::{HEvent, HKind, Members, Phase, State, Status, AT_END};
 use crate::system::System;
 use crate::worker::Worker;
 use crate::{Choice, Step};
@@ -456,7 +456,7 @@ impl System<'_> {
                     s.hist[t].push(HEvent {
                         pc,
                         kind: HKind::Wait {
-                            participants: vec![],
+                            participants: Members::default(),
                             token_phase: None,
                             parity: None,
                         },
@@ -471,7 +471,7 @@ impl System<'_> {
                     s.hist[t].push(HEvent {
                         pc,
                         kind: HKind::Wait {
-                            participants: vec![],
+                            participants: Members::default(),
                             token_phase: Some(tp),
                             parity: None,
                         },
@@ -520,7 +520,7 @@ impl System<'_> {
                         }
                         None => (
                             "no phase to take (the one before a fresh barrier's first, or one it waited on already): no participants".to_string(),
-                            vec![],
+                            Members::default(),
                         ),
                     };
                     s.hist[t].push(HEvent {
@@ -618,7 +618,7 @@ impl System<'_> {
             bar.next_phase += 1;
         }
         let open = bar.open.as_mut().expect("just opened");
-        open.members.push((t as u32, po));
+        std::sync::Arc::make_mut(&mut open.members).push((t as u32, po));
         open.mask.union_with(&mask);
         let number = open.number;
         let mut lowered = None;

@@ -16,7 +16,7 @@
 //! enough. Witnesses name the representative's threads.
 
 use crate::budget::Budget;
-use crate::state::{State, LAUNCH};
+use crate::state::{MapLists, State, LAUNCH};
 use crate::system::System;
 use crate::Choice;
 use bc_graph::bits::Bits;
@@ -232,12 +232,12 @@ impl System<'_> {
             }
             th.jmask = rmask(&th.jmask);
         }
+        // Each shared participant list once (`state::Members`).
+        let mut lists = MapLists::new(|l: &[(u32, u32)]| l.iter().map(|&k| rk(k)).collect());
         for evs in &mut s.hist {
             for ev in evs {
                 if let crate::state::HKind::Wait { participants, .. } = &mut ev.kind {
-                    for k in participants.iter_mut() {
-                        *k = rk(*k);
-                    }
+                    lists.apply(participants);
                 }
             }
         }
@@ -248,9 +248,7 @@ impl System<'_> {
         }
         for bar in &mut s.bars {
             for ph in bar.open.iter_mut().chain(bar.done.iter_mut()) {
-                for k in ph.members.iter_mut() {
-                    *k = rk(*k);
-                }
+                lists.apply(&mut ph.members);
                 ph.mask = rmask(&ph.mask);
                 ph.bound = rbound(&ph.bound);
                 ph.strays = rbound(&ph.strays);
