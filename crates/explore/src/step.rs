@@ -66,14 +66,14 @@ impl System<'_> {
                 return;
             }
             let Some(ins) = self.p.instr(tid, th.pc) else {
-                return self.finish(s, t, w);
+                return self.finish_or_hold(s, t, w);
             };
             n += 1;
             if n > MAX_LOCAL_STEPS && ins.kind.is_local() {
                 return;
             }
             match &ins.kind {
-                InstrKind::Exit => return self.finish(s, t, w),
+                InstrKind::Exit => return self.finish_or_hold(s, t, w),
                 InstrKind::Assign { dest, value } => {
                     let v = eval(self.p, s, t, value);
                     s.threads[t].regs[dest.index()] = v;
@@ -87,6 +87,17 @@ impl System<'_> {
                 _ => return,
             }
         }
+    }
+
+    /// Thread `t` ends ([`System::finish`]), unless fusion is trying a
+    /// wait (`Worker::hold_end`): then it stops before its end, and fusion
+    /// takes the wait back (a fused wait never ends its thread).
+    fn finish_or_hold(&self, s: &mut State, t: usize, w: &mut Worker) {
+        if w.hold_end {
+            w.held_end = true;
+            return;
+        }
+        self.finish(s, t, w);
     }
 
     /// Thread `t` ends: it drops every barrier it holds a join on whose
