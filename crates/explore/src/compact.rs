@@ -27,6 +27,7 @@ use crate::rules::HistoryFindings;
 use crate::state::{HKind, MapLists, State, Status, LAUNCH, START};
 use crate::system::System;
 use crate::witness::ExecNames;
+use bc_graph::bits::Bits;
 use bc_graph::*;
 use std::collections::{BTreeSet, HashMap};
 
@@ -387,28 +388,52 @@ impl System<'_> {
         }
         let n = exec.events.len();
         let eb = |a: usize, b: usize| before[b].get(a);
-        for t in 0..s.threads.len() {
-            let first = exec.program_order[t].first().map(|f| f.index());
-            let recorded: Vec<usize> = exec
-                .started_before
+        // Whether some event of `set` executes before `x` (sets of events
+        // as bits: a kernel of T threads records about T^2 starts, and
+        // scanning them per thread and event cost T^3 a compaction).
+        let meets = |set: &Bits, x: usize| before[x].as_words().iter().zip(set.as_words()).any(|(a, b)| a & b != 0);
+        // The same, for an event of `set` other than `x` itself.
+        let meets_other = |set: &Bits, x: usize| {
+            before[x]
+                .as_words()
                 .iter()
-                .filter(|(u, _)| u.index() == t)
-                .map(|(_, y)| y.index())
-                .collect();
+                .zip(set.as_words())
+                .enumerate()
+                .any(|(i, (a, b))| {
+                    let own = if i == x / 64 { !(1u64 << (x % 64)) } else { !0 };
+                    a & b & own != 0
+                })
+        };
+        let mut recorded_by: Vec<Vec<usize>> = vec![Vec::new(); s.threads.len()];
+        for (u, y) in &exec.started_before {
+            recorded_by[u.index()].push(y.index());
+        }
+        for (t, recorded) in recorded_by.iter().enumerate() {
+            let first = exec.program_order[t].first().map(|f| f.index());
             if recorded.is_empty() && first.is_none_or(|f| !drop[f]) {
                 // The first event stays and is the real one.
                 continue;
             }
+            let mut rec = Bits::new(n);
+            for &y in recorded {
+                rec.set(y);
+            }
             let from_start = |x: usize| {
                 exec.events[x].thread == Some(ThreadId(t as u32))
                     || first.is_some_and(|f| eb(f, x))
-                    || recorded.iter().any(|&y| y == x || eb(y, x))
+                    || rec.get(x)
+                    || meets(&rec, x)
             };
             let kept: Vec<usize> = (0..n)
                 .filter(|&x| !drop[x] && exec.events[x].thread.is_some() && from_start(x))
                 .collect();
+            let mut kept_set = Bits::new(n);
             for &c in &kept {
-                if exec.events[c].thread != Some(ThreadId(t as u32)) && !kept.iter().any(|&d| d != c && eb(d, c)) {
+                kept_set.set(c);
+            }
+            for &c in &kept {
+                // No other kept event executes before it.
+                if exec.events[c].thread != Some(ThreadId(t as u32)) && !meets_other(&kept_set, c) {
                     out.push((t, Ok(c)));
                 }
             }
@@ -420,7 +445,7 @@ impl System<'_> {
                 else {
                     continue;
                 };
-                if u != t && from_start(l) && !kept.iter().any(|&d| d == l || eb(d, l)) {
+                if u != t && from_start(l) && !kept_set.get(l) && !meets(&kept_set, l) {
                     out.push((t, Err(u)));
                 }
             }

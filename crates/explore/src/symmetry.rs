@@ -229,8 +229,10 @@ impl System<'_> {
                     // The expansion stops: the choices do not matter.
                     return (choices, vec![Vec::new(); n]);
                 }
-                let group: Vec<usize> = rest.iter().copied().filter(|&u| self.own_equal(s, first, u)).collect();
-                rest.retain(|u| !group.contains(u));
+                // (A partition, not `retain` with `contains`: T^2 a state.)
+                let (group, others): (Vec<usize>, Vec<usize>) =
+                    rest.iter().partition(|&&u| self.own_equal(s, first, u));
+                rest = others;
                 if group.len() < 2 || !self.group_symmetric(s, &group, budget) {
                     continue;
                 }
