@@ -447,8 +447,36 @@ impl Renaming {
                 return false;
             }
         }
+        // The renaming maps the moved bits onto themselves: the moved bits
+        // of `m` map onto those of `n` when as many are set in each and
+        // each set one lands on a set one (visiting only the set bits, as
+        // `mask` does: a mask before any phase holds one bit).
+        let moved = |b: &Bits| {
+            b.as_words()
+                .iter()
+                .zip(self.moved.as_words())
+                .map(|(&x, &mv)| (x & mv).count_ones())
+                .sum::<u32>()
+        };
+        if moved(m) != moved(n) {
+            return false;
+        }
         let nb = self.nb;
-        ones(&self.moved).all(|i| m.get(i) == n.get(self.inv[i / nb] * nb + i % nb))
+        m.as_words()
+            .iter()
+            .zip(self.moved.as_words())
+            .enumerate()
+            .all(|(w, (&x, &mv))| {
+                let mut bits = x & mv;
+                while bits != 0 {
+                    let i = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if !n.get(self.inv[i / nb] * nb + i % nb) {
+                        return false;
+                    }
+                }
+                true
+            })
     }
 
     /// Whether renaming leaves the threads as they are: thread `new` gets
