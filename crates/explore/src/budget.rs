@@ -150,8 +150,8 @@ impl Drop for Held<'_> {
 /// vectors and sets; the allocator rounds up a little).
 pub(crate) fn state_bytes(s: &State) -> u64 {
     use std::mem::size_of;
-    let phase = |p: &crate::state::Phase| {
-        size_of::<crate::state::Phase>() + p.members.len() * 8 + p.mask.bytes() + p.bound.bytes() + p.strays.bytes()
+    let phase = |p: &crate::state::Phase, list: &mut dyn FnMut(&crate::state::Members) -> usize| {
+        size_of::<crate::state::Phase>() + list(&p.members) + p.mask.bytes() + p.bound.bytes() + p.strays.bytes()
     };
     let mut n = size_of::<State>();
     for t in &s.threads {
@@ -160,17 +160,28 @@ pub(crate) fn state_bytes(s: &State) -> u64 {
             + t.jmask.bytes()
             + (t.joined.len() + t.owes.len()) * 4;
     }
+    // Member lists are shared by a phase and its waits: each counts once.
+    let mut lists = std::collections::HashSet::new();
+    let mut list = |l: &crate::state::Members| {
+        if lists.insert(std::sync::Arc::as_ptr(l)) {
+            l.len() * 8
+        } else {
+            0
+        }
+    };
     for h in &s.hist {
         n += size_of::<Vec<crate::state::HEvent>>() + h.len() * size_of::<crate::state::HEvent>();
         for e in h {
             if let HKind::Wait { participants, .. } = &e.kind {
-                n += participants.len() * 8;
+                n += list(participants);
             }
         }
     }
     for b in &s.bars {
         n += size_of::<crate::state::BState>();
-        n += b.open.iter().chain(&b.done).map(phase).sum::<usize>();
+        for p in b.open.iter().chain(&b.done) {
+            n += phase(p, &mut list);
+        }
     }
     n += s.bmo.iter().map(|o| 24 + o.len() * 8).sum::<usize>();
     n += s.mem.len() * 8 + s.launched.len();

@@ -11,7 +11,7 @@
 //! phases are contiguous in bmo), so the sorted bmo is consistent with
 //! executes-before.
 
-use crate::state::{HKind, State};
+use crate::state::{HKind, Members, State};
 use crate::system::System;
 use bc_graph::*;
 
@@ -65,7 +65,7 @@ impl System<'_> {
             if members.len() < 2 || members.windows(2).all(|w| w[0] <= w[1]) {
                 continue;
             }
-            let mut sorted = members.clone();
+            let mut sorted = members.to_vec();
             sorted.sort_unstable();
             // The members sit in one contiguous run of bmo.
             let positions: Vec<usize> = s.bmo[b]
@@ -85,6 +85,7 @@ impl System<'_> {
                 .iter()
                 .map(|&(t, po)| (self.p.threads[t as usize].code.0, s.hist[t as usize][po as usize].pc))
                 .min();
+            let sorted = Members::new(sorted);
             let bar = &mut s.bars[b];
             let open_n = bar.open.iter().count();
             let ph = if i < open_n {
@@ -96,11 +97,10 @@ impl System<'_> {
                 ph.members = sorted.clone();
                 ph.site = site;
             }
-            // Waits that took this phase list it sorted too. A list with the
-            // members in their old order is one; one whose first entry is
-            // no member is none (the test in between sorts a copy: with T
-            // waits of T participants each, sorting every list would cost
-            // T^2 log T a state).
+            // Waits that took this phase list it sorted too, sharing the
+            // record's list. A list that is the record's old one (shared,
+            // or equal to it) is one; one whose first entry is no member is
+            // none (the test in between sorts a copy).
             for evs in &mut s.hist {
                 for ev in evs {
                     if let HKind::Wait { participants, .. } = &mut ev.kind {
@@ -108,12 +108,12 @@ impl System<'_> {
                             continue;
                         }
                         let same = *participants == members || {
-                            let mut p = participants.clone();
+                            let mut p = participants.to_vec();
                             p.sort_unstable();
-                            p == sorted
+                            p == *sorted
                         };
                         if same {
-                            participants.clone_from(&sorted);
+                            *participants = sorted.clone();
                         }
                     }
                 }

@@ -26,9 +26,10 @@
 //! at the same point.
 
 use crate::rules::HistoryFindings;
-use crate::state::{HKind, State, Status, LAUNCH, START};
+use crate::state::{HKind, MapLists, State, Status, LAUNCH, START};
 use crate::system::System;
 use crate::witness::ExecNames;
+use bc_graph::bits::Bits;
 use bc_graph::*;
 use std::collections::{BTreeSet, HashMap};
 
@@ -193,7 +194,7 @@ impl System<'_> {
                 continue;
             }
             // Everything on the barrier but joins and the open phase.
-            let open: Vec<(u32, u32)> = bar.open.as_ref().map_or(Vec::new(), |p| p.members.clone());
+            let open: Vec<(u32, u32)> = bar.open.as_ref().map_or(Vec::new(), |p| p.members.to_vec());
             let target = Target::Barrier(BarrierId(b as u32));
             let events: Vec<usize> = (0..n)
                 .filter(|&e| {
@@ -297,10 +298,12 @@ impl System<'_> {
             s.hist[t] = kept;
         }
         let re = |k: &(u32, u32)| if k.0 == LAUNCH { Some(*k) } else { remap.get(k).copied() };
+        // Each shared participant list once (`state::Members`).
+        let mut lists = MapLists::new(|l: &[(u32, u32)]| l.iter().filter_map(re).collect());
         for evs in &mut s.hist {
             for ev in evs {
                 if let HKind::Wait { participants, .. } = &mut ev.kind {
-                    *participants = participants.iter().filter_map(re).collect();
+                    lists.apply(participants);
                 }
             }
         }
@@ -331,7 +334,7 @@ impl System<'_> {
         }
         for bar in &mut s.bars {
             for ph in bar.open.iter_mut().chain(bar.done.iter_mut()) {
-                ph.members = ph.members.iter().filter_map(re).collect();
+                lists.apply(&mut ph.members);
             }
         }
         // Executes-before between kept events through forgotten ones: only
@@ -403,28 +406,52 @@ impl System<'_> {
         }
         let n = exec.events.len();
         let eb = |a: usize, b: usize| before[b].get(a);
-        for t in 0..s.threads.len() {
-            let first = exec.program_order[t].first().map(|f| f.index());
-            let recorded: Vec<usize> = exec
-                .started_before
+        // Whether some event of `set` executes before `x` (sets of events
+        // as bits: a kernel of T threads records about T^2 starts, and
+        // scanning them per thread and event cost T^3 a compaction).
+        let meets = |set: &Bits, x: usize| before[x].as_words().iter().zip(set.as_words()).any(|(a, b)| a & b != 0);
+        // The same, for an event of `set` other than `x` itself.
+        let meets_other = |set: &Bits, x: usize| {
+            before[x]
+                .as_words()
                 .iter()
-                .filter(|(u, _)| u.index() == t)
-                .map(|(_, y)| y.index())
-                .collect();
+                .zip(set.as_words())
+                .enumerate()
+                .any(|(i, (a, b))| {
+                    let own = if i == x / 64 { !(1u64 << (x % 64)) } else { !0 };
+                    a & b & own != 0
+                })
+        };
+        let mut recorded_by: Vec<Vec<usize>> = vec![Vec::new(); s.threads.len()];
+        for (u, y) in &exec.started_before {
+            recorded_by[u.index()].push(y.index());
+        }
+        for (t, recorded) in recorded_by.iter().enumerate() {
+            let first = exec.program_order[t].first().map(|f| f.index());
             if recorded.is_empty() && first.is_none_or(|f| !drop[f]) {
                 // The first event stays and is the real one.
                 continue;
             }
+            let mut rec = Bits::new(n);
+            for &y in recorded {
+                rec.set(y);
+            }
             let from_start = |x: usize| {
                 exec.events[x].thread == Some(ThreadId(t as u32))
                     || first.is_some_and(|f| eb(f, x))
-                    || recorded.iter().any(|&y| y == x || eb(y, x))
+                    || rec.get(x)
+                    || meets(&rec, x)
             };
             let kept: Vec<usize> = (0..n)
                 .filter(|&x| !drop[x] && exec.events[x].thread.is_some() && from_start(x))
                 .collect();
+            let mut kept_set = Bits::new(n);
             for &c in &kept {
-                if exec.events[c].thread != Some(ThreadId(t as u32)) && !kept.iter().any(|&d| d != c && eb(d, c)) {
+                kept_set.set(c);
+            }
+            for &c in &kept {
+                // No other kept event executes before it.
+                if exec.events[c].thread != Some(ThreadId(t as u32)) && !meets_other(&kept_set, c) {
                     out.push((t, Ok(c)));
                 }
             }
@@ -436,7 +463,7 @@ impl System<'_> {
                 else {
                     continue;
                 };
-                if u != t && from_start(l) && !kept.iter().any(|&d| d == l || eb(d, l)) {
+                if u != t && from_start(l) && !kept_set.get(l) && !meets(&kept_set, l) {
                     out.push((t, Err(u)));
                 }
             }

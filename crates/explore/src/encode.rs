@@ -10,27 +10,86 @@
 //! equal encodings (every field is written in a fixed order, lengths first),
 //! so comparing encodings is comparing states.
 
-use crate::state::{BState, Fan, HEvent, HKind, Phase, State, Status, TState};
+use crate::state::{BState, Fan, HEvent, HKind, Members, Phase, State, Status, TState};
 use bc_graph::bits::Bits;
 use bc_graph::{ArriveCount, BarrierId, LocId, Target};
 
-struct W<'a>(&'a mut Vec<u8>);
+struct W<'a> {
+    out: &'a mut Vec<u8>,
+    /// The member lists written so far (`state::Members`), by address and
+    /// by value: a list is written once, in full, where it first occurs,
+    /// and as its number in this table after that.
+    lists: Lists<'a>,
+}
+
+/// The member lists an encoding has written, numbered in order of first
+/// occurrence. Lists are matched by value (the address only finds a
+/// shared list faster), so where lists are shared does not show in the
+/// encoding: equal states still have equal encodings.
+#[derive(Default)]
+struct Lists<'a> {
+    by_addr: std::collections::HashMap<*const Vec<(u32, u32)>, u32>,
+    by_value: std::collections::HashMap<&'a [(u32, u32)], u32>,
+}
+
+impl<'a> W<'a> {
+    fn new(out: &'a mut Vec<u8>) -> Self {
+        W {
+            out,
+            lists: Lists::default(),
+        }
+    }
+    /// A member list: its number when written before (below the count
+    /// written), else the count and then the list.
+    fn members(&mut self, l: &'a Members) {
+        let addr = std::sync::Arc::as_ptr(l);
+        if let Some(&i) = self.lists.by_addr.get(&addr) {
+            return self.u(i);
+        }
+        let next = self.lists.by_value.len() as u32;
+        let i = *self.lists.by_value.entry(l.as_slice()).or_insert(next);
+        self.lists.by_addr.insert(addr, i);
+        self.u(i);
+        if i == next {
+            self.pairs(l);
+        }
+    }
+    fn phase(&mut self, p: &'a Phase) {
+        self.u(p.number);
+        self.members(&p.members);
+        self.bits(&p.mask);
+        self.bits(&p.bound);
+        self.i(p.arrivals);
+        self.i(p.preds);
+        self.count(p.count);
+        match p.site {
+            Some(s) => {
+                self.u(1);
+                self.pair(s);
+            }
+            None => self.u(0),
+        }
+        self.b(p.mixed_sites);
+        self.b(p.exit_drop);
+        self.bits(&p.strays);
+    }
+}
 
 impl W<'_> {
     /// LEB128: seven bits a byte, low first, high bit set on all but the
     /// last (most fields are small: one byte).
     fn var(&mut self, mut x: u64) {
         while x >= 0x80 {
-            self.0.push(x as u8 | 0x80);
+            self.out.push(x as u8 | 0x80);
             x >>= 7;
         }
-        self.0.push(x as u8);
+        self.out.push(x as u8);
     }
     fn u(&mut self, x: u32) {
         self.var(x as u64);
     }
     fn b(&mut self, x: bool) {
-        self.0.push(x as u8);
+        self.out.push(x as u8);
     }
     /// Zigzag, so small negative numbers stay short.
     fn i(&mut self, x: i64) {
@@ -106,30 +165,11 @@ impl W<'_> {
             Target::Loc(l) => self.pair((1, l.0)),
         }
     }
-    fn phase(&mut self, p: &Phase) {
-        self.u(p.number);
-        self.pairs(&p.members);
-        self.bits(&p.mask);
-        self.bits(&p.bound);
-        self.i(p.arrivals);
-        self.i(p.preds);
-        self.count(p.count);
-        match p.site {
-            Some(s) => {
-                self.u(1);
-                self.pair(s);
-            }
-            None => self.u(0),
-        }
-        self.b(p.mixed_sites);
-        self.b(p.exit_drop);
-        self.bits(&p.strays);
-    }
 }
 
 /// Appends the encoding of `s` to `out`.
 pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
-    let mut w = W(out);
+    let mut w = W::new(out);
     w.len(s.threads.len());
     for t in &s.threads {
         w.u(t.pc);
@@ -202,7 +242,7 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
                     parity,
                 } => {
                     w.u(5);
-                    w.pairs(participants);
+                    w.members(participants);
                     w.ou(*token_phase);
                     w.ou(parity.map(u32::from));
                 }
@@ -243,6 +283,8 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
 struct R<'a> {
     w: &'a [u8],
     at: usize,
+    /// The member lists read so far, by number ([`W::members`]).
+    lists: Vec<Members>,
 }
 
 impl R<'_> {
@@ -294,6 +336,16 @@ impl R<'_> {
         let n = self.len();
         (0..n).map(|_| self.pair()).collect()
     }
+    /// A member list: shared with the lists of the same number.
+    fn members(&mut self) -> Members {
+        let i = self.len();
+        if i < self.lists.len() {
+            return self.lists[i].clone();
+        }
+        let l = Members::new(self.pairs());
+        self.lists.push(l.clone());
+        l
+    }
     fn us(&mut self) -> Vec<u32> {
         let n = self.len();
         (0..n).map(|_| self.u()).collect()
@@ -324,7 +376,7 @@ impl R<'_> {
             3 => HKind::Arrive(self.oi(), self.count()),
             4 => HKind::ArriveDrop(self.b()),
             5 => HKind::Wait {
-                participants: self.pairs(),
+                participants: self.members(),
                 token_phase: self.ou(),
                 parity: self.ou().map(|p| p as u8),
             },
@@ -367,7 +419,7 @@ impl R<'_> {
     }
     fn phase_into(&mut self, p: &mut Phase) {
         p.number = self.u();
-        self.pairs_into(&mut p.members);
+        p.members = self.members();
         p.mask = self.bits();
         p.bound = self.bits();
         p.arrivals = self.i();
@@ -388,7 +440,11 @@ fn empty_phase() -> Phase {
 /// decodes every state it expands into one per worker, so expanding
 /// allocates nothing but what a larger state needs.
 pub(crate) fn decode_into(words: &[u8], s: &mut State) {
-    let mut r = R { w: words, at: 0 };
+    let mut r = R {
+        w: words,
+        at: 0,
+        lists: Vec::new(),
+    };
     let nt = r.len();
     s.threads.resize_with(nt, || TState {
         pc: 0,

@@ -40,9 +40,9 @@ use crate::{Choice, Step};
 use bc_graph::*;
 
 impl System<'_> {
-    /// The choice of thread `t`'s wait, when it qualifies for fusion
-    /// (threads named under the renaming `ident`).
-    pub(crate) fn fusible(&self, s: &State, t: usize, ident: &[u32]) -> Option<Choice> {
+    /// The choice of thread `t`'s wait and its barrier, when it qualifies
+    /// for fusion (threads named under the renaming `ident`).
+    pub(crate) fn fusible(&self, s: &State, t: usize, ident: &[u32]) -> Option<(Choice, usize)> {
         let th = &s.threads[t];
         if th.status != Status::Running || !th.started {
             return None;
@@ -67,10 +67,13 @@ impl System<'_> {
             return None;
         }
         match self.wait_plan(s, t, b, spec, ident) {
-            WaitPlan::Phases(idx, _, None) if idx.len() == 1 => Some(Choice {
-                thread: t as u32,
-                phase: Some(idx[0]),
-            }),
+            WaitPlan::Phases(idx, _, None) if idx.len() == 1 => Some((
+                Choice {
+                    thread: t as u32,
+                    phase: Some(idx[0]),
+                },
+                b,
+            )),
             _ => None,
         }
     }
@@ -78,7 +81,17 @@ impl System<'_> {
     /// Completed-wait fusion: takes every fusible wait of `s` (in thread
     /// order, until none is left) and returns their steps. A wait that
     /// raises a finding, operates on a barrier's bmo or ends its thread is
-    /// not taken (each is tried on a copy in `w`'s scratch state).
+    /// not taken.
+    ///
+    /// A wait is tried on `s` itself, not on a copy (a copy of a state of
+    /// T threads costs T^2 bits of join masks, once per fused wait). A
+    /// fusible wait changes only its own thread (registers, pc, join mask,
+    /// history) and its barrier's completed phases (`bind`, `collect`),
+    /// and the local steps after it only its thread, unless the thread
+    /// ends: the step is taken with the end held back
+    /// (`Worker::hold_end`), and a wait that is not taken is undone by
+    /// putting back the saved thread and barrier and shortening the
+    /// thread's history and the barrier's bmo.
     pub(crate) fn fused_steps(&self, s: &mut State, w: &mut Worker) -> Vec<Step> {
         let mut steps = Vec::new();
         if !self.reductions.fuse {
@@ -88,24 +101,43 @@ impl System<'_> {
         while changed {
             changed = false;
             for t in 0..s.threads.len() {
-                let Some(c) = self.fusible(s, t, &w.ident) else {
+                let Some((c, b)) = self.fusible(s, t, &w.ident) else {
                     continue;
                 };
                 let pending = w.pending.len();
-                // The step is tried on a copy (it may be rejected), built in
-                // a reused state so its vectors keep their allocations.
-                let mut next = State::copy_in(&mut w.fuse, s);
-                let step = self.step(&mut next, c, w);
+                // Saved in reused scratch, so their vectors keep their
+                // allocations.
+                let (mut thread, mut bar) = w
+                    .fuse
+                    .take()
+                    .unwrap_or_else(|| (s.threads[t].clone(), s.bars[b].clone()));
+                thread.clone_from(&s.threads[t]);
+                bar.clone_from(&s.bars[b]);
+                let (hist_len, bmo_lens): (usize, Vec<usize>) = (s.hist[t].len(), s.bmo.iter().map(Vec::len).collect());
+                #[cfg(debug_assertions)]
+                let before = s.clone();
+                w.hold_end = true;
+                w.held_end = false;
+                let step = self.step(s, c, w);
+                w.hold_end = false;
                 let quiet = w.pending.len() == pending;
-                let bmo_same = next.bmo.iter().zip(&s.bmo).all(|(a, b)| a.len() == b.len());
-                if quiet && bmo_same && next.threads[t].status == Status::Running {
-                    std::mem::swap(s, &mut next);
+                let bmo_same = s.bmo.iter().map(Vec::len).eq(bmo_lens.iter().copied());
+                if quiet && bmo_same && !w.held_end && s.threads[t].status == Status::Running {
                     steps.push(step);
                     changed = true;
                 } else {
                     w.pending.truncate(pending);
+                    std::mem::swap(&mut s.threads[t], &mut thread);
+                    std::mem::swap(&mut s.bars[b], &mut bar);
+                    s.hist[t].truncate(hist_len);
+                    for (o, &n) in s.bmo.iter_mut().zip(&bmo_lens) {
+                        o.truncate(n);
+                    }
+                    #[cfg(debug_assertions)]
+                    assert!(*s == before, "a fusible wait changed more than its thread and barrier");
                 }
-                w.fuse = Some(next);
+                w.held_end = false;
+                w.fuse = Some((thread, bar));
             }
         }
         steps

@@ -483,12 +483,25 @@ impl ExecutesBefore {
         let exists = |(t, po): (u32, u32)| (t as usize) < nt && (po as usize) < s.hist[t as usize].len();
         // The edges into each event from other threads: its participants
         // (a wait), and the extra edges (their source `START` is no event,
-        // their target past a thread's history a future event).
+        // their target past a thread's history a future event). The waits
+        // of one phase share its member list (`state::Members`): each
+        // distinct list is kept once, and the join of its members' rows is
+        // computed once a pass (T waits of T participants with rows of T
+        // threads would cost T^3 a pass). Any order of these monotone
+        // updates from zero reaches the same least fixed point, and a pass
+        // that changes nothing used up-to-date joins.
         let mut from: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        let mut lists: Vec<Vec<(u32, u32)>> = Vec::new();
+        let mut list_of: Vec<Option<usize>> = vec![None; n];
+        let mut by_addr: std::collections::HashMap<*const Vec<(u32, u32)>, usize> = Default::default();
         for (t, h) in s.hist.iter().enumerate() {
             for (po, ev) in h.iter().enumerate() {
                 if let HKind::Wait { participants, .. } = &ev.kind {
-                    from[start[t] + po].extend(participants.iter().copied().filter(|&x| exists(x)));
+                    let i = *by_addr.entry(std::sync::Arc::as_ptr(participants)).or_insert_with(|| {
+                        lists.push(participants.iter().copied().filter(|&x| exists(x)).collect());
+                        lists.len() - 1
+                    });
+                    list_of[start[t] + po] = Some(i);
                 }
             }
         }
@@ -499,9 +512,14 @@ impl ExecutesBefore {
         }
         let mut seen = vec![0u32; n * nt];
         let mut row = vec![0u32; nt];
+        // Per distinct list, the join of its members' rows (and each
+        // member's own position), and the pass it was computed in.
+        let mut joins: Vec<(usize, Vec<u32>)> = vec![(0, Vec::new()); lists.len()];
+        let mut pass = 0;
         let mut changed = true;
         while changed {
             changed = false;
+            pass += 1;
             for t in 0..nt {
                 for po in 0..s.hist[t].len() {
                     let e = start[t] + po;
@@ -514,6 +532,22 @@ impl ExecutesBefore {
                             *r = (*r).max(x);
                         }
                         row[u as usize] = row[u as usize].max(k + 1);
+                    }
+                    if let Some(i) = list_of[e] {
+                        if joins[i].0 != pass {
+                            let mut j = vec![0u32; nt];
+                            for &(u, k) in &lists[i] {
+                                let p = start[u as usize] + k as usize;
+                                for (r, &x) in j.iter_mut().zip(&seen[p * nt..(p + 1) * nt]) {
+                                    *r = (*r).max(x);
+                                }
+                                j[u as usize] = j[u as usize].max(k + 1);
+                            }
+                            joins[i] = (pass, j);
+                        }
+                        for (r, &x) in row.iter_mut().zip(&joins[i].1) {
+                            *r = (*r).max(x);
+                        }
                     }
                     if row[..] != seen[e * nt..(e + 1) * nt] {
                         seen[e * nt..(e + 1) * nt].copy_from_slice(&row);
@@ -570,7 +604,7 @@ impl System<'_> {
         for (t, h) in s.hist.iter().enumerate() {
             for (po, ev) in h.iter().enumerate() {
                 if let HKind::Wait { participants, .. } = &ev.kind {
-                    for &x in participants {
+                    for &x in participants.iter() {
                         out.entry(x).or_default().push((t as u32, po as u32));
                     }
                 }

@@ -43,13 +43,56 @@ pub struct TState {
     pub started: bool,
 }
 
+/// The members of a phase (arrives and drops, as `(thread, po)`), in bmo
+/// order. One list is shared by the phase record and every wait that
+/// completed on the phase (its participants): a phase of T threads taken by
+/// T waits holds T entries, not T^2, and copying a state copies a pointer
+/// per wait (docs/explorer.md, "State"). Sharing is invisible to equality
+/// (lists compare by value) and to the encoding (`encode.rs` writes each
+/// distinct list once, by value); renaming and compaction map each shared
+/// list once ([`MapLists`]). The open phase's list is changed in place
+/// (`Arc::make_mut`), and is shared with no wait.
+pub type Members = std::sync::Arc<Vec<(u32, u32)>>;
+
+/// Maps each distinct shared member list of a state once (renaming,
+/// compaction): the lists that were one before are one after, and a list
+/// of T entries shared by T waits costs T, not T^2. Holds the old lists,
+/// so their addresses stay theirs while it lives.
+pub struct MapLists<F: FnMut(&[(u32, u32)]) -> Vec<(u32, u32)>> {
+    done: std::collections::HashMap<*const Vec<(u32, u32)>, (Members, Members)>,
+    f: F,
+}
+
+impl<F: FnMut(&[(u32, u32)]) -> Vec<(u32, u32)>> MapLists<F> {
+    pub fn new(f: F) -> Self {
+        MapLists {
+            done: Default::default(),
+            f,
+        }
+    }
+
+    /// Replaces `l` by its image (computed once per distinct list).
+    pub fn apply(&mut self, l: &mut Members) {
+        let key = std::sync::Arc::as_ptr(l);
+        let new = match self.done.get(&key) {
+            Some((_, n)) => n.clone(),
+            None => {
+                let n = Members::new((self.f)(l));
+                self.done.insert(key, (l.clone(), n.clone()));
+                n
+            }
+        };
+        *l = new;
+    }
+}
+
 /// A phase of a barrier: its members (arrives and drops, as `(thread, po)`),
 /// the joins that execute before some member, and which threads' waits
 /// completed on it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Phase {
     pub number: u32,
-    pub members: Vec<(u32, u32)>,
+    pub members: Members,
     pub mask: Bits,
     pub bound: Bits,
     /// Arrivals, and how many carried a non-zero predicate (reductions).
@@ -115,8 +158,10 @@ pub enum HKind {
     Arrive(Option<i64>, Option<ArriveCount>),
     /// An arrive_drop; whether the lowered count must stay positive.
     ArriveDrop(bool),
+    /// `participants`: the members of the phase it took (shared with the
+    /// phase record, [`Members`]); empty when it took none.
     Wait {
-        participants: Vec<(u32, u32)>,
+        participants: Members,
         token_phase: Option<u32>,
         parity: Option<u8>,
     },
@@ -244,7 +289,7 @@ impl Phase {
     pub fn new(number: u32, mask: Bits, bound: Bits) -> Phase {
         Phase {
             number,
-            members: Vec::new(),
+            members: Members::default(),
             mask,
             strays: bound.clone(),
             bound,

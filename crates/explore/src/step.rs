@@ -7,7 +7,7 @@
 use crate::choices::WaitPlan;
 use crate::eval::eval;
 use crate::rules::ExpectedCount;
-use crate::state::{HEvent, HKind, Phase, State, Status, AT_END};
+use crate::state::{HEvent, HKind, Members, Phase, State, Status, AT_END};
 use crate::system::System;
 use crate::worker::Worker;
 use crate::{Choice, Step};
@@ -66,14 +66,14 @@ impl System<'_> {
                 return;
             }
             let Some(ins) = self.p.instr(tid, th.pc) else {
-                return self.finish(s, t, w);
+                return self.finish_or_hold(s, t, w);
             };
             n += 1;
             if n > MAX_LOCAL_STEPS && ins.kind.is_local() {
                 return;
             }
             match &ins.kind {
-                InstrKind::Exit => return self.finish(s, t, w),
+                InstrKind::Exit => return self.finish_or_hold(s, t, w),
                 InstrKind::Assign { dest, value } => {
                     let v = eval(self.p, s, t, value);
                     s.threads[t].regs[dest.index()] = v;
@@ -87,6 +87,17 @@ impl System<'_> {
                 _ => return,
             }
         }
+    }
+
+    /// Thread `t` ends ([`System::finish`]), unless fusion is trying a
+    /// wait (`Worker::hold_end`): then it stops before its end, and fusion
+    /// takes the wait back (a fused wait never ends its thread).
+    fn finish_or_hold(&self, s: &mut State, t: usize, w: &mut Worker) {
+        if w.hold_end {
+            w.held_end = true;
+            return;
+        }
+        self.finish(s, t, w);
     }
 
     /// Thread `t` ends: it drops every barrier it holds a join on whose
@@ -469,7 +480,7 @@ impl System<'_> {
                     s.hist[t].push(HEvent {
                         pc,
                         kind: HKind::Wait {
-                            participants: vec![],
+                            participants: Members::default(),
                             token_phase: None,
                             parity: None,
                         },
@@ -484,7 +495,7 @@ impl System<'_> {
                     s.hist[t].push(HEvent {
                         pc,
                         kind: HKind::Wait {
-                            participants: vec![],
+                            participants: Members::default(),
                             token_phase: Some(tp),
                             parity: None,
                         },
@@ -533,7 +544,7 @@ impl System<'_> {
                         }
                         None => (
                             "no phase to take (the one before a fresh barrier's first, or one it waited on already): no participants".to_string(),
-                            vec![],
+                            Members::default(),
                         ),
                     };
                     s.hist[t].push(HEvent {
@@ -631,7 +642,7 @@ impl System<'_> {
             bar.next_phase += 1;
         }
         let open = bar.open.as_mut().expect("just opened");
-        open.members.push((t as u32, po));
+        std::sync::Arc::make_mut(&mut open.members).push((t as u32, po));
         open.mask.union_with(&mask);
         let number = open.number;
         let mut lowered = None;

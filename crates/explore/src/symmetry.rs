@@ -16,7 +16,7 @@
 //! enough. Witnesses name the representative's threads.
 
 use crate::budget::Budget;
-use crate::state::{State, LAUNCH};
+use crate::state::{MapLists, State, Status, TState, LAUNCH};
 use crate::system::System;
 use crate::Choice;
 use bc_graph::bits::Bits;
@@ -181,95 +181,20 @@ impl System<'_> {
     /// state is then discarded). A witness replay passes no budget and
     /// always renames in full.
     fn rename(&self, s: &mut State, perm: &[usize], budget: Option<&Budget>) {
-        let nt = s.threads.len();
-        let mut inv = vec![0usize; nt];
-        for (new, &old) in perm.iter().enumerate() {
-            inv[old] = new;
-        }
-        let nb = self.p.barriers.len();
-        let rt = |t: u32| if t == LAUNCH { LAUNCH } else { inv[t as usize] as u32 };
-        let rk = |k: (u32, u32)| if k.0 == LAUNCH { k } else { (rt(k.0), k.1) };
-        // The bits of the threads the renaming moves.
-        let mut moved = Bits::new(nt * nb);
-        for (u, _) in inv.iter().enumerate().filter(|&(u, &v)| u != v) {
-            for b in 0..nb {
-                moved.set(u * nb + b);
-            }
-        }
-        // Bit `u * nb + b` moves to `inv[u] * nb + b`. A mask that holds
-        // all of the moved threads' bits or none of them stays as it is
-        // (the renaming maps the moved threads onto themselves): the join
-        // masks after a barrier phase hold every thread, and visiting their
-        // T bits each would cost T^2 a state. Otherwise only the set bits
-        // are visited.
-        let rmask = |m: &Bits| {
-            let (mut all, mut none) = (true, true);
-            for (&w, &mv) in m.as_words().iter().zip(moved.as_words()) {
-                all &= w & mv == mv;
-                none &= w & mv == 0;
-            }
-            if (all || none) && m.as_words().len() == moved.as_words().len() {
-                return m.clone();
-            }
-            let mut out = Bits::new(nt * nb);
-            for i in ones(m).take_while(|&i| i < nt * nb) {
-                out.set(inv[i / nb] * nb + i % nb);
-            }
-            out
-        };
-        let rbound = |m: &Bits| {
-            let mut out = Bits::new(nt);
-            for u in ones(m).take_while(|&u| u < nt) {
-                out.set(inv[u]);
-            }
-            out
-        };
-        let old_threads = std::mem::take(&mut s.threads);
-        let old_hist = std::mem::take(&mut s.hist);
-        s.threads = perm.iter().map(|&o| old_threads[o].clone()).collect();
-        s.hist = perm.iter().map(|&o| old_hist[o].clone()).collect();
+        let r = Renaming::new(perm, self.p.barriers.len());
+        let mut old_threads = std::mem::take(&mut s.threads);
+        s.threads = perm
+            .iter()
+            .map(|&o| std::mem::replace(&mut old_threads[o], empty_thread()))
+            .collect();
         for (i, th) in s.threads.iter_mut().enumerate() {
             if i % RENAME_CHECK == RENAME_CHECK - 1 && budget.is_some_and(|b| b.check().is_some()) {
                 return;
             }
-            th.jmask = rmask(&th.jmask);
+            th.jmask = r.mask(&th.jmask);
         }
-        for evs in &mut s.hist {
-            for ev in evs {
-                if let crate::state::HKind::Wait { participants, .. } = &mut ev.kind {
-                    for k in participants.iter_mut() {
-                        *k = rk(*k);
-                    }
-                }
-            }
-        }
-        for order in &mut s.bmo {
-            for k in order.iter_mut() {
-                *k = rk(*k);
-            }
-        }
-        for bar in &mut s.bars {
-            for ph in bar.open.iter_mut().chain(bar.done.iter_mut()) {
-                for k in ph.members.iter_mut() {
-                    *k = rk(*k);
-                }
-                ph.mask = rmask(&ph.mask);
-                ph.bound = rbound(&ph.bound);
-                ph.strays = rbound(&ph.strays);
-            }
-        }
-        for f in &mut s.extra {
-            for k in f.sources.iter_mut().chain(f.targets.iter_mut()) {
-                *k = rk(*k);
-            }
-            f.sources.sort_unstable();
-            f.targets.sort_unstable();
-        }
-        // Fans commute with renaming (`state::fans`): sorted again, they
-        // are the canonical fans of the renamed edges.
-        s.extra.sort_unstable_by(|a, b| a.sources.cmp(&b.sources));
+        r.rename_rest(s);
     }
-
     /// Choices of threads that are interchangeable *in this state* with a
     /// thread stepped already lead to the same states up to renaming: drops
     /// them. Returns the kept choices and, per kept choice, the threads
@@ -306,8 +231,10 @@ impl System<'_> {
                     // The expansion stops: the choices do not matter.
                     return (choices, vec![Vec::new(); n]);
                 }
-                let group: Vec<usize> = rest.iter().copied().filter(|&u| self.own_equal(s, first, u)).collect();
-                rest.retain(|u| !group.contains(u));
+                // (A partition, not `retain` with `contains`: T^2 a state.)
+                let (group, others): (Vec<usize>, Vec<usize>) =
+                    rest.iter().partition(|&&u| self.own_equal(s, first, u));
+                rest = others;
                 if group.len() < 2 || !self.group_symmetric(s, &group, budget) {
                     continue;
                 }
@@ -362,13 +289,34 @@ impl System<'_> {
 
     /// Whether renaming the members of `group` among themselves leaves `s`
     /// unchanged up to the phase-order canonical form.
+    ///
+    /// The threads are compared in place ([`Renaming::threads_fixed`]: the
+    /// group's own states are equal, and a join mask's bits change only at
+    /// the moved threads, T masks of T bits each); the rest of the state
+    /// is renamed and canonicalized on a copy without the threads, whose
+    /// canonical form does not read them, and compared with `s`'s. This is
+    /// exactly `canonicalize(rename(s)) == s` without copying the masks.
     fn group_symmetric(&self, s: &State, group: &[usize], budget: &Budget) -> bool {
         let nt = s.threads.len();
+        let nb = self.p.barriers.len();
         let fixed = |perm: &[usize]| {
-            let mut c = s.clone();
-            self.rename(&mut c, perm, Some(budget));
+            let r = Renaming::new(perm, nb);
+            if !r.threads_fixed(s) || budget.check().is_some() {
+                return false;
+            }
+            let mut c = State {
+                threads: Vec::new(),
+                mem: Vec::new(),
+                bars: s.bars.clone(),
+                hist: s.hist.clone(),
+                bmo: s.bmo.clone(),
+                launched: Vec::new(),
+                streams: Vec::new(),
+                extra: s.extra.clone(),
+            };
+            r.rename_rest(&mut c);
             self.canonicalize(&mut c);
-            c == *s
+            c.hist == s.hist && c.bars == s.bars && c.bmo == s.bmo && c.extra == s.extra
         };
         let mut swap: Vec<usize> = (0..nt).collect();
         swap.swap(group[0], group[1]);
@@ -385,5 +333,217 @@ impl System<'_> {
             }
         }
         true
+    }
+}
+
+/// A placeholder thread (moved out while renaming).
+fn empty_thread() -> TState {
+    TState {
+        pc: 0,
+        status: Status::Done,
+        regs: Vec::new(),
+        jmask: Bits::default(),
+        joined: Vec::new(),
+        owes: Vec::new(),
+        started: false,
+    }
+}
+
+/// A renaming of threads: thread `perm[new]` becomes `new`.
+struct Renaming {
+    perm: Vec<usize>,
+    /// `inv[old] = new`.
+    inv: Vec<usize>,
+    nt: usize,
+    nb: usize,
+    /// The join-mask bits of the threads it moves (bit `u * nb + b`).
+    moved: Bits,
+}
+
+impl Renaming {
+    fn new(perm: &[usize], nb: usize) -> Renaming {
+        let nt = perm.len();
+        let mut inv = vec![0usize; nt];
+        for (new, &old) in perm.iter().enumerate() {
+            inv[old] = new;
+        }
+        let mut moved = Bits::new(nt * nb);
+        for (u, _) in inv.iter().enumerate().filter(|&(u, &v)| u != v) {
+            for b in 0..nb {
+                moved.set(u * nb + b);
+            }
+        }
+        Renaming {
+            perm: perm.to_vec(),
+            inv,
+            nt,
+            nb,
+            moved,
+        }
+    }
+
+    fn thread(&self, t: u32) -> u32 {
+        if t == LAUNCH {
+            LAUNCH
+        } else {
+            self.inv[t as usize] as u32
+        }
+    }
+
+    fn key(&self, k: (u32, u32)) -> (u32, u32) {
+        if k.0 == LAUNCH {
+            k
+        } else {
+            (self.thread(k.0), k.1)
+        }
+    }
+
+    /// A join mask renamed: bit `u * nb + b` moves to `inv[u] * nb + b`. A
+    /// mask that holds all of the moved threads' bits or none of them stays
+    /// as it is (the renaming maps the moved threads onto themselves): the
+    /// join masks after a barrier phase hold every thread, and visiting
+    /// their T bits each would cost T^2 a state. Otherwise only the set
+    /// bits are visited.
+    fn mask(&self, m: &Bits) -> Bits {
+        let (nt, nb) = (self.nt, self.nb);
+        let (mut all, mut none) = (true, true);
+        for (&w, &mv) in m.as_words().iter().zip(self.moved.as_words()) {
+            all &= w & mv == mv;
+            none &= w & mv == 0;
+        }
+        if (all || none) && m.as_words().len() == self.moved.as_words().len() {
+            return m.clone();
+        }
+        let mut out = Bits::new(nt * nb);
+        for i in ones(m).take_while(|&i| i < nt * nb) {
+            out.set(self.inv[i / nb] * nb + i % nb);
+        }
+        out
+    }
+
+    /// Whether `self.mask(m) == *n`, without building it: outside the
+    /// moved threads' bits the masks must agree, and each moved bit must
+    /// land on an equal bit.
+    fn mask_maps_to(&self, m: &Bits, n: &Bits, same: bool) -> bool {
+        let len = self.moved.as_words().len();
+        if m.as_words().len() != len || n.as_words().len() != len {
+            return self.mask(m) == *n;
+        }
+        // All of the moved bits or none: the mask stays as it is.
+        let (mut all, mut none) = (true, true);
+        for (&w, &mv) in m.as_words().iter().zip(self.moved.as_words()) {
+            all &= w & mv == mv;
+            none &= w & mv == 0;
+        }
+        if all || none {
+            return same || m.as_words() == n.as_words();
+        }
+        if !same {
+            let outside = m
+                .as_words()
+                .iter()
+                .zip(n.as_words())
+                .zip(self.moved.as_words())
+                .all(|((&x, &y), &mv)| x & !mv == y & !mv);
+            if !outside {
+                return false;
+            }
+        }
+        // The renaming maps the moved bits onto themselves: the moved bits
+        // of `m` map onto those of `n` when as many are set in each and
+        // each set one lands on a set one (visiting only the set bits, as
+        // `mask` does: a mask before any phase holds one bit).
+        let moved = |b: &Bits| {
+            b.as_words()
+                .iter()
+                .zip(self.moved.as_words())
+                .map(|(&x, &mv)| (x & mv).count_ones())
+                .sum::<u32>()
+        };
+        if moved(m) != moved(n) {
+            return false;
+        }
+        let nb = self.nb;
+        m.as_words()
+            .iter()
+            .zip(self.moved.as_words())
+            .enumerate()
+            .all(|(w, (&x, &mv))| {
+                let mut bits = x & mv;
+                while bits != 0 {
+                    let i = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if !n.get(self.inv[i / nb] * nb + i % nb) {
+                        return false;
+                    }
+                }
+                true
+            })
+    }
+
+    /// Whether renaming leaves the threads as they are: thread `new` gets
+    /// `perm[new]`'s own state, which must equal its own, and its renamed
+    /// join mask.
+    fn threads_fixed(&self, s: &State) -> bool {
+        (0..self.nt).all(|u| {
+            let o = self.perm[u];
+            let (x, y) = (&s.threads[o], &s.threads[u]);
+            (o == u
+                || (x.pc == y.pc
+                    && x.status == y.status
+                    && x.started == y.started
+                    && x.regs == y.regs
+                    && x.joined == y.joined
+                    && x.owes == y.owes))
+                && self.mask_maps_to(&x.jmask, &y.jmask, o == u)
+        })
+    }
+
+    /// A set of threads renamed (`Phase::bound`, `Phase::strays`).
+    fn bound(&self, m: &Bits) -> Bits {
+        let mut out = Bits::new(self.nt);
+        for u in ones(m).take_while(|&u| u < self.nt) {
+            out.set(self.inv[u]);
+        }
+        out
+    }
+
+    /// Renames everything but the threads: histories (moved, and their
+    /// participant lists), bmo, phase records and summary edges.
+    fn rename_rest(&self, s: &mut State) {
+        let mut old_hist = std::mem::take(&mut s.hist);
+        s.hist = self.perm.iter().map(|&o| std::mem::take(&mut old_hist[o])).collect();
+        // Each shared participant list once (`state::Members`).
+        let mut lists = MapLists::new(|l: &[(u32, u32)]| l.iter().map(|&k| self.key(k)).collect());
+        for evs in &mut s.hist {
+            for ev in evs {
+                if let crate::state::HKind::Wait { participants, .. } = &mut ev.kind {
+                    lists.apply(participants);
+                }
+            }
+        }
+        for order in &mut s.bmo {
+            for k in order.iter_mut() {
+                *k = self.key(*k);
+            }
+        }
+        for bar in &mut s.bars {
+            for ph in bar.open.iter_mut().chain(bar.done.iter_mut()) {
+                lists.apply(&mut ph.members);
+                ph.mask = self.mask(&ph.mask);
+                ph.bound = self.bound(&ph.bound);
+                ph.strays = self.bound(&ph.strays);
+            }
+        }
+        for f in &mut s.extra {
+            for k in f.sources.iter_mut().chain(f.targets.iter_mut()) {
+                *k = self.key(*k);
+            }
+            f.sources.sort_unstable();
+            f.targets.sort_unstable();
+        }
+        // Fans commute with renaming (`state::fans`): sorted again, they
+        // are the canonical fans of the renamed edges.
+        s.extra.sort_unstable_by(|a, b| a.sources.cmp(&b.sources));
     }
 }

@@ -2,10 +2,10 @@
 //! rules it calls (`step.rs`, `rules.rs`, `fuse.rs`) need besides the
 //! shared, read-only [`System`](crate::system::System): the findings the
 //! current step raised, the thread renaming of the state being worked on,
-//! whether steps leave out their texts, and the scratch state fusion tries
-//! waits on. Each explorer owns one and passes it to every step.
+//! whether steps leave out their texts, and what fusion needs to take a
+//! wait back. Each explorer owns one and passes it to every step.
 
-use crate::state::State;
+use crate::state::{BState, TState};
 use bc_syntax::FindingKind;
 
 /// A worker's context for the transitions (see the module doc).
@@ -21,8 +21,14 @@ pub(crate) struct Worker {
     /// Steps are being taken for the search, not for a witness: leave out
     /// their texts (a witness replays them).
     pub(crate) quiet: bool,
-    /// The state fusible waits are tried on (reused between tries).
-    pub(crate) fuse: Option<State>,
+    /// What a fusible wait may change, saved before it is tried (reused
+    /// between tries): its thread and its barrier (`fuse.rs`).
+    pub(crate) fuse: Option<(TState, BState)>,
+    /// Set by fusion while it tries a wait: a thread that reaches its end
+    /// in the local steps after it stops there instead (`held_end` is set),
+    /// and the wait is taken back.
+    pub(crate) hold_end: bool,
+    pub(crate) held_end: bool,
 }
 
 impl Worker {
@@ -34,6 +40,8 @@ impl Worker {
             ident: (0..threads as u32).collect(),
             quiet: false,
             fuse: None,
+            hold_end: false,
+            held_end: false,
         }
     }
 }
