@@ -339,8 +339,10 @@ fn named_program() -> impl Strategy<Value = String> {
     })
 }
 
-/// CUDA device statements: tokens, re-init, mbarrier parity waits, block
-/// barriers (no `__syncwarp` masks and no token arithmetic: other work).
+/// CUDA device statements: tokens, re-init, mbarrier parity waits and
+/// invalidation, block barriers, grid sync (in a kernel launched
+/// cooperatively or not) (no `__syncwarp` masks and no token arithmetic:
+/// other work).
 fn device_stmt() -> impl Strategy<Value = String> {
     prop::sample::select(vec![
         "__syncthreads",
@@ -358,6 +360,8 @@ fn device_stmt() -> impl Strategy<Value = String> {
         "mbarrier.arrive_drop M",
         "mbarrier.try_wait.parity M, 0",
         "mbarrier.try_wait.parity M, 1",
+        "mbarrier.inval M",
+        "grid.sync",
         "store f, 1",
         "await f == 1",
         "read x",
@@ -382,10 +386,12 @@ fn launch_program() -> impl Strategy<Value = String> {
             let mut names = Vec::new();
             for (k, (threads, _)) in shapes.iter().enumerate() {
                 let body = bodies[k % bodies.len()].join("; ");
+                // Every other kernel is launched cooperatively (grid.sync).
+                let coop = if k % 2 == 1 { " cooperative" } else { "" };
                 if form == 0 && k == 0 {
-                    s += &format!("kernel blocks=1 threads={threads} {{ {init}; {body} }}\n");
+                    s += &format!("kernel blocks=1 threads={threads}{coop} {{ {init}; {body} }}\n");
                 } else {
-                    s += &format!("kernel K{k} blocks=1 threads={threads} {{ {init}; {body} }}\n");
+                    s += &format!("kernel K{k} blocks=1 threads={threads}{coop} {{ {init}; {body} }}\n");
                     names.push(k);
                 }
             }
