@@ -220,43 +220,25 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
         for e in evs {
             w.u(e.pc);
             w.target(e.target);
+            w.u(e.kind.tag().into());
             match &e.kind {
-                HKind::Init(k) => {
-                    w.u(0);
-                    w.i(*k);
-                }
-                HKind::Join => w.u(1),
-                HKind::Drop => w.u(2),
+                HKind::Init(k) | HKind::Tx(k) => w.i(*k),
                 HKind::Arrive(k, c) => {
-                    w.u(3);
                     w.oi(*k);
                     w.count(*c);
                 }
-                HKind::ArriveDrop(positive) => {
-                    w.u(4);
-                    w.b(*positive);
-                }
+                HKind::ArriveDrop(positive) => w.b(*positive),
                 HKind::Wait {
                     participants,
                     token_phase,
                     parity,
                 } => {
-                    w.u(5);
                     w.members(participants);
                     w.ou(*token_phase);
                     w.ou(parity.map(u32::from));
                 }
-                HKind::Tx(d) => {
-                    w.u(6);
-                    w.i(*d);
-                }
-                HKind::Read => w.u(7),
-                HKind::Write => w.u(8),
-                HKind::Inval => w.u(9),
-                HKind::NoEffect(op) => {
-                    w.u(10);
-                    w.u(*op as u32);
-                }
+                HKind::NoEffect(op) => w.u(*op as u32),
+                HKind::Join | HKind::Drop | HKind::Read | HKind::Write | HKind::Inval => {}
             }
         }
     }

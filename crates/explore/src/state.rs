@@ -176,6 +176,26 @@ pub enum HKind {
     NoEffect(bc_graph::BarrierOpName),
 }
 
+impl HKind {
+    /// The kind's number, without its payload: the tag the state encoding
+    /// writes first, and the key symmetry orders a thread's events by.
+    pub fn tag(&self) -> u8 {
+        match self {
+            HKind::Init(_) => 0,
+            HKind::Join => 1,
+            HKind::Drop => 2,
+            HKind::Arrive(..) => 3,
+            HKind::ArriveDrop(_) => 4,
+            HKind::Wait { .. } => 5,
+            HKind::Tx(_) => 6,
+            HKind::Read => 7,
+            HKind::Write => 8,
+            HKind::Inval => 9,
+            HKind::NoEffect(_) => 10,
+        }
+    }
+}
+
 /// One event of a thread's history.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HEvent {

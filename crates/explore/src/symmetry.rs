@@ -127,24 +127,11 @@ impl System<'_> {
         // Order threads by their own state, without references to other
         // threads (no allocation: this runs for every new state).
         let ev_key = |e: &crate::state::HEvent| {
-            let kind = match &e.kind {
-                crate::state::HKind::Init(_) => 0u8,
-                crate::state::HKind::Join => 1,
-                crate::state::HKind::Drop => 2,
-                crate::state::HKind::Arrive(..) => 3,
-                crate::state::HKind::ArriveDrop(_) => 4,
-                crate::state::HKind::Wait { .. } => 5,
-                crate::state::HKind::Tx(_) => 6,
-                crate::state::HKind::Read => 7,
-                crate::state::HKind::Write => 8,
-                crate::state::HKind::Inval => 9,
-                crate::state::HKind::NoEffect(_) => 10,
-            };
             let target = match e.target {
                 Target::Barrier(b) => b.0,
                 Target::Loc(l) => l.0 | 1 << 31,
             };
-            (e.pc, kind, target)
+            (e.pc, e.kind.tag(), target)
         };
         let cmp = |&a: &usize, &b: &usize| {
             let (x, y) = (&s.threads[a], &s.threads[b]);
