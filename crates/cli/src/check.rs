@@ -83,6 +83,10 @@ pub struct CheckArgs {
     /// Delay waits on completed phases like any other step.
     #[arg(long, hide = true)]
     no_fuse: bool,
+    /// Interleave the steps of threads that share no barrier or location
+    /// (no partial-order reduction).
+    #[arg(long, hide = true)]
+    no_por: bool,
     /// Print the process's peak resident memory to stderr at the end
     /// (for benchmarks).
     #[arg(long, hide = true)]
@@ -124,6 +128,7 @@ impl CheckArgs {
             no_canonical: self.no_canonical,
             no_symmetry: self.no_symmetry,
             no_fuse: self.no_fuse,
+            no_por: self.no_por,
         };
         let opts = search.options(model, progress.map_or(ProgressChoice::File, ProgressChoice::Named));
         let baseline = match &self.baseline {

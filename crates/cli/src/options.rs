@@ -25,12 +25,13 @@ pub struct Search {
     pub outcomes: bool,
     /// The hidden switches that turn an analysis or a reduction off
     /// (`--no-liveness`, `--no-compact`, `--no-canonical`, `--no-symmetry`,
-    /// `--no-fuse`).
+    /// `--no-fuse`, `--no-por`).
     pub no_liveness: bool,
     pub no_compact: bool,
     pub no_canonical: bool,
     pub no_symmetry: bool,
     pub no_fuse: bool,
+    pub no_por: bool,
 }
 
 /// `--max-states`' default.
@@ -52,6 +53,7 @@ impl Default for Search {
             no_canonical: false,
             no_symmetry: false,
             no_fuse: false,
+            no_por: false,
         }
     }
 }
@@ -75,6 +77,7 @@ impl Search {
                     canonical: !self.no_canonical,
                     symmetry: !self.no_symmetry,
                     fuse: !self.no_fuse,
+                    por: !self.no_por,
                 },
                 liveness: !self.no_liveness,
                 jobs: self.jobs,

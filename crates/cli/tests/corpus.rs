@@ -105,14 +105,15 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
         return Err("the rule checker judged a use of an invalidated barrier the explorer did not see".into());
     }
     // Each reduction must leave the verdict alone: history compaction,
-    // phase-order canonicalization, symmetry and completed-wait fusion, each
-    // switched off alone and all together.
-    for (compact, canonical, symmetry, fuse) in [
-        (false, true, true, true),
-        (true, false, true, true),
-        (true, true, false, true),
-        (true, true, true, false),
-        (false, false, false, false),
+    // phase-order canonicalization, symmetry, completed-wait fusion and
+    // partial-order reduction, each switched off alone and all together.
+    for (compact, canonical, symmetry, fuse, por) in [
+        (false, true, true, true, true),
+        (true, false, true, true, true),
+        (true, true, false, true, true),
+        (true, true, true, false, true),
+        (true, true, true, true, false),
+        (false, false, false, false, false),
     ] {
         let search = bc_explore::SearchOptions {
             reductions: bc_explore::Reductions {
@@ -120,6 +121,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
                 canonical,
                 symmetry,
                 fuse,
+                por,
             },
             // Bounds the test's time: without reductions a few files
             // stop at this budget (their verdicts are not compared).

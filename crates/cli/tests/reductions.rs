@@ -84,9 +84,13 @@ fn run_jobs(text: &str, on: bool, jobs: usize) -> Option<bc_explore::Outcome> {
             canonical: on,
             symmetry: on,
             fuse: on,
+            por: on,
         },
         outcomes: true,
         jobs,
+        // Also checks that the steps partial-order reduction postpones
+        // commute with the ones it takes (`por.rs`).
+        verify_encoding: true,
         ..SearchOptions::default()
     };
     check_bytes(
@@ -253,6 +257,57 @@ proptest! {
 
     #[test]
     fn reductions_keep_cuda_verdicts(text in cuda_program()) {
+        compare(&text)?;
+    }
+}
+
+/// Statements of multi-block kernels: block-scoped barriers (the block
+/// barrier, a named barrier, a token barrier, an mbarrier) and locations,
+/// branches on `bid`, `tid` and `warp`, and now and then a global location
+/// that ties the blocks together.
+fn block_stmt() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "__syncthreads",
+        "bar.sync 1, 2",
+        "bar.arrive 1, 2",
+        "r = __syncthreads_count 1",
+        "t = arrive B",
+        "wait B, t",
+        "arrive_drop B",
+        "mbarrier.arrive M",
+        "mbarrier.try_wait.parity M, 0",
+        "read x",
+        "write x",
+        "store f, 1",
+        "r = load f",
+        "if bid == 0 { write x }",
+        "if bid == 1 { __syncthreads }",
+        "if bid == 0 { bar.arrive 1, 2 } else { bar.sync 1, 2 }",
+        "if tid == 0 { write x } else { read x }",
+        "if tid < 1 { bar.arrive 1, 2 } else { bar.sync 1, 2 }",
+        "if warp == 0 { r = tid }",
+        "if bid == 1 { read g }",
+        "if tid == 1 { write g }",
+    ])
+    .prop_map(str::to_string)
+}
+
+/// A kernel of two or three blocks of one to three threads (independent
+/// blocks: partial-order reduction), the blocks' objects block-scoped.
+fn block_program() -> impl Strategy<Value = String> {
+    (prop::collection::vec(block_stmt(), 1..6), 2u32..4, 1u32..4).prop_map(|(body, blocks, threads)| {
+        format!(
+            "litmus \"m\"\nmodel cuda-sm90\nbarrier B = {threads} scope=block\nbarrier M scope=block\nvar x scope=block\nvar f = 0 scope=block\nvar g\nkernel blocks={blocks} threads={threads} {{ mbarrier.init M, 1; {} }}\n",
+            body.join("; ")
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(60)))]
+
+    #[test]
+    fn reductions_keep_multi_block_verdicts(text in block_program()) {
         compare(&text)?;
     }
 }

@@ -2,11 +2,16 @@
 //! by (thread, program order) instead of in the order they happened, so the
 //! N! arrival orders of a phase meet in one state (docs/explorer.md).
 //!
-//! Only for programs with a single barrier instance whose operations carry
-//! no expected-count update, count or mask key, transaction count, init or
-//! token (tokens are fine on a lockstep barrier, see fuse.rs): then every order of a phase's members gives the same counts and
-//! completes at the same member count, and no member of a phase executes
-//! before another member of another thread (that would need a wait on a
+//! Only for *isolated* barrier instances - every thread that may operate on
+//! one (its body names it, or its end may drop it) may operate on no other
+//! barrier instance (a program's single barrier; each block's
+//! `__syncthreads` barrier in a kernel of several blocks) -
+//! whose operations carry no expected-count update, count or mask key,
+//! transaction count, init or token (tokens are fine on a lockstep
+//! barrier, see fuse.rs): then every order of a phase's members gives the
+//! same counts and completes at the same member count, and no member of a
+//! phase executes before another member of another thread (that would need
+//! a wait, by a thread of the barrier, so on the barrier itself, on a
 //! completed phase containing an operation after the first member, and
 //! phases are contiguous in bmo), so the sorted bmo is consistent with
 //! executes-before.
@@ -15,39 +20,59 @@ use crate::state::{HKind, Members, State};
 use crate::system::System;
 use bc_graph::*;
 
-/// The barrier instance whose phases may be sorted, if the program allows it.
-pub(crate) fn sortable_barrier(p: &Program, lockstep: &[bool]) -> Option<usize> {
-    if p.barriers.len() != 1 {
-        return None;
+/// Per barrier instance, whether its phases may be sorted.
+pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> Vec<bool> {
+    let mut out = vec![true; p.barriers.len()];
+    for (i, t) in p.threads.iter().enumerate() {
+        let named: Vec<usize> = crate::por::barrier_instances(p, i).iter().map(|b| b.index()).collect();
+        if named.len() > 1 {
+            for &b in &named {
+                out[b] = false;
+            }
+            continue;
+        }
+        let Some(&b) = named.first() else { continue };
+        if !sortable_ops(p, t, lockstep[b]) {
+            out[b] = false;
+        }
     }
-    // Tokens carry only the phase number, the same for every member; on a
-    // lockstep barrier (fuse.rs) each thread arrives once per phase.
-    let tokens_ok = lockstep[0];
-    for t in &p.threads {
-        for ins in &p.codes[t.code.index()].instrs {
-            if let InstrKind::Barrier { op, result, .. } = &ins.kind {
-                let plain = match op {
-                    // A thread-counted arrive without a count (`__syncthreads`)
-                    // always counts the whole block: a plain arrive.
-                    BarrierOp::Arrive(a) => a.set_count.is_none() && a.mask.is_none(),
-                    BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && w.parity.is_none(),
-                    BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } => true,
-                    BarrierOp::Init(_) | BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
-                };
-                if !plain || (!tokens_ok && matches!(result, Some(BarrierResult::Token(_)))) {
-                    return None;
-                }
+    out
+}
+
+/// Whether every barrier operation of thread `t`'s body is plain enough
+/// for sorting (see the module text); `tokens_ok` on a lockstep barrier.
+fn sortable_ops(p: &Program, t: &ThreadInfo, tokens_ok: bool) -> bool {
+    for ins in &p.codes[t.code.index()].instrs {
+        if let InstrKind::Barrier { op, result, .. } = &ins.kind {
+            let plain = match op {
+                // A thread-counted arrive without a count (`__syncthreads`)
+                // always counts the whole block: a plain arrive.
+                BarrierOp::Arrive(a) => a.set_count.is_none() && a.mask.is_none(),
+                BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && w.parity.is_none(),
+                BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } => true,
+                BarrierOp::Init(_) | BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
+            };
+            if !plain || (!tokens_ok && matches!(result, Some(BarrierResult::Token(_)))) {
+                return false;
             }
         }
     }
-    Some(0)
+    true
 }
 
 impl System<'_> {
-    /// Sorts the arrivals of each phase of the sortable barrier, where
+    /// Sorts the arrivals of each phase of the sortable barriers, where
     /// sound (see above).
     pub(crate) fn canonicalize(&self, s: &mut State) {
-        let Some(b) = self.an.sortable else { return };
+        for (b, &sortable) in self.an.sortable.iter().enumerate() {
+            if sortable {
+                self.sort_phases(s, b);
+            }
+        }
+    }
+
+    /// Sorts the arrivals of each phase of barrier `b`.
+    fn sort_phases(&self, s: &mut State, b: usize) {
         let nphases = s.bars[b].open.iter().count() + s.bars[b].done.len();
         for i in 0..nphases {
             let members = {

@@ -83,6 +83,13 @@ impl<'p> Explorer<'p> {
         let node = self
             .graph()
             .then(|| self.node(s, &choices, it.parent, it.via, &mut spin_edges, it.id));
+        let choices = if self.opts.verify_encoding {
+            let kept = self.sys.persistent(choices.clone());
+            self.sys.check_independent(s, &kept, &choices);
+            kept
+        } else {
+            self.sys.persistent(choices)
+        };
         let (choices, twins) = if spent.is_some() {
             let n = choices.len();
             (choices, vec![Vec::new(); n])

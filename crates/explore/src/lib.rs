@@ -30,6 +30,7 @@ pub mod liveness;
 mod options;
 mod outcomes;
 pub mod par;
+mod por;
 mod record;
 mod replay;
 mod rules;

@@ -71,6 +71,10 @@ pub struct Reductions {
     /// Take a wait whose phase has completed right away, in the step that
     /// made it possible (completed-wait fusion).
     pub fuse: bool,
+    /// Where every execution is finite, step only the first group of
+    /// threads (connected by shared objects) that can step (partial-order
+    /// reduction, `por.rs`).
+    pub por: bool,
 }
 
 impl Default for Reductions {
@@ -80,6 +84,7 @@ impl Default for Reductions {
             canonical: true,
             symmetry: true,
             fuse: true,
+            por: true,
         }
     }
 }
@@ -91,6 +96,7 @@ impl Reductions {
         canonical: false,
         symmetry: false,
         fuse: false,
+        por: false,
     };
 }
 
@@ -107,7 +113,9 @@ pub struct SearchOptions {
     /// The answer does not depend on it.
     pub jobs: usize,
     /// Testing aid: check that every stored state's compact encoding
-    /// decodes back to the state.
+    /// decodes back to the state, and that the steps partial-order
+    /// reduction leaves for later commute with the ones it takes
+    /// (`por.rs`, [`crate::system::System::check_independent`]).
     pub verify_encoding: bool,
     /// Collect the outcome set ([`Outcome::outcomes`], `check
     /// --outcomes`); off, the search does no extra work.

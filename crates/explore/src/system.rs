@@ -20,8 +20,8 @@ pub(crate) struct Choice {
 pub(crate) struct Analyses {
     /// Barriers some parity wait uses: their last completed phase is kept.
     pub(crate) parity_barriers: Vec<bool>,
-    /// The barrier whose phases are kept sorted (canon.rs), if any.
-    pub(crate) sortable: Option<usize>,
+    /// Per barrier instance, whether its phases are kept sorted (canon.rs).
+    pub(crate) sortable: Vec<bool>,
     /// Classes of interchangeable threads (symmetry.rs).
     pub(crate) sym_classes: Vec<Vec<usize>>,
     /// Barriers whose phase numbers matter (tokens, parity).
@@ -38,6 +38,10 @@ pub(crate) struct Analyses {
     /// execution is finite, so the state graph has no cycle, there is no
     /// fair cycle to look for and no graph to record.
     pub(crate) finite: bool,
+    /// Per thread, its independent group (`por.rs`), where the reduction
+    /// applies (on, every execution finite, more than one group); else
+    /// empty.
+    pub(crate) groups: Vec<u32>,
 }
 
 /// The transition system: the program, its analyses and the reductions in
@@ -95,14 +99,26 @@ impl Analyses {
     pub(crate) fn new(p: &Program, reductions: &Reductions) -> Analyses {
         let lockstep = fuse::lockstep_barriers(p);
         let sortable = if reductions.canonical {
-            canon::sortable_barrier(p, &lockstep)
+            canon::sortable_barriers(p, &lockstep)
         } else {
-            None
+            vec![false; p.barriers.len()]
+        };
+        let finite = p.threads.iter().all(|t| p.codes[t.code.index()].terminates());
+        let groups = if reductions.por && finite {
+            let g = crate::por::groups(p);
+            if g.iter().any(|&x| x != g[0]) {
+                g
+            } else {
+                Vec::new()
+            }
+        } else {
+            Vec::new()
         };
         Analyses {
+            groups,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
-            finite: p.threads.iter().all(|t| p.codes[t.code.index()].terminates()),
+            finite,
             lockstep,
             pinned: compact::pinned_barriers(p),
             sortable,

@@ -172,3 +172,51 @@ fn history_rules_decide_by_themselves() {
         }
     }
 }
+
+/// Independent groups (`por.rs`): the blocks of a kernel whose objects are
+/// block-scoped; one group as soon as a location is global, or an exit
+/// drops a barrier another thread uses (CUDA threads of one block hold
+/// its block barrier even where the body never names it).
+#[test]
+fn threads_are_grouped_by_the_objects_they_may_touch() {
+    let groups = |text: &str| crate::por::groups(&program(text));
+    let head = "litmus \"g\"\nmodel cuda-sm80\nvar s scope=block\nvar g\n";
+    assert_eq!(
+        groups(&format!(
+            "{head}kernel blocks=3 threads=2 {{ write s; __syncthreads }}\n"
+        )),
+        [0, 0, 2, 2, 4, 4]
+    );
+    assert_eq!(
+        groups(&format!(
+            "{head}kernel blocks=2 threads=2 {{ if bid == 1 {{ read g }} }}\n"
+        )),
+        [0, 0, 0, 0],
+        "an instruction only block 1 runs names g in every block's body (groups over-approximate)"
+    );
+    assert_eq!(
+        groups(&format!("{head}kernel blocks=2 threads=2 {{ read g }}\n")),
+        [0, 0, 0, 0]
+    );
+    // Explicit threads that touch nothing: the sm80 block barrier is not
+    // dropped at a thread's end, so nothing ties them.
+    assert_eq!(
+        groups(&format!("{head}thread T0 {{ r = 1 }}\nthread T1 {{ q = 2 }}\n")),
+        [0, 1]
+    );
+    // A `__syncwarp` mask's barrier is dropped by the end of each lane it
+    // names: lane 1 is tied to lane 0's `__syncwarp`, lane 2 is not.
+    assert_eq!(
+        groups(&format!(
+            "{head}thread T0 {{ __syncwarp 0x3 }}\nthread T1 {{ r = 1 }}\nthread T2 {{ q = 1 }}\n"
+        )),
+        [0, 0, 2]
+    );
+    let amd = "litmus \"a\"\nmodel amdgpu\nbarrier B = 2\nbarrier C = 2\nvar x\n";
+    assert_eq!(
+        groups(&format!(
+            "{amd}thread T0 {{ join B }}\nthread T1 {{ join C }}\nthread T2 {{ join B; read x }}\nthread T3 {{ write x }}\n"
+        )),
+        [0, 1, 0, 0]
+    );
+}

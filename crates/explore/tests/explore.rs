@@ -46,6 +46,7 @@ fn a_local_loop_that_repeats_its_state_is_nontermination() {
                 canonical: on,
                 symmetry: on,
                 fuse: on,
+                por: on,
             },
             ..SearchOptions::default()
         };

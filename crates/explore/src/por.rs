@@ -1,0 +1,212 @@
+//! Partial-order reduction by independent thread groups (docs/explorer.md,
+//! "Reductions", item 7).
+//!
+//! Two threads are *connected* when both may operate on some barrier
+//! instance or location instance - named by their bodies, or dropped at
+//! their ends (an exited thread leaves the barriers it holds) - or both
+//! take part in host launches (hosts and the threads of named kernels form
+//! one group). The connected
+//! components of that relation are the *groups*. A step of a thread reads
+//! and writes only its own thread and the objects its body names, so steps
+//! of threads of different groups commute and never enable or disable
+//! each other: every transition of one group is independent of every
+//! transition of every other group, statically.
+//!
+//! At a state, the enabled steps of the group of the first thread that has
+//! one are then a *persistent set* (Godefroid, "Partial-Order Methods for
+//! the Verification of Concurrent Systems", ch. 4): no step outside the
+//! set can ever become dependent on it, because a thread of the group that
+//! is disabled now can only be enabled by a step of its own group, and all
+//! of those that are enabled are in the set. A search that takes only a
+//! persistent set at every state reaches every terminal state, and for every
+//! path to one it takes a path with the same steps up to the order of
+//! independent ones - the same execution, so the same findings along it.
+//!
+//! Persistent sets alone may ignore a group forever on a cycle (the
+//! *ignoring problem*), and fairness is about the steps a cycle leaves out;
+//! so the reduction applies only where every execution is finite
+//! ([`crate::system::Analyses::finite`]): the state graph is acyclic, every
+//! maximal path ends in a terminal state, and the verdicts - findings along
+//! the way, deadlocks and assertions at the end, outcome sets - are those of
+//! the terminal states and the executions that reach them.
+
+use crate::state::State;
+use crate::worker::Worker;
+use crate::Choice;
+use bc_graph::*;
+
+/// Per thread, the number of its group: the index of the group's first
+/// thread. Threads of one group share objects at least transitively.
+pub(crate) fn groups(p: &Program) -> Vec<u32> {
+    let n = p.threads.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut x: usize) -> usize {
+        while parent[x] != x {
+            parent[x] = parent[parent[x]];
+            x = parent[x];
+        }
+        x
+    }
+    // Per object, the first thread that names it.
+    let mut owner: std::collections::HashMap<Object, usize> = Default::default();
+    for (t, info) in p.threads.iter().enumerate() {
+        for o in objects(p, t, info) {
+            match owner.get(&o) {
+                Some(&u) => {
+                    let (a, b) = (root(&mut parent, u), root(&mut parent, t));
+                    // The smaller index is the root: the group's number
+                    // is its first thread.
+                    let (lo, hi) = (a.min(b), a.max(b));
+                    parent[hi] = lo;
+                }
+                None => {
+                    owner.insert(o, t);
+                }
+            }
+        }
+    }
+    (0..n).map(|t| root(&mut parent, t) as u32).collect()
+}
+
+/// Every barrier instance thread `t` may operate on, sorted: those its
+/// body names (each instruction, reachable or not; every member of an
+/// exclusion group a run-time selector may choose) and those its end may
+/// drop (held since launch or joined; `BarrierInstance::dropped_at_end_by`).
+pub(crate) fn barrier_instances(p: &Program, t: usize) -> Vec<BarrierId> {
+    let info = &p.threads[t];
+    let mut out: Vec<BarrierId> = info
+        .barriers
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|b| p.barriers[b.index()].dropped_at_end_by(ThreadId(t as u32)))
+        .collect();
+    for ins in &p.codes[info.code.index()].instrs {
+        if let InstrKind::Barrier { sel, .. } = &ins.kind {
+            out.extend(
+                sel.decls(&p.groups)
+                    .into_iter()
+                    .filter_map(|d| info.barriers[d as usize]),
+            );
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Something two threads' steps may both read or write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Object {
+    Barrier(BarrierId),
+    Loc(LocId),
+    /// Kernel launches, streams and device synchronization.
+    Host,
+}
+
+/// Every object thread `info` may operate on (an over-approximation: each
+/// instruction of the body, reachable or not, and every barrier instance
+/// its end may drop, named by the body or joined at launch).
+fn objects(p: &Program, t: usize, info: &ThreadInfo) -> Vec<Object> {
+    let mut out: Vec<Object> = barrier_instances(p, t).into_iter().map(Object::Barrier).collect();
+    if info.kernel.is_some() || info.kind == ThreadKind::Host {
+        out.push(Object::Host);
+    }
+    let loc = |d: u32, out: &mut Vec<Object>| {
+        if let Some(l) = info.locs.get(d as usize).copied().flatten() {
+            out.push(Object::Loc(l));
+        }
+    };
+    fn expr(e: &CExpr, out: &mut Vec<Object>, loc: &dyn Fn(u32, &mut Vec<Object>)) {
+        match e {
+            CExpr::Loc(d) => loc(*d, out),
+            CExpr::LocInst(l) => out.push(Object::Loc(*l)),
+            CExpr::Unary(_, x) => expr(x, out, loc),
+            CExpr::Binary(_, a, b) => {
+                expr(a, out, loc);
+                expr(b, out, loc);
+            }
+            CExpr::Int(_) | CExpr::Reg(_) | CExpr::Builtin(_) | CExpr::ThreadReg(..) => {}
+        }
+    }
+    for ins in &p.codes[info.code.index()].instrs {
+        match &ins.kind {
+            InstrKind::Barrier { op, .. } => {
+                let exprs: Vec<&CExpr> = match op {
+                    BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
+                    BarrierOp::Arrive(a) => [&a.set_count, &a.mask, &a.pred].into_iter().flatten().collect(),
+                    BarrierOp::Wait(w) => w.parity.iter().collect(),
+                    BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => vec![],
+                };
+                for e in exprs {
+                    expr(e, &mut out, &loc);
+                }
+            }
+            InstrKind::Store { decl, value } | InstrKind::Rmw { decl, value, .. } => {
+                loc(*decl, &mut out);
+                expr(value, &mut out, &loc);
+            }
+            InstrKind::Cas {
+                decl, expected, new, ..
+            } => {
+                loc(*decl, &mut out);
+                expr(expected, &mut out, &loc);
+                expr(new, &mut out, &loc);
+            }
+            InstrKind::Load { decl, .. } | InstrKind::Read { decl } | InstrKind::Write { decl } => loc(*decl, &mut out),
+            InstrKind::Await(e) | InstrKind::Assign { value: e, .. } | InstrKind::Branch { cond: e, .. } => {
+                expr(e, &mut out, &loc)
+            }
+            InstrKind::Launch { .. } | InstrKind::DeviceSync | InstrKind::StreamQuery { .. } => out.push(Object::Host),
+            InstrKind::Jump(_) | InstrKind::Exit => {}
+        }
+    }
+    out
+}
+
+impl crate::system::System<'_> {
+    /// The persistent set of `choices` (a state's enabled steps, in thread
+    /// order): the steps of the group of the first thread that has one.
+    /// Every choice where the reduction does not apply.
+    pub(crate) fn persistent(&self, mut choices: Vec<crate::Choice>) -> Vec<crate::Choice> {
+        let groups = &self.an.groups;
+        if let Some(first) = choices.first().filter(|_| !groups.is_empty()) {
+            let g = groups[first.thread as usize];
+            choices.retain(|c| groups[c.thread as usize] == g);
+        }
+        choices
+    }
+}
+
+impl crate::system::System<'_> {
+    /// Testing aid (`SearchOptions::verify_encoding`): every step of `kept`
+    /// (a persistent set) and every step of `all` outside it stay enabled
+    /// after each other and reach one state in either order; panics
+    /// otherwise. Checks a few pairs per state (the first four of each).
+    pub(crate) fn check_independent(&self, s: &State, kept: &[Choice], all: &[Choice]) {
+        let left: Vec<Choice> = all.iter().filter(|c| !kept.contains(c)).copied().collect();
+        let mut w = Worker::new(s.threads.len());
+        w.quiet = true;
+        for &a in kept.iter().take(4) {
+            for &b in left.iter().take(4) {
+                let mut ends = Vec::new();
+                for (x, y) in [(a, b), (b, a)] {
+                    let mut n = s.clone();
+                    self.step(&mut n, x, &mut w);
+                    let ident: Vec<u32> = (0..s.threads.len() as u32).collect();
+                    assert!(
+                        self.choices(&n, &ident).contains(&y),
+                        "partial-order reduction: {y:?} is not enabled after {x:?}"
+                    );
+                    self.step(&mut n, y, &mut w);
+                    ends.push(n);
+                }
+                assert!(
+                    ends[0] == ends[1],
+                    "partial-order reduction: {a:?} and {b:?} do not commute"
+                );
+                w.pending.clear();
+            }
+        }
+    }
+}
