@@ -61,14 +61,16 @@ pub struct CheckArgs {
     /// Skip the fair-cycle (nontermination) analysis (for benchmarks).
     #[arg(long, hide = true)]
     no_liveness: bool,
-    /// Keep the whole history in every state (for comparisons).
-    #[arg(long, hide = true)]
+    /// Reduction off (docs/explorer.md, "Reductions"; verdicts do not
+    /// change, only the states): keep the whole history in every state.
+    #[arg(long)]
     no_compact: bool,
-    /// Keep a phase's arrivals in the order they happened (for comparisons).
-    #[arg(long, hide = true)]
+    /// Reduction off: keep a phase's arrivals in the order they happened.
+    #[arg(long)]
     no_canonical: bool,
-    /// Do not merge states that differ by a renaming of threads.
-    #[arg(long, hide = true)]
+    /// Reduction off: do not merge states that differ by a renaming of
+    /// interchangeable threads.
+    #[arg(long)]
     no_symmetry: bool,
     /// Stop a test's search (`stop: memory-limit`) before it holds
     /// more than this many MiB [default: 2048; a search's peak stays
@@ -80,12 +82,12 @@ pub struct CheckArgs {
     /// The output, witnesses and order included, does not depend on it.
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
-    /// Delay waits on completed phases like any other step.
-    #[arg(long, hide = true)]
+    /// Reduction off: delay waits on completed phases like any other step.
+    #[arg(long)]
     no_fuse: bool,
-    /// Interleave the steps of threads that share no barrier or location
-    /// (no partial-order reduction).
-    #[arg(long, hide = true)]
+    /// Reduction off: interleave the steps of threads that share no
+    /// barrier or location (partial-order reduction).
+    #[arg(long)]
     no_por: bool,
     /// Print the process's peak resident memory to stderr at the end
     /// (for benchmarks).

@@ -23,8 +23,8 @@ pub struct Search {
     pub jobs: usize,
     /// Collect the outcome set (`--outcomes`).
     pub outcomes: bool,
-    /// The hidden switches that turn an analysis or a reduction off
-    /// (`--no-liveness`, `--no-compact`, `--no-canonical`, `--no-symmetry`,
+    /// The switches that turn an analysis or a reduction off (the hidden
+    /// `--no-liveness`; `--no-compact`, `--no-canonical`, `--no-symmetry`,
     /// `--no-fuse`, `--no-por`).
     pub no_liveness: bool,
     pub no_compact: bool,

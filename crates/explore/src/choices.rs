@@ -7,7 +7,7 @@
 //! messages follow the renaming passed in.
 
 use crate::eval::eval;
-use crate::state::{HKind, Phase, State, Status};
+use crate::state::{HKind, JoinMask, Phase, State, Status};
 use crate::system::System;
 use crate::Choice;
 use bc_graph::*;
@@ -268,9 +268,9 @@ impl System<'_> {
     ///   init passes with no participants; numbers keep counting across
     ///   inits, so the phase before this epoch's first is not its own.
     pub(crate) fn participates_in(&self, s: &State, t: usize, b: usize, form: WaitForm) -> Vec<u32> {
-        let nb = self.p.barriers.len();
+        let nt = self.p.threads.len();
         let done = &s.bars[b].done;
-        let entitled = |ph: &Phase| ph.mask.get(t * nb + b) && !ph.bound.get(t);
+        let entitled = |ph: &Phase| ph.mask.get(JoinMask::pair(nt, t, b)) && !ph.bound.get(t);
         match form {
             WaitForm::Parity => {
                 let cur = System::current_phase(s, b);
@@ -358,15 +358,14 @@ impl System<'_> {
     /// them), except the last one, which parity waits may still take.
     pub(crate) fn collect(&self, s: &mut State, b: usize) {
         let nt = self.p.threads.len();
-        let nb = self.p.barriers.len();
         let last = s.bars[b]
             .done
             .iter()
             .map(|ph| ph.number)
             .max()
             .filter(|_| self.an.parity_barriers[b]);
-        s.bars[b]
-            .done
-            .retain(|ph| Some(ph.number) == last || (0..nt).any(|u| ph.mask.get(u * nb + b) && !ph.bound.get(u)));
+        s.bars[b].done.retain(|ph| {
+            Some(ph.number) == last || (0..nt).any(|u| ph.mask.get(JoinMask::pair(nt, u, b)) && !ph.bound.get(u))
+        });
     }
 }

@@ -10,7 +10,7 @@
 //! equal encodings (every field is written in a fixed order, lengths first),
 //! so comparing encodings is comparing states.
 
-use crate::state::{BState, Fan, HEvent, HKind, Members, Phase, State, Status, TState};
+use crate::state::{BState, Fan, HEvent, HKind, JoinMask, Members, Phase, State, Status, TState};
 use bc_graph::bits::Bits;
 use bc_graph::{ArriveCount, BarrierId, LocId, Target};
 
@@ -57,7 +57,7 @@ impl<'a> W<'a> {
     fn phase(&mut self, p: &'a Phase) {
         self.u(p.number);
         self.members(&p.members);
-        self.bits(&p.mask);
+        self.joins(&p.mask);
         self.bits(&p.bound);
         self.i(p.arrivals);
         self.i(p.preds);
@@ -159,6 +159,17 @@ impl W<'_> {
             i += run;
         }
     }
+    /// A join mask: its runs, each as the gap from the previous run's end
+    /// and its length.
+    fn joins(&mut self, m: &JoinMask) {
+        self.len(m.runs().len());
+        let mut at = 0;
+        for &(s, e) in m.runs() {
+            self.u(s - at);
+            self.u(e - s);
+            at = e;
+        }
+    }
     fn target(&mut self, t: Target) {
         match t {
             Target::Barrier(b) => self.pair((0, b.0)),
@@ -179,7 +190,7 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
         for &r in &t.regs {
             w.i(r);
         }
-        w.bits(&t.jmask);
+        w.joins(&t.jmask);
         w.us(&t.joined);
         w.us(&t.owes);
     }
@@ -342,6 +353,18 @@ impl R<'_> {
         }
         Bits::from_words(&words)
     }
+    fn joins(&mut self) -> JoinMask {
+        let n = self.len();
+        let mut runs = Vec::with_capacity(n);
+        let mut at = 0;
+        for _ in 0..n {
+            let s = at + self.u();
+            let e = s + self.u();
+            runs.push((s, e));
+            at = e;
+        }
+        JoinMask::from_runs(runs)
+    }
     fn target(&mut self) -> Target {
         match self.pair() {
             (0, b) => Target::Barrier(BarrierId(b)),
@@ -402,7 +425,7 @@ impl R<'_> {
     fn phase_into(&mut self, p: &mut Phase) {
         p.number = self.u();
         p.members = self.members();
-        p.mask = self.bits();
+        p.mask = self.joins();
         p.bound = self.bits();
         p.arrivals = self.i();
         p.preds = self.i();
@@ -415,7 +438,7 @@ impl R<'_> {
 }
 
 fn empty_phase() -> Phase {
-    Phase::new(0, Bits::default(), Bits::default())
+    Phase::new(0, JoinMask::default(), Bits::default())
 }
 
 /// [`decode`] into an existing state, reusing its vectors: the explorer
@@ -432,7 +455,7 @@ pub(crate) fn decode_into(words: &[u8], s: &mut State) {
         pc: 0,
         status: Status::Running,
         regs: Vec::new(),
-        jmask: Bits::default(),
+        jmask: JoinMask::default(),
         joined: Vec::new(),
         owes: Vec::new(),
         started: false,
@@ -448,7 +471,7 @@ pub(crate) fn decode_into(words: &[u8], s: &mut State) {
         let nr = r.len();
         t.regs.clear();
         t.regs.extend((0..nr).map(|_| r.i()));
-        t.jmask = r.bits();
+        t.jmask = r.joins();
         r.us_into(&mut t.joined);
         r.us_into(&mut t.owes);
     }

@@ -86,7 +86,7 @@ pub(crate) struct Explorer<'p> {
 
 impl<'p> Explorer<'p> {
     pub(crate) fn new(p: &'p Program, opts: SearchOptions) -> Explorer<'p> {
-        let sys = std::sync::Arc::new(System::new(p, opts.reductions));
+        let sys = std::sync::Arc::new(System::new(p, opts.reductions, opts.liveness));
         Explorer::with(p, opts, sys, std::sync::Arc::new(par::VisitedSet::new(64)))
     }
 
@@ -123,6 +123,20 @@ impl<'p> Explorer<'p> {
     /// after it, the `sometimes` assertions, then the outcome.
     pub(crate) fn run(mut self) -> Outcome {
         let (stop, search, workers) = self.search();
+        if stop == Stop::Exhausted && self.sys.reduced_cycle(&search.edges, search.count) {
+            // Partial-order reduction may have ignored a group on a cycle
+            // (`por.rs`): search again without it, within the same limits
+            // counted from the same start.
+            let (p, start, counter) = (self.p, self.start, self.counter.take());
+            let mut opts = self.opts;
+            opts.reductions.por = false;
+            drop((search, workers, self));
+            let mut again = Explorer::new(p, opts);
+            again.start = start;
+            again.budget = std::sync::Arc::new(budget::Budget::new(&opts.limits, start));
+            again.counter = counter;
+            return again.run();
+        }
         let Search {
             count,
             nodes,

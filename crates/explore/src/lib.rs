@@ -26,6 +26,7 @@ mod expand;
 mod explorer;
 mod fair;
 mod fuse;
+mod jmask;
 pub mod liveness;
 mod options;
 mod outcomes;

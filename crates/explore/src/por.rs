@@ -24,13 +24,25 @@
 //!
 //! Persistent sets alone may ignore a group forever on a cycle (the
 //! *ignoring problem*), and fairness is about the steps a cycle leaves out;
-//! so the reduction applies only where every execution is finite
-//! ([`crate::system::Analyses::finite`]): the state graph is acyclic, every
-//! maximal path ends in a terminal state, and the verdicts - findings along
-//! the way, deadlocks and assertions at the end, outcome sets - are those of
-//! the terminal states and the executions that reach them.
+//! so the reduction's answer stands only where the state graph is
+//! acyclic: every maximal path then ends in a terminal state, and the
+//! verdicts - findings along the way, deadlocks and assertions at the end,
+//! outcome sets - are those of the terminal states and the executions that
+//! reach them. Where every execution is finite
+//! ([`crate::system::Analyses::finite`]) that holds statically. Otherwise
+//! the search records its state graph (for the liveness analysis anyway),
+//! and if the reduced graph has a cycle or a spinning `await`, the search
+//! is repeated without the reduction ([`System::reduced_cycle`]). That
+//! test is exact: if the full graph has a reachable cycle, some infinite
+//! path leaves the initial state, and a persistent set at its first state
+//! either holds a step the path takes (the first such step commutes to the
+//! front) or holds a step independent of all of its steps (which can be
+//! put in front); either way an infinite path starts with a persistent
+//! step, and by induction the reduced graph, which is finite, has a
+//! cycle.
 
 use crate::state::State;
+use crate::system::System;
 use crate::worker::Worker;
 use crate::Choice;
 use bc_graph::*;
@@ -164,7 +176,7 @@ fn objects(p: &Program, t: usize, info: &ThreadInfo) -> Vec<Object> {
     out
 }
 
-impl crate::system::System<'_> {
+impl System<'_> {
     /// The persistent set of `choices` (a state's enabled steps, in thread
     /// order): the steps of the group of the first thread that has one.
     /// Every choice where the reduction does not apply.
@@ -178,7 +190,7 @@ impl crate::system::System<'_> {
     }
 }
 
-impl crate::system::System<'_> {
+impl System<'_> {
     /// Testing aid (`SearchOptions::verify_encoding`): every step of `kept`
     /// (a persistent set) and every step of `all` outside it stay enabled
     /// after each other and reach one state in either order; panics
@@ -208,5 +220,41 @@ impl crate::system::System<'_> {
                 w.pending.clear();
             }
         }
+    }
+}
+
+impl System<'_> {
+    /// Whether a search of a program with loops took persistent sets and
+    /// its state graph (`edges` over `states` states) has a cycle - a
+    /// spinning `await` counts as one. Then a group may have been ignored
+    /// on it, and the search must be repeated without the reduction.
+    pub(crate) fn reduced_cycle(&self, edges: &[crate::liveness::Edge], states: u32) -> bool {
+        if self.an.groups.is_empty() || self.an.finite {
+            return false;
+        }
+        if edges.iter().any(|e| e.spin) {
+            return true;
+        }
+        // Kahn's algorithm: the graph is acyclic iff every state can be
+        // removed once its predecessors are.
+        let n = states as usize;
+        let mut indegree = vec![0u32; n];
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for e in edges {
+            indegree[e.to as usize] += 1;
+            out[e.from as usize].push(e.to);
+        }
+        let mut ready: Vec<u32> = (0..n as u32).filter(|&v| indegree[v as usize] == 0).collect();
+        let mut removed = 0;
+        while let Some(v) = ready.pop() {
+            removed += 1;
+            for &w in &out[v as usize] {
+                indegree[w as usize] -= 1;
+                if indegree[w as usize] == 0 {
+                    ready.push(w);
+                }
+            }
+        }
+        removed < n
     }
 }

@@ -2,6 +2,7 @@
 //! rule checker's verdict is here, and nothing else: the interleaving
 //! itself is not, so equal states are interchangeable.
 
+pub use crate::jmask::JoinMask;
 use bc_graph::bits::Bits;
 use bc_graph::{ArriveCount, Program, Target};
 
@@ -31,9 +32,9 @@ pub struct TState {
     pub pc: u32,
     pub status: Status,
     pub regs: Vec<i64>,
-    /// Bit `u * barriers + b`: the current join of thread `u` on barrier `b`
-    /// executes before this thread's current point.
-    pub jmask: Bits,
+    /// Pair (`u`, `b`) ([`JoinMask::pair`]): the current join of thread
+    /// `u` on barrier `b` executes before this thread's current point.
+    pub jmask: JoinMask,
     /// Barriers this thread has a joined-before join on (sorted).
     pub joined: Vec<u32>,
     /// Barriers on which this thread's arrive completed a phase it has not
@@ -93,7 +94,8 @@ impl<F: FnMut(&[(u32, u32)]) -> Vec<(u32, u32)>> MapLists<F> {
 pub struct Phase {
     pub number: u32,
     pub members: Members,
-    pub mask: Bits,
+    /// The joins that execute before some member ([`JoinMask::pair`]).
+    pub mask: JoinMask,
     pub bound: Bits,
     /// Arrivals, and how many carried a non-zero predicate (reductions).
     pub arrivals: i64,
@@ -306,7 +308,7 @@ impl State {
 
 impl Phase {
     /// A phase with no members yet.
-    pub fn new(number: u32, mask: Bits, bound: Bits) -> Phase {
+    pub fn new(number: u32, mask: JoinMask, bound: Bits) -> Phase {
         Phase {
             number,
             members: Members::default(),
@@ -371,7 +373,6 @@ impl State {
     /// every thread to every barrier at launch.
     pub fn initial(p: &Program) -> State {
         let nt = p.threads.len();
-        let nb = p.barriers.len();
         let joined_at_launch = !p.model.rules.has(bc_models::Rule::JoinedBefore);
         let mut s = State {
             threads: p
@@ -379,12 +380,12 @@ impl State {
                 .iter()
                 .enumerate()
                 .map(|(i, t)| {
-                    let mut jmask = Bits::new(nt * nb);
+                    let mut jmask = JoinMask::default();
                     let mut joined = Vec::new();
                     if joined_at_launch {
                         // Only the instances this thread can reach.
                         for b in t.barriers.iter().flatten() {
-                            jmask.set(i * nb + b.index());
+                            jmask.set(JoinMask::pair(nt, i, b.index()));
                             joined.push(b.0);
                         }
                         joined.sort_unstable();
@@ -433,7 +434,7 @@ impl State {
                 }
                 seen.push(b);
                 let th = &mut s.threads[i];
-                th.jmask.set(i * nb + b.index());
+                th.jmask.set(JoinMask::pair(nt, i, b.index()));
                 if !th.joined.contains(&b.0) {
                     th.joined.push(b.0);
                     th.joined.sort_unstable();

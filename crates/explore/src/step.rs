@@ -7,7 +7,7 @@
 use crate::choices::WaitPlan;
 use crate::eval::eval;
 use crate::rules::ExpectedCount;
-use crate::state::{HEvent, HKind, Members, Phase, State, Status, AT_END};
+use crate::state::{HEvent, HKind, JoinMask, Members, Phase, State, Status, AT_END};
 use crate::system::System;
 use crate::worker::Worker;
 use crate::{Choice, Step};
@@ -593,8 +593,7 @@ impl System<'_> {
     /// A join of thread `t` on barrier `b`: later operations of `t` are
     /// executes-after it; nothing else is yet.
     fn join(&self, s: &mut State, t: usize, b: usize) {
-        let nb = self.p.barriers.len();
-        let bit = t * nb + b;
+        let bit = JoinMask::pair(self.p.threads.len(), t, b);
         for th in &mut s.threads {
             th.jmask.clear(bit);
         }
@@ -632,13 +631,12 @@ impl System<'_> {
     /// whether it completed the phase.
     fn modify(&self, s: &mut State, t: usize, b: usize, po: u32, kind: Mod, w: &mut Worker) -> (String, bool) {
         let nt = self.p.threads.len();
-        let nb = self.p.barriers.len();
         self.first_bmo_init(s, t, b, w);
         let mask = s.threads[t].jmask.clone();
         let code = self.p.threads[t].code.0;
         let bar = &mut s.bars[b];
         if bar.open.is_none() {
-            bar.open = Some(Phase::new(bar.next_phase, Bits::new(nt * nb), Bits::new(nt)));
+            bar.open = Some(Phase::new(bar.next_phase, JoinMask::default(), Bits::new(nt)));
             bar.next_phase += 1;
         }
         let open = bar.open.as_mut().expect("just opened");

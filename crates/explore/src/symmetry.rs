@@ -16,7 +16,7 @@
 //! enough. Witnesses name the representative's threads.
 
 use crate::budget::Budget;
-use crate::state::{MapLists, State, Status, TState, LAUNCH};
+use crate::state::{JoinMask, MapLists, State, Status, TState, LAUNCH};
 use crate::system::System;
 use crate::Choice;
 use bc_graph::bits::Bits;
@@ -168,7 +168,7 @@ impl System<'_> {
     /// state is then discarded). A witness replay passes no budget and
     /// always renames in full.
     fn rename(&self, s: &mut State, perm: &[usize], budget: Option<&Budget>) {
-        let r = Renaming::new(perm, self.p.barriers.len());
+        let r = Renaming::new(perm);
         let mut old_threads = std::mem::take(&mut s.threads);
         s.threads = perm
             .iter()
@@ -285,9 +285,8 @@ impl System<'_> {
     /// exactly `canonicalize(rename(s)) == s` without copying the masks.
     fn group_symmetric(&self, s: &State, group: &[usize], budget: &Budget) -> bool {
         let nt = s.threads.len();
-        let nb = self.p.barriers.len();
         let fixed = |perm: &[usize]| {
-            let r = Renaming::new(perm, nb);
+            let r = Renaming::new(perm);
             if !r.threads_fixed(s) || budget.check().is_some() {
                 return false;
             }
@@ -329,7 +328,7 @@ fn empty_thread() -> TState {
         pc: 0,
         status: Status::Done,
         regs: Vec::new(),
-        jmask: Bits::default(),
+        jmask: JoinMask::default(),
         joined: Vec::new(),
         owes: Vec::new(),
         started: false,
@@ -342,30 +341,35 @@ struct Renaming {
     /// `inv[old] = new`.
     inv: Vec<usize>,
     nt: usize,
-    nb: usize,
-    /// The join-mask bits of the threads it moves (bit `u * nb + b`).
-    moved: Bits,
+    /// The threads it moves, as sorted maximal runs of thread indices (a
+    /// renaming within a class of a block's threads moves one run).
+    moved: Vec<(u32, u32)>,
+    /// How many threads it moves.
+    nmoved: u32,
 }
 
 impl Renaming {
-    fn new(perm: &[usize], nb: usize) -> Renaming {
+    fn new(perm: &[usize]) -> Renaming {
         let nt = perm.len();
         let mut inv = vec![0usize; nt];
         for (new, &old) in perm.iter().enumerate() {
             inv[old] = new;
         }
-        let mut moved = Bits::new(nt * nb);
-        for (u, _) in inv.iter().enumerate().filter(|&(u, &v)| u != v) {
-            for b in 0..nb {
-                moved.set(u * nb + b);
+        let mut moved: Vec<(u32, u32)> = Vec::new();
+        for u in (0..nt).filter(|&u| inv[u] != u) {
+            let u = u as u32;
+            match moved.last_mut() {
+                Some(last) if last.1 == u => last.1 = u + 1,
+                _ => moved.push((u, u + 1)),
             }
         }
+        let nmoved = moved.iter().map(|&(s, e)| e - s).sum();
         Renaming {
             perm: perm.to_vec(),
             inv,
             nt,
-            nb,
             moved,
+            nmoved,
         }
     }
 
@@ -385,87 +389,70 @@ impl Renaming {
         }
     }
 
-    /// A join mask renamed: bit `u * nb + b` moves to `inv[u] * nb + b`. A
-    /// mask that holds all of the moved threads' bits or none of them stays
-    /// as it is (the renaming maps the moved threads onto themselves): the
-    /// join masks after a barrier phase hold every thread, and visiting
-    /// their T bits each would cost T^2 a state. Otherwise only the set
-    /// bits are visited.
-    fn mask(&self, m: &Bits) -> Bits {
-        let (nt, nb) = (self.nt, self.nb);
-        let (mut all, mut none) = (true, true);
-        for (&w, &mv) in m.as_words().iter().zip(self.moved.as_words()) {
-            all &= w & mv == mv;
-            none &= w & mv == 0;
+    /// Whether the renaming leaves join mask `m` as it is: on each
+    /// barrier, `m` holds the joins of all of the moved threads or of none
+    /// (the renaming maps the moved threads onto themselves). The join
+    /// masks after a barrier phase hold every thread of the block, and
+    /// visiting their pairs each would cost T^2 a state.
+    fn keeps(&self, m: &JoinMask) -> bool {
+        if self.nmoved == 0 || m.is_empty() {
+            return true;
         }
-        if (all || none) && m.as_words().len() == self.moved.as_words().len() {
+        let nt = self.nt as u32;
+        // Per barrier segment [b * nt, (b + 1) * nt) the mask touches, the
+        // moved threads it holds.
+        let mut seg = u32::MAX;
+        let mut held = 0u32;
+        let mut ok = true;
+        let close = |held: u32| held == 0 || held == self.nmoved;
+        for &(s, e) in m.runs() {
+            let mut at = s;
+            while at < e {
+                let b = at / nt;
+                let end = e.min((b + 1) * nt);
+                if b != seg {
+                    if seg != u32::MAX {
+                        ok &= close(held);
+                    }
+                    seg = b;
+                    held = 0;
+                }
+                let (lo, hi) = (at - b * nt, end - b * nt);
+                for &(ms, me) in &self.moved {
+                    let (x, y) = (ms.max(lo), me.min(hi));
+                    if x < y {
+                        held += y - x;
+                    }
+                }
+                at = end;
+            }
+            if !ok {
+                return false;
+            }
+        }
+        ok && close(held)
+    }
+
+    /// A join mask renamed: pair (`u`, `b`) becomes (`inv[u]`, `b`).
+    fn mask(&self, m: &JoinMask) -> JoinMask {
+        if self.keeps(m) {
             return m.clone();
         }
-        let mut out = Bits::new(nt * nb);
-        for i in ones(m).take_while(|&i| i < nt * nb) {
-            out.set(self.inv[i / nb] * nb + i % nb);
+        let nt = self.nt as u32;
+        let mut out = JoinMask::default();
+        for i in m.ones() {
+            let (b, u) = (i / nt, i % nt);
+            out.set(b * nt + self.inv[u as usize] as u32);
         }
         out
     }
 
-    /// Whether `self.mask(m) == *n`, without building it: outside the
-    /// moved threads' bits the masks must agree, and each moved bit must
-    /// land on an equal bit.
-    fn mask_maps_to(&self, m: &Bits, n: &Bits, same: bool) -> bool {
-        let len = self.moved.as_words().len();
-        if m.as_words().len() != len || n.as_words().len() != len {
-            return self.mask(m) == *n;
+    /// Whether `self.mask(m) == *n` (`same`: `m` and `n` are one mask).
+    fn mask_maps_to(&self, m: &JoinMask, n: &JoinMask, same: bool) -> bool {
+        if self.keeps(m) {
+            return same || m == n;
         }
-        // All of the moved bits or none: the mask stays as it is.
-        let (mut all, mut none) = (true, true);
-        for (&w, &mv) in m.as_words().iter().zip(self.moved.as_words()) {
-            all &= w & mv == mv;
-            none &= w & mv == 0;
-        }
-        if all || none {
-            return same || m.as_words() == n.as_words();
-        }
-        if !same {
-            let outside = m
-                .as_words()
-                .iter()
-                .zip(n.as_words())
-                .zip(self.moved.as_words())
-                .all(|((&x, &y), &mv)| x & !mv == y & !mv);
-            if !outside {
-                return false;
-            }
-        }
-        // The renaming maps the moved bits onto themselves: the moved bits
-        // of `m` map onto those of `n` when as many are set in each and
-        // each set one lands on a set one (visiting only the set bits, as
-        // `mask` does: a mask before any phase holds one bit).
-        let moved = |b: &Bits| {
-            b.as_words()
-                .iter()
-                .zip(self.moved.as_words())
-                .map(|(&x, &mv)| (x & mv).count_ones())
-                .sum::<u32>()
-        };
-        if moved(m) != moved(n) {
-            return false;
-        }
-        let nb = self.nb;
-        m.as_words()
-            .iter()
-            .zip(self.moved.as_words())
-            .enumerate()
-            .all(|(w, (&x, &mv))| {
-                let mut bits = x & mv;
-                while bits != 0 {
-                    let i = w * 64 + bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    if !n.get(self.inv[i / nb] * nb + i % nb) {
-                        return false;
-                    }
-                }
-                true
-            })
+        self.mask(m) == *n
     }
 
     /// Whether renaming leaves the threads as they are: thread `new` gets

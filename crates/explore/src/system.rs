@@ -39,8 +39,8 @@ pub(crate) struct Analyses {
     /// fair cycle to look for and no graph to record.
     pub(crate) finite: bool,
     /// Per thread, its independent group (`por.rs`), where the reduction
-    /// applies (on, every execution finite, more than one group); else
-    /// empty.
+    /// applies (on, more than one group, and every execution finite or the
+    /// state graph recorded); else empty.
     pub(crate) groups: Vec<u32>,
 }
 
@@ -55,10 +55,12 @@ pub(crate) struct System<'p> {
 }
 
 impl<'p> System<'p> {
-    pub(crate) fn new(p: &'p Program, reductions: Reductions) -> System<'p> {
+    /// The system of `p` under `reductions`; `graph`: the search records
+    /// its state graph where the program has loops.
+    pub(crate) fn new(p: &'p Program, reductions: Reductions, graph: bool) -> System<'p> {
         System {
             p,
-            an: Analyses::new(p, &reductions),
+            an: Analyses::new(p, &reductions, graph),
             reductions,
         }
     }
@@ -96,7 +98,9 @@ impl<'p> System<'p> {
 
 impl Analyses {
     /// The analyses of `p`, for a search with `reductions`.
-    pub(crate) fn new(p: &Program, reductions: &Reductions) -> Analyses {
+    /// `graph`: the search records its state graph where a program has
+    /// loops (the liveness analysis is on).
+    pub(crate) fn new(p: &Program, reductions: &Reductions, graph: bool) -> Analyses {
         let lockstep = fuse::lockstep_barriers(p);
         let sortable = if reductions.canonical {
             canon::sortable_barriers(p, &lockstep)
@@ -104,7 +108,9 @@ impl Analyses {
             vec![false; p.barriers.len()]
         };
         let finite = p.threads.iter().all(|t| p.codes[t.code.index()].terminates());
-        let groups = if reductions.por && finite {
+        // A program with loops needs its state graph to tell whether the
+        // reduced search met a cycle (`por.rs`): no reduction without it.
+        let groups = if reductions.por && (finite || graph) {
             let g = crate::por::groups(p);
             if g.iter().any(|&x| x != g[0]) {
                 g
