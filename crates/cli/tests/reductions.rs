@@ -263,8 +263,8 @@ proptest! {
 
 /// Statements of multi-block kernels: block-scoped barriers (the block
 /// barrier, a named barrier, a token barrier, an mbarrier) and locations,
-/// branches on `bid`, `tid` and `warp`, and now and then a global location
-/// that ties the blocks together.
+/// branches on `bid`, `tid` and `warp`, `while` loops and spins, and now
+/// and then a global location that ties the blocks together.
 fn block_stmt() -> impl Strategy<Value = String> {
     prop::sample::select(vec![
         "__syncthreads",
@@ -288,6 +288,11 @@ fn block_stmt() -> impl Strategy<Value = String> {
         "if warp == 0 { r = tid }",
         "if bid == 1 { read g }",
         "if tid == 1 { write g }",
+        // Loops that are not `repeat`: partial-order reduction keeps its
+        // answer only where the reduced state graph has no cycle, and
+        // searches again without it where it has one (a spin).
+        "i = 0; while i < 2 { __syncthreads; i = i + 1 }",
+        "if tid == 0 { store f, 1 } else { await f == 1 }",
     ])
     .prop_map(str::to_string)
 }
