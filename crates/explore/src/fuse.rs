@@ -78,6 +78,43 @@ impl System<'_> {
         }
     }
 
+    /// The choice of thread `t`'s arrive and its barrier, when it
+    /// qualifies for arrive fusion: a plain arrive (no count, mask or
+    /// isfirst) on a barrier of [`Analyses::fused_arrives`] that has an
+    /// effect. Such an arrive is a persistent set on its own (module doc,
+    /// "Arrive fusion").
+    ///
+    /// [`Analyses::fused_arrives`]: crate::system::Analyses::fused_arrives
+    pub(crate) fn fusible_arrive(&self, s: &State, t: usize, ident: &[u32]) -> Option<(Choice, usize)> {
+        let th = &s.threads[t];
+        if th.status != Status::Running {
+            return None;
+        }
+        let ins = self.p.instr(ThreadId(t as u32), th.pc)?;
+        let InstrKind::Barrier {
+            op: op @ BarrierOp::Arrive(a),
+            sel,
+            result,
+        } = &ins.kind
+        else {
+            return None;
+        };
+        if a.set_count.is_some() || a.mask.is_some() || matches!(result, Some(BarrierResult::IsFirst(_) | BarrierResult::Reduce(_))) {
+            return None;
+        }
+        let b = self.resolve(s, t, *sel)?;
+        if !self.an.fused_arrives[b] || self.neutral(s, t, b, op, ident).is_some() {
+            return None;
+        }
+        Some((
+            Choice {
+                thread: t as u32,
+                phase: None,
+            },
+            b,
+        ))
+    }
+
     /// Completed-wait fusion: takes every fusible wait of `s` (in thread
     /// order, until none is left) and returns their steps. A wait that
     /// raises a finding, operates on a barrier's bmo or ends its thread is
@@ -98,11 +135,16 @@ impl System<'_> {
             return steps;
         }
         let mut changed = true;
+        let mut arrived = false;
         while changed {
             changed = false;
             for t in 0..s.threads.len() {
-                let Some((c, b)) = self.fusible(s, t, &w.ident) else {
-                    continue;
+                let (c, b, arrive) = match self.fusible(s, t, &w.ident) {
+                    Some((c, b)) => (c, b, false),
+                    None => match self.fusible_arrive(s, t, &w.ident) {
+                        Some((c, b)) => (c, b, true),
+                        None => continue,
+                    },
                 };
                 let pending = w.pending.len();
                 // Saved in reused scratch, so their vectors keep their
@@ -121,10 +163,18 @@ impl System<'_> {
                 let step = self.step(s, c, w);
                 w.hold_end = false;
                 let quiet = w.pending.len() == pending;
-                let bmo_same = s.bmo.iter().map(Vec::len).eq(bmo_lens.iter().copied());
+                // A wait leaves every bmo as it is; an arrive adds itself
+                // to its barrier's.
+                let bmo_same = s
+                    .bmo
+                    .iter()
+                    .map(Vec::len)
+                    .enumerate()
+                    .all(|(i, n)| n == bmo_lens[i] + usize::from(arrive && i == b));
                 if quiet && bmo_same && !w.held_end && s.threads[t].status == Status::Running {
                     steps.push(step);
                     changed = true;
+                    arrived |= arrive;
                 } else {
                     w.pending.truncate(pending);
                     std::mem::swap(&mut s.threads[t], &mut thread);
@@ -139,6 +189,11 @@ impl System<'_> {
                 w.held_end = false;
                 w.fuse = Some((thread, bar));
             }
+        }
+        if arrived {
+            // Fused arrives joined phases out of order; compaction, next,
+            // must see them sorted, as after single steps.
+            self.canonicalize(s);
         }
         steps
     }
@@ -269,6 +324,34 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
     for (b, inst) in p.barriers.iter().enumerate() {
         if inst.launch_count != Some(arrivers[b]) {
             ok[b] = false;
+        }
+    }
+    ok
+}
+
+/// Per barrier instance, whether its arrives may be fused (see
+/// [`System::fusible_arrive`]): lockstep (every phase needs one arrive of
+/// every thread that arrives on it), sorted (`canon.rs`: the order of a
+/// phase's arrivals leaves no trace in the state), no arrive returns
+/// isfirst or a reduction (which would record the order in a register),
+/// and every execution of the program is finite (no state graph: a fused
+/// arrive is not an edge of its own thread for the fairness analysis).
+pub(crate) fn arrive_fusible_barriers(p: &Program, lockstep: &[bool], sortable: &[bool], finite: bool) -> Vec<bool> {
+    let mut ok: Vec<bool> = (0..p.barriers.len()).map(|b| finite && lockstep[b] && sortable[b]).collect();
+    for t in &p.threads {
+        for ins in &p.codes[t.code.index()].instrs {
+            if let InstrKind::Barrier {
+                op: BarrierOp::Arrive(_),
+                sel,
+                result: Some(BarrierResult::IsFirst(_) | BarrierResult::Reduce(_)),
+            } = &ins.kind
+            {
+                for d in sel.decls(&p.groups) {
+                    if let Some(b) = t.barriers[d as usize] {
+                        ok[b.index()] = false;
+                    }
+                }
+            }
         }
     }
     ok

@@ -31,6 +31,10 @@ pub(crate) struct Analyses {
     pub(crate) pinned: Vec<bool>,
     /// Barriers whose completed waits may be fused (fuse.rs).
     pub(crate) lockstep: Vec<bool>,
+    /// Barriers whose arrives may be fused (fuse.rs, "Arrive fusion"):
+    /// lockstep and sorted, no arrive returns isfirst, in a program whose
+    /// every execution is finite.
+    pub(crate) fused_arrives: Vec<bool>,
     /// Per code and pc: the barrier and location declarations the thread
     /// may still operate on from there (history compaction).
     pub(crate) touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
@@ -120,7 +124,13 @@ impl Analyses {
         } else {
             Vec::new()
         };
+        let fused_arrives = if reductions.fuse {
+            fuse::arrive_fusible_barriers(p, &lockstep, &sortable, finite)
+        } else {
+            vec![false; p.barriers.len()]
+        };
         Analyses {
+            fused_arrives,
             groups,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
