@@ -485,16 +485,19 @@ fn peak_memory_stays_within_the_budget() {
 }
 
 /// `--timeout 1` returns within a wide margin on a kernel whose every
-/// expansion is long (4,096 threads: renaming them took 132 s), and on a
-/// 256-thread named producer/consumer kernel; `--max-states 1` returns at
-/// once on the first.
+/// expansion is long (4,096 threads: renaming them took 132 s; every block
+/// reads one global location, so partial-order reduction and arrive
+/// fusion do not shorten the search: without the read the kernel is
+/// decided in about a second), and on a 256-thread named
+/// producer/consumer kernel; `--max-states 1` returns at once on the
+/// first.
 #[test]
 fn the_timeout_and_the_state_limit_stop_long_expansions() {
     let dir = scratch_dir("timeout");
     let wide = dir.join("wide.litmus");
     std::fs::write(
         &wide,
-        "litmus \"w\"\nmodel cuda-sm90\nkernel blocks=64 threads=64 { __syncthreads }\n",
+        "litmus \"w\"\nmodel cuda-sm90\nvar g\nkernel blocks=64 threads=64 { read g; __syncthreads }\n",
     )
     .unwrap();
     let named = dir.join("named.litmus");

@@ -33,6 +33,10 @@ use bc_graph::bits::Bits;
 use bc_graph::*;
 use std::collections::{BTreeSet, HashMap};
 
+/// Compaction checks the budget every this many events of its quadratic
+/// loops.
+const CHECK_EVERY: usize = 256;
+
 /// Per code and pc, the barrier and location declarations an instruction
 /// reachable from there operates on (a backward fixed point over the
 /// control-flow graph).
@@ -126,7 +130,19 @@ impl System<'_> {
     /// rule checker judge (nothing it forgot can be judged later), and
     /// what the explorer's own history rules found in it
     /// ([`System::history_rules`]).
-    pub(crate) fn compact(&self, s: &mut State, ident: &[u32]) -> Option<(Execution, ExecNames, HistoryFindings)> {
+    ///
+    /// `budget` (during the search; none in a witness replay) is checked
+    /// every [`CHECK_EVERY`] events of its quadratic loops: once it halts
+    /// the search, compaction stops part way and returns `None`, and the
+    /// caller discards the state (a kernel of a thousand threads and more
+    /// spent tens of seconds here past a `--timeout`).
+    pub(crate) fn compact(
+        &self,
+        s: &mut State,
+        ident: &[u32],
+        budget: Option<&crate::budget::Budget>,
+    ) -> Option<(Execution, ExecNames, HistoryFindings)> {
+        let halted = |i: usize| i % CHECK_EVERY == CHECK_EVERY - 1 && budget.is_some_and(|b| b.check().is_some());
         // Cheap test first: a barrier with forgettable complete phases, or
         // plain accesses, invals or operations with no effect that might be
         // forgotten (a loop of them must still repeat its state).
@@ -166,8 +182,10 @@ impl System<'_> {
         let last = |u: usize| lasts[u];
         // Settled: executes before every future event of every thread that
         // may still operate on the same barrier or location.
+        let mut stop = false;
         let settled: Vec<bool> = (0..n)
             .map(|e| {
+                stop |= halted(e);
                 let ev = &exec.events[e];
                 ev.thread.is_some()
                     && alive.iter().all(|&u| {
@@ -179,8 +197,14 @@ impl System<'_> {
             .collect();
         // Everything that executes before it is settled.
         let preds_settled: Vec<bool> = (0..n)
-            .map(|e| (0..n).all(|p| !eb(p, e) || settled[p] || thread_of(p).is_none()))
+            .map(|e| {
+                stop |= halted(e);
+                !stop && (0..n).all(|p| !eb(p, e) || settled[p] || thread_of(p).is_none())
+            })
             .collect();
+        if stop {
+            return None;
+        }
         let closed: Vec<bool> = (0..n).map(|e| settled[e] && preds_settled[e]).collect();
         let forget = |e: usize| closed[e];
         let by_id: HashMap<usize, (u32, u32)> = ids.iter().map(|(&k, &v)| (v.index(), k)).collect();
@@ -354,6 +378,10 @@ impl System<'_> {
             }
         }
         for a in (0..n).filter(|&a| !drop[a] && closed[a]) {
+            if halted(a) {
+                // The state is half rewritten; the caller discards it.
+                return None;
+            }
             let Some(x) = by_id.get(&a).and_then(re) else { continue };
             for c in (0..n).filter(|&c| !drop[c] && thread_of(c).is_some() && thread_of(c) != thread_of(a) && eb(a, c))
             {

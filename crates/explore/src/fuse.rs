@@ -32,6 +32,29 @@
 //! wait. Without the last condition a thread's arrive and its end-drop can
 //! fall in one phase, which then completes one live arrive short.
 
+//!
+//! **Arrive fusion.** On a barrier whose arrives fuse
+//! ([`arrive_fusible_barriers`]: lockstep, phases sorted by `canon.rs`, no
+//! arrive returning isfirst or a reduction, every execution of the program
+//! finite), an arrive of thread `u` into the open phase is a persistent set
+//! on its own too. It changes only `u` and the open phase; the phase
+//! cannot complete without it (lockstep: every live thread's arrive or end
+//! is needed), so no wait it enables can run before it; any other arrive
+//! or end-drop on the barrier commutes with it (the phase's members are
+//! kept sorted, the counts add up the same and the phase completes at the
+//! later of the two, in either order); steps on other objects are
+//! independent. So a chain of such arrives, with the waits they complete,
+//! is one transition. The arrive that opens a phase is not fused: the
+//! state between two phases is stored, and there compaction forgets the
+//! completed phase (it does so only while no completed phase is pending;
+//! fusing across phases kept them, and symmetry then reordered a phase no
+//! barrier record knew, which canonicalization could not sort back). A
+//! fused wait may then also end its thread ([`System::end_fusible`]) when
+//! its end drops only that barrier, which commutes as an arrive does. A
+//! fused arrive, like a fused wait, is taken only when it raises no
+//! finding; otherwise it is undone and left to the search. Without a state
+//! graph (finite programs) no fairness question arises.
+
 use crate::choices::WaitPlan;
 use crate::state::{State, Status};
 use crate::system::System;
@@ -61,6 +84,9 @@ impl System<'_> {
         }
         let b = self.resolve(s, t, *sel)?;
         if !self.an.lockstep[b] {
+            return None;
+        }
+        if self.an.must_end[self.p.threads[t].code.index()][th.pc as usize + 1] && !self.end_fusible(s, t, b) {
             return None;
         }
         if self.neutral(s, t, b, op, ident).is_some() {
@@ -99,11 +125,18 @@ impl System<'_> {
         else {
             return None;
         };
-        if a.set_count.is_some() || a.mask.is_some() || matches!(result, Some(BarrierResult::IsFirst(_) | BarrierResult::Reduce(_))) {
+        if a.set_count.is_some()
+            || a.mask.is_some()
+            || matches!(result, Some(BarrierResult::IsFirst(_) | BarrierResult::Reduce(_)))
+        {
             return None;
         }
         let b = self.resolve(s, t, *sel)?;
-        if !self.an.fused_arrives[b] || self.neutral(s, t, b, op, ident).is_some() {
+        // Only into a phase some arrive opened: a chain stops at each
+        // phase's first arrive, so the state between two phases is stored
+        // and normalized, where compaction forgets the completed phase
+        // (it forgets only while no completed phase is pending).
+        if !self.an.fused_arrives[b] || s.bars[b].open.is_none() || self.neutral(s, t, b, op, ident).is_some() {
             return None;
         }
         Some((
@@ -113,6 +146,22 @@ impl System<'_> {
             },
             b,
         ))
+    }
+
+    /// Whether thread `t`'s end may be taken with a fused wait on barrier
+    /// `b` ("Arrive fusion" in the module doc): `b`'s arrives fuse, the
+    /// thread belongs to no named kernel (whose last thread starts the
+    /// next one), and the only barrier its end drops is `b`, where its
+    /// drop commutes with the other members of the phase as an arrive does
+    /// (sorted, and lockstep: the phase needs every live thread's arrive or
+    /// end).
+    pub(crate) fn end_fusible(&self, s: &State, t: usize, b: usize) -> bool {
+        self.an.fused_arrives[b]
+            && self.p.threads[t].kernel.is_none()
+            && s.threads[t]
+                .joined
+                .iter()
+                .all(|&d| d as usize == b || !self.p.barriers[d as usize].dropped_at_end_by(ThreadId(t as u32)))
     }
 
     /// Completed-wait fusion: takes every fusible wait of `s` (in thread
@@ -158,20 +207,19 @@ impl System<'_> {
                 let (hist_len, bmo_lens): (usize, Vec<usize>) = (s.hist[t].len(), s.bmo.iter().map(Vec::len).collect());
                 #[cfg(debug_assertions)]
                 let before = s.clone();
-                w.hold_end = true;
+                let end_ok = !arrive && self.end_fusible(s, t, b);
+                w.hold_end = !end_ok;
                 w.held_end = false;
                 let step = self.step(s, c, w);
                 w.hold_end = false;
                 let quiet = w.pending.len() == pending;
-                // A wait leaves every bmo as it is; an arrive adds itself
-                // to its barrier's.
-                let bmo_same = s
-                    .bmo
-                    .iter()
-                    .map(Vec::len)
-                    .enumerate()
-                    .all(|(i, n)| n == bmo_lens[i] + usize::from(arrive && i == b));
-                if quiet && bmo_same && !w.held_end && s.threads[t].status == Status::Running {
+                let ended = s.threads[t].status == Status::Done;
+                // A wait leaves every bmo as it is but for its thread's
+                // end-drop; an arrive adds itself to its barrier's.
+                let bmo_same = s.bmo.iter().map(Vec::len).enumerate().all(|(i, n)| {
+                    n == bmo_lens[i] + usize::from((arrive || ended) && i == b) || (n == bmo_lens[i] && i == b)
+                });
+                if quiet && bmo_same && !w.held_end && (s.threads[t].status == Status::Running || (end_ok && ended)) {
                     steps.push(step);
                     changed = true;
                     arrived |= arrive;
@@ -337,7 +385,9 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
 /// and every execution of the program is finite (no state graph: a fused
 /// arrive is not an edge of its own thread for the fairness analysis).
 pub(crate) fn arrive_fusible_barriers(p: &Program, lockstep: &[bool], sortable: &[bool], finite: bool) -> Vec<bool> {
-    let mut ok: Vec<bool> = (0..p.barriers.len()).map(|b| finite && lockstep[b] && sortable[b]).collect();
+    let mut ok: Vec<bool> = (0..p.barriers.len())
+        .map(|b| finite && lockstep[b] && sortable[b])
+        .collect();
     for t in &p.threads {
         for ins in &p.codes[t.code.index()].instrs {
             if let InstrKind::Barrier {
@@ -355,4 +405,36 @@ pub(crate) fn arrive_fusible_barriers(p: &Program, lockstep: &[bool], sortable: 
         }
     }
     ok
+}
+
+/// Per code and pc, whether every run of local steps from there reaches
+/// the thread's end (an `exit` or past the last instruction) before any
+/// visible operation: a wait or arrive right before such a pc would end
+/// its thread, so fusion does not try it (it would be taken back).
+pub(crate) fn must_end(p: &Program) -> Vec<Vec<bool>> {
+    p.codes
+        .iter()
+        .map(|code| {
+            let len = code.instrs.len();
+            let mut out = vec![false; len + 1];
+            out[len] = true;
+            let mut changed = true;
+            while changed {
+                changed = false;
+                for pc in (0..len).rev() {
+                    if out[pc] {
+                        continue;
+                    }
+                    let kind = &code.instrs[pc].kind;
+                    let ends = matches!(kind, InstrKind::Exit)
+                        || (kind.is_local() && code.successors(pc as u32).iter().all(|&n| out[n as usize]));
+                    if ends {
+                        out[pc] = true;
+                        changed = true;
+                    }
+                }
+            }
+            out
+        })
+        .collect()
 }

@@ -35,6 +35,9 @@ pub(crate) struct Analyses {
     /// lockstep and sorted, no arrive returns isfirst, in a program whose
     /// every execution is finite.
     pub(crate) fused_arrives: Vec<bool>,
+    /// Per code and pc: every run of local steps from there ends the
+    /// thread (fuse.rs `must_end`).
+    pub(crate) must_end: Vec<Vec<bool>>,
     /// Per code and pc: the barrier and location declarations the thread
     /// may still operate on from there (history compaction).
     pub(crate) touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
@@ -130,6 +133,7 @@ impl Analyses {
             vec![false; p.barriers.len()]
         };
         Analyses {
+            must_end: fuse::must_end(p),
             fused_arrives,
             groups,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
