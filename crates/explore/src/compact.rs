@@ -35,7 +35,7 @@ use std::collections::{BTreeSet, HashMap};
 
 /// Compaction checks the budget every this many events of its quadratic
 /// loops.
-const CHECK_EVERY: usize = 256;
+const CHECK_EVERY: usize = 64;
 
 /// Per code and pc, the barrier and location declarations an instruction
 /// reachable from there operates on (a backward fixed point over the
@@ -208,6 +208,22 @@ impl System<'_> {
         let closed: Vec<bool> = (0..n).map(|e| settled[e] && preds_settled[e]).collect();
         let forget = |e: usize| closed[e];
         let by_id: HashMap<usize, (u32, u32)> = ids.iter().map(|(&k, &v)| (v.index(), k)).collect();
+        // Per arrive: some wait on its phase is its own thread's or
+        // executes before its thread's future (arrive-then-drop, below).
+        // One pass over the waits' participants, not one per arrive (that
+        // was T^3 on a phase of T threads).
+        let mut waited = vec![false; n];
+        for w in 0..n {
+            if halted(w) {
+                return None;
+            }
+            for &x in exec.participants(EventId(w as u32)) {
+                let Some(t) = thread_of(x.index()) else { continue };
+                if !waited[x.index()] && (thread_of(w) == Some(t) || last(t.index()).is_some_and(|l| eb(w, l))) {
+                    waited[x.index()] = true;
+                }
+            }
+        }
         let mut drop = vec![false; n];
         let mut forgotten = Vec::new();
         for b in 0..self.p.barriers.len() {
@@ -235,14 +251,7 @@ impl System<'_> {
             // thread (arrive-then-drop).
             let ok = events.iter().all(|&e| match &exec.events[e].kind {
                 EventKind::Wait { completed: true, .. } => preds_settled[e],
-                EventKind::Arrive { .. } => {
-                    let t = thread_of(e).expect("arrives belong to threads");
-                    closed[e]
-                        && (0..n).any(|w| {
-                            exec.participants(EventId(w as u32)).contains(&EventId(e as u32))
-                                && (thread_of(w) == Some(t) || last(t.index()).is_some_and(|l| eb(w, l)))
-                        })
-                }
+                EventKind::Arrive { .. } => closed[e] && waited[e],
                 _ => closed[e],
             });
             if !events.is_empty() && ok {
@@ -305,6 +314,9 @@ impl System<'_> {
         }
         // The explorer's history rules judge the history before it is
         // forgotten, as the rule checker does.
+        if budget.is_some_and(|b| b.check().is_some()) {
+            return None;
+        }
         let found = self.history_rules(s, ident);
         let starts = self.launch_starts(s, &exec, &before, &ids, &drop, &alive);
         let old_extra = std::mem::take(&mut s.extra);
@@ -377,8 +389,9 @@ impl System<'_> {
                 extra.insert((*x, (u, kept_before(u as usize, k))));
             }
         }
-        for a in (0..n).filter(|&a| !drop[a] && closed[a]) {
-            if halted(a) {
+        for (i, a) in (0..n).filter(|&a| !drop[a] && closed[a]).enumerate() {
+            // Each kept settled event costs a pass over every event.
+            if halted(i) {
                 // The state is half rewritten; the caller discards it.
                 return None;
             }
@@ -387,6 +400,9 @@ impl System<'_> {
             {
                 if let Some(y) = by_id.get(&c).and_then(re) {
                     extra.insert((x, y));
+                    if extra.len() % (CHECK_EVERY << 10) == 0 && budget.is_some_and(|b| b.check().is_some()) {
+                        return None;
+                    }
                 }
             }
             for &u in &alive {
@@ -403,6 +419,9 @@ impl System<'_> {
             if let Some(y) = y {
                 extra.insert(((t as u32, START), y));
             }
+        }
+        if budget.is_some_and(|b| b.check().is_some()) {
+            return None;
         }
         s.extra = crate::state::fans(&extra);
         // Everything is judged before any of it is forgotten: the caller

@@ -124,7 +124,7 @@ impl<'p> Explorer<'p> {
             let step = self.sys.step(&mut n, choice, &mut self.worker);
             self.path.push(step);
             let key = self.sys.step_key(s, &n, choice);
-            let fused = self.sys.fused_steps(&mut n, &mut self.worker);
+            let fused = self.sys.fused_steps(&mut n, &mut self.worker, Some(&self.budget));
             self.path.extend(fused);
             self.flush_pending(&n, &[]);
             self.normalize(&mut n);

@@ -234,8 +234,11 @@ impl<'p> Explorer<'p> {
         let budget = (!self.replaying).then_some(&*shared);
         if self.sys.reductions.compact {
             if let Some((exec, names, found)) = self.sys.compact(s, &self.worker.ident, budget) {
-                self.judge(&exec, &names);
-                self.seen_operationally(found);
+                // A halted search discards `s`: nothing to judge.
+                if budget.is_none_or(|b| b.check().is_none()) {
+                    self.judge(&exec, &names);
+                    self.seen_operationally(found);
+                }
             }
             if budget.is_some_and(|b| b.halted().is_some()) {
                 // Compaction stopped part way: the caller discards `s`.

@@ -129,7 +129,7 @@ impl<'p> Explorer<'p> {
                     });
                 } else {
                     steps.push(e.sys.step(&mut s, edge.choice, &mut e.worker));
-                    steps.extend(e.sys.fused_steps(&mut s, &mut e.worker));
+                    steps.extend(e.sys.fused_steps(&mut s, &mut e.worker, None));
                     e.normalize(&mut s);
                 }
             }

@@ -178,7 +178,16 @@ impl System<'_> {
     /// (`Worker::hold_end`), and a wait that is not taken is undone by
     /// putting back the saved thread and barrier and shortening the
     /// thread's history and the barrier's bmo.
-    pub(crate) fn fused_steps(&self, s: &mut State, w: &mut Worker) -> Vec<Step> {
+    ///
+    /// `budget` (during the search; none in a replay) is checked every 256
+    /// threads tried: once it halts the search, fusion stops part way (the
+    /// caller discards the state).
+    pub(crate) fn fused_steps(
+        &self,
+        s: &mut State,
+        w: &mut Worker,
+        budget: Option<&crate::budget::Budget>,
+    ) -> Vec<Step> {
         let mut steps = Vec::new();
         if !self.reductions.fuse {
             return steps;
@@ -188,6 +197,9 @@ impl System<'_> {
         while changed {
             changed = false;
             for t in 0..s.threads.len() {
+                if t % 256 == 255 && budget.is_some_and(|b| b.check().is_some()) {
+                    return steps;
+                }
                 let (c, b, arrive) = match self.fusible(s, t, &w.ident) {
                     Some((c, b)) => (c, b, false),
                     None => match self.fusible_arrive(s, t, &w.ident) {

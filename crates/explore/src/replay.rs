@@ -27,7 +27,7 @@ impl<'p> Explorer<'p> {
         let replayed = self.replay(&chain, false, |e, mut s, mut steps| {
             if let Some(c) = then {
                 steps.push(e.sys.step(&mut s, c, &mut e.worker));
-                steps.extend(e.sys.fused_steps(&mut s, &mut e.worker));
+                steps.extend(e.sys.fused_steps(&mut s, &mut e.worker, None));
             }
             Ok(steps)
         });
@@ -68,7 +68,7 @@ impl<'p> Explorer<'p> {
                     self.budget.go_on()?;
                 }
                 steps.push(self.sys.step(&mut s, c, &mut self.worker));
-                steps.extend(self.sys.fused_steps(&mut s, &mut self.worker));
+                steps.extend(self.sys.fused_steps(&mut s, &mut self.worker, None));
                 self.normalize(&mut s);
             }
             then(self, s, steps)
