@@ -164,20 +164,21 @@ impl System<'_> {
                 .all(|&d| d as usize == b || !self.p.barriers[d as usize].dropped_at_end_by(ThreadId(t as u32)))
     }
 
-    /// Completed-wait fusion: takes every fusible wait of `s` (in thread
-    /// order, until none is left) and returns their steps. A wait that
-    /// raises a finding, operates on a barrier's bmo or ends its thread is
-    /// not taken.
+    /// Completed-wait and arrive fusion: takes every fusible wait and
+    /// arrive of `s` (in thread order, until none is left) and returns
+    /// their steps. A step that raises a finding, changes a bmo other than
+    /// its own (an arrive's) or its end-drop's, or ends its thread where
+    /// the end is not fusible ([`System::end_fusible`]) is not taken.
     ///
-    /// A wait is tried on `s` itself, not on a copy (a copy of a state of
-    /// T threads costs T^2 bits of join masks, once per fused wait). A
-    /// fusible wait changes only its own thread (registers, pc, join mask,
-    /// history) and its barrier's completed phases (`bind`, `collect`),
-    /// and the local steps after it only its thread, unless the thread
-    /// ends: the step is taken with the end held back
-    /// (`Worker::hold_end`), and a wait that is not taken is undone by
+    /// A step is tried on `s` itself, not on a copy (a copy of a state of
+    /// T threads copies T histories and masks, once per fused step). A
+    /// fusible step changes only its own thread (registers, pc, join mask,
+    /// history) and its barrier (`bind`, `collect`, the open phase), and
+    /// the local steps after it only its thread, unless the thread ends: a
+    /// step whose end is not fusible is taken with the end held back
+    /// (`Worker::hold_end`), and a step that is not taken is undone by
     /// putting back the saved thread and barrier and shortening the
-    /// thread's history and the barrier's bmo.
+    /// thread's history and the bmos.
     ///
     /// `budget` (during the search; none in a replay) is checked every 256
     /// threads tried: once it halts the search, fusion stops part way (the
