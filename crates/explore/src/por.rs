@@ -5,7 +5,8 @@
 //! instance or location instance - named by their bodies, or dropped at
 //! their ends (an exited thread leaves the barriers it holds) - or both
 //! take part in host launches (hosts and the threads of named kernels form
-//! one group). The connected
+//! one group; where a host calls `device_sync`, which waits for every
+//! device thread's end, every thread is in that group). The connected
 //! components of that relation are the *groups*. A step of a thread reads
 //! and writes only its own thread and the objects its body names, so steps
 //! of threads of different groups commute and never enable or disable
@@ -59,10 +60,23 @@ pub(crate) fn groups(p: &Program) -> Vec<u32> {
         }
         x
     }
+    // A host's `device_sync` waits for every device thread to end
+    // (`System::device_idle`): where one exists, each thread's end is an
+    // operation on the host object.
+    let device_sync = p.threads.iter().any(|t| {
+        p.codes[t.code.index()]
+            .instrs
+            .iter()
+            .any(|i| matches!(i.kind, InstrKind::DeviceSync))
+    });
     // Per object, the first thread that names it.
     let mut owner: std::collections::HashMap<Object, usize> = Default::default();
     for (t, info) in p.threads.iter().enumerate() {
-        for o in objects(p, t, info) {
+        let mut objs = objects(p, t, info);
+        if device_sync {
+            objs.push(Object::Host);
+        }
+        for o in objs {
             match owner.get(&o) {
                 Some(&u) => {
                     let (a, b) = (root(&mut parent, u), root(&mut parent, t));

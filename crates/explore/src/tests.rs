@@ -212,6 +212,17 @@ fn threads_are_grouped_by_the_objects_they_may_touch() {
         )),
         [0, 0, 2]
     );
+    // A host's `device_sync` waits for every device thread's end.
+    let kernels = "kernel K blocks=1 threads=1 { r = 1 }\nkernel blocks=2 threads=1 { q = 1 }\n";
+    assert_eq!(
+        groups(&format!("{head}{kernels}host H {{ launch K }}\n")),
+        [0, 1, 2, 0],
+        "without device_sync the unnamed kernel's blocks are apart (K's thread is with its host)"
+    );
+    assert_eq!(
+        groups(&format!("{head}{kernels}host H {{ launch K; device_sync }}\n")),
+        [0, 0, 0, 0]
+    );
     let amd = "litmus \"a\"\nmodel amdgpu\nbarrier B = 2\nbarrier C = 2\nvar x\n";
     assert_eq!(
         groups(&format!(
