@@ -138,55 +138,26 @@ fn objects(p: &Program, t: usize, info: &ThreadInfo) -> Vec<Object> {
     if info.kernel.is_some() || info.kind == ThreadKind::Host {
         out.push(Object::Host);
     }
-    let loc = |d: u32, out: &mut Vec<Object>| {
-        if let Some(l) = info.locs.get(d as usize).copied().flatten() {
-            out.push(Object::Loc(l));
-        }
-    };
-    fn expr(e: &CExpr, out: &mut Vec<Object>, loc: &dyn Fn(u32, &mut Vec<Object>)) {
-        match e {
-            CExpr::Loc(d) => loc(*d, out),
-            CExpr::LocInst(l) => out.push(Object::Loc(*l)),
-            CExpr::Unary(_, x) => expr(x, out, loc),
-            CExpr::Binary(_, a, b) => {
-                expr(a, out, loc);
-                expr(b, out, loc);
-            }
-            CExpr::Int(_) | CExpr::Reg(_) | CExpr::Builtin(_) | CExpr::ThreadReg(..) => {}
-        }
-    }
+    // Location declarations: accessed as operands, or read by expressions.
+    let mut decls = Vec::new();
     for ins in &p.codes[info.code.index()].instrs {
-        match &ins.kind {
-            InstrKind::Barrier { op, .. } => {
-                let exprs: Vec<&CExpr> = match op {
-                    BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
-                    BarrierOp::Arrive(a) => [&a.set_count, &a.mask, &a.pred].into_iter().flatten().collect(),
-                    BarrierOp::Wait(w) => w.parity.iter().collect(),
-                    BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => vec![],
-                };
-                for e in exprs {
-                    expr(e, &mut out, &loc);
-                }
-            }
-            InstrKind::Store { decl, value } | InstrKind::Rmw { decl, value, .. } => {
-                loc(*decl, &mut out);
-                expr(value, &mut out, &loc);
-            }
-            InstrKind::Cas {
-                decl, expected, new, ..
-            } => {
-                loc(*decl, &mut out);
-                expr(expected, &mut out, &loc);
-                expr(new, &mut out, &loc);
-            }
-            InstrKind::Load { decl, .. } | InstrKind::Read { decl } | InstrKind::Write { decl } => loc(*decl, &mut out),
-            InstrKind::Await(e) | InstrKind::Assign { value: e, .. } | InstrKind::Branch { cond: e, .. } => {
-                expr(e, &mut out, &loc)
-            }
-            InstrKind::Launch { .. } | InstrKind::DeviceSync | InstrKind::StreamQuery { .. } => out.push(Object::Host),
-            InstrKind::Jump(_) | InstrKind::Exit => {}
+        decls.extend(ins.kind.loc_decl());
+        for e in ins.kind.exprs() {
+            e.loc_decls(&mut decls);
+        }
+        if matches!(
+            ins.kind,
+            InstrKind::Launch { .. } | InstrKind::DeviceSync | InstrKind::StreamQuery { .. }
+        ) {
+            out.push(Object::Host);
         }
     }
+    out.extend(
+        decls
+            .into_iter()
+            .filter_map(|d| info.locs.get(d as usize).copied().flatten())
+            .map(Object::Loc),
+    );
     out
 }
 
@@ -194,7 +165,7 @@ impl System<'_> {
     /// The persistent set of `choices` (a state's enabled steps, in thread
     /// order): the steps of the group of the first thread that has one.
     /// Every choice where the reduction does not apply.
-    pub(crate) fn persistent(&self, mut choices: Vec<crate::Choice>) -> Vec<crate::Choice> {
+    pub(crate) fn persistent(&self, mut choices: Vec<Choice>) -> Vec<Choice> {
         let groups = &self.an.groups;
         if let Some(first) = choices.first().filter(|_| !groups.is_empty()) {
             let g = groups[first.thread as usize];
@@ -202,9 +173,7 @@ impl System<'_> {
         }
         choices
     }
-}
 
-impl System<'_> {
     /// Testing aid (`SearchOptions::verify_encoding`): every step of `kept`
     /// (a persistent set) and every step of `all` outside it stay enabled
     /// after each other and reach one state in either order; panics
@@ -213,13 +182,13 @@ impl System<'_> {
         let left: Vec<Choice> = all.iter().filter(|c| !kept.contains(c)).copied().collect();
         let mut w = Worker::new(s.threads.len());
         w.quiet = true;
+        let ident: Vec<u32> = (0..s.threads.len() as u32).collect();
         for &a in kept.iter().take(4) {
             for &b in left.iter().take(4) {
                 let mut ends = Vec::new();
                 for (x, y) in [(a, b), (b, a)] {
                     let mut n = s.clone();
                     self.step(&mut n, x, &mut w);
-                    let ident: Vec<u32> = (0..s.threads.len() as u32).collect();
                     assert!(
                         self.choices(&n, &ident).contains(&y),
                         "partial-order reduction: {y:?} is not enabled after {x:?}"
@@ -235,9 +204,7 @@ impl System<'_> {
             }
         }
     }
-}
 
-impl System<'_> {
     /// Whether a search of a program with loops took persistent sets and
     /// its state graph (`edges` over `states` states) has a cycle - a
     /// spinning `await` counts as one. Then a group may have been ignored

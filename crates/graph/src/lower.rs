@@ -620,17 +620,6 @@ impl Lowerer<'_> {
         locs: &[Option<LocId>],
         lit: &Litmus,
     ) {
-        fn loc_decls(e: &CExpr, out: &mut Vec<u32>) {
-            match e {
-                CExpr::Loc(d) => out.push(*d),
-                CExpr::Unary(_, x) => loc_decls(x, out),
-                CExpr::Binary(_, a, b) => {
-                    loc_decls(a, out);
-                    loc_decls(b, out);
-                }
-                _ => {}
-            }
-        }
         let mut last = None;
         for ins in &code.instrs {
             // One diagnostic per statement (a statement may lower to several
@@ -640,15 +629,10 @@ impl Lowerer<'_> {
             }
             let mut bars: Vec<u32> = Vec::new();
             let mut vars: Vec<u32> = Vec::new();
+            vars.extend(ins.kind.loc_decl());
             match &ins.kind {
                 InstrKind::Barrier { sel, .. } => bars = sel.decls(groups),
-                InstrKind::Store { decl, .. }
-                | InstrKind::Load { decl, .. }
-                | InstrKind::Rmw { decl, .. }
-                | InstrKind::Cas { decl, .. }
-                | InstrKind::Read { decl }
-                | InstrKind::Write { decl } => vars.push(*decl),
-                InstrKind::Await(cond) => loc_decls(cond, &mut vars),
+                InstrKind::Await(cond) => cond.loc_decls(&mut vars),
                 _ => {}
             }
             let bar = bars.into_iter().find(|&d| barriers[d as usize].is_none());

@@ -349,7 +349,38 @@ impl InstrKind {
     }
 }
 
+impl InstrKind {
+    /// The location declaration the instruction reads or writes as its
+    /// operand (an access, an atomic), if any; locations inside its
+    /// expressions are [`CExpr::loc_decls`]'s.
+    pub fn loc_decl(&self) -> Option<u32> {
+        match self {
+            InstrKind::Store { decl, .. }
+            | InstrKind::Load { decl, .. }
+            | InstrKind::Rmw { decl, .. }
+            | InstrKind::Cas { decl, .. }
+            | InstrKind::Read { decl }
+            | InstrKind::Write { decl } => Some(*decl),
+            _ => None,
+        }
+    }
+}
+
 impl CExpr {
+    /// Appends the location declarations the expression reads (`await`
+    /// conditions; assertions name instances instead).
+    pub fn loc_decls(&self, out: &mut Vec<u32>) {
+        match self {
+            CExpr::Loc(d) => out.push(*d),
+            CExpr::Unary(_, x) => x.loc_decls(out),
+            CExpr::Binary(_, a, b) => {
+                a.loc_decls(out);
+                b.loc_decls(out);
+            }
+            CExpr::Int(_) | CExpr::Reg(_) | CExpr::Builtin(_) | CExpr::ThreadReg(..) | CExpr::LocInst(_) => {}
+        }
+    }
+
     /// Whether the expression reads a builtin.
     pub fn reads_builtin(&self) -> bool {
         match self {
