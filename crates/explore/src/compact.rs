@@ -142,7 +142,8 @@ impl System<'_> {
         ident: &[u32],
         budget: Option<&crate::budget::Budget>,
     ) -> Option<(Execution, ExecNames, HistoryFindings)> {
-        let halted = |i: usize| i % CHECK_EVERY == CHECK_EVERY - 1 && budget.is_some_and(|b| b.check().is_some());
+        let over = || budget.is_some_and(|b| b.check().is_some());
+        let halted = |i: usize| i % CHECK_EVERY == CHECK_EVERY - 1 && over();
         // Cheap test first: a barrier with forgettable complete phases, or
         // plain accesses, invals or operations with no effect that might be
         // forgotten (a loop of them must still repeat its state).
@@ -314,7 +315,7 @@ impl System<'_> {
         }
         // The explorer's history rules judge the history before it is
         // forgotten, as the rule checker does.
-        if budget.is_some_and(|b| b.check().is_some()) {
+        if over() {
             return None;
         }
         let found = self.history_rules(s, ident);
@@ -399,8 +400,9 @@ impl System<'_> {
             for c in (0..n).filter(|&c| !drop[c] && thread_of(c).is_some() && thread_of(c) != thread_of(a) && eb(a, c))
             {
                 if let Some(y) = by_id.get(&c).and_then(re) {
-                    extra.insert((x, y));
-                    if extra.len() % (CHECK_EVERY << 10) == 0 && budget.is_some_and(|b| b.check().is_some()) {
+                    // Checked per new edge only: a repeated one leaves the
+                    // count where it was.
+                    if extra.insert((x, y)) && extra.len() % (CHECK_EVERY << 10) == 0 && over() {
                         return None;
                     }
                 }
@@ -420,7 +422,7 @@ impl System<'_> {
                 extra.insert(((t as u32, START), y));
             }
         }
-        if budget.is_some_and(|b| b.check().is_some()) {
+        if over() {
             return None;
         }
         s.extra = crate::state::fans(&extra);

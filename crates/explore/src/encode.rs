@@ -438,7 +438,7 @@ impl R<'_> {
 }
 
 fn empty_phase() -> Phase {
-    Phase::new(0, JoinMask::default(), Bits::default())
+    Phase::new(0, Bits::default())
 }
 
 /// [`decode`] into an existing state, reusing its vectors: the explorer

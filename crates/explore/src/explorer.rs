@@ -230,22 +230,22 @@ impl<'p> Explorer<'p> {
     /// checker judges the history compaction forgets; renames
     /// `self.worker.ident` along with the threads.
     pub(crate) fn normalize(&mut self, s: &mut State) {
-        let shared = self.budget.clone();
-        let budget = (!self.replaying).then_some(&*shared);
         if self.sys.reductions.compact {
+            let budget = (!self.replaying).then_some(&*self.budget);
             if let Some((exec, names, found)) = self.sys.compact(s, &self.worker.ident, budget) {
                 // A halted search discards `s`: nothing to judge.
-                if budget.is_none_or(|b| b.check().is_none()) {
+                if self.replaying || self.budget.check().is_none() {
                     self.judge(&exec, &names);
                     self.seen_operationally(found);
                 }
             }
-            if budget.is_some_and(|b| b.halted().is_some()) {
+            if !self.replaying && self.budget.halted().is_some() {
                 // Compaction stopped part way: the caller discards `s`.
                 return;
             }
         }
         self.sys.canonicalize(s);
+        let budget = (!self.replaying).then_some(&*self.budget);
         if let Some(perm) = self.sys.symmetrize(s, budget) {
             self.worker.ident = perm.iter().map(|&old| self.worker.ident[old]).collect();
             // The renaming may leave a phase's arrivals out of order.

@@ -31,7 +31,6 @@
 //! after `u`'s can complete before `u` arrives again, which is after its
 //! wait. Without the last condition a thread's arrive and its end-drop can
 //! fall in one phase, which then completes one live arrive short.
-
 //!
 //! **Arrive fusion.** On a barrier whose arrives fuse
 //! ([`arrive_fusible_barriers`]: lockstep, phases sorted by `canon.rs`, no
@@ -105,9 +104,10 @@ impl System<'_> {
     }
 
     /// The choice of thread `t`'s arrive and its barrier, when it
-    /// qualifies for arrive fusion: a plain arrive (no count, mask or
-    /// isfirst) on a barrier of [`Analyses::fused_arrives`] that has an
-    /// effect. Such an arrive is a persistent set on its own (module doc,
+    /// qualifies for arrive fusion: an arrive into the open phase of a
+    /// barrier of [`Analyses::fused_arrives`] (whose arrives carry no count
+    /// or mask, `lockstep_barriers`, and return no isfirst or reduction,
+    /// [`arrive_fusible_barriers`]) that has an effect. Such an arrive is a persistent set on its own (module doc,
     /// "Arrive fusion").
     ///
     /// [`Analyses::fused_arrives`]: crate::system::Analyses::fused_arrives
@@ -118,19 +118,13 @@ impl System<'_> {
         }
         let ins = self.p.instr(ThreadId(t as u32), th.pc)?;
         let InstrKind::Barrier {
-            op: op @ BarrierOp::Arrive(a),
+            op: op @ BarrierOp::Arrive(_),
             sel,
-            result,
+            ..
         } = &ins.kind
         else {
             return None;
         };
-        if a.set_count.is_some()
-            || a.mask.is_some()
-            || matches!(result, Some(BarrierResult::IsFirst(_) | BarrierResult::Reduce(_)))
-        {
-            return None;
-        }
         let b = self.resolve(s, t, *sel)?;
         // Only into a phase some arrive opened: a chain stops at each
         // phase's first arrive, so the state between two phases is stored

@@ -308,11 +308,11 @@ impl State {
 
 impl Phase {
     /// A phase with no members yet.
-    pub fn new(number: u32, mask: JoinMask, bound: Bits) -> Phase {
+    pub fn new(number: u32, bound: Bits) -> Phase {
         Phase {
             number,
             members: Members::default(),
-            mask,
+            mask: JoinMask::default(),
             strays: bound.clone(),
             bound,
             arrivals: 0,

@@ -636,7 +636,7 @@ impl System<'_> {
         let code = self.p.threads[t].code.0;
         let bar = &mut s.bars[b];
         if bar.open.is_none() {
-            bar.open = Some(Phase::new(bar.next_phase, JoinMask::default(), Bits::new(nt)));
+            bar.open = Some(Phase::new(bar.next_phase, Bits::new(nt)));
             bar.next_phase += 1;
         }
         let open = bar.open.as_mut().expect("just opened");
