@@ -82,7 +82,8 @@ pub struct CheckArgs {
     /// The output, witnesses and order included, does not depend on it.
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
-    /// Reduction off: delay waits on completed phases like any other step.
+    /// Reduction off: delay waits on completed phases, and arrives into
+    /// open phases, like any other step.
     #[arg(long)]
     no_fuse: bool,
     /// Reduction off: interleave the steps of threads that share no
