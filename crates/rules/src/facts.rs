@@ -107,6 +107,10 @@ pub(crate) struct Ordered<'a> {
     pub facts: Facts<'a>,
     /// `before[e]` holds every event that executes before `e`.
     pub before: Vec<Bits>,
+    /// `Execution::started_before` by thread: the events each thread's
+    /// start executes before (so `entitles` reads one thread's list, not
+    /// every thread's).
+    pub started: Vec<Vec<EventId>>,
 }
 
 impl<'a> Deref for Ordered<'a> {
@@ -116,7 +120,19 @@ impl<'a> Deref for Ordered<'a> {
     }
 }
 
-impl Ordered<'_> {
+impl<'a> Ordered<'a> {
+    /// The facts ordered by `before` (barrier-executes-before).
+    pub fn new(facts: Facts<'a>, before: Vec<Bits>) -> Self {
+        let exec = facts.exec;
+        let mut started = vec![Vec::new(); exec.program_order.len()];
+        for &(t, y) in &exec.started_before {
+            if let Some(ys) = started.get_mut(t.index()) {
+                ys.push(y);
+            }
+        }
+        Ordered { facts, before, started }
+    }
+
     /// Does `a` barrier-execute-before `b`?
     pub fn eb(&self, a: EventId, b: EventId) -> bool {
         self.before[b.index()].get(a.index())
@@ -133,10 +149,10 @@ impl Ordered<'_> {
             Join::Launch(t) => {
                 exec.event(x).thread == Some(t)
                     || exec.program_order[t.index()].first().is_some_and(|&f| self.eb(f, x))
-                    || exec
-                        .started_before
-                        .iter()
-                        .any(|&(u, y)| u == t && (y == x || self.eb(y, x)))
+                    || self
+                        .started
+                        .get(t.index())
+                        .is_some_and(|ys| ys.iter().any(|&y| y == x || self.eb(y, x)))
             }
         }
     }

@@ -207,7 +207,7 @@ impl Checker<'_> {
                 return None;
             }
         };
-        let f = Ordered { facts, before };
+        let f = Ordered::new(facts, before);
         for order in &self.exec.bmo {
             for (i, &a) in order.iter().enumerate() {
                 for &b in &order[i + 1..] {
