@@ -31,7 +31,7 @@ use crate::system::System;
 use crate::witness::ExecNames;
 use bc_graph::bits::Bits;
 use bc_graph::*;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 /// Compaction checks the budget every this many events of its quadratic
 /// loops.
@@ -123,6 +123,17 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
     out
 }
 
+/// What a thread's start executes before once compaction forgets its
+/// first event ([`System::launch_starts`]): kept events (ids of the
+/// execution before compaction) and live threads' next event slots, none
+/// of which another of them executes before. It may list the thread's own
+/// events and slot, which no summary edge needs.
+#[derive(Debug)]
+struct Frontier {
+    events: Vec<usize>,
+    slots: Vec<usize>,
+}
+
 impl System<'_> {
     /// Forgets the forgettable history of `s` (threads named under the
     /// renaming `ident`). When it forgets anything, it returns the
@@ -177,7 +188,7 @@ impl System<'_> {
                 s.hist[u]
                     .len()
                     .checked_sub(1)
-                    .map(|po| ids[&(u as u32, po as u32)].index())
+                    .map(|po| ids.at(u as u32, po as u32).index())
             })
             .collect();
         let last = |u: usize| lasts[u];
@@ -208,7 +219,10 @@ impl System<'_> {
         }
         let closed: Vec<bool> = (0..n).map(|e| settled[e] && preds_settled[e]).collect();
         let forget = |e: usize| closed[e];
-        let by_id: HashMap<usize, (u32, u32)> = ids.iter().map(|(&k, &v)| (v.index(), k)).collect();
+        let mut by_id: Vec<Option<(u32, u32)>> = vec![None; n];
+        for (k, v) in ids.iter() {
+            by_id[v.index()] = Some(k);
+        }
         // Per arrive: some wait on its phase is its own thread's or
         // executes before its thread's future (arrive-then-drop, below).
         // One pass over the waits' participants, not one per arrive (that
@@ -243,7 +257,7 @@ impl System<'_> {
                     ev.thread.is_some()
                         && ev.target == target
                         && !matches!(ev.kind, EventKind::Join)
-                        && !open.contains(&by_id[&e])
+                        && by_id[e].is_none_or(|k| !open.contains(&k))
                 })
                 .collect();
             // Completed waits need only their predecessors settled (they
@@ -285,7 +299,7 @@ impl System<'_> {
         // barrier or on one exclusive with it: joined-before reads it.
         for t in 0..nt {
             for (po, ev) in s.hist[t].iter().enumerate() {
-                let e = ids[&(t as u32, po as u32)].index();
+                let e = ids.at(t as u32, po as u32).index();
                 if !matches!(ev.kind, HKind::Join) || !forget(e) {
                     continue;
                 }
@@ -298,7 +312,7 @@ impl System<'_> {
                 let alive_t = s.threads[t].status == Status::Running;
                 let needed = (alive_t && latest == Some(po))
                     || s.hist[t][po + 1..].iter().enumerate().any(|(k, later)| {
-                        let l = ids[&(t as u32, (po + 1 + k) as u32)].index();
+                        let l = ids.at(t as u32, (po + 1 + k) as u32).index();
                         !drop[l]
                             && match later.target {
                                 Target::Barrier(c) => c == b || exec.mutually_exclusive(b, c),
@@ -319,14 +333,14 @@ impl System<'_> {
             return None;
         }
         let found = self.history_rules(s, ident);
-        let starts = self.launch_starts(s, &exec, &before, &ids, &drop, &alive);
+        let starts = self.launch_starts(s, &exec, &before, &lasts, &drop, &alive);
         let old_extra = std::mem::take(&mut s.extra);
         // The new history: kept events, renumbered per thread.
         let mut remap: HashMap<(u32, u32), (u32, u32)> = HashMap::new();
         for t in 0..nt {
             let mut kept = Vec::new();
             for (po, ev) in s.hist[t].iter().enumerate() {
-                let e = ids[&(t as u32, po as u32)].index();
+                let e = ids.at(t as u32, po as u32).index();
                 if !drop[e] {
                     remap.insert((t as u32, po as u32), (t as u32, kept.len() as u32));
                     kept.push(ev.clone());
@@ -380,14 +394,14 @@ impl System<'_> {
         // anchor edge to each thread's next event slot.
         let kept_before = |u: usize, k: u32| -> u32 {
             (0..k.min(next[u]))
-                .filter(|&po| !drop[ids[&(u as u32, po)].index()])
+                .filter(|&po| !drop[ids.at(u as u32, po).index()])
                 .count() as u32
                 + k.saturating_sub(next[u])
         };
-        let mut extra = BTreeSet::new();
+        let mut extra = crate::state::EdgeSets::new(s.hist.iter().map(|h| h.len() as u32 + 1));
         for ((t, po), (u, k)) in old_extra.iter().flat_map(crate::state::Fan::edges) {
             if let Some(x) = remap.get(&(t, po)) {
-                extra.insert((*x, (u, kept_before(u as usize, k))));
+                extra.insert(*x, (u, kept_before(u as usize, k)));
             }
         }
         for (i, a) in (0..n).filter(|&a| !drop[a] && closed[a]).enumerate() {
@@ -396,36 +410,39 @@ impl System<'_> {
                 // The state is half rewritten; the caller discards it.
                 return None;
             }
-            let Some(x) = by_id.get(&a).and_then(re) else { continue };
+            let Some(x) = by_id[a].and_then(|k| re(&k)) else {
+                continue;
+            };
             for c in (0..n).filter(|&c| !drop[c] && thread_of(c).is_some() && thread_of(c) != thread_of(a) && eb(a, c))
             {
-                if let Some(y) = by_id.get(&c).and_then(re) {
+                if let Some(y) = by_id[c].and_then(|k| re(&k)) {
                     // Checked per new edge only: a repeated one leaves the
                     // count where it was.
-                    if extra.insert((x, y)) && extra.len() % (CHECK_EVERY << 10) == 0 && over() {
+                    if extra.insert(x, y) && extra.len().is_multiple_of(CHECK_EVERY << 10) && over() {
                         return None;
                     }
                 }
             }
             for &u in &alive {
                 if Some(ThreadId(u as u32)) != thread_of(a) && last(u).is_some_and(|l| eb(a, l)) {
-                    extra.insert((x, (u as u32, kept_before(u, next[u]))));
+                    extra.insert(x, (u as u32, kept_before(u, next[u])));
                 }
             }
         }
-        for (t, to) in starts {
-            let y = match to {
-                Ok(c) => by_id.get(&c).and_then(re),
-                Err(u) => Some((u as u32, kept_before(u, next[u]))),
-            };
-            if let Some(y) = y {
-                extra.insert(((t as u32, START), y));
-            }
+        // Each distinct frontier as new slots once.
+        let mut slots_of: HashMap<*const Frontier, Bits> = HashMap::new();
+        for (t, frontier) in &starts {
+            let set = slots_of.entry(std::rc::Rc::as_ptr(frontier)).or_insert_with(|| {
+                let events = (frontier.events.iter()).filter_map(|&c| by_id[c].and_then(|k| re(&k)));
+                let slots = (frontier.slots.iter()).map(|&u| (u as u32, kept_before(u, next[u])));
+                extra.slot_set(events.chain(slots))
+            });
+            extra.insert_set((*t as u32, START), set);
         }
         if over() {
             return None;
         }
-        s.extra = crate::state::fans(&extra);
+        s.extra = extra.fans();
         // Everything is judged before any of it is forgotten: the caller
         // judges the execution as it was.
         Some((exec, names, found))
@@ -438,26 +455,35 @@ impl System<'_> {
     /// thread's first event executes before: "No joins", docs/semantics.md).
     /// For each thread whose first event is forgotten now or was before,
     /// the kept events the start executes before that no other such kept
-    /// event executes before (`Ok`), and the live threads whose next event
-    /// it executes before with no kept event in between (`Err`).
+    /// event executes before, and the live threads whose next event it
+    /// executes before with no kept event in between ([`Frontier`]).
+    ///
+    /// Threads share frontiers: on a phase of T threads every start reaches
+    /// the same kept events, and computing each thread's frontier alone
+    /// cost T^2 passes over the execution a compaction. The start of `t`
+    /// reaches `x` when `x` is `t`'s, or `t`'s first event in the execution
+    /// executes before `x`, or a recorded `started_before` event of `t` is
+    /// `x` or executes before it. Adding `t`'s own kept events to its
+    /// recorded ones changes nothing (they follow its first event), and
+    /// makes the recorded sets of a phase's threads equal: the reach of a
+    /// recorded set, and the frontier of a reached set, are computed once
+    /// per distinct set. Each frontier still lists `t`'s own events and
+    /// slot; the caller leaves those out.
     fn launch_starts(
         &self,
         s: &State,
         exec: &Execution,
         before: &[bc_graph::bits::Bits],
-        ids: &HashMap<(u32, u32), EventId>,
+        lasts: &[Option<usize>],
         drop: &[bool],
         alive: &[usize],
-    ) -> Vec<(usize, Result<usize, usize>)> {
+    ) -> Vec<(usize, std::rc::Rc<Frontier>)> {
         let mut out = Vec::new();
         if self.p.model.rules.has(bc_models::Rule::JoinedBefore) {
             return out;
         }
         let n = exec.events.len();
-        let eb = |a: usize, b: usize| before[b].get(a);
-        // Whether some event of `set` executes before `x` (sets of events
-        // as bits: a kernel of T threads records about T^2 starts, and
-        // scanning them per thread and event cost T^3 a compaction).
+        // Whether some event of `set` executes before `x`.
         let meets = |set: &Bits, x: usize| before[x].as_words().iter().zip(set.as_words()).any(|(a, b)| a & b != 0);
         // The same, for an event of `set` other than `x` itself.
         let meets_other = |set: &Bits, x: usize| {
@@ -471,51 +497,71 @@ impl System<'_> {
                     a & b & own != 0
                 })
         };
-        let mut recorded_by: Vec<Vec<usize>> = vec![Vec::new(); s.threads.len()];
-        for (u, y) in &exec.started_before {
-            recorded_by[u.index()].push(y.index());
+        // Per thread, the entries that record its start.
+        let mut entries_of: Vec<Vec<usize>> = vec![Vec::new(); s.threads.len()];
+        for (i, (ts, _)) in exec.started_before.iter().enumerate() {
+            for u in ts {
+                entries_of[u.index()].push(i);
+            }
         }
-        for (t, recorded) in recorded_by.iter().enumerate() {
+        // The events a recorded set reaches (itself included), and the
+        // frontier of a set of reached kept events, per distinct set.
+        let mut reach_of: HashMap<Bits, Bits> = HashMap::new();
+        let mut frontier_of: HashMap<(Bits, Vec<usize>), std::rc::Rc<Frontier>> = HashMap::new();
+        for (t, entries) in entries_of.iter().enumerate() {
             let first = exec.program_order[t].first().map(|f| f.index());
-            if recorded.is_empty() && first.is_none_or(|f| !drop[f]) {
+            if entries.is_empty() && first.is_none_or(|f| !drop[f]) {
                 // The first event stays and is the real one.
                 continue;
             }
             let mut rec = Bits::new(n);
-            for &y in recorded {
-                rec.set(y);
+            for &i in entries {
+                for y in &exec.started_before[i].1 {
+                    rec.set(y.index());
+                }
             }
-            let from_start = |x: usize| {
-                exec.events[x].thread == Some(ThreadId(t as u32))
-                    || first.is_some_and(|f| eb(f, x))
-                    || rec.get(x)
-                    || meets(&rec, x)
-            };
-            let kept: Vec<usize> = (0..n)
-                .filter(|&x| !drop[x] && exec.events[x].thread.is_some() && from_start(x))
-                .collect();
+            for e in &exec.program_order[t] {
+                rec.set(e.index());
+            }
+            let reach = reach_of
+                .entry(rec)
+                .or_insert_with_key(|rec| {
+                    let mut r = Bits::new(n);
+                    for x in 0..n {
+                        if rec.get(x) || meets(rec, x) {
+                            r.set(x);
+                        }
+                    }
+                    r
+                })
+                .clone();
+            // The kept thread events reached, and the live threads whose
+            // last event is reached but forgotten (a kept last event that
+            // is reached is in the set).
             let mut kept_set = Bits::new(n);
-            for &c in &kept {
-                kept_set.set(c);
-            }
-            for &c in &kept {
-                // No other kept event executes before it.
-                if exec.events[c].thread != Some(ThreadId(t as u32)) && !meets_other(&kept_set, c) {
-                    out.push((t, Ok(c)));
+            for (x, ev) in exec.events.iter().enumerate() {
+                if reach.get(x) && !drop[x] && ev.thread.is_some() {
+                    kept_set.set(x);
                 }
             }
-            for &u in alive {
-                let Some(l) = s.hist[u]
-                    .len()
-                    .checked_sub(1)
-                    .map(|po| ids[&(u as u32, po as u32)].index())
-                else {
-                    continue;
-                };
-                if u != t && from_start(l) && !kept_set.get(l) && !meets(&kept_set, l) {
-                    out.push((t, Err(u)));
-                }
-            }
+            let dropped_lasts: Vec<usize> = alive
+                .iter()
+                .copied()
+                .filter(|&u| lasts[u].is_some_and(|l| drop[l] && reach.get(l)))
+                .collect();
+            let frontier = frontier_of
+                .entry((kept_set, dropped_lasts))
+                .or_insert_with_key(|(kept_set, dropped_lasts)| {
+                    let events = (0..n)
+                        .filter(|&c| kept_set.get(c) && !meets_other(kept_set, c))
+                        .collect();
+                    let slots = (dropped_lasts.iter().copied())
+                        .filter(|&u| lasts[u].is_some_and(|l| !meets(kept_set, l)))
+                        .collect();
+                    std::rc::Rc::new(Frontier { events, slots })
+                })
+                .clone();
+            out.push((t, frontier));
         }
         out
     }

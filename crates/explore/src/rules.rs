@@ -598,14 +598,18 @@ impl System<'_> {
         out
     }
 
-    /// The waits each event of `s` participates in, by participant.
-    fn waits_of(s: &State) -> HashMap<(u32, u32), Vec<(u32, u32)>> {
-        let mut out: HashMap<(u32, u32), Vec<(u32, u32)>> = HashMap::new();
+    /// The waits each of `events` participates in, by participant (only
+    /// those: every participant of a phase of T threads would be T^2
+    /// entries).
+    fn waits_of(s: &State, events: &[(u32, u32)]) -> HashMap<(u32, u32), Vec<(u32, u32)>> {
+        let mut out: HashMap<(u32, u32), Vec<(u32, u32)>> = events.iter().map(|&a| (a, Vec::new())).collect();
         for (t, h) in s.hist.iter().enumerate() {
             for (po, ev) in h.iter().enumerate() {
                 if let HKind::Wait { participants, .. } = &ev.kind {
-                    for &x in participants.iter() {
-                        out.entry(x).or_default().push((t as u32, po as u32));
+                    for x in participants.iter() {
+                        if let Some(ws) = out.get_mut(x) {
+                            ws.push((t as u32, po as u32));
+                        }
                     }
                 }
             }
@@ -699,26 +703,35 @@ impl System<'_> {
     /// `s`. Compaction forgets an arrive only once a wait on its phase
     /// precedes every later drop of its thread.
     pub(crate) fn arrive_then_drop(&self, s: &State, eb: &ExecutesBefore, ident: &[u32]) -> Option<String> {
-        let waits_of = Self::waits_of(s);
+        // The pairs to judge: an arrive, then a drop of its thread on
+        // its barrier.
+        let mut pairs = Vec::new();
         for (t, h) in s.hist.iter().enumerate() {
             for (d, drop) in h.iter().enumerate().filter(|(_, e)| matches!(e.kind, HKind::Drop)) {
                 for (a, _) in h[..d].iter().enumerate().filter(|(_, e)| {
                     e.target == drop.target
                         && matches!(e.kind, HKind::Arrive(_, c) if !matches!(c, Some(ArriveCount::Threads(_))))
                 }) {
-                    let (a, d) = ((t as u32, a as u32), (t as u32, d as u32));
-                    let Some(ws) = waits_of.get(&a).filter(|ws| !ws.is_empty()) else {
-                        continue;
-                    };
-                    if !ws.iter().any(|&w| eb.eb(w, d)) {
-                        return Some(format!(
-                            "{} arrives, then {} drops before any wait its arrive participates in has completed (e.g. {})",
-                            self.label_of(s, a.0, a.1, ident),
-                            self.label_of(s, d.0, d.1, ident),
-                            self.label_of(s, ws[0].0, ws[0].1, ident)
-                        ));
-                    }
+                    pairs.push(((t as u32, a as u32), (t as u32, d as u32)));
                 }
+            }
+        }
+        if pairs.is_empty() {
+            return None;
+        }
+        let arrives: Vec<(u32, u32)> = pairs.iter().map(|&(a, _)| a).collect();
+        let waits_of = Self::waits_of(s, &arrives);
+        for (a, d) in pairs {
+            let Some(ws) = waits_of.get(&a).filter(|ws| !ws.is_empty()) else {
+                continue;
+            };
+            if !ws.iter().any(|&w| eb.eb(w, d)) {
+                return Some(format!(
+                    "{} arrives, then {} drops before any wait its arrive participates in has completed (e.g. {})",
+                    self.label_of(s, a.0, a.1, ident),
+                    self.label_of(s, d.0, d.1, ident),
+                    self.label_of(s, ws[0].0, ws[0].1, ident)
+                ));
             }
         }
         None

@@ -255,54 +255,145 @@ impl Fan {
     }
 }
 
-/// The canonical fans of a set of edges, none of which joins two events
-/// of one thread. Each source's *extended* target set is its targets plus
-/// every target of its own thread that some edge has (those are not its
-/// edges, since a fan leaves out its sources' own threads); sources with
-/// equal extended sets share a fan. This depends on the edges alone and
-/// commutes with renaming threads, so equal edge sets, and edge sets equal
-/// up to a renaming, give equal fans after the renaming (symmetry compares
-/// states by their encodings).
-pub fn fans(edges: &std::collections::BTreeSet<Edge>) -> Vec<Fan> {
-    let all: std::collections::BTreeSet<(u32, u32)> = edges.iter().map(|&(_, y)| y).collect();
-    // Per extended target set, its sources.
-    type Slots = Vec<(u32, u32)>;
-    let mut groups: std::collections::HashMap<Slots, Slots> = Default::default();
-    let mut it = edges.iter().peekable();
-    while let Some(&(x, y)) = it.next() {
-        debug_assert_ne!(x.0, y.0, "no summary edge joins two events of one thread");
-        let mut ext = vec![y];
-        while let Some(&&(x2, y2)) = it.peek() {
-            if x2 != x {
-                break;
-            }
-            debug_assert_ne!(x.0, y2.0, "no summary edge joins two events of one thread");
-            ext.push(y2);
-            it.next();
+/// A set of summary edges under construction, one target set per source
+/// (bits over every thread's slots: its kept events, then its next event
+/// slot), so that compaction never materializes the T^2 edges of a phase
+/// of T threads one by one. [`EdgeSets::fans`] factors them.
+pub(crate) struct EdgeSets {
+    /// Per thread, the index of its first slot; one more entry at the end.
+    offsets: Vec<u32>,
+    /// Per source, its targets.
+    targets: std::collections::BTreeMap<(u32, u32), bc_graph::bits::Bits>,
+    /// Edges inserted that were new.
+    len: usize,
+}
+
+impl EdgeSets {
+    /// No edges, over threads with `slots[u]` slots each (kept events and
+    /// the next event slot).
+    pub fn new(slots: impl IntoIterator<Item = u32>) -> EdgeSets {
+        let mut offsets = vec![0];
+        for k in slots {
+            offsets.push(offsets.last().copied().unwrap_or(0) + k);
         }
-        ext.extend(all.range((x.0, 0)..=(x.0, u32::MAX)).copied());
-        ext.sort_unstable();
-        groups.entry(ext).or_default().push(x);
+        EdgeSets {
+            offsets,
+            targets: Default::default(),
+            len: 0,
+        }
     }
-    let mut out: Vec<Fan> = groups
-        .into_iter()
-        .map(|(targets, sources)| Fan { sources, targets })
-        .collect();
-    out.sort_unstable_by(|a, b| a.sources.cmp(&b.sources));
-    out
+
+    fn slots(&self) -> usize {
+        self.offsets.last().copied().unwrap_or(0) as usize
+    }
+
+    /// Adds edge `x -> y` (of two threads; `y` within its thread's slots);
+    /// whether it is new.
+    pub fn insert(&mut self, x: (u32, u32), y: (u32, u32)) -> bool {
+        debug_assert_ne!(x.0, y.0, "no summary edge joins two events of one thread");
+        let slot = (self.offsets[y.0 as usize] + y.1) as usize;
+        debug_assert!(
+            slot < self.offsets[y.0 as usize + 1] as usize,
+            "a target within its thread's slots"
+        );
+        let n = self.slots();
+        let set = self.targets.entry(x).or_insert_with(|| bc_graph::bits::Bits::new(n));
+        let new = !set.get(slot);
+        set.set(slot);
+        self.len += usize::from(new);
+        new
+    }
+
+    /// A set of slots, for [`EdgeSets::insert_set`].
+    pub fn slot_set(&self, slots: impl IntoIterator<Item = (u32, u32)>) -> bc_graph::bits::Bits {
+        let mut set = bc_graph::bits::Bits::new(self.slots());
+        for y in slots {
+            set.set((self.offsets[y.0 as usize] + y.1) as usize);
+        }
+        set
+    }
+
+    /// Adds an edge from `x` to each slot of `set` ([`EdgeSets::slot_set`])
+    /// of a thread other than `x`'s.
+    pub fn insert_set(&mut self, x: (u32, u32), set: &bc_graph::bits::Bits) {
+        let (lo, hi) = (
+            self.offsets[x.0 as usize] as usize,
+            self.offsets[x.0 as usize + 1] as usize,
+        );
+        let n = self.slots();
+        let mine = self.targets.entry(x).or_insert_with(|| bc_graph::bits::Bits::new(n));
+        let had = mine.count();
+        mine.union_with(set);
+        for i in lo..hi {
+            mine.clear(i);
+        }
+        if mine.count() == 0 {
+            self.targets.remove(&x);
+        } else {
+            self.len += mine.count() - had;
+        }
+    }
+
+    /// How many distinct edges were inserted.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The slot of bit `i`.
+    fn slot_at(&self, i: usize) -> (u32, u32) {
+        let u = self.offsets.partition_point(|&o| o as usize <= i) - 1;
+        (u as u32, i as u32 - self.offsets[u])
+    }
+
+    /// The canonical fans of the edges. Each source's *extended* target
+    /// set is its targets plus every target of its own thread that some
+    /// edge has (those are not its edges, since a fan leaves out its
+    /// sources' own threads); sources with equal extended sets share a
+    /// fan. This depends on the edges alone and commutes with renaming
+    /// threads, so equal edge sets, and edge sets equal up to a renaming,
+    /// give equal fans after the renaming (symmetry compares states by
+    /// their encodings).
+    pub fn fans(self) -> Vec<Fan> {
+        let mut all = bc_graph::bits::Bits::new(self.slots());
+        for set in self.targets.values() {
+            all.union_with(set);
+        }
+        // Per extended target set, its sources (in order: sources are
+        // visited sorted).
+        let mut groups: std::collections::HashMap<bc_graph::bits::Bits, Vec<(u32, u32)>> = Default::default();
+        let mut order = Vec::new();
+        for (x, mut ext) in self.targets.iter().map(|(&x, set)| (x, set.clone())) {
+            let t = x.0 as usize;
+            for i in self.offsets[t] as usize..self.offsets[t + 1] as usize {
+                if all.get(i) {
+                    ext.set(i);
+                }
+            }
+            let sources = groups.entry(ext).or_insert_with_key(|ext| {
+                order.push(ext.clone());
+                Vec::new()
+            });
+            sources.push(x);
+        }
+        // Groups in the order of their first sources: sorted by sources.
+        order
+            .into_iter()
+            .map(|ext| {
+                let sources = groups.remove(&ext).expect("every group was recorded");
+                let targets = (0..self.slots())
+                    .filter(|&i| ext.get(i))
+                    .map(|i| self.slot_at(i))
+                    .collect();
+                Fan { sources, targets }
+            })
+            .collect()
+    }
 }
 
 impl State {
     /// Every summary edge, in no particular order.
     pub fn extra_edges(&self) -> impl Iterator<Item = Edge> + '_ {
         self.extra.iter().flat_map(Fan::edges)
-    }
-
-    /// Every summary edge, sorted.
-    pub fn extra_sorted(&self) -> Vec<Edge> {
-        let mut v: Vec<Edge> = self.extra_edges().collect();
-        v.sort_unstable();
-        v
     }
 }
 

@@ -9,7 +9,43 @@ use crate::step::decode_token;
 use crate::system::System;
 use crate::{Step, Witness};
 use bc_graph::*;
-use std::collections::HashMap;
+
+/// The event id of each `(thread, po)` history entry and `(LAUNCH, barrier)`
+/// launch init of an execution built from a state: a thread's events are
+/// numbered consecutively, so a lookup is an index, not a hash (compaction
+/// looks up about T^2 keys on a phase of T threads).
+#[derive(Default)]
+pub(crate) struct EventIds {
+    /// Per barrier instance, its launch init's id, if the execution has one.
+    launch: Vec<Option<EventId>>,
+    /// Per thread, the id of its first history entry and how many it has.
+    threads: Vec<(u32, u32)>,
+}
+
+impl EventIds {
+    /// The id of history entry `k` (`(t, po)` or `(LAUNCH, barrier)`), if
+    /// the execution has it.
+    pub(crate) fn get(&self, k: &(u32, u32)) -> Option<EventId> {
+        if k.0 == LAUNCH {
+            return self.launch.get(k.1 as usize).copied().flatten();
+        }
+        let &(first, len) = self.threads.get(k.0 as usize)?;
+        (k.1 < len).then(|| EventId(first + k.1))
+    }
+
+    /// The id of thread `t`'s history entry `po`, which the execution has.
+    pub(crate) fn at(&self, t: u32, po: u32) -> EventId {
+        self.get(&(t, po)).expect("an entry of the execution's history")
+    }
+
+    /// Every key with its id.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = ((u32, u32), EventId)> + '_ {
+        let launch = (self.launch.iter().enumerate()).filter_map(|(b, id)| id.map(|id| ((LAUNCH, b as u32), id)));
+        let threads = (self.threads.iter().enumerate())
+            .flat_map(|(t, &(first, len))| (0..len).map(move |po| ((t as u32, po), EventId(first + po))));
+        launch.chain(threads)
+    }
+}
 
 /// Event and barrier names for rule-checker messages and witnesses.
 pub(crate) struct ExecNames {
@@ -68,16 +104,14 @@ impl System<'_> {
     }
 
     /// The execution, its names, and the id of each `(thread, po)` event.
-    pub(crate) fn execution_ids(
-        &self,
-        s: &State,
-        stuck: &[usize],
-        ident: &[u32],
-    ) -> (Execution, ExecNames, HashMap<(u32, u32), EventId>) {
+    pub(crate) fn execution_ids(&self, s: &State, stuck: &[usize], ident: &[u32]) -> (Execution, ExecNames, EventIds) {
         let p = self.p;
         let mut b = ExecutionBuilder::new(p.threads.len(), p.barriers.len());
         let mut labels = Vec::new();
-        let mut ids: HashMap<(u32, u32), EventId> = HashMap::new();
+        let mut ids = EventIds {
+            launch: vec![None; p.barriers.len()],
+            threads: Vec::with_capacity(s.hist.len()),
+        };
         // The waits of the `stuck` threads, resolved first: their barriers
         // are operated on too.
         let stuck_waits: Vec<(usize, u32, EventKind, usize)> = stuck
@@ -127,7 +161,7 @@ impl System<'_> {
                     EventKind::Init { count: k },
                     Target::Barrier(BarrierId(i as u32)),
                 );
-                ids.insert((LAUNCH, i as u32), id);
+                ids.launch[i] = Some(id);
                 if s.bars[i].phase_base > 0 {
                     b.phase_base(BarrierId(i as u32), s.bars[i].phase_base);
                 }
@@ -136,6 +170,7 @@ impl System<'_> {
         }
         let mut waits = Vec::new();
         for (t, evs) in s.hist.iter().enumerate() {
+            ids.threads.push((0, 0));
             for (po, ev) in evs.iter().enumerate() {
                 let kind = match &ev.kind {
                     HKind::Init(k) => EventKind::Init { count: *k },
@@ -168,7 +203,16 @@ impl System<'_> {
                     HKind::NoEffect(op) => EventKind::NoEffect { op: *op },
                 };
                 let id = b.event(Some(ThreadId(t as u32)), ev.pc, kind, ev.target);
-                ids.insert((t as u32, po as u32), id);
+                let entry = &mut ids.threads[t];
+                if po == 0 {
+                    entry.0 = id.0;
+                }
+                debug_assert_eq!(
+                    id.0,
+                    entry.0 + po as u32,
+                    "a thread's events are numbered consecutively"
+                );
+                entry.1 += 1;
                 labels.push(self.label_of(s, t as u32, po as u32, ident));
                 if let HKind::Wait { participants, .. } = &ev.kind {
                     waits.push((id, participants.clone()));
@@ -191,12 +235,12 @@ impl System<'_> {
             ));
         }
         for (w, ps) in waits {
-            let ps = ps.iter().filter_map(|k| ids.get(k).copied()).collect();
+            let ps = ps.iter().filter_map(|k| ids.get(k)).collect();
             b.set_participants(w, ps);
         }
         for order in &s.bmo {
             for k in order {
-                if let Some(&id) = ids.get(k) {
+                if let Some(id) = ids.get(k) {
                     b.bmo(id);
                 }
             }
@@ -204,12 +248,25 @@ impl System<'_> {
         for &(x, y) in &p.mutually_exclusive {
             b.mutually_exclusive(x, y);
         }
-        for (x, y) in &s.extra_sorted() {
-            match (x.1 == START, ids.get(x), ids.get(y)) {
-                (true, _, Some(&c)) => b.started_before(ThreadId(x.0), c),
-                (false, Some(&a), Some(&c)) => b.extra_eb(a, c),
-                _ => {}
+        // Summary edges fan by fan: thread starts as factored
+        // `started_before` entries, event sources as edges (sorted).
+        let mut extra = Vec::new();
+        for fan in &s.extra {
+            let (starts, events): (Vec<&(u32, u32)>, Vec<_>) = fan.sources.iter().partition(|x| x.1 == START);
+            let targets = || fan.targets.iter().filter_map(|y| ids.get(y).map(|c| (y.0, c)));
+            b.starts_before(
+                starts.iter().map(|x| ThreadId(x.0)).collect(),
+                targets().map(|(_, c)| c).collect(),
+            );
+            for x in events {
+                if let Some(a) = ids.get(x) {
+                    extra.extend(targets().filter(|&(u, _)| u != x.0).map(|(_, c)| (a, c)));
+                }
             }
+        }
+        extra.sort_unstable();
+        for (a, c) in extra {
+            b.extra_eb(a, c);
         }
         let names = ExecNames {
             labels,

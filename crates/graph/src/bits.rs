@@ -64,6 +64,10 @@ impl Bits {
     pub fn bytes(&self) -> usize {
         self.large.len() * 8
     }
+    /// How many bits are set.
+    pub fn count(&self) -> usize {
+        self.words().iter().map(|w| w.count_ones() as usize).sum()
+    }
     pub fn union_with(&mut self, o: &Bits) {
         for (a, b) in self.words_mut().iter_mut().zip(o.words()) {
             *a |= b;

@@ -198,11 +198,14 @@ pub struct Execution {
     pub extra_eb: Vec<(EventId, EventId)>,
     /// Where a model joins every thread at launch (no `joined-before`
     /// rule), the join executes before whatever the thread's first event
-    /// executes before. Once an explorer has forgotten that event, `(t, e)`
-    /// records that thread `t`'s start executes before `e` (and so before
-    /// everything `e` executes before); otherwise the first event kept
-    /// stands for the start.
-    pub started_before: Vec<(ThreadId, EventId)>,
+    /// executes before. Once an explorer has forgotten that event, an
+    /// entry `(ts, es)` records that the start of each thread of `ts`
+    /// executes before each event of `es` (and so before everything they
+    /// execute before); otherwise the first event kept stands for the
+    /// start. Factored (a phase of T threads leaves every start before
+    /// every thread's wait: T^2 pairs, in one entry of T and T); `es` may
+    /// list a thread's own events, which its start precedes anyway.
+    pub started_before: Vec<(Vec<ThreadId>, Vec<EventId>)>,
     /// Per barrier instance (missing = 0): the number of the first phase
     /// after a launch init that stands for forgotten phases, so phase
     /// numbers (tokens) keep counting from where the forgotten ones ended.
@@ -302,7 +305,14 @@ impl ExecutionBuilder {
     /// Records that thread `t`'s start executes before `e` through
     /// forgotten events (see [`Execution::started_before`]).
     pub fn started_before(&mut self, t: ThreadId, e: EventId) {
-        self.exec.started_before.push((t, e));
+        self.exec.started_before.push((vec![t], vec![e]));
+    }
+    /// Records that the start of each of `ts` executes before each of
+    /// `es` through forgotten events.
+    pub fn starts_before(&mut self, ts: Vec<ThreadId>, es: Vec<EventId>) {
+        if !ts.is_empty() && !es.is_empty() {
+            self.exec.started_before.push((ts, es));
+        }
     }
     /// Phases after `b`'s launch init are numbered from `n` on.
     pub fn phase_base(&mut self, b: BarrierId, n: u32) {

@@ -107,10 +107,10 @@ pub(crate) struct Ordered<'a> {
     pub facts: Facts<'a>,
     /// `before[e]` holds every event that executes before `e`.
     pub before: Vec<Bits>,
-    /// `Execution::started_before` by thread: the events each thread's
-    /// start executes before (so `entitles` reads one thread's list, not
-    /// every thread's).
-    pub started: Vec<Vec<EventId>>,
+    /// `Execution::started_before` by thread: the entries that name the
+    /// thread (so `entitles` reads one thread's lists, not every
+    /// thread's).
+    pub started: Vec<Vec<usize>>,
 }
 
 impl<'a> Deref for Ordered<'a> {
@@ -125,9 +125,11 @@ impl<'a> Ordered<'a> {
     pub fn new(facts: Facts<'a>, before: Vec<Bits>) -> Self {
         let exec = facts.exec;
         let mut started = vec![Vec::new(); exec.program_order.len()];
-        for &(t, y) in &exec.started_before {
-            if let Some(ys) = started.get_mut(t.index()) {
-                ys.push(y);
+        for (i, (ts, _)) in exec.started_before.iter().enumerate() {
+            for t in ts {
+                if let Some(entries) = started.get_mut(t.index()) {
+                    entries.push(i);
+                }
             }
         }
         Ordered { facts, before, started }
@@ -149,10 +151,12 @@ impl<'a> Ordered<'a> {
             Join::Launch(t) => {
                 exec.event(x).thread == Some(t)
                     || exec.program_order[t.index()].first().is_some_and(|&f| self.eb(f, x))
-                    || self
-                        .started
-                        .get(t.index())
-                        .is_some_and(|ys| ys.iter().any(|&y| y == x || self.eb(y, x)))
+                    || self.started.get(t.index()).is_some_and(|entries| {
+                        entries
+                            .iter()
+                            .flat_map(|&i| &exec.started_before[i].1)
+                            .any(|&y| y == x || self.eb(y, x))
+                    })
             }
         }
     }
@@ -172,64 +176,80 @@ pub fn executes_before(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
 pub(crate) fn closure(exec: &Execution, bmo: bool) -> Result<Vec<Bits>, Vec<EventId>> {
     let n = exec.events.len();
     let launch: Vec<EventId> = exec.ids().filter(|&e| exec.event(e).thread.is_none()).collect();
-    let mut preds: Vec<Vec<EventId>> = vec![Vec::new(); n];
+    // Nodes: the events, then one per distinct participant list. The waits
+    // of one phase share their participants (T waits of T participants
+    // each on a phase of T threads): each list's union is taken once, at
+    // its node, and each of its waits reads the node (which is no event,
+    // so it sets no bit).
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
     for w in launch.windows(2) {
-        preds[w[1].index()].push(w[0]);
+        preds[w[1].index()].push(w[0].0);
     }
     for evs in &exec.program_order {
         if let (Some(&first), Some(&l)) = (evs.first(), launch.last()) {
-            preds[first.index()].push(l);
+            preds[first.index()].push(l.0);
         }
         for w in evs.windows(2) {
-            preds[w[1].index()].push(w[0]);
+            preds[w[1].index()].push(w[0].0);
         }
     }
+    let mut lists: rustc_hash::FxHashMap<&[EventId], u32> = Default::default();
     for w in exec.ids() {
-        for &x in exec.participants(w) {
-            preds[w.index()].push(x);
+        let ps = exec.participants(w);
+        if ps.is_empty() {
+            continue;
         }
+        let node = *lists.entry(ps).or_insert_with(|| {
+            preds.push(ps.iter().map(|x| x.0).collect());
+            (preds.len() - 1) as u32
+        });
+        preds[w.index()].push(node);
     }
     for &(a, b) in &exec.extra_eb {
-        preds[b.index()].push(a);
+        preds[b.index()].push(a.0);
     }
     if bmo {
         for o in &exec.bmo {
             for w in o.windows(2) {
-                preds[w[1].index()].push(w[0]);
+                preds[w[1].index()].push(w[0].0);
             }
         }
     }
     // Kahn's algorithm for a topological order.
+    let nodes = preds.len();
     let mut indeg: Vec<usize> = preds.iter().map(|p| p.len()).collect();
-    let mut succs: Vec<Vec<EventId>> = vec![Vec::new(); n];
+    let mut succs: Vec<Vec<u32>> = vec![Vec::new(); nodes];
     for (e, ps) in preds.iter().enumerate() {
-        for p in ps {
-            succs[p.index()].push(EventId(e as u32));
+        for &p in ps {
+            succs[p as usize].push(e as u32);
         }
     }
-    let mut ready: Vec<EventId> = exec.ids().filter(|e| indeg[e.index()] == 0).collect();
+    let mut ready: Vec<u32> = (0..nodes as u32).filter(|&e| indeg[e as usize] == 0).collect();
     ready.reverse();
-    let mut order = Vec::with_capacity(n);
+    let mut order = Vec::with_capacity(nodes);
     while let Some(e) = ready.pop() {
         order.push(e);
-        for &s in &succs[e.index()] {
-            indeg[s.index()] -= 1;
-            if indeg[s.index()] == 0 {
+        for &s in &succs[e as usize] {
+            indeg[s as usize] -= 1;
+            if indeg[s as usize] == 0 {
                 ready.push(s);
             }
         }
     }
-    if order.len() != n {
+    if order.len() != nodes {
         return Err(exec.ids().filter(|e| indeg[e.index()] > 0).collect());
     }
-    let mut before = vec![Bits::new(n); n];
+    let mut before = vec![Bits::new(n); nodes];
     for e in order {
         let mut acc = Bits::new(n);
-        for &p in &preds[e.index()] {
-            acc.union_with(&before[p.index()]);
-            acc.set(p.index());
+        for &p in &preds[e as usize] {
+            acc.union_with(&before[p as usize]);
+            if (p as usize) < n {
+                acc.set(p as usize);
+            }
         }
-        before[e.index()] = acc;
+        before[e as usize] = acc;
     }
+    before.truncate(n);
     Ok(before)
 }
