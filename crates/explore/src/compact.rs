@@ -37,38 +37,23 @@ use std::collections::HashMap;
 /// loops.
 const CHECK_EVERY: usize = 64;
 
-/// Per code and pc, the barrier and location declarations an instruction
-/// reachable from there operates on (a backward fixed point over the
-/// control-flow graph).
-pub(crate) fn touches(p: &Program) -> Vec<Vec<(Vec<bool>, Vec<bool>)>> {
-    let nb = p.threads.first().map_or(0, |t| t.barriers.len());
-    let nl = p.threads.first().map_or(0, |t| t.locs.len());
+/// Per code and pc, the declarations (of `n`) that some instruction
+/// reachable from there names, as `own` lists them per instruction (a
+/// backward fixed point over the control-flow graph).
+pub(crate) fn reachable_decls(p: &Program, n: usize, own: impl Fn(&InstrKind, &mut Vec<bool>)) -> Vec<Vec<Vec<bool>>> {
     p.codes
         .iter()
         .map(|code| {
             let len = code.instrs.len();
-            let mut out = vec![(vec![false; nb], vec![false; nl]); len + 1];
-            let own = |pc: usize, acc: &mut (Vec<bool>, Vec<bool>)| match &code.instrs[pc].kind {
-                InstrKind::Barrier { sel, .. } => {
-                    for d in sel.decls(&p.groups) {
-                        acc.0[d as usize] = true;
-                    }
-                }
-                InstrKind::Read { decl } | InstrKind::Write { decl } => acc.1[*decl as usize] = true,
-                _ => {}
-            };
+            let mut out = vec![vec![false; n]; len + 1];
             let mut changed = true;
             while changed {
                 changed = false;
                 for pc in (0..len).rev() {
                     let mut acc = out[pc].clone();
-                    own(pc, &mut acc);
+                    own(&code.instrs[pc].kind, &mut acc);
                     for succ in code.successors(pc as u32) {
-                        let (b, l) = &out[succ as usize];
-                        for (x, y) in acc.0.iter_mut().zip(b) {
-                            *x |= *y;
-                        }
-                        for (x, y) in acc.1.iter_mut().zip(l) {
+                        for (x, y) in acc.iter_mut().zip(&out[succ as usize]) {
                             *x |= *y;
                         }
                     }
@@ -80,6 +65,30 @@ pub(crate) fn touches(p: &Program) -> Vec<Vec<(Vec<bool>, Vec<bool>)>> {
             }
             out
         })
+        .collect()
+}
+
+/// Per code and pc, the barrier and location declarations an instruction
+/// reachable from there operates on (plain accesses only: compaction
+/// forgets no other location event).
+pub(crate) fn touches(p: &Program) -> Vec<Vec<(Vec<bool>, Vec<bool>)>> {
+    let nb = p.threads.first().map_or(0, |t| t.barriers.len());
+    let nl = p.threads.first().map_or(0, |t| t.locs.len());
+    let bars = reachable_decls(p, nb, |kind, acc| {
+        if let InstrKind::Barrier { sel, .. } = kind {
+            for d in sel.decls(&p.groups) {
+                acc[d as usize] = true;
+            }
+        }
+    });
+    let locs = reachable_decls(p, nl, |kind, acc| {
+        if let InstrKind::Read { decl } | InstrKind::Write { decl } = kind {
+            acc[*decl as usize] = true;
+        }
+    });
+    bars.into_iter()
+        .zip(locs)
+        .map(|(b, l)| b.into_iter().zip(l).collect())
         .collect()
 }
 

@@ -53,6 +53,15 @@
 //! fused arrive, like a fused wait, is taken only when it raises no
 //! finding; otherwise it is undone and left to the search. Without a state
 //! graph (finite programs) no fairness question arises.
+//!
+//! **Access fusion.** In a finite program, a plain access of a started
+//! thread to a location that no other thread can still access in conflict
+//! (write for a read; any access for a write) is a persistent set on its
+//! own: it appends only to its thread's history, plain accesses of two
+//! threads commute, and executes-before into and out of it is fixed by its
+//! thread's history when it becomes enabled. Its thread's end comes with
+//! it when the end drops at most one barrier, one whose arrives fuse
+//! ([`System::end_drop_fusible`]).
 
 use crate::choices::WaitPlan;
 use crate::state::{State, Status};
@@ -158,6 +167,74 @@ impl System<'_> {
                 .all(|&d| d as usize == b || !self.p.barriers[d as usize].dropped_at_end_by(ThreadId(t as u32)))
     }
 
+    /// The choice of thread `t`'s plain access, when it qualifies for
+    /// access fusion (module doc, "Access fusion"): every execution is
+    /// finite, and no other thread may still make a plain access to its
+    /// location that conflicts with it (a write, or for a write any
+    /// access). With it, what its end drops when the local steps after it
+    /// end the thread: `None` when the end may not be fused, else the one
+    /// barrier it drops, if any ([`System::end_drop_fusible`]).
+    pub(crate) fn fusible_access(&self, s: &State, t: usize) -> Option<(Choice, Option<Option<usize>>)> {
+        let th = &s.threads[t];
+        if !self.an.finite || th.status != Status::Running || !th.started {
+            return None;
+        }
+        let info = &self.p.threads[t];
+        let (decl, write) = match self.p.instr(ThreadId(t as u32), th.pc)?.kind {
+            InstrKind::Read { decl } => (decl, false),
+            InstrKind::Write { decl } => (decl, true),
+            _ => return None,
+        };
+        let l = System::loc(info, decl);
+        let conflicts = (0..s.threads.len()).filter(|&u| u != t).any(|u| {
+            let pc = match s.threads[u].status {
+                Status::Done => return false,
+                Status::NotLaunched => 0,
+                Status::Running => s.threads[u].pc as usize,
+            };
+            let ui = &self.p.threads[u];
+            let code = ui.code.index();
+            let may: &[bool] = if write {
+                &self.an.touches[code][pc.min(self.an.touches[code].len() - 1)].1
+            } else {
+                &self.an.plain_writes[code][pc.min(self.an.plain_writes[code].len() - 1)]
+            };
+            may.iter().enumerate().any(|(d, &on)| on && ui.locs[d] == Some(l))
+        });
+        if conflicts {
+            return None;
+        }
+        Some((
+            Choice {
+                thread: t as u32,
+                phase: None,
+            },
+            self.end_drop_fusible(s, t),
+        ))
+    }
+
+    /// Whether thread `t`'s end may be taken with a fused access: the
+    /// thread belongs to no named kernel (whose last thread starts the
+    /// next one), and its end drops at most one barrier, one whose arrives
+    /// fuse, where the drop commutes with the other members of the open
+    /// phase as an arrive does ("Arrive fusion"). The barrier dropped, if
+    /// any; `None` when the end may not be fused.
+    pub(crate) fn end_drop_fusible(&self, s: &State, t: usize) -> Option<Option<usize>> {
+        if self.p.threads[t].kernel.is_some() {
+            return None;
+        }
+        let mut dropped = s.threads[t]
+            .joined
+            .iter()
+            .map(|&d| d as usize)
+            .filter(|&d| self.p.barriers[d].dropped_at_end_by(ThreadId(t as u32)));
+        match (dropped.next(), dropped.next()) {
+            (None, _) => Some(None),
+            (Some(b), None) if self.an.fused_arrives[b] => Some(Some(b)),
+            _ => None,
+        }
+    }
+
     /// Completed-wait and arrive fusion: takes every fusible wait and
     /// arrive of `s` (in thread order, until none is left) and returns
     /// their steps. A step that raises a finding, changes a bmo other than
@@ -195,51 +272,62 @@ impl System<'_> {
                 if t % 256 == 255 && budget.is_some_and(|b| b.check().is_some()) {
                     return steps;
                 }
-                let (c, b, arrive) = match self.fusible(s, t, &w.ident) {
-                    Some((c, b)) => (c, b, false),
+                // The choice, the barrier it may change (its own, or the
+                // one an access's fused end drops), whether it is an
+                // arrive, and whether its thread may end with it.
+                let (c, b, arrive, end_ok) = match self.fusible(s, t, &w.ident) {
+                    Some((c, b)) => (c, Some(b), false, self.end_fusible(s, t, b)),
                     None => match self.fusible_arrive(s, t, &w.ident) {
-                        Some((c, b)) => (c, b, true),
-                        None => continue,
+                        Some((c, b)) => (c, Some(b), true, false),
+                        None => match self.fusible_access(s, t) {
+                            Some((c, end)) => (c, end.flatten(), false, end.is_some()),
+                            None => continue,
+                        },
                     },
                 };
                 let pending = w.pending.len();
                 // Saved in reused scratch, so their vectors keep their
                 // allocations.
-                let (mut thread, mut bar) = w
-                    .fuse
-                    .take()
-                    .unwrap_or_else(|| (s.threads[t].clone(), s.bars[b].clone()));
+                let (mut thread, mut bar) = w.fuse.take().unwrap_or_else(|| (s.threads[t].clone(), None));
                 thread.clone_from(&s.threads[t]);
-                bar.clone_from(&s.bars[b]);
+                if let Some(b) = b {
+                    match &mut bar {
+                        Some(saved) => saved.clone_from(&s.bars[b]),
+                        None => bar = Some(s.bars[b].clone()),
+                    }
+                }
                 let (hist_len, bmo_lens): (usize, Vec<usize>) = (s.hist[t].len(), s.bmo.iter().map(Vec::len).collect());
                 #[cfg(debug_assertions)]
                 let before = s.clone();
-                let end_ok = !arrive && self.end_fusible(s, t, b);
                 w.hold_end = !end_ok;
                 w.held_end = false;
                 let step = self.step(s, c, w);
                 w.hold_end = false;
                 let quiet = w.pending.len() == pending;
                 let ended = s.threads[t].status == Status::Done;
-                // A wait leaves every bmo as it is but for its thread's
-                // end-drop; an arrive adds itself to its barrier's.
+                // A wait or an access leaves every bmo as it is but for its
+                // thread's end-drop; an arrive adds itself to its
+                // barrier's.
                 let bmo_same = s.bmo.iter().map(Vec::len).enumerate().all(|(i, n)| {
-                    n == bmo_lens[i] + usize::from((arrive || ended) && i == b) || (n == bmo_lens[i] && i == b)
+                    let own = Some(i) == b;
+                    n == bmo_lens[i] + usize::from((arrive || ended) && own) || (n == bmo_lens[i] && own)
                 });
                 if quiet && bmo_same && !w.held_end && (s.threads[t].status == Status::Running || (end_ok && ended)) {
                     steps.push(step);
                     changed = true;
-                    arrived |= arrive;
+                    arrived |= arrive || b.is_some_and(|b| ended && self.an.fused_arrives[b]);
                 } else {
                     w.pending.truncate(pending);
                     std::mem::swap(&mut s.threads[t], &mut thread);
-                    std::mem::swap(&mut s.bars[b], &mut bar);
+                    if let (Some(b), Some(saved)) = (b, &mut bar) {
+                        std::mem::swap(&mut s.bars[b], saved);
+                    }
                     s.hist[t].truncate(hist_len);
                     for (o, &n) in s.bmo.iter_mut().zip(&bmo_lens) {
                         o.truncate(n);
                     }
                     #[cfg(debug_assertions)]
-                    assert!(*s == before, "a fusible wait changed more than its thread and barrier");
+                    assert!(*s == before, "a fused step changed more than its thread and barrier");
                 }
                 w.held_end = false;
                 w.fuse = Some((thread, bar));

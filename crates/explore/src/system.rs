@@ -41,6 +41,9 @@ pub(crate) struct Analyses {
     /// Per code and pc: the barrier and location declarations the thread
     /// may still operate on from there (history compaction).
     pub(crate) touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
+    /// Per code and pc: the location declarations the thread may still
+    /// write with a plain access from there (access fusion, fuse.rs).
+    pub(crate) plain_writes: Vec<Vec<Vec<bool>>>,
     /// Every thread's body ends (no `await`, no loop but `repeat`): every
     /// execution is finite, so the state graph has no cycle, there is no
     /// fair cycle to look for and no graph to record.
@@ -138,6 +141,11 @@ impl Analyses {
             groups,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             touches: compact::touches(p),
+            plain_writes: compact::reachable_decls(p, p.threads.first().map_or(0, |t| t.locs.len()), |kind, acc| {
+                if let InstrKind::Write { decl } = kind {
+                    acc[*decl as usize] = true;
+                }
+            }),
             finite,
             lockstep,
             pinned: compact::pinned_barriers(p),

@@ -22,8 +22,9 @@ pub(crate) struct Worker {
     /// their texts (a witness replays them).
     pub(crate) quiet: bool,
     /// What a fusible wait may change, saved before it is tried (reused
-    /// between tries): its thread and its barrier (`fuse.rs`).
-    pub(crate) fuse: Option<(TState, BState)>,
+    /// between tries): its thread and its barrier, if it changes one
+    /// (`fuse.rs`).
+    pub(crate) fuse: Option<(TState, Option<BState>)>,
     /// Set by fusion while it tries a wait: a thread that reaches its end
     /// in the local steps after it stops there instead (`held_end` is set),
     /// and the wait is taken back.
