@@ -355,7 +355,11 @@ impl System<'_> {
 
     /// Forgets completed phases of barrier `b` that no wait can complete on
     /// any more (every thread whose join executes before them has used
-    /// them), except the last one, which parity waits may still take.
+    /// them or has ended), except the last one, which parity waits may
+    /// still take. (Ended threads kept the last phase of every finished
+    /// block's barrier, and with it, since compaction forgets a barrier's
+    /// history only once no completed phase is pending, that block's whole
+    /// last phase: a grid of B blocks kept B phases of history.)
     pub(crate) fn collect(&self, s: &mut State, b: usize) {
         let nt = self.p.threads.len();
         let last = s.bars[b]
@@ -365,7 +369,10 @@ impl System<'_> {
             .max()
             .filter(|_| self.an.parity_barriers[b]);
         s.bars[b].done.retain(|ph| {
-            Some(ph.number) == last || (0..nt).any(|u| ph.mask.get(JoinMask::pair(nt, u, b)) && !ph.bound.get(u))
+            Some(ph.number) == last
+                || (0..nt).any(|u| {
+                    ph.mask.get(JoinMask::pair(nt, u, b)) && !ph.bound.get(u) && s.threads[u].status != Status::Done
+                })
         });
     }
 }

@@ -204,16 +204,27 @@ impl System<'_> {
         // Settled: executes before every future event of every thread that
         // may still operate on the same barrier or location.
         let mut stop = false;
+        // Per target, the live threads that may still operate on it (once
+        // per target, not per event: a grid has thousands of live threads
+        // and a few objects in its history).
+        let mut touchers: HashMap<Target, Vec<usize>> = HashMap::new();
+        for ev in exec.events.iter().filter(|ev| ev.thread.is_some()) {
+            touchers.entry(ev.target).or_insert_with(|| {
+                alive
+                    .iter()
+                    .copied()
+                    .filter(|&u| self.may_touch(s, u, ev.target))
+                    .collect()
+            });
+        }
         let settled: Vec<bool> = (0..n)
             .map(|e| {
                 stop |= halted(e);
                 let ev = &exec.events[e];
                 ev.thread.is_some()
-                    && alive.iter().all(|&u| {
-                        ev.thread == Some(ThreadId(u as u32))
-                            || !self.may_touch(s, u, ev.target)
-                            || last(u).is_some_and(|l| eb(e, l))
-                    })
+                    && touchers[&ev.target]
+                        .iter()
+                        .all(|&u| ev.thread == Some(ThreadId(u as u32)) || last(u).is_some_and(|l| eb(e, l)))
             })
             .collect();
         // Everything that executes before it is settled.

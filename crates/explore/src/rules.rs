@@ -461,11 +461,14 @@ pub(crate) type HistoryFindings = Vec<(FindingKind, String)>;
 /// kept as that prefix's length (a vector clock per event), computed to a
 /// fixed point.
 pub(crate) struct ExecutesBefore {
-    threads: usize,
+    /// Columns: the threads with events.
+    width: usize,
+    /// Per thread, its column (`u32::MAX` for one without events).
+    col: Vec<u32>,
     /// Per thread, the index of its first event (then the event count).
     start: Vec<usize>,
-    /// Per event index, per thread `u`: how many of `u`'s events execute
-    /// before it.
+    /// Per event index, per column (thread `u`): how many of `u`'s events
+    /// execute before it.
     seen: Vec<u32>,
 }
 
@@ -480,6 +483,17 @@ impl ExecutesBefore {
             n += h.len();
         }
         start.push(n);
+        // Columns only for threads with events (a grid of thousands of
+        // threads has a few blocks' worth of history at a time).
+        let mut col = vec![u32::MAX; nt];
+        let mut width = 0usize;
+        for (t, h) in s.hist.iter().enumerate() {
+            if !h.is_empty() {
+                col[t] = width as u32;
+                width += 1;
+            }
+        }
+        let c = |u: u32| col[u as usize] as usize;
         let exists = |(t, po): (u32, u32)| (t as usize) < nt && (po as usize) < s.hist[t as usize].len();
         // The edges into each event from other threads: its participants
         // (a wait), and the extra edges (their source `START` is no event,
@@ -505,13 +519,15 @@ impl ExecutesBefore {
                 }
             }
         }
-        for (x, (u, k)) in s.extra_edges() {
-            if x.1 != START && exists(x) && exists((u, k)) {
-                from[start[u as usize] + k as usize].push(x);
+        for fan in &s.extra {
+            for &x in fan.sources.iter().filter(|x| x.1 != START && exists(**x)) {
+                for &(u, k) in fan.targets.iter().filter(|y| y.0 != x.0 && exists(**y)) {
+                    from[start[u as usize] + k as usize].push(x);
+                }
             }
         }
-        let mut seen = vec![0u32; n * nt];
-        let mut row = vec![0u32; nt];
+        let mut seen = vec![0u32; n * width];
+        let mut row = vec![0u32; width];
         // Per distinct list, the join of its members' rows (and each
         // member's own position), and the pass it was computed in.
         let mut joins: Vec<(usize, Vec<u32>)> = vec![(0, Vec::new()); lists.len()];
@@ -523,25 +539,25 @@ impl ExecutesBefore {
             for t in 0..nt {
                 for po in 0..s.hist[t].len() {
                     let e = start[t] + po;
-                    row.copy_from_slice(&seen[e * nt..(e + 1) * nt]);
-                    row[t] = row[t].max(po as u32);
+                    row.copy_from_slice(&seen[e * width..(e + 1) * width]);
+                    row[c(t as u32)] = row[c(t as u32)].max(po as u32);
                     let preds = (po > 0).then(|| (t as u32, po as u32 - 1));
                     for &(u, k) in preds.iter().chain(&from[e]) {
                         let p = start[u as usize] + k as usize;
-                        for (r, &x) in row.iter_mut().zip(&seen[p * nt..(p + 1) * nt]) {
+                        for (r, &x) in row.iter_mut().zip(&seen[p * width..(p + 1) * width]) {
                             *r = (*r).max(x);
                         }
-                        row[u as usize] = row[u as usize].max(k + 1);
+                        row[c(u)] = row[c(u)].max(k + 1);
                     }
                     if let Some(i) = list_of[e] {
                         if joins[i].0 != pass {
-                            let mut j = vec![0u32; nt];
+                            let mut j = vec![0u32; width];
                             for &(u, k) in &lists[i] {
                                 let p = start[u as usize] + k as usize;
-                                for (r, &x) in j.iter_mut().zip(&seen[p * nt..(p + 1) * nt]) {
+                                for (r, &x) in j.iter_mut().zip(&seen[p * width..(p + 1) * width]) {
                                     *r = (*r).max(x);
                                 }
-                                j[u as usize] = j[u as usize].max(k + 1);
+                                j[c(u)] = j[c(u)].max(k + 1);
                             }
                             joins[i] = (pass, j);
                         }
@@ -549,15 +565,16 @@ impl ExecutesBefore {
                             *r = (*r).max(x);
                         }
                     }
-                    if row[..] != seen[e * nt..(e + 1) * nt] {
-                        seen[e * nt..(e + 1) * nt].copy_from_slice(&row);
+                    if row[..] != seen[e * width..(e + 1) * width] {
+                        seen[e * width..(e + 1) * width].copy_from_slice(&row);
                         changed = true;
                     }
                 }
             }
         }
         ExecutesBefore {
-            threads: nt,
+            width,
+            col,
             start,
             seen,
         }
@@ -571,7 +588,7 @@ impl ExecutesBefore {
     /// Does `a` execute before `b`? A launch event executes before every
     /// event of a thread.
     pub(crate) fn eb(&self, a: (u32, u32), b: (u32, u32)) -> bool {
-        a.0 == LAUNCH || a.1 < self.seen[self.index(b) * self.threads + a.0 as usize]
+        a.0 == LAUNCH || a.1 < self.seen[self.index(b) * self.width + self.col[a.0 as usize] as usize]
     }
 }
 

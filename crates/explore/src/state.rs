@@ -390,13 +390,6 @@ impl EdgeSets {
     }
 }
 
-impl State {
-    /// Every summary edge, in no particular order.
-    pub fn extra_edges(&self) -> impl Iterator<Item = Edge> + '_ {
-        self.extra.iter().flat_map(Fan::edges)
-    }
-}
-
 impl Phase {
     /// A phase with no members yet.
     pub fn new(number: u32, bound: Bits) -> Phase {
