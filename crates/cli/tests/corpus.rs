@@ -137,7 +137,17 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
             search,
             ..CheckOptions::default()
         };
-        if let Some(f) = check_bytes(&name, &bytes, &opts).outcome {
+        let checked = check_bytes(&name, &bytes, &opts);
+        // An internal error (a panic caught, a self-check that failed) is a
+        // failure here too, not a skipped comparison.
+        let Some(f) = checked.outcome else {
+            return Err(format!(
+                "compact={compact} canonical={canonical} symmetry={symmetry} fuse={fuse} por={por}: no outcome\n{}",
+                bc_report::diagnostic::render_all(&checked.source, &checked.diagnostics)
+            )
+            .into());
+        };
+        {
             if f.stop == bc_explore::Stop::Exhausted && f.verdict() != o.verdict() {
                 return Err(format!(
                     "compact={compact} canonical={canonical} symmetry={symmetry} fuse={fuse} gives {:?}, the default {:?}",

@@ -483,12 +483,12 @@ impl System<'_> {
     /// cost T^2 passes over the execution a compaction. The start of `t`
     /// reaches `x` when `x` is `t`'s, or `t`'s first event in the execution
     /// executes before `x`, or a recorded `started_before` event of `t` is
-    /// `x` or executes before it. Adding `t`'s own kept events to its
-    /// recorded ones changes nothing (they follow its first event), and
-    /// makes the recorded sets of a phase's threads equal: the reach of a
-    /// recorded set, and the frontier of a reached set, are computed once
-    /// per distinct set. Each frontier still lists `t`'s own events and
-    /// slot; the caller leaves those out.
+    /// `x` or executes before it. Only kept events and forgotten last
+    /// events of live threads are asked about; what a recorded set reaches
+    /// is computed once per distinct set (a phase's threads share theirs),
+    /// the first event's part per thread (one bit per kept event), and the
+    /// frontier once per distinct reached set. Each frontier may list
+    /// `t`'s own events and slot; the caller leaves those out.
     fn launch_starts(
         &self,
         s: &State,
@@ -524,8 +524,18 @@ impl System<'_> {
                 entries_of[u.index()].push(i);
             }
         }
-        // The events a recorded set reaches (itself included), and the
-        // frontier of a set of reached kept events, per distinct set.
+        // Only these events' reach matters: kept thread events, and the
+        // forgotten last events of live threads.
+        let kept: Vec<usize> = (0..n)
+            .filter(|&x| !drop[x] && exec.events[x].thread.is_some())
+            .collect();
+        let dropped_last: Vec<(usize, usize)> = alive
+            .iter()
+            .filter_map(|&u| lasts[u].filter(|&l| drop[l]).map(|l| (u, l)))
+            .collect();
+        // What a recorded set reaches among them, per distinct set (a
+        // phase's threads share theirs), and the frontier of a reached set
+        // of kept events, per distinct set.
         let mut reach_of: HashMap<Bits, Bits> = HashMap::new();
         let mut frontier_of: HashMap<(Bits, Vec<usize>), std::rc::Rc<Frontier>> = HashMap::new();
         for (t, entries) in entries_of.iter().enumerate() {
@@ -540,14 +550,11 @@ impl System<'_> {
                     rec.set(y.index());
                 }
             }
-            for e in &exec.program_order[t] {
-                rec.set(e.index());
-            }
-            let reach = reach_of
+            let mut reach = reach_of
                 .entry(rec)
                 .or_insert_with_key(|rec| {
                     let mut r = Bits::new(n);
-                    for x in 0..n {
+                    for x in kept.iter().chain(dropped_last.iter().map(|(_, l)| l)).copied() {
                         if rec.get(x) || meets(rec, x) {
                             r.set(x);
                         }
@@ -555,24 +562,33 @@ impl System<'_> {
                     r
                 })
                 .clone();
+            // The thread's own events, and what its first one executes
+            // before (one thread's column: its first events differ).
+            for e in &exec.program_order[t] {
+                reach.set(e.index());
+            }
+            if let Some(f) = first {
+                for x in kept.iter().chain(dropped_last.iter().map(|(_, l)| l)).copied() {
+                    if before[x].get(f) {
+                        reach.set(x);
+                    }
+                }
+            }
             // The kept thread events reached, and the live threads whose
             // last event is reached but forgotten (a kept last event that
             // is reached is in the set).
             let mut kept_set = Bits::new(n);
-            for (x, ev) in exec.events.iter().enumerate() {
-                if reach.get(x) && !drop[x] && ev.thread.is_some() {
-                    kept_set.set(x);
-                }
+            for &x in kept.iter().filter(|&&x| reach.get(x)) {
+                kept_set.set(x);
             }
-            let dropped_lasts: Vec<usize> = alive
-                .iter()
-                .copied()
-                .filter(|&u| lasts[u].is_some_and(|l| drop[l] && reach.get(l)))
+            let dropped_lasts: Vec<usize> = (dropped_last.iter())
+                .filter(|&&(_, l)| reach.get(l))
+                .map(|&(u, _)| u)
                 .collect();
             let frontier = frontier_of
                 .entry((kept_set, dropped_lasts))
                 .or_insert_with_key(|(kept_set, dropped_lasts)| {
-                    let events = (0..n)
+                    let events = (kept.iter().copied())
                         .filter(|&c| kept_set.get(c) && !meets_other(kept_set, c))
                         .collect();
                     let slots = (dropped_lasts.iter().copied())

@@ -84,11 +84,11 @@ impl<'p> Explorer<'p> {
             .graph()
             .then(|| self.node(s, &choices, it.parent, it.via, &mut spin_edges, it.id));
         let choices = if self.opts.verify_encoding {
-            let kept = self.sys.persistent(choices.clone());
+            let kept = self.sys.persistent(s, choices.clone(), &self.worker.ident);
             self.sys.check_independent(s, &kept, &choices);
             kept
         } else {
-            self.sys.persistent(choices)
+            self.sys.persistent(s, choices, &self.worker.ident)
         };
         let (choices, twins) = if spent.is_some() {
             let n = choices.len();

@@ -121,6 +121,25 @@ impl System<'_> {
     ///
     /// [`Analyses::fused_arrives`]: crate::system::Analyses::fused_arrives
     pub(crate) fn fusible_arrive(&self, s: &State, t: usize, ident: &[u32]) -> Option<(Choice, usize)> {
+        // Only into a phase some arrive opened: a chain stops at each
+        // phase's first arrive, so the state between two phases is stored
+        // and normalized, where compaction forgets the completed phase
+        // (it forgets only while no completed phase is pending).
+        self.arrive_on_fused(s, t, ident)
+            .filter(|&(_, b)| s.bars[b].open.is_some())
+    }
+
+    /// The choice of thread `t`'s arrive and its barrier, when it is an
+    /// arrive with an effect on a barrier of [`Analyses::fused_arrives`],
+    /// into the open phase or opening one. Either way it is a persistent
+    /// set on its own (module doc, "Arrive fusion"; an arrive that opens a
+    /// phase commutes with the other opening arrives as one into an open
+    /// phase does: the phase's members are sorted): fusion takes the ones
+    /// into an open phase, and the search takes an opening one as the only
+    /// successor of its state ([`System::persistent`]).
+    ///
+    /// [`Analyses::fused_arrives`]: crate::system::Analyses::fused_arrives
+    pub(crate) fn arrive_on_fused(&self, s: &State, t: usize, ident: &[u32]) -> Option<(Choice, usize)> {
         let th = &s.threads[t];
         if th.status != Status::Running {
             return None;
@@ -135,11 +154,7 @@ impl System<'_> {
             return None;
         };
         let b = self.resolve(s, t, *sel)?;
-        // Only into a phase some arrive opened: a chain stops at each
-        // phase's first arrive, so the state between two phases is stored
-        // and normalized, where compaction forgets the completed phase
-        // (it forgets only while no completed phase is pending).
-        if !self.an.fused_arrives[b] || s.bars[b].open.is_none() || self.neutral(s, t, b, op, ident).is_some() {
+        if !self.an.fused_arrives[b] || self.neutral(s, t, b, op, ident).is_some() {
             return None;
         }
         Some((
@@ -149,6 +164,16 @@ impl System<'_> {
             },
             b,
         ))
+    }
+
+    /// Whether thread `t`'s next instruction is an arrive on a
+    /// `cuda::barrier` object where arrive-before-wait is judged (the
+    /// arrive that completes a phase leaves its thread owing a wait).
+    pub(crate) fn owes_on_arrive(&self, t: usize, s: &State) -> bool {
+        matches!(
+            self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
+            Some(InstrKind::Barrier { op: BarrierOp::Arrive(spec), .. }) if spec.object
+        ) && self.p.model.rules.has(bc_models::Rule::ArriveBeforeWait)
     }
 
     /// Whether thread `t`'s end may be taken with a fused wait on barrier

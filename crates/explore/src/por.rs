@@ -163,13 +163,31 @@ fn objects(p: &Program, t: usize, info: &ThreadInfo) -> Vec<Object> {
 
 impl System<'_> {
     /// The persistent set of `choices` (a state's enabled steps, in thread
-    /// order): the steps of the group of the first thread that has one.
-    /// Every choice where the reduction does not apply.
-    pub(crate) fn persistent(&self, mut choices: Vec<Choice>) -> Vec<Choice> {
+    /// order): the steps of the group of the first thread that has one;
+    /// within it, the first arrive on a barrier whose arrives fuse alone
+    /// (fuse.rs, "Arrive fusion"). Every choice where neither applies.
+    pub(crate) fn persistent(&self, s: &State, mut choices: Vec<Choice>, ident: &[u32]) -> Vec<Choice> {
         let groups = &self.an.groups;
         if let Some(first) = choices.first().filter(|_| !groups.is_empty()) {
             let g = groups[first.thread as usize];
             choices.retain(|c| groups[c.thread as usize] == g);
+        }
+        // An arrive on a barrier whose arrives fuse is a persistent set on
+        // its own, the one that opens a phase included (fuse.rs, "Arrive
+        // fusion"): a phase's first arrive need not be tried for every
+        // thread (a grid barrier's phase was opened once per block class
+        // of threads, and each try normalized a state of all threads).
+        // Not on a `cuda::barrier` object under arrive-before-wait: there
+        // the thread whose arrive completes a phase owes a wait (`owes`),
+        // so arrives of one phase leave different states in different
+        // orders (no verdict differs - a lockstep barrier's threads wait
+        // between arrives - but the states are not the same).
+        if let Some(&c) = choices.iter().find(|c| {
+            c.phase.is_none()
+                && !self.owes_on_arrive(c.thread as usize, s)
+                && self.arrive_on_fused(s, c.thread as usize, ident).is_some()
+        }) {
+            return vec![c];
         }
         choices
     }
@@ -194,6 +212,9 @@ impl System<'_> {
                         "partial-order reduction: {y:?} is not enabled after {x:?}"
                     );
                     self.step(&mut n, y, &mut w);
+                    // Arrives of one phase commute up to the order of its
+                    // members, which canonicalization sorts.
+                    self.canonicalize(&mut n);
                     ends.push(n);
                 }
                 assert!(
