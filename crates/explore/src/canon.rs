@@ -6,7 +6,8 @@
 //! one (its body names it, or its end may drop it) may operate on no other
 //! barrier instance (a program's single barrier; each block's
 //! `__syncthreads` barrier in a kernel of several blocks) -
-//! whose operations carry no expected-count update, count or mask key,
+//! whose operations carry no expected-count update, count (but one thread
+//! count written alike on every arrive of the instance) or mask key,
 //! transaction count, init or token (tokens are fine on a lockstep
 //! barrier, see fuse.rs): then every order of a phase's members gives the
 //! same counts and completes at the same member count, and no member of a
@@ -23,6 +24,7 @@ use bc_graph::*;
 /// Per barrier instance, whether its phases may be sorted.
 pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> Vec<bool> {
     let mut out = vec![true; p.barriers.len()];
+    let uniform = crate::fuse::uniform_thread_counts(p);
     for (i, t) in p.threads.iter().enumerate() {
         let named: Vec<usize> = crate::por::barrier_instances(p, i).iter().map(|b| b.index()).collect();
         if named.len() > 1 {
@@ -32,7 +34,7 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> Vec<bool> {
             continue;
         }
         let Some(&b) = named.first() else { continue };
-        if !sortable_ops(p, t, lockstep[b]) {
+        if !sortable_ops(p, t, lockstep[b], uniform[b].is_some()) {
             out[b] = false;
         }
     }
@@ -40,14 +42,16 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> Vec<bool> {
 }
 
 /// Whether every barrier operation of thread `t`'s body is plain enough
-/// for sorting (see the module text); `tokens_ok` on a lockstep barrier.
-fn sortable_ops(p: &Program, t: &ThreadInfo, tokens_ok: bool) -> bool {
+/// for sorting (see the module text); `tokens_ok` on a lockstep barrier;
+/// `counted_ok` where every arrive writes the same constant thread count
+/// (`fuse::uniform_thread_counts`: every order completes at that count).
+fn sortable_ops(p: &Program, t: &ThreadInfo, tokens_ok: bool, counted_ok: bool) -> bool {
     for ins in &p.codes[t.code.index()].instrs {
         if let InstrKind::Barrier { op, result, .. } = &ins.kind {
             let plain = match op {
                 // A thread-counted arrive without a count (`__syncthreads`)
                 // always counts the whole block: a plain arrive.
-                BarrierOp::Arrive(a) => a.set_count.is_none() && a.mask.is_none(),
+                BarrierOp::Arrive(a) => (a.set_count.is_none() || (a.count_match && counted_ok)) && a.mask.is_none(),
                 BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && w.parity.is_none(),
                 BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } => true,
                 BarrierOp::Init(_) | BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,

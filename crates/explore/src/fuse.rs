@@ -303,7 +303,11 @@ impl System<'_> {
                 let (c, b, arrive, end_ok) = match self.fusible(s, t, &w.ident) {
                     Some((c, b)) => (c, Some(b), false, self.end_fusible(s, t, b)),
                     None => match self.fusible_arrive(s, t, &w.ident) {
-                        Some((c, b)) => (c, Some(b), true, false),
+                        // An arrive's thread may end with it when the
+                        // end drops no barrier (it then changes only the
+                        // thread's status; a counted named barrier's
+                        // arrivers end so).
+                        Some((c, b)) => (c, Some(b), true, self.end_drop_fusible(s, t) == Some(None)),
                         None => match self.fusible_access(s, t) {
                             Some((c, end)) => (c, end.flatten(), false, end.is_some()),
                             None => continue,
@@ -367,9 +371,50 @@ impl System<'_> {
     }
 }
 
+/// Per barrier instance, the thread count `K` when every arrive on it is a
+/// thread-counted arrive written with the same constant count (`bar.sync
+/// 1, K` and `bar.arrive 1, K` alike; CUDA's counted named barrier): then
+/// every phase completes at `K` arrivals whatever their order, and no
+/// arrival's count can disagree with another's (count-mismatch), so the
+/// count is no more order-sensitive than a plain arrive's. `None` for an
+/// instance with another arrive (an expected-count update, the whole-block
+/// form, another count) or none.
+pub(crate) fn uniform_thread_counts(p: &Program) -> Vec<Option<i64>> {
+    // Per instance: not seen yet, one count so far, or mixed.
+    let mut seen: Vec<Option<Option<i64>>> = vec![None; p.barriers.len()];
+    for t in &p.threads {
+        for ins in &p.codes[t.code.index()].instrs {
+            let InstrKind::Barrier {
+                op: BarrierOp::Arrive(a),
+                sel,
+                ..
+            } = &ins.kind
+            else {
+                continue;
+            };
+            let k = match (a.count_match, &a.set_count, &a.mask) {
+                (true, Some(CExpr::Int(k)), None) => Some(*k),
+                _ => None,
+            };
+            for d in sel.decls(&p.groups) {
+                if let Some(b) = t.barriers[d as usize] {
+                    let slot = &mut seen[b.index()];
+                    *slot = match *slot {
+                        None => Some(k),
+                        Some(prev) if prev == k => Some(k),
+                        Some(_) => Some(None),
+                    };
+                }
+            }
+        }
+    }
+    seen.into_iter().map(Option::flatten).collect()
+}
+
 /// Per barrier instance, whether it is lockstep (see the module doc).
 pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
     let nb = p.barriers.len();
+    let uniform = uniform_thread_counts(p);
     let mut ok: Vec<bool> = p.barriers.iter().map(|b| b.launch_count.is_some()).collect();
     let mut arrivers = vec![0i64; nb];
     for (ti, t) in p.threads.iter().enumerate() {
@@ -406,8 +451,11 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
                     arrives_on[b] = true;
                     // A thread-counted arrive without a count
                     // (`__syncthreads`) counts the whole block, like a
-                    // plain arrive; with one it sets the phase's count.
-                    if a.set_count.is_some() || a.mask.is_some() {
+                    // plain arrive; with one it sets the phase's count,
+                    // which is lockstep when every arrive on the barrier
+                    // writes the same constant count and that count is the
+                    // number of threads that arrive on it (below).
+                    if (a.set_count.is_some() && uniform[b].is_none()) || a.mask.is_some() {
                         ok[b] = false;
                     }
                 }
@@ -490,7 +538,10 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
         }
     }
     for (b, inst) in p.barriers.iter().enumerate() {
-        if inst.launch_count != Some(arrivers[b]) {
+        // A uniform count stands for the expected count: every phase
+        // completes at that many arrivals (a thread's end does not lower
+        // it), one per arriving thread.
+        if uniform[b].or(inst.launch_count) != Some(arrivers[b]) {
             ok[b] = false;
         }
     }
