@@ -2,81 +2,104 @@
 //! by (thread, program order) instead of in the order they happened, so the
 //! N! arrival orders of a phase meet in one state (docs/explorer.md).
 //!
-//! Only for *isolated* barrier instances - every thread that may operate on
-//! one (its body names it, or its end may drop it) may operate on no other
-//! barrier instance (a program's single barrier; each block's
-//! `__syncthreads` barrier in a kernel of several blocks) -
-//! whose operations carry no expected-count update, count (but one thread
-//! count written alike on every arrive of the instance) or mask key,
-//! transaction count, init or token (tokens are fine on a lockstep
-//! barrier, see fuse.rs): then every order of a phase's members gives the
-//! same counts and completes at the same member count, and no member of a
-//! phase executes before another member of another thread (that would need
-//! a wait, by a thread of the barrier, so on the barrier itself, on a
-//! completed phase containing an operation after the first member, and
-//! phases are contiguous in bmo), so the sorted bmo is consistent with
-//! executes-before.
+//! For barrier instances whose operations carry no expected-count update,
+//! count (but one thread count written alike on every arrive of the
+//! instance) or mask key, transaction count, init or token (tokens are
+//! fine on a lockstep barrier, see fuse.rs), and that no thread reaches
+//! through a joined-barrier group: then every order of a phase's members
+//! gives the same counts and completes at the same member count (no proper
+//! prefix of a phase completes it, whatever its order), and the rules read
+//! the order of a phase's members only through executes-before.
+//!
+//! The order kept is the canonical one among the orders consistent with
+//! executes-before: the least in (thread, program order) of the phase's
+//! linear extensions. On an *isolated* instance - every thread that may
+//! operate on it (its body names it, or its end may drop it) may operate
+//! on no other barrier instance (a program's single barrier; each block's
+//! `__syncthreads` barrier) - no member of a phase executes before another
+//! member of another thread (that would need a wait, by a thread of the
+//! barrier, so on the barrier itself, on a completed phase containing an
+//! operation after the first member, and phases are contiguous in bmo), so
+//! that order is the sorted one. On another instance (a producer/consumer
+//! pair of named barriers) a member can execute before another through a
+//! wait on the other barrier: executes-before over the history decides
+//! (computed only when a phase is out of order). Any two interleavings of
+//! a phase's arrivals that are consistent with executes-before meet in one
+//! state.
 
-use crate::state::{HKind, Members, State};
+use crate::state::{HKind, Members, State, LAUNCH};
 use crate::system::System;
 use bc_graph::*;
 
-/// Per barrier instance, whether its phases may be sorted.
-pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> Vec<bool> {
-    let mut out = vec![true; p.barriers.len()];
+/// Per barrier instance, whether its phases may be sorted, and whether it
+/// is isolated (see the module text).
+pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, Vec<bool>) {
+    let nb = p.barriers.len();
+    let mut sortable = vec![true; nb];
+    let mut isolated = vec![true; nb];
+    let mut grouped = vec![false; nb];
     let uniform = crate::fuse::uniform_thread_counts(p);
     for (i, t) in p.threads.iter().enumerate() {
         let named: Vec<usize> = crate::por::barrier_instances(p, i).iter().map(|b| b.index()).collect();
         if named.len() > 1 {
             for &b in &named {
-                out[b] = false;
+                isolated[b] = false;
             }
-            continue;
         }
-        let Some(&b) = named.first() else { continue };
-        if !sortable_ops(p, t, lockstep[b], uniform[b].is_some()) {
-            out[b] = false;
-        }
-    }
-    out
-}
-
-/// Whether every barrier operation of thread `t`'s body is plain enough
-/// for sorting (see the module text); `tokens_ok` on a lockstep barrier;
-/// `counted_ok` where every arrive writes the same constant thread count
-/// (`fuse::uniform_thread_counts`: every order completes at that count).
-fn sortable_ops(p: &Program, t: &ThreadInfo, tokens_ok: bool, counted_ok: bool) -> bool {
-    for ins in &p.codes[t.code.index()].instrs {
-        if let InstrKind::Barrier { op, result, .. } = &ins.kind {
-            let plain = match op {
-                // A thread-counted arrive without a count (`__syncthreads`)
-                // always counts the whole block: a plain arrive.
-                BarrierOp::Arrive(a) => (a.set_count.is_none() || (a.count_match && counted_ok)) && a.mask.is_none(),
-                BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && w.parity.is_none(),
-                BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } => true,
-                BarrierOp::Init(_) | BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
+        for ins in &p.codes[t.code.index()].instrs {
+            let InstrKind::Barrier { op, sel, result } = &ins.kind else {
+                continue;
             };
-            if !plain || (!tokens_ok && matches!(result, Some(BarrierResult::Token(_)))) {
-                return false;
+            let group = !matches!(sel, BarrierSel::Decl(_));
+            for b in sel.decls(&p.groups).into_iter().filter_map(|d| t.barriers[d as usize]) {
+                let b = b.index();
+                let (tokens_ok, counted_ok) = (lockstep[b], uniform[b].is_some());
+                let plain = match op {
+                    // A thread-counted arrive without a count
+                    // (`__syncthreads`) always counts the whole block: a
+                    // plain arrive.
+                    BarrierOp::Arrive(a) => {
+                        (a.set_count.is_none() || (a.count_match && counted_ok)) && a.mask.is_none()
+                    }
+                    BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && w.parity.is_none(),
+                    BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } => true,
+                    BarrierOp::Init(_) | BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
+                };
+                let token = matches!(result, Some(BarrierResult::Token(_)));
+                grouped[b] |= group;
+                if !plain || (!tokens_ok && token) {
+                    sortable[b] = false;
+                }
             }
         }
     }
-    true
+    // A group selector may reach any instance of its group: where that is
+    // not the thread's only instance, the instance stays unsorted.
+    for b in 0..nb {
+        if grouped[b] && !isolated[b] {
+            sortable[b] = false;
+        }
+    }
+    (sortable, isolated)
 }
 
 impl System<'_> {
     /// Sorts the arrivals of each phase of the sortable barriers, where
     /// sound (see above).
     pub(crate) fn canonicalize(&self, s: &mut State) {
+        // Executes-before over the history, once, when a phase of an
+        // instance that is not isolated is out of order.
+        let mut eb: Option<crate::rules::ExecutesBefore> = None;
         for (b, &sortable) in self.an.sortable.iter().enumerate() {
             if sortable {
-                self.sort_phases(s, b);
+                self.sort_phases(s, b, &mut eb);
             }
         }
     }
 
-    /// Sorts the arrivals of each phase of barrier `b`.
-    fn sort_phases(&self, s: &mut State, b: usize) {
+    /// Puts the arrivals of each phase of barrier `b` in canonical order
+    /// (module text).
+    fn sort_phases(&self, s: &mut State, b: usize, eb: &mut Option<crate::rules::ExecutesBefore>) {
         let nphases = s.bars[b].open.iter().count() + s.bars[b].done.len();
         for i in 0..nphases {
             let members = {
@@ -103,10 +126,23 @@ impl System<'_> {
                 .filter(|(_, k)| sorted.binary_search(k).is_ok())
                 .map(|(j, _)| j)
                 .collect();
+            // In a phase order consistent with executes-before: the least
+            // linear extension (by key, Kahn's algorithm taking the least
+            // ready member each time). `sorted` stays the key-sorted set
+            // for the lookups below; `order` is the order kept.
+            let order = if self.an.isolated[b] {
+                sorted.clone()
+            } else {
+                let eb = eb.get_or_insert_with(|| crate::rules::ExecutesBefore::of(s));
+                least_extension(&sorted, |x, y| x.0 != y.0 && x.0 != LAUNCH && eb.eb(x, y))
+            };
             if positions.len() != members.len() || positions.windows(2).any(|w| w[1] != w[0] + 1) {
                 continue;
             }
-            for (j, k) in positions.iter().zip(&sorted) {
+            if order == members.to_vec() {
+                continue;
+            }
+            for (j, k) in positions.iter().zip(&order) {
                 s.bmo[b][*j] = *k;
             }
             // The phase record: members, and the first instruction site.
@@ -114,7 +150,7 @@ impl System<'_> {
                 .iter()
                 .map(|&(t, po)| (self.p.threads[t as usize].code.0, s.hist[t as usize][po as usize].pc))
                 .min();
-            let sorted = Members::new(sorted);
+            let kept = Members::new(order);
             let bar = &mut s.bars[b];
             let open_n = bar.open.iter().count();
             let ph = if i < open_n {
@@ -123,7 +159,7 @@ impl System<'_> {
                 bar.done.get_mut(i - open_n)
             };
             if let Some(ph) = ph {
-                ph.members = sorted.clone();
+                ph.members = kept.clone();
                 ph.site = site;
             }
             // Waits that took this phase list it sorted too, sharing the
@@ -139,14 +175,47 @@ impl System<'_> {
                         let same = *participants == members || {
                             let mut p = participants.to_vec();
                             p.sort_unstable();
-                            p == *sorted
+                            p == sorted
                         };
                         if same {
-                            *participants = sorted.clone();
+                            *participants = kept.clone();
                         }
                     }
                 }
             }
         }
     }
+}
+
+/// The least linear extension of `before` over `sorted` (sorted keys): at
+/// each step the least member that no remaining member precedes.
+fn least_extension(sorted: &[(u32, u32)], before: impl Fn((u32, u32), (u32, u32)) -> bool) -> Vec<(u32, u32)> {
+    let k = sorted.len();
+    let mut preds = vec![0usize; k];
+    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); k];
+    for (i, &x) in sorted.iter().enumerate() {
+        for (j, &y) in sorted.iter().enumerate() {
+            if i != j && before(x, y) {
+                preds[j] += 1;
+                succs[i].push(j);
+            }
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> = (0..k).filter(|&i| preds[i] == 0).collect();
+    let mut out = Vec::with_capacity(k);
+    while let Some(i) = ready.pop_first() {
+        out.push(sorted[i]);
+        for &j in &succs[i] {
+            preds[j] -= 1;
+            if preds[j] == 0 {
+                ready.insert(j);
+            }
+        }
+    }
+    // A cycle cannot happen (executes-before is acyclic on a history the
+    // search built); keep the members whole if it did.
+    if out.len() != k {
+        return sorted.to_vec();
+    }
+    out
 }

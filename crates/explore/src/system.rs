@@ -22,6 +22,9 @@ pub(crate) struct Analyses {
     pub(crate) parity_barriers: Vec<bool>,
     /// Per barrier instance, whether its phases are kept sorted (canon.rs).
     pub(crate) sortable: Vec<bool>,
+    /// Sortable barriers no thread shares with another barrier (canon.rs):
+    /// their phases sort without executes-before.
+    pub(crate) isolated: Vec<bool>,
     /// Classes of interchangeable threads (symmetry.rs).
     pub(crate) sym_classes: Vec<Vec<usize>>,
     /// Barriers whose phase numbers matter (tokens, parity).
@@ -112,10 +115,10 @@ impl Analyses {
     /// loops (the liveness analysis is on).
     pub(crate) fn new(p: &Program, reductions: &Reductions, graph: bool) -> Analyses {
         let lockstep = fuse::lockstep_barriers(p);
-        let sortable = if reductions.canonical {
+        let (sortable, isolated) = if reductions.canonical {
             canon::sortable_barriers(p, &lockstep)
         } else {
-            vec![false; p.barriers.len()]
+            (vec![false; p.barriers.len()], vec![false; p.barriers.len()])
         };
         let finite = p.threads.iter().all(|t| p.codes[t.code.index()].terminates());
         // A program with loops needs its state graph to tell whether the
@@ -150,6 +153,7 @@ impl Analyses {
             lockstep,
             pinned: compact::pinned_barriers(p),
             sortable,
+            isolated,
             sym_classes: if reductions.symmetry {
                 symmetry::classes(p)
             } else {
