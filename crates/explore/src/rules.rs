@@ -442,6 +442,47 @@ impl System<'_> {
     }
 }
 
+/// [`ExecutesBefore`] over a state's history, computed when first asked
+/// (event indices need only the history's lengths).
+pub(crate) struct LazyEb<'s> {
+    s: &'s State,
+    /// Per thread, the index of its first event (then the event count).
+    start: Vec<usize>,
+    eb: std::cell::OnceCell<ExecutesBefore>,
+}
+
+impl<'s> LazyEb<'s> {
+    pub(crate) fn new(s: &'s State) -> LazyEb<'s> {
+        let mut start = Vec::with_capacity(s.hist.len() + 1);
+        let mut n = 0;
+        for h in &s.hist {
+            start.push(n);
+            n += h.len();
+        }
+        start.push(n);
+        LazyEb {
+            s,
+            start,
+            eb: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// How many events the history has.
+    fn len(&self) -> usize {
+        self.start.last().copied().unwrap_or(0)
+    }
+
+    /// The index of event `(t, po)`.
+    fn index(&self, (t, po): (u32, u32)) -> usize {
+        self.start[t as usize] + po as usize
+    }
+
+    /// [`ExecutesBefore::eb`].
+    fn eb(&self, a: (u32, u32), b: (u32, u32)) -> bool {
+        self.eb.get_or_init(|| ExecutesBefore::of(self.s)).eb(a, b)
+    }
+}
+
 /// A phase count as messages name it.
 fn count_text(c: ArriveCount) -> String {
     match c {
@@ -598,7 +639,10 @@ impl System<'_> {
     /// stopped searches, and before compaction forgets): the findings of
     /// those `s` breaks that the model judges.
     pub(crate) fn history_rules(&self, s: &State, ident: &[u32]) -> HistoryFindings {
-        let eb = ExecutesBefore::of(s);
+        // Computed at the first question: a history with one phase per
+        // barrier and no plain accesses asks none (a block of a thousand
+        // threads after compaction).
+        let eb = LazyEb::new(s);
         let mut out = Vec::new();
         let rules = self.p.model.rules;
         for (rule, msg) in [
@@ -642,10 +686,10 @@ impl System<'_> {
     /// the first such A, X and W of `s`. Compaction forgets an event only
     /// once it is settled and everything before it is too, so a forgotten
     /// X cannot lie between a kept participant and its wait.
-    pub(crate) fn phase_with(&self, s: &State, eb: &ExecutesBefore, ident: &[u32]) -> Option<String> {
+    pub(crate) fn phase_with(&self, s: &State, eb: &LazyEb, ident: &[u32]) -> Option<String> {
         // The phase-with classes, by union-find over event indices (a
         // launch participant has no index and links nothing).
-        let n = eb.start[s.hist.len()];
+        let n = eb.len();
         let mut parent: Vec<usize> = (0..n).collect();
         fn root(p: &mut [usize], mut x: usize) -> usize {
             while p[x] != x {
@@ -673,9 +717,27 @@ impl System<'_> {
         for &r in &roots {
             size[r] += 1;
         }
+        // Per target, the classes of two or more events on it: a wait
+        // whose target holds its own class alone has nothing of another
+        // phase to look for (after compaction, a barrier holds one phase).
+        let mut classes: HashMap<Target, Vec<usize>> = HashMap::new();
+        for (t, h) in s.hist.iter().enumerate() {
+            for (po, ev) in h.iter().enumerate() {
+                let r = roots[eb.index((t as u32, po as u32))];
+                if size[r] >= 2 {
+                    let c = classes.entry(ev.target).or_default();
+                    if !c.contains(&r) {
+                        c.push(r);
+                    }
+                }
+            }
+        }
         for &w in &waits {
             let target = s.hist[w.0 as usize][w.1 as usize].target;
             let phase = roots[eb.index(w)];
+            if classes.get(&target).is_none_or(|c| c.iter().all(|&r| r == phase)) {
+                continue;
+            }
             // The events of another phase that execute before `w`, in
             // history order; found once per wait rather than once per
             // participant (T waits of T participants over 2T events cost
@@ -719,7 +781,7 @@ impl System<'_> {
     /// arrive followed by a drop. The message for the first such pair of
     /// `s`. Compaction forgets an arrive only once a wait on its phase
     /// precedes every later drop of its thread.
-    pub(crate) fn arrive_then_drop(&self, s: &State, eb: &ExecutesBefore, ident: &[u32]) -> Option<String> {
+    pub(crate) fn arrive_then_drop(&self, s: &State, eb: &LazyEb, ident: &[u32]) -> Option<String> {
         // The pairs to judge: an arrive, then a drop of its thread on
         // its barrier.
         let mut pairs = Vec::new();
@@ -760,7 +822,7 @@ impl System<'_> {
     /// (barriers order execution only: "Execution Model", its note on
     /// memory). The message for the first such pair of `s`. Compaction
     /// forgets an access only once it executes before every future access.
-    pub(crate) fn race(&self, s: &State, eb: &ExecutesBefore, ident: &[u32]) -> Option<String> {
+    pub(crate) fn race(&self, s: &State, eb: &LazyEb, ident: &[u32]) -> Option<String> {
         let plain: Vec<((u32, u32), &HEvent)> = s
             .hist
             .iter()
