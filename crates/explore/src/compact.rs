@@ -253,8 +253,11 @@ impl System<'_> {
                 return None;
             }
             for &x in exec.participants(EventId(w as u32)) {
+                if waited[x.index()] {
+                    continue;
+                }
                 let Some(t) = thread_of(x.index()) else { continue };
-                if !waited[x.index()] && (thread_of(w) == Some(t) || last(t.index()).is_some_and(|l| eb(w, l))) {
+                if thread_of(w) == Some(t) || last(t.index()).is_some_and(|l| eb(w, l)) {
                     waited[x.index()] = true;
                 }
             }

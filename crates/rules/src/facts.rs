@@ -37,8 +37,10 @@ pub(crate) struct Facts<'a> {
     pub po_index: Vec<usize>,
     /// For each event, the join that is barrier-joined-before it, if any.
     pub joined: Vec<Option<Join>>,
-    /// For each event, the waits it participates in.
-    pub waits_of: Vec<Vec<EventId>>,
+    /// For each event, the waits it participates in: built when a rule
+    /// first asks ([`Facts::waits_of`]; only drops after arrives and stuck
+    /// waits do, and a phase of T threads has T^2 entries).
+    waits_of: std::cell::OnceCell<Vec<Vec<EventId>>>,
 }
 
 impl<'a> Facts<'a> {
@@ -50,19 +52,27 @@ impl<'a> Facts<'a> {
                 po_index[e.index()] = i;
             }
         }
-        let mut waits_of = vec![Vec::new(); n];
-        for w in exec.ids() {
-            for &x in exec.participants(w) {
-                waits_of[x.index()].push(w);
-            }
-        }
         Facts {
             exec,
             replay: Replay::new(exec),
             po_index,
             joined: crate::join::joined_before(exec, rules),
-            waits_of,
+            waits_of: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The waits event `x` participates in.
+    pub fn waits_of(&self, x: EventId) -> &[EventId] {
+        let all = self.waits_of.get_or_init(|| {
+            let mut out = vec![Vec::new(); self.exec.events.len()];
+            for w in self.exec.ids() {
+                for &p in self.exec.participants(w) {
+                    out[p.index()].push(w);
+                }
+            }
+            out
+        });
+        &all[x.index()]
     }
 
     /// The events of `e`'s thread that precede it in program order.

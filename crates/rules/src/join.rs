@@ -106,7 +106,7 @@ impl Checker<'_> {
                 {
                     continue;
                 }
-                let ws = &f.waits_of[a.index()];
+                let ws = f.waits_of(a);
                 if !ws.is_empty() && !ws.iter().any(|&w| f.eb(w, e)) {
                     let msg = format!(
                         "{} arrives, then {} drops before any wait its arrive participates in has completed (e.g. {})",

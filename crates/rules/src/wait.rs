@@ -68,7 +68,7 @@ impl Checker<'_> {
                     && !p
                         .members
                         .iter()
-                        .any(|&x| f.waits_of[x.index()].iter().any(|&w| exec.event(w).thread == Some(t)))
+                        .any(|&x| f.waits_of(x).iter().any(|&w| exec.event(w).thread == Some(t)))
             });
             if let Some(p) = eligible {
                 let msg = format!(
