@@ -37,10 +37,14 @@ use std::collections::HashMap;
 /// loops.
 const CHECK_EVERY: usize = 64;
 
+/// Per code and pc, per declaration: whether some instruction reachable
+/// from there names it ([`reachable_decls`]).
+pub(crate) type Reach = Vec<Vec<Vec<bool>>>;
+
 /// Per code and pc, the declarations (of `n`) that some instruction
 /// reachable from there names, as `own` lists them per instruction (a
 /// backward fixed point over the control-flow graph).
-pub(crate) fn reachable_decls(p: &Program, n: usize, own: impl Fn(&InstrKind, &mut Vec<bool>)) -> Vec<Vec<Vec<bool>>> {
+pub(crate) fn reachable_decls(p: &Program, n: usize, own: impl Fn(&InstrKind, &mut Vec<bool>)) -> Reach {
     p.codes
         .iter()
         .map(|code| {
@@ -68,28 +72,29 @@ pub(crate) fn reachable_decls(p: &Program, n: usize, own: impl Fn(&InstrKind, &m
         .collect()
 }
 
-/// Per code and pc, the barrier and location declarations an instruction
-/// reachable from there operates on (plain accesses only: compaction
-/// forgets no other location event).
-pub(crate) fn touches(p: &Program) -> Vec<Vec<(Vec<bool>, Vec<bool>)>> {
+/// The barrier declarations a barrier instruction reachable from each pc
+/// operates on (history compaction).
+pub(crate) fn reachable_barriers(p: &Program) -> Reach {
     let nb = p.threads.first().map_or(0, |t| t.barriers.len());
-    let nl = p.threads.first().map_or(0, |t| t.locs.len());
-    let bars = reachable_decls(p, nb, |kind, acc| {
+    reachable_decls(p, nb, |kind, acc| {
         if let InstrKind::Barrier { sel, .. } = kind {
             for d in sel.decls(&p.groups) {
                 acc[d as usize] = true;
             }
         }
-    });
-    let locs = reachable_decls(p, nl, |kind, acc| {
-        if let InstrKind::Read { decl } | InstrKind::Write { decl } = kind {
-            acc[*decl as usize] = true;
-        }
-    });
-    bars.into_iter()
-        .zip(locs)
-        .map(|(b, l)| b.into_iter().zip(l).collect())
-        .collect()
+    })
+}
+
+/// The location declarations a plain access (a `write` only, with
+/// `writes_only`) reachable from each pc operates on (compaction forgets
+/// no other location event; access fusion).
+pub(crate) fn reachable_accesses(p: &Program, writes_only: bool) -> Reach {
+    let nl = p.threads.first().map_or(0, |t| t.locs.len());
+    reachable_decls(p, nl, |kind, acc| match kind {
+        InstrKind::Write { decl } => acc[*decl as usize] = true,
+        InstrKind::Read { decl } if !writes_only => acc[*decl as usize] = true,
+        _ => {}
+    })
 }
 
 /// Barriers whose history is never forgotten: those of parity waits, whose
@@ -619,16 +624,32 @@ impl System<'_> {
             return false;
         }
         let info = &self.p.threads[u];
-        let (bars, locs) =
-            &self.an.touches[info.code.index()][(th.pc as usize).min(self.an.touches[info.code.index()].len() - 1)];
         match target {
             Target::Barrier(b) => {
-                bars.iter()
+                reach_at(&self.an.reach_barriers, info.code.index(), th.pc as usize)
+                    .iter()
                     .enumerate()
                     .any(|(d, &on)| on && info.barriers[d] == Some(b))
                     || (self.p.barriers[b.index()].dropped_at_end_by(ThreadId(u as u32)) && th.joined.contains(&b.0))
             }
-            Target::Loc(l) => locs.iter().enumerate().any(|(d, &on)| on && info.locs[d] == Some(l)),
+            Target::Loc(l) => self.may_reach_loc(&self.an.reach_accesses, u, th.pc as usize, l),
         }
     }
+
+    /// Whether thread `u`, from `pc` on, may reach an instruction of
+    /// `table` (a [`Reach`] over location declarations) on location `l`.
+    pub(crate) fn may_reach_loc(&self, table: &Reach, u: usize, pc: usize, l: LocId) -> bool {
+        let info = &self.p.threads[u];
+        reach_at(table, info.code.index(), pc)
+            .iter()
+            .enumerate()
+            .any(|(d, &on)| on && info.locs[d] == Some(l))
+    }
+}
+
+/// The row of `table` for code `code` at `pc` (the end row past the last
+/// instruction).
+fn reach_at(table: &Reach, code: usize, pc: usize) -> &[bool] {
+    let rows = &table[code];
+    &rows[pc.min(rows.len() - 1)]
 }

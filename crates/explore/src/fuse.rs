@@ -75,23 +75,13 @@ impl System<'_> {
     /// for fusion (threads named under the renaming `ident`).
     pub(crate) fn fusible(&self, s: &State, t: usize, ident: &[u32]) -> Option<(Choice, usize)> {
         let th = &s.threads[t];
-        if th.status != Status::Running || !th.started {
+        if !th.started {
             return None;
         }
-        let ins = self.p.instr(ThreadId(t as u32), th.pc)?;
-        let InstrKind::Barrier {
-            op: op @ BarrierOp::Wait(spec),
-            sel,
-            ..
-        } = &ins.kind
-        else {
+        let (op @ BarrierOp::Wait(spec), b) = self.next_barrier_op(s, t)? else {
             return None;
         };
-        if spec.parity.is_some() {
-            return None;
-        }
-        let b = self.resolve(s, t, *sel)?;
-        if !self.an.lockstep[b] {
+        if spec.parity.is_some() || !self.an.lockstep[b] {
             return None;
         }
         if self.an.must_end[self.p.threads[t].code.index()][th.pc as usize + 1] && !self.end_fusible(s, t, b) {
@@ -140,20 +130,9 @@ impl System<'_> {
     ///
     /// [`Analyses::fused_arrives`]: crate::system::Analyses::fused_arrives
     pub(crate) fn arrive_on_fused(&self, s: &State, t: usize, ident: &[u32]) -> Option<(Choice, usize)> {
-        let th = &s.threads[t];
-        if th.status != Status::Running {
-            return None;
-        }
-        let ins = self.p.instr(ThreadId(t as u32), th.pc)?;
-        let InstrKind::Barrier {
-            op: op @ BarrierOp::Arrive(_),
-            sel,
-            ..
-        } = &ins.kind
-        else {
+        let (op @ BarrierOp::Arrive(_), b) = self.next_barrier_op(s, t)? else {
             return None;
         };
-        let b = self.resolve(s, t, *sel)?;
         if !self.an.fused_arrives[b] || self.neutral(s, t, b, op, ident).is_some() {
             return None;
         }
@@ -170,10 +149,21 @@ impl System<'_> {
     /// `cuda::barrier` object where arrive-before-wait is judged (the
     /// arrive that completes a phase leaves its thread owing a wait).
     pub(crate) fn owes_on_arrive(&self, t: usize, s: &State) -> bool {
-        matches!(
-            self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
-            Some(InstrKind::Barrier { op: BarrierOp::Arrive(spec), .. }) if spec.object
-        ) && self.p.model.rules.has(bc_models::Rule::ArriveBeforeWait)
+        matches!(self.next_barrier_op(s, t), Some((BarrierOp::Arrive(spec), _)) if spec.object)
+            && self.p.model.rules.has(bc_models::Rule::ArriveBeforeWait)
+    }
+
+    /// The barrier operation running thread `t` is at, with the barrier
+    /// instance it acts on (none when its selector names none).
+    fn next_barrier_op(&self, s: &State, t: usize) -> Option<(&BarrierOp, usize)> {
+        let th = &s.threads[t];
+        if th.status != Status::Running {
+            return None;
+        }
+        let InstrKind::Barrier { op, sel, .. } = &self.p.instr(ThreadId(t as u32), th.pc)?.kind else {
+            return None;
+        };
+        Some((op, self.resolve(s, t, *sel)?))
     }
 
     /// Whether thread `t`'s end may be taken with a fused wait on barrier
@@ -217,14 +207,12 @@ impl System<'_> {
                 Status::NotLaunched => 0,
                 Status::Running => s.threads[u].pc as usize,
             };
-            let ui = &self.p.threads[u];
-            let code = ui.code.index();
-            let may: &[bool] = if write {
-                &self.an.touches[code][pc.min(self.an.touches[code].len() - 1)].1
+            let table = if write {
+                &self.an.reach_accesses
             } else {
-                &self.an.plain_writes[code][pc.min(self.an.plain_writes[code].len() - 1)]
+                &self.an.plain_writes
             };
-            may.iter().enumerate().any(|(d, &on)| on && ui.locs[d] == Some(l))
+            self.may_reach_loc(table, u, pc, l)
         });
         if conflicts {
             return None;

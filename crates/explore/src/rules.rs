@@ -453,16 +453,9 @@ pub(crate) struct LazyEb<'s> {
 
 impl<'s> LazyEb<'s> {
     pub(crate) fn new(s: &'s State) -> LazyEb<'s> {
-        let mut start = Vec::with_capacity(s.hist.len() + 1);
-        let mut n = 0;
-        for h in &s.hist {
-            start.push(n);
-            n += h.len();
-        }
-        start.push(n);
         LazyEb {
             s,
-            start,
+            start: event_starts(s),
             eb: std::cell::OnceCell::new(),
         }
     }
@@ -481,6 +474,20 @@ impl<'s> LazyEb<'s> {
     fn eb(&self, a: (u32, u32), b: (u32, u32)) -> bool {
         self.eb.get_or_init(|| ExecutesBefore::of(self.s)).eb(a, b)
     }
+}
+
+/// Per thread of `s`, the index of its first history event when the
+/// threads' histories are numbered one after the other; then the number of
+/// events.
+fn event_starts(s: &State) -> Vec<usize> {
+    let mut start = Vec::with_capacity(s.hist.len() + 1);
+    let mut n = 0;
+    for h in &s.hist {
+        start.push(n);
+        n += h.len();
+    }
+    start.push(n);
+    start
 }
 
 /// A phase count as messages name it.
@@ -517,13 +524,8 @@ impl ExecutesBefore {
     /// Executes-before over the history of `s`.
     pub(crate) fn of(s: &State) -> ExecutesBefore {
         let nt = s.hist.len();
-        let mut start = Vec::with_capacity(nt + 1);
-        let mut n = 0;
-        for h in &s.hist {
-            start.push(n);
-            n += h.len();
-        }
-        start.push(n);
+        let start = event_starts(s);
+        let n = start[nt];
         // Columns only for threads with events (a grid of thousands of
         // threads has a few blocks' worth of history at a time).
         let mut col = vec![u32::MAX; nt];

@@ -41,12 +41,16 @@ pub(crate) struct Analyses {
     /// Per code and pc: every run of local steps from there ends the
     /// thread (fuse.rs `must_end`).
     pub(crate) must_end: Vec<Vec<bool>>,
-    /// Per code and pc: the barrier and location declarations the thread
-    /// may still operate on from there (history compaction).
-    pub(crate) touches: Vec<Vec<(Vec<bool>, Vec<bool>)>>,
+    /// Per code and pc: the barrier declarations the thread may still
+    /// operate on from there (history compaction).
+    pub(crate) reach_barriers: compact::Reach,
+    /// Per code and pc: the location declarations the thread may still
+    /// access with a plain access from there (history compaction, access
+    /// fusion).
+    pub(crate) reach_accesses: compact::Reach,
     /// Per code and pc: the location declarations the thread may still
     /// write with a plain access from there (access fusion, fuse.rs).
-    pub(crate) plain_writes: Vec<Vec<Vec<bool>>>,
+    pub(crate) plain_writes: compact::Reach,
     /// Every thread's body ends (no `await`, no loop but `repeat`): every
     /// execution is finite, so the state graph has no cycle, there is no
     /// fair cycle to look for and no graph to record.
@@ -143,12 +147,9 @@ impl Analyses {
             fused_arrives,
             groups,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
-            touches: compact::touches(p),
-            plain_writes: compact::reachable_decls(p, p.threads.first().map_or(0, |t| t.locs.len()), |kind, acc| {
-                if let InstrKind::Write { decl } = kind {
-                    acc[*decl as usize] = true;
-                }
-            }),
+            reach_barriers: compact::reachable_barriers(p),
+            reach_accesses: compact::reachable_accesses(p, false),
+            plain_writes: compact::reachable_accesses(p, true),
             finite,
             lockstep,
             pinned: compact::pinned_barriers(p),
