@@ -5,6 +5,8 @@
 //! diagnostics stay bounded on garbage input.
 
 mod common;
+#[path = "shapes/warp_pipeline.rs"]
+mod warp_pipeline;
 
 use common::{bin, corpus, result_files, run, scratch_dir, stderr, stdout};
 use std::path::{Path, PathBuf};
@@ -442,38 +444,12 @@ fn measured(args: &[&str], limit: Duration) -> (Option<i32>, u64, Duration) {
     }
 }
 
-/// A warp-specialized mbarrier pipeline of 96 threads (warp 0 produces
-/// into 4 stages guarded by full/empty mbarriers with parity waits, the
-/// other two warps consume, 8 iterations): parity waits keep its barriers
+/// A warp-specialized mbarrier pipeline of 96 threads (4 stages, 8
+/// iterations; `shapes/warp_pipeline.rs`): parity waits keep its barriers
 /// out of fusion and sorting, so its search has hundreds of thousands of
-/// states (issue 16's target table; `benches/targets.rs` writes the same
-/// kernel).
+/// states (issue 16's target table writes the same kernel).
 fn pipeline_text() -> String {
-    let stages = 4;
-    let mut decls = String::new();
-    let mut init = String::from("  if tid == 0 {");
-    for st in 0..stages {
-        decls += &format!("barrier full{st}\nbarrier empty{st}\nvar slot{st} scope=block\n");
-        init += &format!(" mbarrier.init full{st}, 32; mbarrier.init empty{st}, 64;");
-    }
-    init += " }\n  __syncthreads\n";
-    let chain = |wait: &str, act: &dyn Fn(u32) -> String, arrive: &str| {
-        let mut c = String::new();
-        for st in 0..stages {
-            let kw = if st == 0 { "if" } else { "} else if" };
-            c += &format!(
-                "      {kw} s == {st} {{\n        mbarrier.try_wait.parity {wait}{st}, ph\n        {}\n        mbarrier.arrive {arrive}{st}\n",
-                act(st)
-            );
-        }
-        c + "      }\n"
-    };
-    let step = format!("      s = s + 1\n      if s == {stages} {{ s = 0; ph = 1 - ph }}\n");
-    let producer = chain("empty", &|st| format!("if tid == 0 {{ write slot{st} }}"), "full");
-    let consumer = chain("full", &|st| format!("read slot{st}"), "empty");
-    format!(
-        "litmus \"pipeline\"\nmodel cuda-sm90\n{decls}kernel blocks=1 threads=96 {{\n{init}  if warp == 0 {{\n    s = 0\n    ph = 1\n    repeat 8 {{\n{producer}{step}    }}\n  }} else {{\n    s = 0\n    ph = 0\n    repeat 8 {{\n{consumer}{step}    }}\n  }}\n}}\n"
-    )
+    warp_pipeline::warp_pipeline("pipeline", 96, 4, 8)
 }
 
 /// What a search may hold beyond `--max-memory` (docs/reliability.md,
