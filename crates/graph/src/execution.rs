@@ -210,6 +210,11 @@ pub struct Execution {
     /// after a launch init that stands for forgotten phases, so phase
     /// numbers (tokens) keep counting from where the forgotten ones ended.
     pub phase_base: Vec<u32>,
+    /// Per barrier instance (missing = its `phase_base`): the number of the
+    /// first phase after the latest init, where that init was forgotten
+    /// too; parity waits count parity from it (the phases after the
+    /// launch init keep the parity they had).
+    pub epoch_base: Vec<u32>,
     /// Per barrier instance (missing = none): the `__syncwarp` mask it
     /// stands for, with its warp and the threads the mask names.
     pub syncwarp: Vec<Option<crate::SyncwarpMask>>,
@@ -319,6 +324,16 @@ impl ExecutionBuilder {
         let bases = &mut self.exec.phase_base;
         if bases.len() <= b.index() {
             bases.resize(b.index() + 1, 0);
+        }
+        bases[b.index()] = n;
+    }
+    /// Parity on `b` after its launch init counts from phase `n` (at most
+    /// its `phase_base`): the latest init was forgotten with the phases
+    /// the launch init stands for.
+    pub fn epoch_base(&mut self, b: BarrierId, n: u32) {
+        let bases = &mut self.exec.epoch_base;
+        if bases.len() <= b.index() {
+            bases.resize(b.index() + 1, u32::MAX);
         }
         bases[b.index()] = n;
     }

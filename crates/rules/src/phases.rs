@@ -53,6 +53,11 @@ pub(crate) struct Replay {
     /// Per barrier, the number of inits (the epoch its latest phases
     /// belong to).
     pub epochs: Vec<usize>,
+    /// Per barrier, the number of its current phase (the open one, or the
+    /// next) counted from the latest init: its parity is what a parity
+    /// wait compares (numbers after a launch init that stands for
+    /// forgotten phases go on from its base).
+    pub since_init: Vec<usize>,
     /// Per barrier and bmo position, the counts before that event; `None`
     /// where the bmo holds an event that is no modification of the barrier.
     pub counts: Vec<Vec<Option<Counts>>>,
@@ -65,6 +70,7 @@ impl Replay {
         let mut phase_of = vec![None; exec.events.len()];
         let mut epochs = vec![0usize; exec.bmo.len()];
         let mut counts = Vec::with_capacity(exec.bmo.len());
+        let mut since_init = Vec::with_capacity(exec.bmo.len());
         for (b, order) in exec.bmo.iter().enumerate() {
             let b = BarrierId(b as u32);
             let mut seen = Vec::with_capacity(order.len());
@@ -83,7 +89,15 @@ impl Replay {
                 }
                 _ => 0,
             };
-            let mut epoch_start = base;
+            let mut epoch_start = match order.first() {
+                Some(&f) if exec.event(f).thread.is_none() => exec
+                    .epoch_base
+                    .get(b.index())
+                    .copied()
+                    .filter(|&e| e != u32::MAX)
+                    .map_or(base, |e| e as usize),
+                _ => base,
+            };
             for &e in order {
                 let ev = exec.event(e);
                 if !ev.kind.is_modification() || ev.target != Target::Barrier(b) {
@@ -163,11 +177,14 @@ impl Replay {
                 }
             }
             counts.push(seen);
+            let numbered = phases.iter().filter(|p| p.barrier == b).count();
+            since_init.push((base + numbered - current.is_some() as usize).saturating_sub(epoch_start));
         }
         Replay {
             phases,
             phase_of,
             epochs,
+            since_init,
             counts,
         }
     }

@@ -167,7 +167,16 @@ impl Checker<'_> {
                                 .is_some_and(|pi| (phases[pi].number - phases[pi].epoch_start) % 2 == *p as usize)
                         })
                 });
-                if *p != 1 && !again {
+                // Where a launch init stands for forgotten phases (a base
+                // above 0), the earlier wait may be among them.
+                let forgotten = match ev.target {
+                    bc_graph::Target::Barrier(b) => {
+                        (exec.bmo[b.index()].first()).is_some_and(|&x| exec.event(x).thread.is_none())
+                            && exec.phase_base.get(b.index()).is_some_and(|&n| n > 0)
+                    }
+                    bc_graph::Target::Loc(_) => false,
+                };
+                if *p != 1 && !again && !forgotten {
                     let msg = format!(
                         "{} completes with no participants although parity {p} names no virtual phase",
                         self.n(w)

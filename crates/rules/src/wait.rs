@@ -6,7 +6,6 @@
 //! completed before it arrives again (arrive-before-wait).
 
 use crate::facts::{Facts, Ordered};
-use crate::phases::Phase;
 use crate::Checker;
 use bc_graph::{BarrierId, EventKind, Target};
 use bc_models::Rule;
@@ -37,14 +36,10 @@ impl Checker<'_> {
                 continue;
             };
             if let Some(p) = parity {
-                let epoch = Some(f.replay.epochs[b.index()]);
-                let mine: Vec<&Phase> = phases
-                    .iter()
-                    .filter(|ph| ph.barrier == b && Some(ph.epoch) == epoch)
-                    .collect();
-                let current = mine.iter().filter(|ph| ph.completed).count();
-                let ended = mine.last().is_none_or(|ph| ph.completed);
-                let current = if ended { current } else { mine.len() - 1 };
+                // The current phase's number since the latest init (not a
+                // count of the phases the execution holds: a launch init
+                // may stand for forgotten ones).
+                let current = f.replay.since_init[b.index()];
                 if current % 2 != *p as usize {
                     let msg = format!("{} is stuck although its parity phase completed", self.n(e));
                     self.inconsistent("wait-completes", msg, vec![e]);
