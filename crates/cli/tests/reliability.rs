@@ -445,9 +445,11 @@ fn measured(args: &[&str], limit: Duration) -> (Option<i32>, u64, Duration) {
 }
 
 /// A warp-specialized mbarrier pipeline of 96 threads (4 stages, 8
-/// iterations; `shapes/warp_pipeline.rs`): parity waits keep its barriers
-/// out of fusion and sorting, so its search has hundreds of thousands of
-/// states (issue 16's target table writes the same kernel).
+/// iterations; `shapes/warp_pipeline.rs`): its 1,999 states hold histories
+/// of over a thousand events each (issue 16's target table writes the same
+/// kernel), so 256 MiB stop it, with large states and large transient
+/// structures per expansion (it ran 8 MiB past the bound until mimalloc
+/// gave up transparent huge pages).
 fn pipeline_text() -> String {
     warp_pipeline::warp_pipeline("pipeline", 96, 4, 8)
 }
