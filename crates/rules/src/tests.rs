@@ -489,6 +489,33 @@ fn parity_waits_on_a_fresh_barrier() {
     assert_eq!(build(0, true), ["inconsistent:participates-in"]);
 }
 
+/// A launch init that stands for forgotten phases (base 3, parity
+/// counted from phase 0 of the forgotten init): the current phase is 3,
+/// of parity 1, so a parity-1 wait is stuck (deadlock) and a parity-0
+/// wait that did not complete is inconsistent; a parity-0 wait that
+/// completed with no participants may have waited on a forgotten phase.
+/// Without the epoch base, parity would count from the launch init.
+#[test]
+fn parity_after_a_forgetting_launch_init() {
+    let build = |parity: u8, completed: bool, epoch: Option<u32>| {
+        let mut b = ExecutionBuilder::new(1, 1);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        b.phase_base(BarrierId(0), 3);
+        if let Some(e) = epoch {
+            b.epoch_base(BarrierId(0), e);
+        }
+        b.event(t(0), 0, parity_wait(parity, completed), B);
+        judge(b)
+    };
+    assert_eq!(build(1, false, Some(0)), ["deadlock"]);
+    assert_eq!(build(0, false, Some(0)), ["inconsistent:wait-completes"]);
+    assert_eq!(build(0, true, Some(0)), Vec::<String>::new());
+    // Counted from the launch init (phase 3 is then its first, parity 0).
+    assert_eq!(build(0, false, None), ["deadlock"]);
+    assert_eq!(build(1, false, None), ["inconsistent:wait-completes"]);
+}
+
 /// An init restarts the phase numbers: after a completed phase and a
 /// re-init, parity 1 reads as complete again and parity 0 does not.
 #[test]
