@@ -317,6 +317,80 @@ proptest! {
     }
 }
 
+/// Statements of a warp-specialized mbarrier pipeline's producer (`p`) or
+/// consumer side over one or two stages (`full0`/`empty0`, `full1`/
+/// `empty1`): parity waits on the register `ph` or its flip, arrives,
+/// accesses of the stage's slot, the flip itself, and the usual mistakes
+/// (waiting or arriving on the other side's barrier, reading first).
+fn pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
+    let own: &[&str] = if producer {
+        &[
+            "mbarrier.try_wait.parity emptyS, ph",
+            "mbarrier.try_wait.parity emptyS, 1 - ph",
+            "if tid == 0 { write slotS }",
+            "write slotS",
+            "mbarrier.arrive fullS",
+            "mbarrier.arrive fullS",
+            "mbarrier.arrive emptyS",
+        ]
+    } else {
+        &[
+            "mbarrier.try_wait.parity fullS, ph",
+            "mbarrier.try_wait.parity fullS, 1 - ph",
+            "read slotS",
+            "mbarrier.arrive emptyS",
+            "mbarrier.arrive emptyS",
+            "mbarrier.try_wait.parity emptyS, ph",
+        ]
+    };
+    let own: Vec<String> = own.iter().map(|s| s.to_string()).collect();
+    (prop::sample::select(own), 0u8..2, prop::bool::weighted(0.15)).prop_map(|(s, stage, flip)| {
+        let s = s.replace('S', &stage.to_string());
+        if flip {
+            format!("{s}; ph = 1 - ph")
+        } else {
+            s
+        }
+    })
+}
+
+/// A kernel of one or two blocks: `tid < P` produce, the rest consume,
+/// in a `repeat` loop; counts right or off by one; the producers' parity
+/// starting at 1 or 0. The phase-counted barriers of partial-order
+/// reduction's required steps (required.rs), and their misuses.
+fn pipeline_program() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(pipeline_stmt(true), 1..4),
+        prop::collection::vec(pipeline_stmt(false), 1..4),
+        1u32..3,
+        1u32..3,
+        1u32..3,
+        prop::bool::weighted(0.2),
+        prop::bool::weighted(0.8),
+        1u32..3,
+    )
+        .prop_map(|(prod, cons, p, c, reps, off, start1, blocks)| {
+            let (fc, ec) = if off { (p + 1, c) } else { (p, c) };
+            let blocks = if p + c <= 3 { blocks } else { 1 };
+            format!(
+                "litmus \"w\"\nmodel cuda-sm90\nbarrier full0 scope=block\nbarrier empty0 scope=block\nbarrier full1 scope=block\nbarrier empty1 scope=block\nvar slot0 scope=block\nvar slot1 scope=block\nkernel blocks={blocks} threads={} {{\n  if tid == 0 {{ mbarrier.init full0, {fc}; mbarrier.init empty0, {ec}; mbarrier.init full1, {fc}; mbarrier.init empty1, {ec} }}\n  __syncthreads\n  if tid < {p} {{ ph = {}; repeat {reps} {{ {} }} }} else {{ ph = 0; repeat {reps} {{ {} }} }}\n}}\n",
+                p + c,
+                start1 as u8,
+                prod.join("; "),
+                cons.join("; ")
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(80)))]
+
+    #[test]
+    fn reductions_keep_pipeline_verdicts(text in pipeline_program()) {
+        compare(&text)?;
+    }
+}
+
 /// Cases for the wider agreement tests below: `PROPTEST_CASES` when set (run
 /// locally with 10,000), else a bound that keeps CI under a minute.
 fn cases(default: u32) -> u32 {

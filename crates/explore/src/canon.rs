@@ -4,8 +4,11 @@
 //!
 //! For barrier instances whose operations carry no expected-count update,
 //! count (but one thread count written alike on every arrive of the
-//! instance) or mask key, transaction count, init or token (tokens are
-//! fine on a lockstep barrier, see fuse.rs), and that no thread reaches
+//! instance) or mask key, transaction count or token (tokens are fine on
+//! a lockstep barrier, see fuse.rs; inits are fine: an init is no member
+//! of a phase, and only a phase's contiguous stretch of the bmo is
+//! permuted, so the count it set is met at the same member count; parity
+//! waits read a phase's number and its members as a set), and that no thread reaches
 //! through a joined-barrier group: then every order of a phase's members
 //! gives the same counts and completes at the same member count (no proper
 //! prefix of a phase completes it, whatever its order), and the rules read
@@ -61,9 +64,9 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
                     BarrierOp::Arrive(a) => {
                         (a.set_count.is_none() || (a.count_match && counted_ok)) && a.mask.is_none()
                     }
-                    BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && w.parity.is_none(),
-                    BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } => true,
-                    BarrierOp::Init(_) | BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
+                    BarrierOp::Wait(w) => tokens_ok || w.token.is_none(),
+                    BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Init(_) => true,
+                    BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
                 };
                 let token = matches!(result, Some(BarrierResult::Token(_)));
                 grouped[b] |= group;
@@ -87,9 +90,23 @@ impl System<'_> {
     /// Sorts the arrivals of each phase of the sortable barriers, where
     /// sound (see above).
     pub(crate) fn canonicalize(&self, s: &mut State) {
-        // Executes-before over the history, once, when a phase of an
-        // instance that is not isolated is out of order.
-        let mut eb: Option<crate::rules::ExecutesBefore> = None;
+        self.canonicalize_reusing(s, &mut None, None);
+    }
+
+    /// [`System::canonicalize`], with executes-before over the history
+    /// kept in `cache` for a later call: computed once, when a phase of an
+    /// instance that is not isolated is out of order, and reused by the
+    /// next call on the same history, or on it renamed by `renamed` (new
+    /// thread `k` is the cached history's thread `renamed[k]`; sorting
+    /// leaves executes-before as it was). A caller that changes the
+    /// history otherwise clears the cache.
+    pub(crate) fn canonicalize_reusing(
+        &self,
+        s: &mut State,
+        cache: &mut Option<crate::rules::ExecutesBefore>,
+        renamed: Option<&[usize]>,
+    ) {
+        let mut eb = Eb { cache, renamed };
         for (b, &sortable) in self.an.sortable.iter().enumerate() {
             if sortable {
                 self.sort_phases(s, b, &mut eb);
@@ -99,7 +116,7 @@ impl System<'_> {
 
     /// Puts the arrivals of each phase of barrier `b` in canonical order
     /// (module text).
-    fn sort_phases(&self, s: &mut State, b: usize, eb: &mut Option<crate::rules::ExecutesBefore>) {
+    fn sort_phases(&self, s: &mut State, b: usize, eb: &mut Eb) {
         let nphases = s.bars[b].open.iter().count() + s.bars[b].done.len();
         for i in 0..nphases {
             let members = {
@@ -133,8 +150,8 @@ impl System<'_> {
             let order = if self.an.isolated[b] {
                 sorted.clone()
             } else {
-                let eb = eb.get_or_insert_with(|| crate::rules::ExecutesBefore::of(s));
-                least_extension(&sorted, |x, y| x.0 != y.0 && x.0 != LAUNCH && eb.eb(x, y))
+                let eb = eb.get(s);
+                least_extension(&sorted, |x, y| x.0 != y.0 && x.0 != LAUNCH && eb(x, y))
             };
             if positions.len() != members.len() || positions.windows(2).any(|w| w[1] != w[0] + 1) {
                 continue;
@@ -145,9 +162,12 @@ impl System<'_> {
             for (j, k) in positions.iter().zip(&order) {
                 s.bmo[b][*j] = *k;
             }
-            // The phase record: members, and the first instruction site.
+            // The phase record: members, and the first instruction site
+            // of an arrive (a drop sets none: a phase of a block's exit
+            // drops had none in one order and the end pc in another).
             let site = sorted
                 .iter()
+                .filter(|&&(t, po)| matches!(s.hist[t as usize][po as usize].kind, HKind::Arrive(..)))
                 .map(|&(t, po)| (self.p.threads[t as usize].code.0, s.hist[t as usize][po as usize].pc))
                 .min();
             let kept = Members::new(order);
@@ -183,6 +203,30 @@ impl System<'_> {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Executes-before for [`System::canonicalize_reusing`]: the cache, and
+/// the renaming from the cached history's threads.
+struct Eb<'a, 'r> {
+    cache: &'a mut Option<crate::rules::ExecutesBefore>,
+    renamed: Option<&'r [usize]>,
+}
+
+impl Eb<'_, '_> {
+    /// Executes-before over `s`'s history, as a relation on its event
+    /// keys.
+    fn get(&mut self, s: &State) -> impl Fn((u32, u32), (u32, u32)) -> bool + '_ {
+        if self.cache.is_none() {
+            *self.cache = Some(crate::rules::ExecutesBefore::of(s));
+            self.renamed = None;
+        }
+        let eb = self.cache.as_ref().expect("just computed");
+        let renamed = self.renamed;
+        move |x: (u32, u32), y: (u32, u32)| {
+            let old = |k: (u32, u32)| renamed.map_or(k, |r| (r[k.0 as usize] as u32, k.1));
+            eb.eb(old(x), old(y))
         }
     }
 }

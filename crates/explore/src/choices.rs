@@ -355,12 +355,28 @@ impl System<'_> {
 
     /// Forgets completed phases of barrier `b` that no wait can complete on
     /// any more (every thread whose join executes before them has used
-    /// them or has ended), except the last one, which parity waits may
-    /// still take. (Ended threads kept the last phase of every finished
+    /// them or has ended), except the last one while a parity wait may
+    /// still take it: some thread that has not waited on it and has not
+    /// ended may still reach a parity wait on `b` (a parity wait needs no
+    /// join). (Ended threads kept the last phase of every finished
     /// block's barrier, and with it, since compaction forgets a barrier's
     /// history only once no completed phase is pending, that block's whole
-    /// last phase: a grid of B blocks kept B phases of history.)
+    /// last phase: a grid of B blocks kept B phases of history. Parity
+    /// barriers kept their last phase for good, and so their whole
+    /// history: an mbarrier pipeline never repeated a state.)
     pub(crate) fn collect(&self, s: &mut State, b: usize) {
+        // A sortable barrier's phases are retired once the new state's
+        // phases are sorted ([`System::retire_phases`]): a phase retired
+        // here would leave its stretch of the bmo in arrival order, and
+        // two orders of one phase's last members different states.
+        if self.an.sortable[b] {
+            return;
+        }
+        self.retire(s, b);
+    }
+
+    /// [`System::collect`] now, whatever the barrier.
+    fn retire(&self, s: &mut State, b: usize) {
         let nt = self.p.threads.len();
         let last = s.bars[b]
             .done
@@ -368,11 +384,47 @@ impl System<'_> {
             .map(|ph| ph.number)
             .max()
             .filter(|_| self.an.parity_barriers[b]);
-        s.bars[b].done.retain(|ph| {
-            Some(ph.number) == last
-                || (0..nt).any(|u| {
-                    ph.mask.get(JoinMask::pair(nt, u, b)) && !ph.bound.get(u) && s.threads[u].status != Status::Done
-                })
+        let mut done = std::mem::take(&mut s.bars[b].done);
+        // Only parity waits on `b`: no wait can take a phase but the last.
+        let entitled = !self.an.parity_only[b];
+        done.retain(|ph| {
+            (0..nt).any(|u| {
+                s.threads[u].status != Status::Done
+                    && !ph.bound.get(u)
+                    && ((entitled && ph.mask.get(JoinMask::pair(nt, u, b)))
+                        || (Some(ph.number) == last && self.may_wait_parity(s, u, b)))
+            })
         });
+        s.bars[b].done = done;
+    }
+
+    /// [`System::collect`] on every barrier with a completed phase, after
+    /// the new state's phases are sorted (`Explorer::normalize`): a
+    /// sortable barrier's phases go only here, and a parity barrier's last
+    /// one once no thread can still take it (a thread that moves past its
+    /// last parity wait does not step the barrier). A function of the
+    /// state alone, so steps that commute still reach one state.
+    pub(crate) fn retire_phases(&self, s: &mut State) {
+        for b in 0..self.p.barriers.len() {
+            if !s.bars[b].done.is_empty() {
+                self.retire(s, b);
+            }
+        }
+    }
+
+    /// Whether thread `u` may still reach a parity wait on barrier `b`
+    /// (from pc 0 when it has not been launched).
+    pub(crate) fn may_wait_parity(&self, s: &State, u: usize, b: usize) -> bool {
+        let info = &self.p.threads[u];
+        let pc = match s.threads[u].status {
+            Status::Done => return false,
+            Status::NotLaunched => 0,
+            Status::Running => s.threads[u].pc as usize,
+        };
+        let rows = &self.an.reach_parity[info.code.index()];
+        rows[pc.min(rows.len() - 1)]
+            .iter()
+            .enumerate()
+            .any(|(d, &on)| on && info.barriers[d] == Some(BarrierId(b as u32)))
     }
 }

@@ -9,9 +9,9 @@
 //! waits are forgotten together, once all of them are forgettable, its phases
 //! are complete and no wait can still take one; a launch init with the
 //! current expected count then stands for them. On a barrier whose phase
-//! numbers matter to tokens the numbers keep counting (the launch init
-//! records where); barriers of parity waits, and token barriers of programs
-//! that may store a token to memory, are never forgotten, and an
+//! numbers matter to tokens or parity waits the numbers keep counting (the
+//! launch init records where); token barriers of programs that may store a
+//! token to memory are never forgotten, and an
 //! invalidated barrier (`mbarrier.inval`) keeps its history and its inval
 //! until it is initialized again.
 //!
@@ -85,6 +85,27 @@ pub(crate) fn reachable_barriers(p: &Program) -> Reach {
     })
 }
 
+/// The barrier declarations a parity wait reachable from each pc waits on
+/// (a barrier's last completed phase stays while one may still take it:
+/// `System::collect`).
+pub(crate) fn reachable_parity_waits(p: &Program) -> Reach {
+    let nb = p.threads.first().map_or(0, |t| t.barriers.len());
+    reachable_decls(p, nb, |kind, acc| {
+        if let InstrKind::Barrier {
+            op: BarrierOp::Wait(w),
+            sel,
+            ..
+        } = kind
+        {
+            if w.parity.is_some() {
+                for d in sel.decls(&p.groups) {
+                    acc[d as usize] = true;
+                }
+            }
+        }
+    })
+}
+
 /// The location declarations a plain access (a `write` only, with
 /// `writes_only`) reachable from each pc operates on (compaction forgets
 /// no other location event; access fusion).
@@ -97,10 +118,13 @@ pub(crate) fn reachable_accesses(p: &Program, writes_only: bool) -> Reach {
     })
 }
 
-/// Barriers whose history is never forgotten: those of parity waits, whose
-/// last completed phase must stay, and, when some store, exchange or
-/// compare-and-swap writes a register value to memory (a token could
-/// travel to another thread), those of tokens.
+/// Barriers whose history is never forgotten: when some store, exchange
+/// or compare-and-swap writes a register value to memory (a token could
+/// travel to another thread), those of tokens. (Barriers of parity waits
+/// were pinned too, for their last completed phase; that phase now stays
+/// in the barrier's record while a parity wait may take it,
+/// `System::collect`, and compaction waits for it like for any pending
+/// phase; their phase numbers keep counting, as tokens' do.)
 pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
     fn reads_reg(e: &CExpr) -> bool {
         match e {
@@ -122,10 +146,9 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
                 continue;
             };
             let decls = sel.decls(&p.groups);
-            let parity = matches!(op, BarrierOp::Wait(w) if w.parity.is_some());
             let token = matches!(op, BarrierOp::Wait(w) if w.token.is_some())
                 || matches!(result, Some(BarrierResult::Token(_)));
-            if parity || (token && escapes) {
+            if token && escapes {
                 for d in decls {
                     if let Some(b) = t.barriers[d as usize] {
                         out[b.index()] = true;
@@ -212,13 +235,21 @@ impl System<'_> {
         // Per target, the live threads that may still operate on it (once
         // per target, not per event: a grid has thousands of live threads
         // and a few objects in its history).
-        let mut touchers: HashMap<Target, Vec<usize>> = HashMap::new();
+        // A plain read interacts only with writes: for it, the threads
+        // that may still write its location.
+        let key = |ev: &bc_graph::Event| (ev.target, matches!(ev.kind, EventKind::Read));
+        let mut touchers: HashMap<(Target, bool), Vec<usize>> = HashMap::new();
         for ev in exec.events.iter().filter(|ev| ev.thread.is_some()) {
-            touchers.entry(ev.target).or_insert_with(|| {
+            touchers.entry(key(ev)).or_insert_with(|| {
                 alive
                     .iter()
                     .copied()
-                    .filter(|&u| self.may_touch(s, u, ev.target))
+                    .filter(|&u| match (ev.target, matches!(ev.kind, EventKind::Read)) {
+                        (Target::Loc(l), true) => {
+                            self.may_reach_loc(&self.an.plain_writes, u, s.threads[u].pc as usize, l)
+                        }
+                        (target, _) => self.may_touch(s, u, target),
+                    })
                     .collect()
             });
         }
@@ -227,7 +258,7 @@ impl System<'_> {
                 stop |= halted(e);
                 let ev = &exec.events[e];
                 ev.thread.is_some()
-                    && touchers[&ev.target]
+                    && touchers[&key(ev)]
                         .iter()
                         .all(|&u| ev.thread == Some(ThreadId(u as u32)) || last(u).is_some_and(|l| eb(e, l)))
             })
@@ -291,10 +322,13 @@ impl System<'_> {
             // Completed waits need only their predecessors settled (they
             // are the last events of their threads); every arrive must have
             // a wait on its phase that precedes any future drop of its
-            // thread (arrive-then-drop).
+            // thread (arrive-then-drop), where a thread can drop the
+            // barrier at all (an mbarrier's producers arrive and never
+            // wait on it, and no thread drops it).
+            let droppable = self.an.droppable[b];
             let ok = events.iter().all(|&e| match &exec.events[e].kind {
                 EventKind::Wait { completed: true, .. } => preds_settled[e],
-                EventKind::Arrive { .. } => closed[e] && waited[e],
+                EventKind::Arrive { .. } => closed[e] && (waited[e] || !droppable),
                 _ => closed[e],
             });
             if !events.is_empty() && ok {
@@ -394,7 +428,25 @@ impl System<'_> {
                 *order = std::iter::once((LAUNCH, b as u32)).chain(rest).collect();
                 bar.base = Some(bar.after_completion);
                 bar.settled_len = 1;
-                if self.an.token_barriers[b] {
+                if self.an.token_barriers[b] && !self.an.tokens[b] {
+                    // Parity waits read the parity alone: number the
+                    // current phase 2 or 3, keeping its parity, so that a
+                    // loop repeats its state (not 0 or 1: a base above 0
+                    // tells the rule checker that phases were forgotten,
+                    // and a wait after 0 would take a fresh barrier's
+                    // virtual phase).
+                    let cur = bar.open.as_ref().map_or(bar.next_phase, |ph| ph.number);
+                    let p = 2 + cur.wrapping_sub(bar.epoch_start) % 2;
+                    match &mut bar.open {
+                        Some(ph) => {
+                            ph.number = p;
+                            bar.next_phase = p + 1;
+                        }
+                        None => bar.next_phase = p,
+                    }
+                    bar.epoch_start = 0;
+                    bar.phase_base = p;
+                } else if self.an.token_barriers[b] {
                     // Tokens hold phase numbers: keep counting.
                     bar.phase_base = bar.open.as_ref().map_or(bar.next_phase, |ph| ph.number);
                 } else {

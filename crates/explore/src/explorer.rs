@@ -230,9 +230,15 @@ impl<'p> Explorer<'p> {
     /// checker judges the history compaction forgets; renames
     /// `self.worker.ident` along with the threads.
     pub(crate) fn normalize(&mut self, s: &mut State) {
+        // Executes-before, computed at most once unless compaction
+        // changes the history (sorting and renaming keep it).
+        let mut eb = None;
+        self.sys.canonicalize_reusing(s, &mut eb, None);
+        self.sys.retire_phases(s);
         if self.sys.reductions.compact {
             let budget = (!self.replaying).then_some(&*self.budget);
             if let Some((exec, names, found)) = self.sys.compact(s, &self.worker.ident, budget) {
+                eb = None;
                 // A halted search discards `s`: nothing to judge.
                 if self.replaying || self.budget.check().is_none() {
                     self.judge(&exec, &names);
@@ -244,12 +250,15 @@ impl<'p> Explorer<'p> {
                 return;
             }
         }
-        self.sys.canonicalize(s);
+        // Compaction keeps the phases' order (it renumbers each thread's
+        // kept events in program order, and keeps executes-before among
+        // them); a history it changed is sorted again all the same.
+        self.sys.canonicalize_reusing(s, &mut eb, None);
         let budget = (!self.replaying).then_some(&*self.budget);
         if let Some(perm) = self.sys.symmetrize(s, budget) {
             self.worker.ident = perm.iter().map(|&old| self.worker.ident[old]).collect();
             // The renaming may leave a phase's arrivals out of order.
-            self.sys.canonicalize(s);
+            self.sys.canonicalize_reusing(s, &mut eb, Some(&perm));
         }
     }
 

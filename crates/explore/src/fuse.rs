@@ -571,6 +571,18 @@ pub(crate) fn arrive_fusible_barriers(p: &Program, lockstep: &[bool], sortable: 
 /// visible operation: a wait or arrive right before such a pc would end
 /// its thread, so fusion does not try it (it would be taken back).
 pub(crate) fn must_end(p: &Program) -> Vec<Vec<bool>> {
+    end_table(p, true)
+}
+
+/// Per code and pc: some run of local steps from there ends the thread
+/// (the end pc included).
+pub(crate) fn may_end(p: &Program) -> Vec<Vec<bool>> {
+    end_table(p, false)
+}
+
+/// [`must_end`] (`all`) or [`may_end`]: a backward fixed point over the
+/// local instructions.
+fn end_table(p: &Program, all: bool) -> Vec<Vec<bool>> {
     p.codes
         .iter()
         .map(|code| {
@@ -585,8 +597,13 @@ pub(crate) fn must_end(p: &Program) -> Vec<Vec<bool>> {
                         continue;
                     }
                     let kind = &code.instrs[pc].kind;
-                    let ends = matches!(kind, InstrKind::Exit)
-                        || (kind.is_local() && code.successors(pc as u32).iter().all(|&n| out[n as usize]));
+                    let succs = code.successors(pc as u32);
+                    let next_end = if all {
+                        succs.iter().all(|&n| out[n as usize])
+                    } else {
+                        succs.iter().any(|&n| out[n as usize])
+                    };
+                    let ends = matches!(kind, InstrKind::Exit) || (kind.is_local() && next_end);
                     if ends {
                         out[pc] = true;
                         changed = true;

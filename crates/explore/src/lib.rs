@@ -34,6 +34,7 @@ pub mod par;
 mod por;
 mod record;
 mod replay;
+mod required;
 mod rules;
 mod search;
 mod state;

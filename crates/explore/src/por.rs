@@ -189,6 +189,10 @@ impl System<'_> {
         }) {
             return vec![c];
         }
+        // A step its phase cannot do without (required.rs).
+        if let Some(c) = self.required_step(s, &choices, ident) {
+            return vec![c];
+        }
         choices
     }
 
@@ -215,6 +219,7 @@ impl System<'_> {
                     // Arrives of one phase commute up to the order of its
                     // members, which canonicalization sorts.
                     self.canonicalize(&mut n);
+                    self.retire_phases(&mut n);
                     ends.push(n);
                 }
                 assert!(

@@ -569,6 +569,14 @@ impl ExecutesBefore {
                 }
             }
         }
+        if let Some(seen) = Self::in_topological_order(s, &start, &col, width, &from, &lists, &list_of) {
+            return ExecutesBefore {
+                width,
+                col,
+                start,
+                seen,
+            };
+        }
         let mut seen = vec![0u32; n * width];
         let mut row = vec![0u32; width];
         // Per distinct list, the join of its members' rows (and each
@@ -621,6 +629,97 @@ impl ExecutesBefore {
             start,
             seen,
         }
+    }
+
+    /// The rows of [`ExecutesBefore::of`] in one pass over the events in
+    /// a topological order of their edges (program order, `from`, and
+    /// each wait's participant list, a node of its own whose row is the
+    /// join of its members'), found by Kahn's algorithm. The fixed point
+    /// took a pass per cross-thread link of the longest chain running
+    /// against thread order: a pipeline's history of a thousand events
+    /// took tens of passes. `None` if the edges have a cycle (a history
+    /// the search built has none; the fixed point then decides).
+    #[allow(clippy::too_many_arguments)]
+    fn in_topological_order(
+        s: &State,
+        start: &[usize],
+        col: &[u32],
+        width: usize,
+        from: &[Vec<(u32, u32)>],
+        lists: &[Vec<(u32, u32)>],
+        list_of: &[Option<usize>],
+    ) -> Option<Vec<u32>> {
+        let nt = s.hist.len();
+        let n = start[nt];
+        let nodes = n + lists.len();
+        let idx = |(u, k): (u32, u32)| start[u as usize] + k as usize;
+        let mut indeg = vec![0u32; nodes];
+        let mut succs: Vec<Vec<u32>> = vec![Vec::new(); nodes];
+        let mut thread_of = vec![0u32; n];
+        for (t, h) in s.hist.iter().enumerate() {
+            for po in 0..h.len() {
+                let e = start[t] + po;
+                thread_of[e] = t as u32;
+                if po > 0 {
+                    succs[e - 1].push(e as u32);
+                    indeg[e] += 1;
+                }
+                for &x in &from[e] {
+                    succs[idx(x)].push(e as u32);
+                    indeg[e] += 1;
+                }
+                if let Some(i) = list_of[e] {
+                    succs[n + i].push(e as u32);
+                    indeg[e] += 1;
+                }
+            }
+        }
+        for (i, list) in lists.iter().enumerate() {
+            for &x in list {
+                succs[idx(x)].push((n + i) as u32);
+                indeg[n + i] += 1;
+            }
+        }
+        let mut rows = vec![0u32; nodes * width];
+        let mut ready: Vec<usize> = (0..nodes).filter(|&v| indeg[v] == 0).collect();
+        let mut done = 0;
+        while let Some(v) = ready.pop() {
+            done += 1;
+            // An event counts itself in its own column: what follows it
+            // sees one more of its thread's events.
+            let mut own = None;
+            if v < n {
+                let t = thread_of[v] as usize;
+                let c = col[t] as usize;
+                let po = (v - start[t]) as u32;
+                rows[v * width + c] = rows[v * width + c].max(po);
+                own = Some((c, po + 1));
+            }
+            for &w in &succs[v] {
+                let w = w as usize;
+                let (head, tail) = rows.split_at_mut(w.max(v) * width);
+                let (src, dst) = if v < w {
+                    (&head[v * width..(v + 1) * width], &mut tail[..width])
+                } else {
+                    (&tail[..width], &mut head[w * width..(w + 1) * width])
+                };
+                for (d, &x) in dst.iter_mut().zip(src) {
+                    *d = (*d).max(x);
+                }
+                if let Some((c, k)) = own {
+                    dst[c] = dst[c].max(k);
+                }
+                indeg[w] -= 1;
+                if indeg[w] == 0 {
+                    ready.push(w);
+                }
+            }
+        }
+        if done < nodes {
+            return None;
+        }
+        rows.truncate(n * width);
+        Some(rows)
     }
 
     /// The index of event `(t, po)`.

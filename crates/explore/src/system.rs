@@ -18,8 +18,16 @@ pub(crate) struct Choice {
 /// What the explorer computes once per program, before the search, and
 /// shares with its workers (read-only).
 pub(crate) struct Analyses {
-    /// Barriers some parity wait uses: their last completed phase is kept.
+    /// Barriers some parity wait uses: their last completed phase is kept
+    /// while a parity wait may take it (`System::collect`).
     pub(crate) parity_barriers: Vec<bool>,
+    /// Barriers every wait on which is a parity wait (through its
+    /// declaration: no joined-group selector may reach the barrier), so
+    /// that no wait can take a completed phase but the last.
+    pub(crate) parity_only: Vec<bool>,
+    /// Per code and pc: the barrier declarations a parity wait reachable
+    /// from there waits on.
+    pub(crate) reach_parity: compact::Reach,
     /// Per barrier instance, whether its phases are kept sorted (canon.rs).
     pub(crate) sortable: Vec<bool>,
     /// Sortable barriers no thread shares with another barrier (canon.rs):
@@ -29,9 +37,15 @@ pub(crate) struct Analyses {
     pub(crate) sym_classes: Vec<Vec<usize>>,
     /// Barriers whose phase numbers matter (tokens, parity).
     pub(crate) token_barriers: Vec<bool>,
-    /// Barriers whose history is never forgotten: parity barriers, and
-    /// token barriers when a token may reach memory (compact.rs).
+    /// Barriers of tokens: an arrive returns one, or a wait takes one
+    /// (their phase numbers matter whole, not only their parity).
+    pub(crate) tokens: Vec<bool>,
+    /// Barriers whose history is never forgotten: token barriers when a
+    /// token may reach memory (compact.rs).
     pub(crate) pinned: Vec<bool>,
+    /// Barriers some thread may drop: an explicit drop, or its end
+    /// (arrive-then-drop can judge their arrives; compaction).
+    pub(crate) droppable: Vec<bool>,
     /// Barriers whose completed waits may be fused (fuse.rs).
     pub(crate) lockstep: Vec<bool>,
     /// Barriers whose arrives may be fused (fuse.rs, "Arrive fusion"):
@@ -41,6 +55,9 @@ pub(crate) struct Analyses {
     /// Per code and pc: every run of local steps from there ends the
     /// thread (fuse.rs `must_end`).
     pub(crate) must_end: Vec<Vec<bool>>,
+    /// Per code and pc: some run of local steps from there ends the
+    /// thread (required.rs).
+    pub(crate) may_end: Vec<Vec<bool>>,
     /// Per code and pc: the barrier declarations the thread may still
     /// operate on from there (history compaction).
     pub(crate) reach_barriers: compact::Reach,
@@ -55,6 +72,13 @@ pub(crate) struct Analyses {
     /// execution is finite, so the state graph has no cycle, there is no
     /// fair cycle to look for and no graph to record.
     pub(crate) finite: bool,
+    /// Phase-counted barriers (`required.rs`), where partial-order
+    /// reduction is on and every execution is finite; else none.
+    pub(crate) phase_counted: Vec<bool>,
+    /// Per thread, a number shared by the threads that walk alike from
+    /// equal pcs and registers (`required.rs`): its symmetry class's
+    /// first thread, or its own index.
+    pub(crate) walk_class: Vec<usize>,
     /// Per thread, its independent group (`por.rs`), where the reduction
     /// applies (on, more than one group, and every execution finite or the
     /// state graph recorded); else empty.
@@ -142,12 +166,62 @@ impl Analyses {
         } else {
             vec![false; p.barriers.len()]
         };
+        let phase_counted = if reductions.por && finite {
+            crate::required::phase_counted_barriers(p, &sortable)
+        } else {
+            vec![false; p.barriers.len()]
+        };
+        let mut walk_class: Vec<usize> = (0..p.threads.len()).collect();
+        if phase_counted.iter().any(|&x| x) {
+            for class in symmetry::classes(p) {
+                for &t in &class {
+                    walk_class[t] = class[0];
+                }
+            }
+        }
+        let mut droppable: Vec<bool> = (p.barriers.iter())
+            .map(|inst| (0..p.threads.len()).any(|t| inst.dropped_at_end_by(ThreadId(t as u32))))
+            .collect();
+        for t in &p.threads {
+            for ins in &p.codes[t.code.index()].instrs {
+                if let InstrKind::Barrier {
+                    op: BarrierOp::Drop,
+                    sel,
+                    ..
+                } = &ins.kind
+                {
+                    for b in sel.decls(&p.groups).into_iter().filter_map(|d| t.barriers[d as usize]) {
+                        droppable[b.index()] = true;
+                    }
+                }
+            }
+        }
+        let mut parity_only = vec![true; p.barriers.len()];
+        for t in &p.threads {
+            for ins in &p.codes[t.code.index()].instrs {
+                if let InstrKind::Barrier { op, sel, .. } = &ins.kind {
+                    let parity = matches!(op, BarrierOp::Wait(w) if w.parity.is_some());
+                    let other_wait = matches!(op, BarrierOp::Wait(_)) && !parity;
+                    if other_wait || (!matches!(sel, BarrierSel::Decl(_)) && matches!(op, BarrierOp::Wait(_))) {
+                        for b in sel.decls(&p.groups).into_iter().filter_map(|d| t.barriers[d as usize]) {
+                            parity_only[b.index()] = false;
+                        }
+                    }
+                }
+            }
+        }
         Analyses {
+            parity_only,
+            droppable,
+            phase_counted,
+            walk_class,
             must_end: fuse::must_end(p),
+            may_end: fuse::may_end(p),
             fused_arrives,
             groups,
             parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
             reach_barriers: compact::reachable_barriers(p),
+            reach_parity: compact::reachable_parity_waits(p),
             reach_accesses: compact::reachable_accesses(p, false),
             plain_writes: compact::reachable_accesses(p, true),
             finite,
@@ -160,6 +234,9 @@ impl Analyses {
             } else {
                 Vec::new()
             },
+            tokens: Self::barriers_where(p, |op, result| {
+                matches!(op, BarrierOp::Wait(w) if w.token.is_some()) || matches!(result, Some(BarrierResult::Token(_)))
+            }),
             token_barriers: Self::barriers_where(p, |op, result| {
                 matches!(op, BarrierOp::Wait(w) if w.token.is_some() || w.parity.is_some())
                     || matches!(result, Some(BarrierResult::Token(_)))

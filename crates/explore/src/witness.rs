@@ -165,6 +165,9 @@ impl System<'_> {
                 if s.bars[i].phase_base > 0 {
                     b.phase_base(BarrierId(i as u32), s.bars[i].phase_base);
                 }
+                if s.bars[i].epoch_start < s.bars[i].phase_base && s.bars[i].base.is_some() {
+                    b.epoch_base(BarrierId(i as u32), s.bars[i].epoch_start);
+                }
                 labels.push(self.label_of(s, LAUNCH, i as u32, ident));
             }
         }
