@@ -200,7 +200,10 @@ impl System<'_> {
     /// (a persistent set) and every step of `all` outside it stay enabled
     /// after each other and reach one state in either order; panics
     /// otherwise. Checks a few pairs per state (the first four of each).
+    /// Also checks the explorer's executes-before in topological order
+    /// against the fixed point it replaced.
     pub(crate) fn check_independent(&self, s: &State, kept: &[Choice], all: &[Choice]) {
+        crate::rules::ExecutesBefore::check_topological(s);
         let left: Vec<Choice> = all.iter().filter(|c| !kept.contains(c)).copied().collect();
         let mut w = Worker::new(s.threads.len());
         w.quiet = true;
