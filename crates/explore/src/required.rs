@@ -48,6 +48,17 @@
 //!   (that takes a completion, or an init), and marks the phase waited by
 //!   `t`, which commutes with every other wait.
 //!
+//! - `x` a plain read (write) of a location that no walk writes (reads or
+//!   writes): it only appends an event to its thread's history, and no
+//!   conflicting access can come before it (access fusion's argument,
+//!   fuse.rs, with the walks in place of static reachability).
+//!
+//! The transition runs the thread's local steps after `x`, and its end if
+//! they reach it: allowed only where the end drops nothing but barriers
+//! whose arrives fuse (a phase needs every live thread's arrive or end, so
+//! the drop commutes with the other members), and not for a named
+//! kernel's thread.
+//!
 //! Where every execution is finite (no cycle to ignore a thread on) a
 //! search that takes such a step alone reaches every terminal state and
 //! execution up to the order of independent steps, as item 7 argues
