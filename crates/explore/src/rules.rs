@@ -915,6 +915,17 @@ impl System<'_> {
                 }
             }
         }
+        // A wait of the arriving thread itself, between the arrive and the
+        // drop, that the arrive participates in executes before the drop
+        // (program order): such a pair is fine, and listing every wait of
+        // every arrive (a block of 1,024 threads: a million entries) is
+        // left to the rest.
+        pairs.retain(|&((t, a), (_, d))| {
+            !s.hist[t as usize][a as usize + 1..d as usize].iter().any(|e| {
+                e.target == s.hist[t as usize][a as usize].target
+                    && matches!(&e.kind, HKind::Wait { participants, .. } if participants.contains(&(t, a)))
+            })
+        });
         if pairs.is_empty() {
             return None;
         }
