@@ -2,7 +2,9 @@
 //! reduction) on the family "N threads, each K rounds of arrive; wait on a
 //! barrier of N", side by side in one run. Needs `spin` and `gcc` on PATH
 //! (the justfile recipe installs spin). Prints N, K, states and time for
-//! each tool and the time ratio. Not a test: it only prints.
+//! each tool and the time ratio, for barrier-check with its defaults,
+//! without symmetry, and on threads whose bodies all differ. Not a test:
+//! it only prints.
 
 use std::process::Command;
 use std::time::Instant;
@@ -13,10 +15,15 @@ fn promela(n: usize, k: usize) -> String {
     )
 }
 
-fn litmus(n: usize, k: usize) -> String {
+/// The family as litmus threads; `distinct`: each thread's body differs
+/// (a register set to its index first), so no two threads are
+/// interchangeable and symmetry has nothing to merge (issue 16's
+/// "distinct explicit threads").
+fn litmus(n: usize, k: usize, distinct: bool) -> String {
     let mut s = format!("litmus \"nk\"\nmodel amdgpu\nbarrier B = {n}\n");
     for i in 0..n {
-        s += &format!("thread T{i} {{ join B; repeat {k} {{ arrive B; wait B }} }}\n");
+        let own = if distinct { format!("r = {i}; ") } else { String::new() };
+        s += &format!("thread T{i} {{ {own}join B; repeat {k} {{ arrive B; wait B }} }}\n");
     }
     s
 }
@@ -64,6 +71,7 @@ fn main() {
         (6, 2),
         (8, 2),
         (10, 2),
+        (10, 3),
         (12, 3),
     ] {
         let (ss, st) = match spin(&dir, n, k) {
@@ -73,12 +81,17 @@ fn main() {
                 (0, f64::NAN)
             }
         };
-        let path = dir.join(format!("nk{n}_{k}.litmus"));
-        std::fs::write(&path, litmus(n, k)).expect("write");
         // The default (all reductions, one job: the threads have identical
-        // bodies, so symmetry applies), and without symmetry (partial-order
-        // reductions only, like Spin's).
-        for (mode, extra) in [("default", None), ("no symmetry", Some("--no-symmetry"))] {
+        // bodies, so symmetry applies), without symmetry (partial-order
+        // reductions only, like Spin's), and distinct bodies with every
+        // reduction on.
+        for (mode, extra, distinct) in [
+            ("default", None, false),
+            ("no symmetry", Some("--no-symmetry"), false),
+            ("distinct bodies", None, true),
+        ] {
+            let path = dir.join(format!("nk{n}_{k}_{}.litmus", distinct as u8));
+            std::fs::write(&path, litmus(n, k, distinct)).expect("write");
             let start = Instant::now();
             let out = Command::new(bin)
                 .args(["check", "--format", "json", "--jobs", "1", "--timeout", &limit])
