@@ -87,7 +87,8 @@ pub struct CheckArgs {
     #[arg(long)]
     no_fuse: bool,
     /// Reduction off: interleave the steps of threads that share no
-    /// barrier or location (partial-order reduction).
+    /// barrier or location, and every step a barrier phase requires
+    /// (partial-order reduction).
     #[arg(long)]
     no_por: bool,
     /// Print the process's peak resident memory to stderr at the end

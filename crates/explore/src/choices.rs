@@ -415,16 +415,11 @@ impl System<'_> {
     /// Whether thread `u` may still reach a parity wait on barrier `b`
     /// (from pc 0 when it has not been launched).
     pub(crate) fn may_wait_parity(&self, s: &State, u: usize, b: usize) -> bool {
-        let info = &self.p.threads[u];
         let pc = match s.threads[u].status {
             Status::Done => return false,
             Status::NotLaunched => 0,
             Status::Running => s.threads[u].pc as usize,
         };
-        let rows = &self.an.reach_parity[info.code.index()];
-        rows[pc.min(rows.len() - 1)]
-            .iter()
-            .enumerate()
-            .any(|(d, &on)| on && info.barriers[d] == Some(BarrierId(b as u32)))
+        self.may_reach_barrier(&self.an.reach_parity, u, pc, BarrierId(b as u32))
     }
 }

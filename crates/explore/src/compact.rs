@@ -708,17 +708,23 @@ impl System<'_> {
         if th.status != Status::Running {
             return false;
         }
-        let info = &self.p.threads[u];
         match target {
             Target::Barrier(b) => {
-                reach_at(&self.an.reach_barriers, info.code.index(), th.pc as usize)
-                    .iter()
-                    .enumerate()
-                    .any(|(d, &on)| on && info.barriers[d] == Some(b))
+                self.may_reach_barrier(&self.an.reach_barriers, u, th.pc as usize, b)
                     || (self.p.barriers[b.index()].dropped_at_end_by(ThreadId(u as u32)) && th.joined.contains(&b.0))
             }
             Target::Loc(l) => self.may_reach_loc(&self.an.reach_accesses, u, th.pc as usize, l),
         }
+    }
+
+    /// Whether thread `u`, from `pc` on, may reach an instruction of
+    /// `table` (a [`Reach`] over barrier declarations) on barrier `b`.
+    pub(crate) fn may_reach_barrier(&self, table: &Reach, u: usize, pc: usize, b: BarrierId) -> bool {
+        let info = &self.p.threads[u];
+        reach_at(table, info.code.index(), pc)
+            .iter()
+            .enumerate()
+            .any(|(d, &on)| on && info.barriers[d] == Some(b))
     }
 
     /// Whether thread `u`, from `pc` on, may reach an instruction of

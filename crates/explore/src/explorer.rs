@@ -238,22 +238,24 @@ impl<'p> Explorer<'p> {
         if self.sys.reductions.compact {
             let budget = (!self.replaying).then_some(&*self.budget);
             if let Some((exec, names, found)) = self.sys.compact(s, &self.worker.ident, budget) {
-                eb = None;
                 // A halted search discards `s`: nothing to judge.
                 if self.replaying || self.budget.check().is_none() {
                     self.judge(&exec, &names);
                     self.seen_operationally(found);
                 }
+                // Compaction keeps the phases' order (it renumbers each
+                // thread's kept events in program order, and keeps
+                // executes-before among them); a history it changed is
+                // sorted again all the same. One it left alone was sorted
+                // above.
+                eb = None;
+                self.sys.canonicalize_reusing(s, &mut eb, None);
             }
             if !self.replaying && self.budget.halted().is_some() {
                 // Compaction stopped part way: the caller discards `s`.
                 return;
             }
         }
-        // Compaction keeps the phases' order (it renumbers each thread's
-        // kept events in program order, and keeps executes-before among
-        // them); a history it changed is sorted again all the same.
-        self.sys.canonicalize_reusing(s, &mut eb, None);
         let budget = (!self.replaying).then_some(&*self.budget);
         if let Some(perm) = self.sys.symmetrize(s, budget) {
             self.worker.ident = perm.iter().map(|&old| self.worker.ident[old]).collect();

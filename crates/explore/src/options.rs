@@ -72,8 +72,9 @@ pub struct Reductions {
     /// made it possible (completed-wait fusion).
     pub fuse: bool,
     /// Where every execution is finite, step only the first group of
-    /// threads (connected by shared objects) that can step (partial-order
-    /// reduction, `por.rs`).
+    /// threads (connected by shared objects) that can step, and within it
+    /// a fusible barrier's opening arrive or a step its phase requires
+    /// alone (partial-order reduction, `por.rs`, `required.rs`).
     pub por: bool,
 }
 

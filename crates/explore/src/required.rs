@@ -87,32 +87,25 @@ pub(crate) fn phase_counted_barriers(p: &Program, sortable: &[bool]) -> Vec<bool
             out[i] = false;
         }
     }
-    for t in &p.threads {
-        for ins in &p.codes[t.code.index()].instrs {
-            let InstrKind::Barrier { op, sel, result } = &ins.kind else {
-                continue;
-            };
-            let ok = matches!(sel, BarrierSel::Decl(_))
-                && match op {
-                    BarrierOp::Init(_) => true,
-                    BarrierOp::Arrive(a) => {
-                        a.set_count.is_none()
-                            && !a.count_match
-                            && a.mask.is_none()
-                            && a.pred.is_none()
-                            && !a.object
-                            && !matches!(result, Some(BarrierResult::IsFirst(_) | BarrierResult::Reduce(_)))
-                    }
-                    BarrierOp::Wait(w) => w.parity.is_some() && w.token.is_none() && w.reduce.is_none(),
-                    _ => false,
-                };
-            if !ok {
-                for b in sel.decls(&p.groups).into_iter().filter_map(|d| t.barriers[d as usize]) {
-                    out[b.index()] = false;
+    crate::system::Analyses::for_each_barrier_op(p, |op, result, sel, b| {
+        let ok = matches!(sel, BarrierSel::Decl(_))
+            && match op {
+                BarrierOp::Init(_) => true,
+                BarrierOp::Arrive(a) => {
+                    a.set_count.is_none()
+                        && !a.count_match
+                        && a.mask.is_none()
+                        && a.pred.is_none()
+                        && !a.object
+                        && !matches!(result, Some(BarrierResult::IsFirst(_) | BarrierResult::Reduce(_)))
                 }
-            }
+                BarrierOp::Wait(w) => w.parity.is_some() && w.token.is_none() && w.reduce.is_none(),
+                _ => false,
+            };
+        if !ok {
+            out[b.index()] = false;
         }
-    }
+    });
     out
 }
 

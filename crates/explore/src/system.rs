@@ -182,34 +182,20 @@ impl Analyses {
         let mut droppable: Vec<bool> = (p.barriers.iter())
             .map(|inst| (0..p.threads.len()).any(|t| inst.dropped_at_end_by(ThreadId(t as u32))))
             .collect();
-        for t in &p.threads {
-            for ins in &p.codes[t.code.index()].instrs {
-                if let InstrKind::Barrier {
-                    op: BarrierOp::Drop,
-                    sel,
-                    ..
-                } = &ins.kind
-                {
-                    for b in sel.decls(&p.groups).into_iter().filter_map(|d| t.barriers[d as usize]) {
-                        droppable[b.index()] = true;
-                    }
-                }
-            }
-        }
         let mut parity_only = vec![true; p.barriers.len()];
-        for t in &p.threads {
-            for ins in &p.codes[t.code.index()].instrs {
-                if let InstrKind::Barrier { op, sel, .. } = &ins.kind {
-                    let parity = matches!(op, BarrierOp::Wait(w) if w.parity.is_some());
-                    let other_wait = matches!(op, BarrierOp::Wait(_)) && !parity;
-                    if other_wait || (!matches!(sel, BarrierSel::Decl(_)) && matches!(op, BarrierOp::Wait(_))) {
-                        for b in sel.decls(&p.groups).into_iter().filter_map(|d| t.barriers[d as usize]) {
-                            parity_only[b.index()] = false;
-                        }
-                    }
-                }
+        Self::for_each_barrier_op(p, |op, _, sel, b| match op {
+            BarrierOp::Drop => droppable[b.index()] = true,
+            BarrierOp::Wait(w) if w.parity.is_none() || !matches!(sel, BarrierSel::Decl(_)) => {
+                parity_only[b.index()] = false
             }
-        }
+            _ => {}
+        });
+        let parity_barriers = Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some()));
+        let tokens = Self::barriers_where(p, |op, result| {
+            matches!(op, BarrierOp::Wait(w) if w.token.is_some()) || matches!(result, Some(BarrierResult::Token(_)))
+        });
+        // Phase numbers matter to tokens, and their parity to parity waits.
+        let token_barriers = tokens.iter().zip(&parity_barriers).map(|(&t, &p)| t || p).collect();
         Analyses {
             parity_only,
             droppable,
@@ -219,7 +205,7 @@ impl Analyses {
             may_end: fuse::may_end(p),
             fused_arrives,
             groups,
-            parity_barriers: Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some())),
+            parity_barriers,
             reach_barriers: compact::reachable_barriers(p),
             reach_parity: compact::reachable_parity_waits(p),
             reach_accesses: compact::reachable_accesses(p, false),
@@ -234,13 +220,26 @@ impl Analyses {
             } else {
                 Vec::new()
             },
-            tokens: Self::barriers_where(p, |op, result| {
-                matches!(op, BarrierOp::Wait(w) if w.token.is_some()) || matches!(result, Some(BarrierResult::Token(_)))
-            }),
-            token_barriers: Self::barriers_where(p, |op, result| {
-                matches!(op, BarrierOp::Wait(w) if w.token.is_some() || w.parity.is_some())
-                    || matches!(result, Some(BarrierResult::Token(_)))
-            }),
+            token_barriers,
+            tokens,
+        }
+    }
+
+    /// Calls `f` with every barrier instruction of every thread and each
+    /// barrier instance its selector may reach (every member of a
+    /// joined-barrier group).
+    pub(crate) fn for_each_barrier_op(
+        p: &Program,
+        mut f: impl FnMut(&BarrierOp, &Option<BarrierResult>, BarrierSel, BarrierId),
+    ) {
+        for t in &p.threads {
+            for ins in &p.codes[t.code.index()].instrs {
+                if let InstrKind::Barrier { op, sel, result } = &ins.kind {
+                    for b in sel.decls(&p.groups).into_iter().filter_map(|d| t.barriers[d as usize]) {
+                        f(op, result, *sel, b);
+                    }
+                }
+            }
         }
     }
 

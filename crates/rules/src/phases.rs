@@ -82,22 +82,17 @@ impl Replay {
             let mut phase_count: Option<ArriveCount> = None;
             let mut epoch = 0usize;
             // Phases after a launch init count from its base (the phases
-            // it stands for), otherwise from 0.
-            let base = match order.first() {
-                Some(&f) if exec.event(f).thread.is_none() => {
-                    exec.phase_base.get(b.index()).copied().unwrap_or(0) as usize
-                }
-                _ => 0,
+            // it stands for), otherwise from 0; parity from its epoch base
+            // where the latest init was forgotten too, else from the base.
+            let launch = order.first().is_some_and(|&f| exec.event(f).thread.is_none());
+            let base = if launch {
+                exec.phase_base.get(b.index()).copied().unwrap_or(0) as usize
+            } else {
+                0
             };
-            let mut epoch_start = match order.first() {
-                Some(&f) if exec.event(f).thread.is_none() => exec
-                    .epoch_base
-                    .get(b.index())
-                    .copied()
-                    .filter(|&e| e != u32::MAX)
-                    .map_or(base, |e| e as usize),
-                _ => base,
-            };
+            let mut epoch_start = (exec.epoch_base.get(b.index()).copied())
+                .filter(|&e| launch && e != u32::MAX)
+                .map_or(base, |e| e as usize);
             for &e in order {
                 let ev = exec.event(e);
                 if !ev.kind.is_modification() || ev.target != Target::Barrier(b) {
