@@ -160,6 +160,17 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
     out
 }
 
+/// What [`System::compact`] leaves to its caller: the execution right
+/// before compaction (with its names) for the rule checker, what the
+/// explorer's history rules found in it, and where each kept event moved
+/// (old position in its thread to new).
+pub(crate) struct Compacted {
+    pub exec: Execution,
+    pub names: ExecNames,
+    pub found: HistoryFindings,
+    pub remap: HashMap<(u32, u32), (u32, u32)>,
+}
+
 /// What a thread's start executes before once compaction forgets its
 /// first event ([`System::launch_starts`]): kept events (ids of the
 /// execution before compaction) and live threads' next event slots, none
@@ -189,7 +200,7 @@ impl System<'_> {
         s: &mut State,
         ident: &[u32],
         budget: Option<&crate::budget::Budget>,
-    ) -> Option<(Execution, ExecNames, HistoryFindings)> {
+    ) -> Option<Compacted> {
         let over = || budget.is_some_and(|b| b.check().is_some());
         let halted = |i: usize| i % CHECK_EVERY == CHECK_EVERY - 1 && over();
         // Cheap test first: a barrier with forgettable complete phases, or
@@ -512,13 +523,50 @@ impl System<'_> {
                 + k.saturating_sub(next[u])
         };
         let mut extra = crate::state::EdgeSets::new(s.hist.iter().map(|h| h.len() as u32 + 1));
+        // Old summary edges stay where the new ones below cannot stand for
+        // them: into a thread's next event slot it has not filled yet (no
+        // event of the execution shows them), or from a source that is not
+        // closed (none is: an edge's source was closed when it was made,
+        // and stays so; kept for safety).
         for ((t, po), (u, k)) in old_extra.iter().flat_map(crate::state::Fan::edges) {
-            if let Some(x) = remap.get(&(t, po)) {
+            let Some(x) = remap.get(&(t, po)) else { continue };
+            let source_closed = ids.get(&(t, po)).is_some_and(|e| closed[e.index()]);
+            if k >= next[u as usize] || !source_closed {
                 extra.insert(*x, (u, kept_before(u as usize, k)));
             }
         }
-        for (i, a) in (0..n).filter(|&a| !drop[a] && closed[a]).enumerate() {
-            // Each kept settled event costs a pass over every event.
+        // From each kept closed event, edges to the least kept events it
+        // executes before (a transitive reduction: the rest follow from
+        // these, from program order and from participation, so
+        // executes-before among kept events stays what it was; see
+        // docs/explorer.md, "History compaction"). The least ones are
+        // among the first kept events on each path ([`first_kept`]).
+        let kept_event: Vec<bool> = (0..n).map(|e| !drop[e] && thread_of(e).is_some()).collect();
+        let sources: Vec<bool> = (0..n).map(|a| kept_event[a] && closed[a]).collect();
+        let firsts = first_kept(&exec, &before, &kept_event, &sources);
+        // Per live thread, the events that execute before its next event:
+        // its last event, the sources of old summary edges into its next
+        // slot (kept or forgotten now), and everything before those.
+        let mut into_slot: Vec<Vec<usize>> = vec![Vec::new(); nt];
+        for ((t, po), (u, k)) in old_extra.iter().flat_map(crate::state::Fan::edges) {
+            if po != START && k >= next[u as usize] {
+                if let Some(e) = ids.get(&(t, po)) {
+                    into_slot[u as usize].push(e.index());
+                }
+            }
+        }
+        let before_slot: Vec<(usize, Bits)> = alive
+            .iter()
+            .map(|&u| {
+                let mut set = Bits::new(n);
+                for p in last(u).into_iter().chain(into_slot[u].iter().copied()) {
+                    set.set(p);
+                    set.union_with(&before[p]);
+                }
+                (u, set)
+            })
+            .collect();
+        for (i, a) in (0..n).filter(|&a| sources[a]).enumerate() {
             if halted(i) {
                 // The state is half rewritten; the caller discards it.
                 return None;
@@ -526,19 +574,27 @@ impl System<'_> {
             let Some(x) = by_id[a].and_then(|k| re(&k)) else {
                 continue;
             };
-            for c in (0..n).filter(|&c| !drop[c] && thread_of(c).is_some() && thread_of(c) != thread_of(a) && eb(a, c))
-            {
+            let Some(first) = &firsts[a] else { continue };
+            let least: Vec<usize> = first
+                .reached
+                .ones()
+                .filter(|&c| !before[c].meets(&first.reached))
+                .collect();
+            for &c in &least {
+                if thread_of(c) == thread_of(a) || first.direct.get(c) {
+                    continue;
+                }
                 if let Some(y) = by_id[c].and_then(|k| re(&k)) {
-                    // Checked per new edge only: a repeated one leaves the
-                    // count where it was.
-                    if extra.insert(x, y) && extra.len().is_multiple_of(CHECK_EVERY << 10) && over() {
-                        return None;
-                    }
+                    extra.insert(x, y);
                 }
             }
-            for &u in &alive {
-                if Some(ThreadId(u as u32)) != thread_of(a) && last(u).is_some_and(|l| eb(a, l)) {
-                    extra.insert(x, (u as u32, kept_before(u, next[u])));
+            // An anchor edge to the next event slot of each live thread
+            // whose next event it executes before, unless a least kept
+            // event does too (that one's edges, or program order, carry
+            // the order).
+            for (u, set) in &before_slot {
+                if Some(ThreadId(*u as u32)) != thread_of(a) && set.get(a) && !least.iter().any(|&c| set.get(c)) {
+                    extra.insert(x, (*u as u32, kept_before(*u, next[*u])));
                 }
             }
         }
@@ -558,7 +614,12 @@ impl System<'_> {
         s.extra = extra.fans();
         // Everything is judged before any of it is forgotten: the caller
         // judges the execution as it was.
-        Some((exec, names, found))
+        Some(Compacted {
+            exec,
+            names,
+            found,
+            remap,
+        })
     }
 
     /// What each thread's start executes before, where the rule checker
@@ -743,4 +804,104 @@ impl System<'_> {
 fn reach_at(table: &Reach, code: usize, pc: usize) -> &[bool] {
     let rows = &table[code];
     &rows[pc.min(rows.len() - 1)]
+}
+
+/// What [`first_kept`] finds for one kept event `a`: the kept events at
+/// the end of the first step of each executes-before path from `a` that
+/// leaves the forgotten events (`reached`), and of those the waits `a`
+/// participates in (`direct`: their participation edge stays).
+struct FirstKept {
+    reached: Bits,
+    direct: Bits,
+}
+
+/// For each event `a` of `wanted`: the kept events (`kept`) that some path
+/// of executes-before edges (program order, participation, summary edges)
+/// reaches from `a` with only forgotten events inside it. Every least kept
+/// event `a` executes before is among them, so the least ones are those no
+/// other one executes before (`before`, the closure).
+///
+/// One pass in reverse topological order (a larger predecessor set comes
+/// later), with one node per distinct participant list, so that a phase of
+/// T threads costs T, not T^2: what the forgotten events reach is a set per
+/// event, merged along each edge.
+fn first_kept(exec: &Execution, before: &[Bits], kept: &[bool], wanted: &[bool]) -> Vec<Option<FirstKept>> {
+    let n = exec.events.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    let sizes: Vec<usize> = before.iter().map(Bits::count).collect();
+    order.sort_by_key(|&e| std::cmp::Reverse(sizes[e]));
+    // Successors: the next event in program order, summary edges, and
+    // per distinct participant list its waits.
+    let mut po_next: Vec<Option<usize>> = vec![None; n];
+    for evs in &exec.program_order {
+        for w in evs.windows(2) {
+            po_next[w[0].index()] = Some(w[1].index());
+        }
+    }
+    let mut extra_succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(a, b) in &exec.extra_eb {
+        extra_succ[a.index()].push(b.index());
+    }
+    let mut lists: rustc_hash::FxHashMap<&[EventId], usize> = Default::default();
+    let mut list_waits: Vec<Vec<usize>> = Vec::new();
+    let mut lists_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for w in exec.ids() {
+        let ps = exec.participants(w);
+        if ps.is_empty() {
+            continue;
+        }
+        let h = *lists.entry(ps).or_insert_with(|| {
+            list_waits.push(Vec::new());
+            for x in ps {
+                lists_of[x.index()].push(list_waits.len() - 1);
+            }
+            list_waits.len() - 1
+        });
+        list_waits[h].push(w.index());
+    }
+    // What a step into `s` contributes: `s` itself when it is kept, else
+    // what `s` reaches.
+    let mut reach: Vec<Option<Bits>> = vec![None; n];
+    let mut list_reach: Vec<Option<Bits>> = vec![None; list_waits.len()];
+    let mut out: Vec<Option<FirstKept>> = (0..n).map(|_| None).collect();
+    let step = |reach: &[Option<Bits>], acc: &mut Bits, s: usize| {
+        if kept[s] {
+            acc.set(s);
+        } else if let Some(r) = &reach[s] {
+            acc.union_with(r);
+        }
+    };
+    for e in order {
+        if kept[e] && !wanted[e] {
+            continue;
+        }
+        let mut acc = Bits::new(n);
+        for s in po_next[e].iter().chain(&extra_succ[e]) {
+            step(&reach, &mut acc, *s);
+        }
+        let mut direct = Bits::new(n);
+        for &h in &lists_of[e] {
+            if list_reach[h].is_none() {
+                let mut r = Bits::new(n);
+                for &w in &list_waits[h] {
+                    step(&reach, &mut r, w);
+                }
+                list_reach[h] = Some(r);
+            }
+            if let Some(r) = &list_reach[h] {
+                acc.union_with(r);
+            }
+            if kept[e] {
+                for &w in list_waits[h].iter().filter(|&&w| kept[w]) {
+                    direct.set(w);
+                }
+            }
+        }
+        if kept[e] {
+            out[e] = Some(FirstKept { reached: acc, direct });
+        } else {
+            reach[e] = Some(acc);
+        }
+    }
+    out
 }

@@ -237,11 +237,15 @@ impl<'p> Explorer<'p> {
         self.sys.retire_phases(s);
         if self.sys.reductions.compact {
             let budget = (!self.replaying).then_some(&*self.budget);
-            if let Some((exec, names, found)) = self.sys.compact(s, &self.worker.ident, budget) {
+            let old = self.opts.verify_encoding.then(|| s.clone());
+            if let Some(c) = self.sys.compact(s, &self.worker.ident, budget) {
+                if let Some(old) = &old {
+                    crate::rules::ExecutesBefore::check_compaction(old, s, &c.remap);
+                }
                 // A halted search discards `s`: nothing to judge.
                 if self.replaying || self.budget.check().is_none() {
-                    self.judge(&exec, &names);
-                    self.seen_operationally(found);
+                    self.judge(&c.exec, &c.names);
+                    self.seen_operationally(c.found);
                 }
                 // Compaction keeps the phases' order (it renumbers each
                 // thread's kept events in program order, and keeps

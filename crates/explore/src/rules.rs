@@ -15,7 +15,7 @@
 //! the reported finding and witness stay the rule checker's while the
 //! corpus test compares the two sides.
 
-use crate::state::{HEvent, HKind, Phase, State, LAUNCH, START};
+use crate::state::{HEvent, HKind, Phase, State, Status, LAUNCH, START};
 use crate::step::decode_token;
 use crate::system::System;
 use crate::worker::Worker;
@@ -534,6 +534,57 @@ impl ExecutesBefore {
             Self::build(s, true).seen == Self::build(s, false).seen,
             "executes-before in topological order differs from the fixed point"
         );
+    }
+
+    /// Testing aid (`SearchOptions::verify_encoding`, after history
+    /// compaction): executes-before between the events compaction kept
+    /// (`remap`: old position to new), and from each kept event to each
+    /// running thread's next event, is what it was before. Histories of
+    /// more than `LIMIT` kept events are left out (the check is quadratic).
+    pub(crate) fn check_compaction(
+        old: &State,
+        new: &State,
+        remap: &std::collections::HashMap<(u32, u32), (u32, u32)>,
+    ) {
+        const LIMIT: usize = 600;
+        if remap.len() > LIMIT {
+            return;
+        }
+        let (a, b) = (Self::of(old), Self::of(new));
+        let mut kept: Vec<((u32, u32), (u32, u32))> = remap.iter().map(|(&o, &n)| (o, n)).collect();
+        kept.sort_unstable();
+        for &(x, x2) in &kept {
+            for &(y, y2) in kept.iter().filter(|(y, _)| y.0 != x.0) {
+                assert_eq!(
+                    a.eb(x, y),
+                    b.eb(x2, y2),
+                    "compaction changed executes-before from {x:?} to {y:?} (now {x2:?} to {y2:?})"
+                );
+            }
+        }
+        // What executes before thread `u`'s next event: its last event and
+        // the summary edges into its next slot.
+        fn before_next(s: &State, eb: &ExecutesBefore, x: (u32, u32), u: usize) -> bool {
+            let next = s.hist[u].len() as u32;
+            let slot = (u as u32, next);
+            let last = next.checked_sub(1).map(|po| (u as u32, po));
+            let into = s
+                .extra
+                .iter()
+                .filter(|f| f.targets.contains(&slot))
+                .flat_map(|f| f.sources.iter().copied().filter(|p| p.1 != START && p.0 != u as u32));
+            last.into_iter().chain(into).any(|p| p == x || eb.eb(x, p))
+        }
+        for u in (0..old.threads.len()).filter(|&u| old.threads[u].status == Status::Running) {
+            for &(x, x2) in kept.iter().filter(|(x, _)| x.0 != u as u32) {
+                assert_eq!(
+                    before_next(old, &a, x, u),
+                    before_next(new, &b, x2, u),
+                    "compaction changed whether {x:?} (now {x2:?}) executes before thread {u}'s next event\nold {:?}\nnew {:?}\nold extra {:?}\nnew extra {:?}",
+                    old.hist, new.hist, old.extra, new.extra
+                );
+            }
+        }
     }
 
     /// [`ExecutesBefore::of`], in topological order where `topological`

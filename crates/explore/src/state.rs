@@ -264,8 +264,6 @@ pub(crate) struct EdgeSets {
     offsets: Vec<u32>,
     /// Per source, its targets.
     targets: std::collections::BTreeMap<(u32, u32), bc_graph::bits::Bits>,
-    /// Edges inserted that were new.
-    len: usize,
 }
 
 impl EdgeSets {
@@ -279,7 +277,6 @@ impl EdgeSets {
         EdgeSets {
             offsets,
             targets: Default::default(),
-            len: 0,
         }
     }
 
@@ -287,9 +284,8 @@ impl EdgeSets {
         self.offsets.last().copied().unwrap_or(0) as usize
     }
 
-    /// Adds edge `x -> y` (of two threads; `y` within its thread's slots);
-    /// whether it is new.
-    pub fn insert(&mut self, x: (u32, u32), y: (u32, u32)) -> bool {
+    /// Adds edge `x -> y` (of two threads; `y` within its thread's slots).
+    pub fn insert(&mut self, x: (u32, u32), y: (u32, u32)) {
         debug_assert_ne!(x.0, y.0, "no summary edge joins two events of one thread");
         let slot = (self.offsets[y.0 as usize] + y.1) as usize;
         debug_assert!(
@@ -298,10 +294,7 @@ impl EdgeSets {
         );
         let n = self.slots();
         let set = self.targets.entry(x).or_insert_with(|| bc_graph::bits::Bits::new(n));
-        let new = !set.get(slot);
         set.set(slot);
-        self.len += usize::from(new);
-        new
     }
 
     /// A set of slots, for [`EdgeSets::insert_set`].
@@ -322,21 +315,13 @@ impl EdgeSets {
         );
         let n = self.slots();
         let mine = self.targets.entry(x).or_insert_with(|| bc_graph::bits::Bits::new(n));
-        let had = mine.count();
         mine.union_with(set);
         for i in lo..hi {
             mine.clear(i);
         }
         if mine.count() == 0 {
             self.targets.remove(&x);
-        } else {
-            self.len += mine.count() - had;
         }
-    }
-
-    /// How many distinct edges were inserted.
-    pub fn len(&self) -> usize {
-        self.len
     }
 
     /// The slot of bit `i`.

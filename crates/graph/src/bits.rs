@@ -73,6 +73,23 @@ impl Bits {
             *a |= b;
         }
     }
+    /// Whether the two sets share an element.
+    pub fn meets(&self, o: &Bits) -> bool {
+        self.words().iter().zip(o.words()).any(|(a, b)| a & b != 0)
+    }
+    /// The elements, in increasing order.
+    pub fn ones(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words().iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let b = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    i * 64 + b
+                })
+            })
+        })
+    }
 }
 
 #[cfg(test)]
@@ -93,6 +110,11 @@ mod tests {
             a.clear(0);
             assert!(!a.get(0));
             assert_eq!(a.bytes(), if n > 128 { n.div_ceil(64) * 8 } else { 0 });
+            assert_eq!(a.ones().collect::<Vec<_>>(), vec![n / 2, n - 1]);
+            assert!(a.meets(&b));
+            b.clear(n / 2);
+            b.set(0);
+            assert!(!a.meets(&b) && !Bits::new(n).meets(&a));
         }
     }
 }
