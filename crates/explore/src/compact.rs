@@ -31,7 +31,7 @@ use crate::system::System;
 use crate::witness::ExecNames;
 use bc_graph::bits::Bits;
 use bc_graph::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Compaction checks the budget every this many events of its quadratic
 /// loops.
@@ -164,9 +164,11 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
 /// before compaction (with its names) for the rule checker, what the
 /// explorer's history rules found in it, and where each kept event moved
 /// (old position in its thread to new).
-pub(crate) struct Compacted {
+pub(crate) struct Compacted<'p> {
     pub exec: Execution,
-    pub names: ExecNames,
+    /// executes-before's closure of `exec` (`bc_rules::executes_before`).
+    pub before: Vec<Bits>,
+    pub names: ExecNames<'p>,
     pub found: HistoryFindings,
     pub remap: HashMap<(u32, u32), (u32, u32)>,
 }
@@ -182,7 +184,7 @@ struct Frontier {
     slots: Vec<usize>,
 }
 
-impl System<'_> {
+impl<'p> System<'p> {
     /// Forgets the forgettable history of `s` (threads named under the
     /// renaming `ident`). When it forgets anything, it returns the
     /// execution as it was right before, which the caller must have the
@@ -200,7 +202,7 @@ impl System<'_> {
         s: &mut State,
         ident: &[u32],
         budget: Option<&crate::budget::Budget>,
-    ) -> Option<Compacted> {
+    ) -> Option<Compacted<'p>> {
         let over = || budget.is_some_and(|b| b.check().is_some());
         let halted = |i: usize| i % CHECK_EVERY == CHECK_EVERY - 1 && over();
         // Cheap test first: a barrier with forgettable complete phases, or
@@ -249,7 +251,7 @@ impl System<'_> {
         // A plain read interacts only with writes: for it, the threads
         // that may still write its location.
         let key = |ev: &bc_graph::Event| (ev.target, matches!(ev.kind, EventKind::Read));
-        let mut touchers: HashMap<(Target, bool), Vec<usize>> = HashMap::new();
+        let mut touchers: HashMap<(Target, bool), Vec<usize>> = HashMap::default();
         for ev in exec.events.iter().filter(|ev| ev.thread.is_some()) {
             touchers.entry(key(ev)).or_insert_with(|| {
                 alive
@@ -442,7 +444,7 @@ impl System<'_> {
         let starts = self.launch_starts(s, &exec, &before, &lasts, &drop, &alive);
         let old_extra = std::mem::take(&mut s.extra);
         // The new history: kept events, renumbered per thread.
-        let mut remap: HashMap<(u32, u32), (u32, u32)> = HashMap::new();
+        let mut remap: HashMap<(u32, u32), (u32, u32)> = HashMap::default();
         for t in 0..nt {
             let mut kept = Vec::new();
             for (po, ev) in s.hist[t].iter().enumerate() {
@@ -599,7 +601,7 @@ impl System<'_> {
             }
         }
         // Each distinct frontier as new slots once.
-        let mut slots_of: HashMap<*const Frontier, Bits> = HashMap::new();
+        let mut slots_of: HashMap<*const Frontier, Bits> = HashMap::default();
         for (t, frontier) in &starts {
             let set = slots_of.entry(std::rc::Rc::as_ptr(frontier)).or_insert_with(|| {
                 let events = (frontier.events.iter()).filter_map(|&c| by_id[c].and_then(|k| re(&k)));
@@ -616,6 +618,7 @@ impl System<'_> {
         // judges the execution as it was.
         Some(Compacted {
             exec,
+            before,
             names,
             found,
             remap,
@@ -690,8 +693,8 @@ impl System<'_> {
         // What a recorded set reaches among them, per distinct set (a
         // phase's threads share theirs), and the frontier of a reached set
         // of kept events, per distinct set.
-        let mut reach_of: HashMap<Bits, Bits> = HashMap::new();
-        let mut frontier_of: HashMap<(Bits, Vec<usize>), std::rc::Rc<Frontier>> = HashMap::new();
+        let mut reach_of: HashMap<Bits, Bits> = HashMap::default();
+        let mut frontier_of: HashMap<(Bits, Vec<usize>), std::rc::Rc<Frontier>> = HashMap::default();
         for (t, entries) in entries_of.iter().enumerate() {
             let first = exec.program_order[t].first().map(|f| f.index());
             if entries.is_empty() && first.is_none_or(|f| !drop[f]) {

@@ -244,7 +244,7 @@ impl<'p> Explorer<'p> {
                 }
                 // A halted search discards `s`: nothing to judge.
                 if self.replaying || self.budget.check().is_none() {
-                    self.judge(&c.exec, &c.names);
+                    self.judge_ordered(&c.exec, Some(c.before), &c.names);
                     self.seen_operationally(c.found);
                 }
                 // Compaction keeps the phases' order (it renumbers each
@@ -297,7 +297,7 @@ impl<'p> Explorer<'p> {
     }
 
     /// [`System::execution`] under the current renaming.
-    pub(crate) fn execution(&self, s: &State, stuck: &[usize]) -> (Execution, ExecNames) {
+    pub(crate) fn execution(&self, s: &State, stuck: &[usize]) -> (Execution, ExecNames<'p>) {
         self.sys.execution(s, stuck, &self.worker.ident)
     }
 

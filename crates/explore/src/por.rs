@@ -70,7 +70,7 @@ pub(crate) fn groups(p: &Program) -> Vec<u32> {
             .any(|i| matches!(i.kind, InstrKind::DeviceSync))
     });
     // Per object, the first thread that names it.
-    let mut owner: std::collections::HashMap<Object, usize> = Default::default();
+    let mut owner: rustc_hash::FxHashMap<Object, usize> = Default::default();
     for (t, info) in p.threads.iter().enumerate() {
         let mut objs = objects(p, t, info);
         if device_sync {

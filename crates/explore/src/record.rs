@@ -246,10 +246,22 @@ impl<'p> Explorer<'p> {
     /// The rule checker judges an execution; its findings are recorded with
     /// the current path as witness.
     pub(crate) fn judge(&mut self, exec: &Execution, names: &witness::ExecNames) {
+        self.judge_ordered(exec, None, names);
+    }
+
+    /// [`Explorer::judge`], with executes-before's closure of `exec` when
+    /// the caller computed it already (`bc_rules::executes_before`).
+    pub(crate) fn judge_ordered(
+        &mut self,
+        exec: &Execution,
+        before: Option<Vec<bc_graph::bits::Bits>>,
+        names: &witness::ExecNames,
+    ) {
         if self.replaying {
             return;
         }
-        for v in bc_rules::check(exec, self.p.model.rules, self.p.model.max_count, names) {
+        let (rules, max_count) = (self.p.model.rules, self.p.model.max_count);
+        for v in bc_rules::check_ordered(exec, before, rules, max_count, names) {
             match v.kind {
                 None => {
                     if self.found.internal_errors.len() < 8 {

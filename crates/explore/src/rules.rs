@@ -22,7 +22,7 @@ use crate::worker::Worker;
 use bc_graph::*;
 use bc_models::Rule;
 use bc_syntax::FindingKind;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// What an operation does to a barrier's expected count, for
 /// [`System::drop_not_negative`].
@@ -541,11 +541,7 @@ impl ExecutesBefore {
     /// (`remap`: old position to new), and from each kept event to each
     /// running thread's next event, is what it was before. Histories of
     /// more than `LIMIT` kept events are left out (the check is quadratic).
-    pub(crate) fn check_compaction(
-        old: &State,
-        new: &State,
-        remap: &std::collections::HashMap<(u32, u32), (u32, u32)>,
-    ) {
+    pub(crate) fn check_compaction(old: &State, new: &State, remap: &HashMap<(u32, u32), (u32, u32)>) {
         const LIMIT: usize = 600;
         if remap.len() > LIMIT {
             return;
@@ -617,7 +613,7 @@ impl ExecutesBefore {
         let mut from: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         let mut lists: Vec<Vec<(u32, u32)>> = Vec::new();
         let mut list_of: Vec<Option<usize>> = vec![None; n];
-        let mut by_addr: std::collections::HashMap<*const Vec<(u32, u32)>, usize> = Default::default();
+        let mut by_addr: HashMap<*const Vec<(u32, u32)>, usize> = Default::default();
         for (t, h) in s.hist.iter().enumerate() {
             for (po, ev) in h.iter().enumerate() {
                 if let HKind::Wait { participants, .. } = &ev.kind {
@@ -891,7 +887,7 @@ impl System<'_> {
         // Per target, the classes of two or more events on it: a wait
         // whose target holds its own class alone has nothing of another
         // phase to look for (after compaction, a barrier holds one phase).
-        let mut classes: HashMap<Target, Vec<usize>> = HashMap::new();
+        let mut classes: HashMap<Target, Vec<usize>> = HashMap::default();
         for (t, h) in s.hist.iter().enumerate() {
             for (po, ev) in h.iter().enumerate() {
                 let r = roots[eb.index((t as u32, po as u32))];

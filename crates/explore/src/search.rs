@@ -91,40 +91,64 @@ pub(crate) type WorkerResult = Result<Vec<(usize, Part)>, Box<dyn std::any::Any 
 pub const WORKER_STACK: usize = 16 << 20;
 
 /// Several jobs: every worker thread gets the batch and claims chunks.
-pub(crate) struct Pool {
+pub(crate) struct Pool<'p> {
+    /// Expands, on the merging thread, a batch of at most [`LOCAL`] states
+    /// submitted while none is in flight ([`Inline`]'s way): a narrow
+    /// search (a pipeline's levels hold a state or two) otherwise handed
+    /// each level to a worker and waited for it, and ran slower with two
+    /// jobs than with one.
+    pub(crate) local: Inline<'p>,
     pub(crate) jobs: Vec<std::sync::mpsc::Sender<Batch>>,
     /// Each worker's chunks of a batch, tagged with the batch's number, or
     /// the payload of the panic that ended the worker.
     pub(crate) results: std::sync::mpsc::Receiver<(u64, WorkerResult)>,
-    /// Submitted batches not yet collected: number and chunk count.
-    pub(crate) pending: std::collections::VecDeque<(u64, usize)>,
+    /// Submitted batches not yet collected: number, chunk count, and how
+    /// many workers were sent it (the first ones; none for a batch
+    /// expanded on this thread).
+    pub(crate) pending: std::collections::VecDeque<(u64, usize, usize)>,
     /// Results of later batches that arrived while collecting an earlier one.
     pub(crate) early: Vec<(u64, Vec<(usize, Part)>)>,
 }
 
-impl<'p> Expander<'p> for Pool {
+/// The most states of a batch that [`Pool`] expands on its own thread.
+const LOCAL: usize = 2;
+
+impl<'p> Expander<'p> for Pool<'p> {
     fn submit(&mut self, mut batch: Batch) {
         let len = batch.end - batch.start;
+        if self.pending.is_empty() && len <= LOCAL {
+            self.pending.push_back((batch.seq, 0, 0));
+            self.local.submit(batch);
+            return;
+        }
         batch.chunk = (len / (self.jobs.len() * 8)).clamp(1, 64);
         let nchunks = len.div_ceil(batch.chunk);
         batch.queue = std::sync::Arc::new(par::ChunkQueue::new(nchunks));
-        self.pending.push_back((batch.seq, nchunks));
-        for tx in &self.jobs {
+        // A batch of fewer chunks than workers goes to as many workers as
+        // it has chunks, the first ones: a narrow search (a pipeline's
+        // levels hold one state or two) otherwise woke every worker, and
+        // waited for each one's empty answer, at every level.
+        let receivers = nchunks.min(self.jobs.len());
+        self.pending.push_back((batch.seq, nchunks, receivers));
+        for tx in &self.jobs[..receivers] {
             // A worker that panicked has stopped listening; its panic is
             // waiting in `results`, where `collect` raises it.
             let _ = tx.send(batch.clone());
         }
     }
     fn collect(&mut self) -> Vec<Part> {
-        let (seq, nchunks) = self.pending.pop_front().expect("a batch was submitted");
-        let mut parts = Vec::with_capacity(self.jobs.len());
+        let (seq, nchunks, receivers) = self.pending.pop_front().expect("a batch was submitted");
+        if receivers == 0 {
+            return self.local.collect();
+        }
+        let mut parts = Vec::with_capacity(receivers);
         self.early.retain_mut(|(s, p)| {
             if *s == seq {
                 parts.push(std::mem::take(p));
             }
             *s != seq
         });
-        while parts.len() < self.jobs.len() {
+        while parts.len() < receivers {
             let (s, p) = self.results.recv().expect("an exploration worker stopped");
             // A worker panicked: its chunks are lost. Panic on this thread
             // with its payload; unwinding drops the pool (the job channels
@@ -340,6 +364,10 @@ impl<'p> Explorer<'p> {
                 }
                 drop(result_tx);
                 let mut pool = Pool {
+                    local: Inline {
+                        worker: self.worker_explorer(),
+                        batches: std::collections::VecDeque::new(),
+                    },
                     jobs: job_txs,
                     results: result_rx,
                     pending: std::collections::VecDeque::new(),
@@ -347,11 +375,13 @@ impl<'p> Explorer<'p> {
                 };
                 let stop = self.levels(frontier, &mut search, &mut pool);
                 finished.store(true, std::sync::atomic::Ordering::SeqCst);
-                drop(pool);
-                let workers: Vec<Explorer<'p>> = handles
+                let local = pool.local.worker;
+                drop(pool.jobs);
+                let mut workers: Vec<Explorer<'p>> = handles
                     .into_iter()
                     .map(|h| h.join().expect("an exploration worker panicked"))
                     .collect();
+                workers.push(local);
                 (stop, workers)
             })
         };

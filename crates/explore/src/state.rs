@@ -60,7 +60,7 @@ pub type Members = std::sync::Arc<Vec<(u32, u32)>>;
 /// of T entries shared by T waits costs T, not T^2. Holds the old lists,
 /// so their addresses stay theirs while it lives.
 pub struct MapLists<F: FnMut(&[(u32, u32)]) -> Vec<(u32, u32)>> {
-    done: std::collections::HashMap<*const Vec<(u32, u32)>, (Members, Members)>,
+    done: rustc_hash::FxHashMap<*const Vec<(u32, u32)>, (Members, Members)>,
     f: F,
 }
 
@@ -345,7 +345,7 @@ impl EdgeSets {
         }
         // Per extended target set, its sources (in order: sources are
         // visited sorted).
-        let mut groups: std::collections::HashMap<bc_graph::bits::Bits, Vec<(u32, u32)>> = Default::default();
+        let mut groups: rustc_hash::FxHashMap<bc_graph::bits::Bits, Vec<(u32, u32)>> = Default::default();
         let mut order = Vec::new();
         for (x, mut ext) in self.targets.iter().map(|(&x, set)| (x, set.clone())) {
             let t = x.0 as usize;

@@ -47,9 +47,14 @@ impl EventIds {
     }
 }
 
-/// Event and barrier names for rule-checker messages and witnesses.
-pub(crate) struct ExecNames {
-    labels: Vec<String>,
+/// Event and barrier names for rule-checker messages and witnesses. An
+/// event's label is written only when asked for: every compaction builds
+/// an execution of a thousand events and more for the rule checker, which
+/// names one only in a finding (formatting them all took a tenth of a
+/// pipeline's search).
+pub(crate) struct ExecNames<'p> {
+    p: &'p Program,
+    labels: Vec<Label>,
     barriers: Vec<String>,
     /// Launch inits left out of the execution because no event of it is on
     /// their barrier (sorted by barrier): the witness still lists them in
@@ -57,16 +62,70 @@ pub(crate) struct ExecNames {
     idle_launches: Vec<(usize, String)>,
 }
 
-impl bc_rules::Names for ExecNames {
+/// What an event's label is made of ([`ExecNames`]).
+enum Label {
+    /// A launch event's, written out (one per barrier).
+    Text(String),
+    /// A thread event's: the thread's index in the state, the thread it
+    /// stands for (its name), its place in program order, its pc and
+    /// target.
+    Event {
+        t: u32,
+        named: u32,
+        po: u32,
+        pc: u32,
+        target: Target,
+    },
+}
+
+impl ExecNames<'_> {
+    /// `T1#2 arrive B`: the thread, the event's place in its program order
+    /// (from 1) and the instruction's text; an implicit join or drop names
+    /// its barrier and when it happened.
+    pub(crate) fn label(&self, e: EventId) -> String {
+        match &self.labels[e.index()] {
+            Label::Text(s) => s.clone(),
+            Label::Event {
+                t,
+                named,
+                po,
+                pc,
+                target,
+            } => event_label(self.p, *t, *named, *po, *pc, *target),
+        }
+    }
+}
+
+/// `T1#2 arrive B`: the thread (`named`, the one thread `t` of the state
+/// stands for), the event's place in its program order (from 1) and the
+/// statement; an implicit join or drop names its barrier and when it
+/// happened.
+fn event_label(p: &Program, t: u32, named: u32, po: u32, pc: u32, target: Target) -> String {
+    let thread = &p.threads[named as usize].name;
+    let implicit = |what: &str, when: &str| match target {
+        Target::Barrier(b) => format!("{thread}#{} {what} {} ({when})", po + 1, p.barriers[b.index()].name),
+        Target::Loc(_) => format!("{thread}#{} {what} ({when})", po + 1),
+    };
+    match pc {
+        AT_LAUNCH => implicit("join", "at launch"),
+        AT_END => implicit("drop", "at wave end"),
+        pc => {
+            let text = p.instr(ThreadId(t), pc).map_or("?", |i| i.text.as_str());
+            format!("{thread}#{} {text}", po + 1)
+        }
+    }
+}
+
+impl bc_rules::Names for ExecNames<'_> {
     fn event(&self, e: EventId) -> String {
-        self.labels[e.index()].clone()
+        self.label(e)
     }
     fn barrier(&self, b: BarrierId) -> String {
         self.barriers[b.index()].clone()
     }
 }
 
-impl System<'_> {
+impl<'p> System<'p> {
     /// `T1#2 arrive B`: the thread, the event's place in its program order
     /// (1-based), the statement.
     pub(crate) fn label_of(&self, s: &State, t: u32, po: u32, ident: &[u32]) -> String {
@@ -78,33 +137,22 @@ impl System<'_> {
             };
         }
         let ev = &s.hist[t as usize][po as usize];
-        let thread = self.thread_name(ident, t as usize);
-        let implicit = |what: &str, when: &str| match ev.target {
-            Target::Barrier(b) => format!(
-                "{thread}#{} {what} {} ({when})",
-                po + 1,
-                self.p.barriers[b.index()].name
-            ),
-            Target::Loc(_) => format!("{thread}#{} {what} ({when})", po + 1),
-        };
-        match ev.pc {
-            AT_LAUNCH => implicit("join", "at launch"),
-            AT_END => implicit("drop", "at wave end"),
-            pc => {
-                let text = self.p.instr(ThreadId(t), pc).map_or("?", |i| i.text.as_str());
-                format!("{thread}#{} {text}", po + 1)
-            }
-        }
+        event_label(self.p, t, ident[t as usize], po, ev.pc, ev.target)
     }
 
     /// The execution so far, with `stuck` threads blocked on their waits.
-    pub(crate) fn execution(&self, s: &State, stuck: &[usize], ident: &[u32]) -> (Execution, ExecNames) {
+    pub(crate) fn execution(&self, s: &State, stuck: &[usize], ident: &[u32]) -> (Execution, ExecNames<'p>) {
         let (exec, names, _) = self.execution_ids(s, stuck, ident);
         (exec, names)
     }
 
     /// The execution, its names, and the id of each `(thread, po)` event.
-    pub(crate) fn execution_ids(&self, s: &State, stuck: &[usize], ident: &[u32]) -> (Execution, ExecNames, EventIds) {
+    pub(crate) fn execution_ids(
+        &self,
+        s: &State,
+        stuck: &[usize],
+        ident: &[u32],
+    ) -> (Execution, ExecNames<'p>, EventIds) {
         let p = self.p;
         let mut b = ExecutionBuilder::new(p.threads.len(), p.barriers.len());
         let mut labels = Vec::new();
@@ -168,7 +216,7 @@ impl System<'_> {
                 if s.bars[i].epoch_start < s.bars[i].phase_base && s.bars[i].base.is_some() {
                     b.epoch_base(BarrierId(i as u32), s.bars[i].epoch_start);
                 }
-                labels.push(self.label_of(s, LAUNCH, i as u32, ident));
+                labels.push(Label::Text(self.label_of(s, LAUNCH, i as u32, ident)));
             }
         }
         let mut waits = Vec::new();
@@ -216,7 +264,13 @@ impl System<'_> {
                     "a thread's events are numbered consecutively"
                 );
                 entry.1 += 1;
-                labels.push(self.label_of(s, t as u32, po as u32, ident));
+                labels.push(Label::Event {
+                    t: t as u32,
+                    named: ident[t],
+                    po: po as u32,
+                    pc: ev.pc,
+                    target: ev.target,
+                });
                 if let HKind::Wait { participants, .. } = &ev.kind {
                     waits.push((id, participants.clone()));
                 }
@@ -229,13 +283,13 @@ impl System<'_> {
                 kind,
                 Target::Barrier(BarrierId(bar as u32)),
             );
-            let text = p.instr(ThreadId(t as u32), pc).map_or("?", |i| i.text.as_str());
-            labels.push(format!(
-                "{}#{} {}",
-                self.thread_name(ident, t),
-                s.hist[t].len() + 1,
-                text
-            ));
+            labels.push(Label::Event {
+                t: t as u32,
+                named: ident[t],
+                po: s.hist[t].len() as u32,
+                pc,
+                target: Target::Barrier(BarrierId(bar as u32)),
+            });
         }
         for (w, ps) in waits {
             let ps = ps.iter().filter_map(|k| ids.get(k)).collect();
@@ -272,6 +326,7 @@ impl System<'_> {
             b.extra_eb(a, c);
         }
         let names = ExecNames {
+            p,
             labels,
             barriers: p.barriers.iter().map(|b| b.name.clone()).collect(),
             idle_launches,
@@ -335,7 +390,7 @@ impl System<'_> {
         focus: &[EventId],
         path: &[Step],
     ) -> Witness {
-        let label = |e: EventId| names.labels[e.index()].clone();
+        let label = |e: EventId| names.label(e);
         // Each barrier's bmo in barrier order; an idle barrier's holds only
         // its launch init, which the execution left out.
         let mut idle = names.idle_launches.iter().peekable();

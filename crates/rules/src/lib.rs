@@ -84,8 +84,23 @@ impl Names for Numbered {
 /// Judges `exec` against the enabled `rules` of a model whose counts stay
 /// at most `max_count` (the model's, if it has one).
 pub fn check(exec: &Execution, rules: RuleSet, max_count: Option<i64>, name: &dyn Names) -> Vec<Violation> {
+    check_ordered(exec, None, rules, max_count, name)
+}
+
+/// [`check`], given the closure [`executes_before`] already computed for
+/// `exec` (the explorer computes it to compact a history, then has the
+/// same execution judged; a closure of a thousand-event history is a
+/// sizable part of the cost of a state).
+pub fn check_ordered(
+    exec: &Execution,
+    before: Option<Vec<bc_graph::bits::Bits>>,
+    rules: RuleSet,
+    max_count: Option<i64>,
+    name: &dyn Names,
+) -> Vec<Violation> {
     let mut c = Checker {
         exec,
+        before,
         rules,
         max_count,
         name,
@@ -97,6 +112,8 @@ pub fn check(exec: &Execution, rules: RuleSet, max_count: Option<i64>, name: &dy
 
 struct Checker<'a> {
     exec: &'a Execution,
+    /// executes-before's closure, when the caller had it ([`check_ordered`]).
+    before: Option<Vec<bc_graph::bits::Bits>>,
     rules: RuleSet,
     max_count: Option<i64>,
     name: &'a dyn Names,

@@ -215,7 +215,8 @@ impl Checker<'_> {
     /// is consistent with every barrier-modification-order). Computes it;
     /// `None` (after reporting the cycle) when it has one.
     pub(crate) fn executes_before_consistent<'a>(&mut self, facts: Facts<'a>) -> Option<Ordered<'a>> {
-        let before = match closure(self.exec, false) {
+        let given = self.before.take().map(Ok);
+        let before = match given.unwrap_or_else(|| closure(self.exec, false)) {
             Ok(before) => before,
             Err(stuck) => {
                 self.inconsistent(
