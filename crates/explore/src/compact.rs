@@ -330,17 +330,41 @@ impl<'p> System<'p> {
         // One pass over the waits' participants, not one per arrive (that
         // was T^3 on a phase of T threads).
         let mut waited = vec![false; n];
-        for w in 0..n {
-            if halted(w) {
+        // The waits of one phase share its member list (`state::Members`):
+        // per distinct list, the threads of its waits and the set of them.
+        let mut by_list: HashMap<*const Vec<(u32, u32)>, (&[(u32, u32)], Vec<usize>)> = HashMap::default();
+        for (t, h) in s.hist.iter().enumerate() {
+            for (po, ev) in h.iter().enumerate() {
+                if let HKind::Wait { participants, .. } = &ev.kind {
+                    let w = ids.at(t as u32, po as u32).index();
+                    (by_list.entry(std::sync::Arc::as_ptr(participants)))
+                        .or_insert_with(|| (participants.as_slice(), Vec::new()))
+                        .1
+                        .push(w);
+                }
+            }
+        }
+        let mut lists: Vec<(&[(u32, u32)], Vec<usize>)> = by_list.into_values().collect();
+        lists.sort_unstable_by_key(|(_, ws)| ws[0]);
+        for (i, (list, ws)) in lists.iter().enumerate() {
+            if halted(i) {
                 return None;
             }
-            for &x in exec.participants(EventId(w as u32)) {
-                if waited[x.index()] {
-                    continue;
+            let mut threads = Bits::new(nt);
+            let mut set = Bits::new(n);
+            for &w in ws {
+                set.set(w);
+                if let Some(t) = thread_of(w) {
+                    threads.set(t.index());
                 }
-                let Some(t) = thread_of(x.index()) else { continue };
-                if thread_of(w) == Some(t) || last(t.index()).is_some_and(|l| eb(w, l)) {
-                    waited[x.index()] = true;
+            }
+            for &k in list.iter().filter(|k| k.0 != LAUNCH) {
+                let Some(x) = ids.get(&k).map(|x| x.index()) else {
+                    continue;
+                };
+                let t = k.0 as usize;
+                if !waited[x] && (threads.get(t) || last(t).is_some_and(|l| before[l].meets(&set))) {
+                    waited[x] = true;
                 }
             }
         }
@@ -441,7 +465,8 @@ impl<'p> System<'p> {
             return None;
         }
         let found = self.history_rules(s, ident);
-        let starts = self.launch_starts(s, &exec, &before, &lasts, &drop, &alive);
+        let succ = Successors::of(&exec, &before);
+        let starts = self.launch_starts(s, &exec, &before, &succ, &lasts, &drop, &alive);
         let old_extra = std::mem::take(&mut s.extra);
         // The new history: kept events, renumbered per thread.
         let mut remap: HashMap<(u32, u32), (u32, u32)> = HashMap::default();
@@ -545,7 +570,7 @@ impl<'p> System<'p> {
         // among the first kept events on each path ([`first_kept`]).
         let kept_event: Vec<bool> = (0..n).map(|e| !drop[e] && thread_of(e).is_some()).collect();
         let sources: Vec<bool> = (0..n).map(|a| kept_event[a] && closed[a]).collect();
-        let firsts = first_kept(&exec, &before, &kept_event, &sources);
+        let firsts = first_kept(&succ, &kept_event, &sources);
         // Per live thread, the events that execute before its next event:
         // its last event, the sources of old summary edges into its next
         // slot (kept or forgotten now), and everything before those.
@@ -646,11 +671,13 @@ impl<'p> System<'p> {
     /// the first event's part per thread (one bit per kept event), and the
     /// frontier once per distinct reached set. Each frontier may list
     /// `t`'s own events and slot; the caller leaves those out.
+    #[allow(clippy::too_many_arguments)]
     fn launch_starts(
         &self,
         s: &State,
         exec: &Execution,
         before: &[bc_graph::bits::Bits],
+        succ: &Successors,
         lasts: &[Option<usize>],
         drop: &[bool],
         alive: &[usize],
@@ -694,6 +721,8 @@ impl<'p> System<'p> {
         // phase's threads share theirs), and the frontier of a reached set
         // of kept events, per distinct set.
         let mut reach_of: HashMap<Bits, Bits> = HashMap::default();
+        // What each event executes before among them, once a thread asks.
+        let mut after: Option<Vec<Bits>> = None;
         let mut frontier_of: HashMap<(Bits, Vec<usize>), std::rc::Rc<Frontier>> = HashMap::default();
         for (t, entries) in entries_of.iter().enumerate() {
             let first = exec.program_order[t].first().map(|f| f.index());
@@ -725,11 +754,14 @@ impl<'p> System<'p> {
                 reach.set(e.index());
             }
             if let Some(f) = first {
-                for x in kept.iter().chain(dropped_last.iter().map(|(_, l)| l)).copied() {
-                    if before[x].get(f) {
-                        reach.set(x);
+                let after = after.get_or_insert_with(|| {
+                    let mut within = Bits::new(n);
+                    for x in kept.iter().chain(dropped_last.iter().map(|(_, l)| l)).copied() {
+                        within.set(x);
                     }
-                }
+                    succ.after_within(&within)
+                });
+                reach.union_with(&after[f]);
             }
             // The kept thread events reached, and the live threads whose
             // last event is reached but forgotten (a kept last event that
@@ -809,6 +841,100 @@ fn reach_at(table: &Reach, code: usize, pc: usize) -> &[bool] {
     &rows[pc.min(rows.len() - 1)]
 }
 
+/// The executes-before edges of an execution as successor lists, with one
+/// node per distinct participant list (a phase of T threads has T waits
+/// of the same T participants: T + T edges through its node, not T^2),
+/// and a topological order of the events.
+struct Successors {
+    /// Per event, the next event of its thread.
+    po_next: Vec<Option<usize>>,
+    /// Per event, the targets of summary edges from it.
+    extra: Vec<Vec<usize>>,
+    /// Per event, the participant lists it is on; per list, its waits.
+    lists_of: Vec<Vec<usize>>,
+    list_waits: Vec<Vec<usize>>,
+    /// The events, each after every event that executes before it (a
+    /// larger predecessor set in `before` comes later).
+    order: Vec<usize>,
+}
+
+impl Successors {
+    fn of(exec: &Execution, before: &[Bits]) -> Successors {
+        let n = exec.events.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        let sizes: Vec<usize> = before.iter().map(Bits::count).collect();
+        order.sort_by_key(|&e| sizes[e]);
+        let mut po_next: Vec<Option<usize>> = vec![None; n];
+        for evs in &exec.program_order {
+            for w in evs.windows(2) {
+                po_next[w[0].index()] = Some(w[1].index());
+            }
+        }
+        let mut extra: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for &(a, b) in &exec.extra_eb {
+            extra[a.index()].push(b.index());
+        }
+        let mut lists: rustc_hash::FxHashMap<*const [EventId], usize> = Default::default();
+        let mut list_waits: Vec<Vec<usize>> = Vec::new();
+        let mut lists_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for w in exec.ids() {
+            let ps = exec.participants(w);
+            if ps.is_empty() {
+                continue;
+            }
+            let h = *lists.entry(std::ptr::from_ref(ps)).or_insert_with(|| {
+                list_waits.push(Vec::new());
+                for x in ps {
+                    lists_of[x.index()].push(list_waits.len() - 1);
+                }
+                list_waits.len() - 1
+            });
+            list_waits[h].push(w.index());
+        }
+        Successors {
+            po_next,
+            extra,
+            lists_of,
+            list_waits,
+            order,
+        }
+    }
+
+    /// Per event, the events of `within` it executes before (the column
+    /// of `before`, restricted): one pass in reverse topological order,
+    /// one union per edge, where reading each event's column off `before`
+    /// cost a bit lookup per pair (T^2 on a phase of T threads).
+    fn after_within(&self, within: &Bits) -> Vec<Bits> {
+        let n = self.po_next.len();
+        let mut after: Vec<Bits> = vec![Bits::default(); n];
+        let mut list_after: Vec<Option<Bits>> = vec![None; self.list_waits.len()];
+        for &e in self.order.iter().rev() {
+            let mut acc = Bits::new(n);
+            let step = |acc: &mut Bits, after: &[Bits], s: usize| {
+                if within.get(s) {
+                    acc.set(s);
+                }
+                acc.union_with(&after[s]);
+            };
+            for s in self.po_next[e].iter().chain(&self.extra[e]) {
+                step(&mut acc, &after, *s);
+            }
+            for &h in &self.lists_of[e] {
+                let r = list_after[h].get_or_insert_with(|| {
+                    let mut r = Bits::new(n);
+                    for &w in &self.list_waits[h] {
+                        step(&mut r, &after, w);
+                    }
+                    r
+                });
+                acc.union_with(r);
+            }
+            after[e] = acc;
+        }
+        after
+    }
+}
+
 /// What [`first_kept`] finds for one kept event `a`: the kept events at
 /// the end of the first step of each executes-before path from `a` that
 /// leaves the forgotten events (`reached`), and of those the waits `a`
@@ -824,48 +950,14 @@ struct FirstKept {
 /// event `a` executes before is among them, so the least ones are those no
 /// other one executes before (`before`, the closure).
 ///
-/// One pass in reverse topological order (a larger predecessor set comes
-/// later), with one node per distinct participant list, so that a phase of
-/// T threads costs T, not T^2: what the forgotten events reach is a set per
-/// event, merged along each edge.
-fn first_kept(exec: &Execution, before: &[Bits], kept: &[bool], wanted: &[bool]) -> Vec<Option<FirstKept>> {
-    let n = exec.events.len();
-    let mut order: Vec<usize> = (0..n).collect();
-    let sizes: Vec<usize> = before.iter().map(Bits::count).collect();
-    order.sort_by_key(|&e| std::cmp::Reverse(sizes[e]));
-    // Successors: the next event in program order, summary edges, and
-    // per distinct participant list its waits.
-    let mut po_next: Vec<Option<usize>> = vec![None; n];
-    for evs in &exec.program_order {
-        for w in evs.windows(2) {
-            po_next[w[0].index()] = Some(w[1].index());
-        }
-    }
-    let mut extra_succ: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for &(a, b) in &exec.extra_eb {
-        extra_succ[a.index()].push(b.index());
-    }
-    let mut lists: rustc_hash::FxHashMap<&[EventId], usize> = Default::default();
-    let mut list_waits: Vec<Vec<usize>> = Vec::new();
-    let mut lists_of: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for w in exec.ids() {
-        let ps = exec.participants(w);
-        if ps.is_empty() {
-            continue;
-        }
-        let h = *lists.entry(ps).or_insert_with(|| {
-            list_waits.push(Vec::new());
-            for x in ps {
-                lists_of[x.index()].push(list_waits.len() - 1);
-            }
-            list_waits.len() - 1
-        });
-        list_waits[h].push(w.index());
-    }
+/// One pass in reverse topological order ([`Successors`]): what the
+/// forgotten events reach is a set per event, merged along each edge.
+fn first_kept(succ: &Successors, kept: &[bool], wanted: &[bool]) -> Vec<Option<FirstKept>> {
+    let n = succ.po_next.len();
     // What a step into `s` contributes: `s` itself when it is kept, else
     // what `s` reaches.
     let mut reach: Vec<Option<Bits>> = vec![None; n];
-    let mut list_reach: Vec<Option<Bits>> = vec![None; list_waits.len()];
+    let mut list_reach: Vec<Option<Bits>> = vec![None; succ.list_waits.len()];
     let mut out: Vec<Option<FirstKept>> = (0..n).map(|_| None).collect();
     let step = |reach: &[Option<Bits>], acc: &mut Bits, s: usize| {
         if kept[s] {
@@ -874,19 +966,19 @@ fn first_kept(exec: &Execution, before: &[Bits], kept: &[bool], wanted: &[bool])
             acc.union_with(r);
         }
     };
-    for e in order {
+    for &e in succ.order.iter().rev() {
         if kept[e] && !wanted[e] {
             continue;
         }
         let mut acc = Bits::new(n);
-        for s in po_next[e].iter().chain(&extra_succ[e]) {
+        for s in succ.po_next[e].iter().chain(&succ.extra[e]) {
             step(&reach, &mut acc, *s);
         }
         let mut direct = Bits::new(n);
-        for &h in &lists_of[e] {
+        for &h in &succ.lists_of[e] {
             if list_reach[h].is_none() {
                 let mut r = Bits::new(n);
-                for &w in &list_waits[h] {
+                for &w in &succ.list_waits[h] {
                     step(&reach, &mut r, w);
                 }
                 list_reach[h] = Some(r);
@@ -895,7 +987,7 @@ fn first_kept(exec: &Execution, before: &[Bits], kept: &[bool], wanted: &[bool])
                 acc.union_with(r);
             }
             if kept[e] {
-                for &w in list_waits[h].iter().filter(|&&w| kept[w]) {
+                for &w in succ.list_waits[h].iter().filter(|&&w| kept[w]) {
                     direct.set(w);
                 }
             }

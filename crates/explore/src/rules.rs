@@ -870,12 +870,29 @@ impl System<'_> {
             .filter(|&(t, po)| matches!(&s.hist[t as usize][po as usize].kind, HKind::Wait { participants, .. } if !participants.is_empty()))
             .collect();
         let participants = |(t, po): (u32, u32)| match &s.hist[t as usize][po as usize].kind {
-            HKind::Wait { participants, .. } => participants.as_slice(),
-            _ => &[],
+            HKind::Wait { participants, .. } => Some(participants),
+            _ => None,
         };
+        // The waits of one phase share its member list (`state::Members`):
+        // each distinct list's members are linked once, and each wait to
+        // the list's first member, which gives the classes linking each
+        // wait to each member did (T waits of T members cost T^2 unions).
+        let mut first_of: HashMap<*const Vec<(u32, u32)>, Option<usize>> = HashMap::default();
         for &w in &waits {
-            for &x in participants(w).iter().filter(|x| x.0 != LAUNCH) {
-                let (a, b) = (root(&mut parent, eb.index(w)), root(&mut parent, eb.index(x)));
+            let Some(list) = participants(w) else { continue };
+            let first = *first_of.entry(std::sync::Arc::as_ptr(list)).or_insert_with(|| {
+                let mut members = list.iter().filter(|x| x.0 != LAUNCH).map(|&x| eb.index(x));
+                let first = members.next();
+                if let Some(f) = first {
+                    for x in members {
+                        let (a, b) = (root(&mut parent, x), root(&mut parent, f));
+                        parent[a] = b;
+                    }
+                }
+                first
+            });
+            if let Some(f) = first {
+                let (a, b) = (root(&mut parent, eb.index(w)), root(&mut parent, f));
                 parent[a] = b;
             }
         }
@@ -923,7 +940,7 @@ impl System<'_> {
             if between.is_empty() {
                 continue;
             }
-            for &a in participants(w) {
+            for &a in participants(w).map_or(&[][..], |l| l.as_slice()) {
                 for &x in &between {
                     if x != a && eb.eb(a, x) {
                         return Some(format!(

@@ -242,7 +242,7 @@ impl<'p> System<'p> {
                     HKind::Wait {
                         token_phase, parity, ..
                     } => EventKind::Wait {
-                        participants: vec![],
+                        participants: Default::default(),
                         completed: true,
                         token_phase: *token_phase,
                         parity: *parity,
@@ -291,9 +291,13 @@ impl<'p> System<'p> {
                 target: Target::Barrier(BarrierId(bar as u32)),
             });
         }
+        // The waits of a phase share its list here as in the state.
+        let mut shared: rustc_hash::FxHashMap<*const Vec<(u32, u32)>, Participants> = Default::default();
         for (w, ps) in waits {
-            let ps = ps.iter().filter_map(|k| ids.get(k)).collect();
-            b.set_participants(w, ps);
+            let list = shared
+                .entry(std::sync::Arc::as_ptr(&ps))
+                .or_insert_with(|| ps.iter().filter_map(|k| ids.get(k)).collect::<Vec<_>>().into());
+            b.set_participants(w, list.clone());
         }
         for order in &s.bmo {
             for k in order {
@@ -360,7 +364,7 @@ impl<'p> System<'p> {
             .as_ref()
             .map(|p| (crate::eval::eval(self.p, s, t, p) & 1) as u8);
         let kind = EventKind::Wait {
-            participants: vec![],
+            participants: Default::default(),
             completed: false,
             token_phase,
             parity,

@@ -50,6 +50,12 @@ impl ArriveCount {
     }
 }
 
+/// The participants of a wait (barrier-participates-in). The waits of one
+/// phase may share one list: a phase of T threads then holds T entries,
+/// not T^2, and a rule that reads only the list's contents can read each
+/// distinct list once (by its address).
+pub type Participants = std::sync::Arc<[EventId]>;
+
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum EventKind {
     Init {
@@ -79,7 +85,7 @@ pub enum EventKind {
     /// completed token wait with no participants did nothing: its token was
     /// misused (forged, another barrier's, or used twice).
     Wait {
-        participants: Vec<EventId>,
+        participants: Participants,
         completed: bool,
         token_phase: Option<u32>,
         /// A parity wait (mbarrier): it completes on the last completed
@@ -295,9 +301,11 @@ impl ExecutionBuilder {
             .expect("bmo events are barrier events");
         self.exec.bmo[b.index()].push(e);
     }
-    pub fn set_participants(&mut self, wait: EventId, ps: Vec<EventId>) {
+    /// Sets the participants of `wait`: a list of its own, or one shared
+    /// with the other waits of its phase ([`Participants`]).
+    pub fn set_participants(&mut self, wait: EventId, ps: impl Into<Participants>) {
         if let EventKind::Wait { participants, .. } = &mut self.exec.events[wait.index()].kind {
-            *participants = ps;
+            *participants = ps.into();
         }
     }
     pub fn mutually_exclusive(&mut self, a: BarrierId, b: BarrierId) {

@@ -186,11 +186,11 @@ pub fn executes_before(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
 pub(crate) fn closure(exec: &Execution, bmo: bool) -> Result<Vec<Bits>, Vec<EventId>> {
     let n = exec.events.len();
     let launch: Vec<EventId> = exec.ids().filter(|&e| exec.event(e).thread.is_none()).collect();
-    // Nodes: the events, then one per distinct participant list. The waits
-    // of one phase share their participants (T waits of T participants
-    // each on a phase of T threads): each list's union is taken once, at
-    // its node, and each of its waits reads the node (which is no event,
-    // so it sets no bit).
+    // Nodes: the events, then one per distinct participant list (by
+    // address: `Participants`). The waits of one phase share their
+    // participants (T waits of T participants each on a phase of T
+    // threads): each list's union is taken once, at its node, and each of
+    // its waits reads the node (which is no event, so it sets no bit).
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
     for w in launch.windows(2) {
         preds[w[1].index()].push(w[0].0);
@@ -203,13 +203,13 @@ pub(crate) fn closure(exec: &Execution, bmo: bool) -> Result<Vec<Bits>, Vec<Even
             preds[w[1].index()].push(w[0].0);
         }
     }
-    let mut lists: rustc_hash::FxHashMap<&[EventId], u32> = Default::default();
+    let mut lists: rustc_hash::FxHashMap<*const [EventId], u32> = Default::default();
     for w in exec.ids() {
         let ps = exec.participants(w);
         if ps.is_empty() {
             continue;
         }
-        let node = *lists.entry(ps).or_insert_with(|| {
+        let node = *lists.entry(std::ptr::from_ref(ps)).or_insert_with(|| {
             preds.push(ps.iter().map(|x| x.0).collect());
             (preds.len() - 1) as u32
         });

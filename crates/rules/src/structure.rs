@@ -9,7 +9,7 @@
 use crate::facts::{closure, Facts, Ordered};
 use crate::Checker;
 use bc_graph::bits::Bits;
-use bc_graph::{BarrierId, EventId, EventKind, Target};
+use bc_graph::{BarrierId, EventId, EventKind, Target, ThreadId};
 
 impl Checker<'_> {
     /// barrier-modification-order ("Execution Model": all modification
@@ -41,9 +41,21 @@ impl Checker<'_> {
     pub(crate) fn participates_in(&mut self, f: &Facts) {
         let exec = self.exec;
         let phases = &f.replay.phases;
-        // Per thread, the events that participate in one of its waits (a
-        // set per thread, not a hash of pairs: a phase of T threads has
-        // T^2 pairs).
+        // The waits of one phase may share their list (`Participants`):
+        // what depends on the list alone is found once per distinct list
+        // (a phase of T threads has T waits of T participants).
+        let mut lists: rustc_hash::FxHashMap<*const [EventId], ListFacts> = Default::default();
+        // Per thread, how many of its waits have participants: only a
+        // thread with two or more can have an event in two of them (or
+        // one list can, listing an event twice).
+        let mut waits_of = vec![0usize; exec.program_order.len()];
+        for w in exec.ids() {
+            if let (EventKind::Wait { participants, .. }, Some(t)) = (&exec.event(w).kind, exec.event(w).thread) {
+                waits_of[t.index()] += usize::from(!participants.is_empty());
+            }
+        }
+        // Per thread with two such waits, the events that participate in
+        // one of them (a set per thread, not a hash of pairs).
         let mut used: Vec<Option<Bits>> = vec![None; exec.program_order.len()];
         for w in exec.ids() {
             let ev = exec.event(w);
@@ -71,29 +83,11 @@ impl Checker<'_> {
                 continue;
             }
             let t = ev.thread.expect("waits belong to threads");
+            let list = lists
+                .entry(std::sync::Arc::as_ptr(participants))
+                .or_insert_with(|| ListFacts::of(f, participants));
             let phase = f.replay.phase_of[participants[0].index()];
-            let ok_members = participants.iter().all(|&x| {
-                let ex = exec.event(x);
-                ex.target == ev.target
-                    && matches!(
-                        ex.kind,
-                        EventKind::Arrive { .. }
-                            | EventKind::Drop
-                            | EventKind::ArriveDrop { .. }
-                            | EventKind::Tx { .. }
-                    )
-            });
-            let whole_phase = phase.is_some_and(|pi| {
-                if phases[pi].members == *participants {
-                    return phases[pi].completed;
-                }
-                let mut a = phases[pi].members.clone();
-                let mut b = participants.clone();
-                a.sort();
-                b.sort();
-                phases[pi].completed && a == b
-            });
-            if !ok_members || !whole_phase {
+            if list.target != Some(ev.target) || !list.whole_phase {
                 let msg = format!(
                     "the participants of {} are not exactly one completed phase of its barrier",
                     self.n(w)
@@ -117,22 +111,35 @@ impl Checker<'_> {
                     );
                 }
             }
-            for &x in participants {
-                let ex = exec.event(x);
-                if ex.thread == Some(t) && f.po_index[x.index()] > f.po_index[w.index()] {
-                    self.inconsistent(
-                        "participates-in",
-                        format!("{} participates in the earlier {}", self.n(x), self.n(w)),
-                        vec![w, x],
-                    );
-                }
+            let later: Vec<EventId> = list
+                .of_thread(t)
+                .iter()
+                .filter(|&&x| f.po_index[x.index()] > f.po_index[w.index()])
+                .copied()
+                .collect();
+            for x in later {
+                self.inconsistent(
+                    "participates-in",
+                    format!("{} participates in the earlier {}", self.n(x), self.n(w)),
+                    vec![w, x],
+                );
+            }
+            let again: Vec<EventId> = if waits_of[t.index()] >= 2 {
                 let mine = used[t.index()].get_or_insert_with(|| Bits::new(exec.events.len()));
-                let again = mine.get(x.index());
-                mine.set(x.index());
-                if again {
-                    let msg = format!("{} participates in two waits of one thread", self.n(x));
-                    self.inconsistent("participates-in", msg, vec![w, x]);
+                let mut again = Vec::new();
+                for &x in participants.iter() {
+                    if mine.get(x.index()) {
+                        again.push(x);
+                    }
+                    mine.set(x.index());
                 }
+                again
+            } else {
+                list.twice.clone()
+            };
+            for x in again {
+                let msg = format!("{} participates in two waits of one thread", self.n(x));
+                self.inconsistent("participates-in", msg, vec![w, x]);
             }
         }
     }
@@ -239,5 +246,72 @@ impl Checker<'_> {
             }
         }
         Some(f)
+    }
+}
+
+/// What participates-in reads of a participant list alone, found once per
+/// distinct list ([`Checker::participates_in`]).
+struct ListFacts {
+    /// The barrier every member operates on, when all are arrives, drops
+    /// or transaction changes of one barrier.
+    target: Option<Target>,
+    /// The members are exactly one completed phase.
+    whole_phase: bool,
+    /// The members by thread (sorted by thread, then event).
+    by_thread: Vec<(ThreadId, EventId)>,
+    /// Members the list holds twice (each repeat).
+    twice: Vec<EventId>,
+}
+
+impl ListFacts {
+    fn of(f: &Facts, participants: &[EventId]) -> ListFacts {
+        let exec = f.exec;
+        let phases = &f.replay.phases;
+        let first = exec.event(participants[0]).target;
+        let kinds_ok = participants.iter().all(|&x| {
+            let ex = exec.event(x);
+            ex.target == first
+                && matches!(
+                    ex.kind,
+                    EventKind::Arrive { .. } | EventKind::Drop | EventKind::ArriveDrop { .. } | EventKind::Tx { .. }
+                )
+        });
+        let phase = f.replay.phase_of[participants[0].index()];
+        let whole_phase = phase.is_some_and(|pi| {
+            if phases[pi].members[..] == *participants {
+                return phases[pi].completed;
+            }
+            let mut a = phases[pi].members.clone();
+            let mut b = participants.to_vec();
+            a.sort();
+            b.sort();
+            phases[pi].completed && a == b
+        });
+        let mut by_thread: Vec<(ThreadId, EventId)> = participants
+            .iter()
+            .filter_map(|&x| exec.event(x).thread.map(|t| (t, x)))
+            .collect();
+        by_thread.sort_unstable();
+        let mut seen = Bits::new(exec.events.len());
+        let mut twice = Vec::new();
+        for &x in participants {
+            if seen.get(x.index()) {
+                twice.push(x);
+            }
+            seen.set(x.index());
+        }
+        ListFacts {
+            target: kinds_ok.then_some(first),
+            whole_phase,
+            by_thread,
+            twice,
+        }
+    }
+
+    /// The members of thread `t`, in list order of events.
+    fn of_thread(&self, t: ThreadId) -> Vec<EventId> {
+        let lo = self.by_thread.partition_point(|&(u, _)| u < t);
+        let hi = self.by_thread.partition_point(|&(u, _)| u <= t);
+        self.by_thread[lo..hi].iter().map(|&(_, x)| x).collect()
     }
 }

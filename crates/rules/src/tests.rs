@@ -20,7 +20,7 @@ fn arrive() -> K {
 }
 fn wait() -> K {
     K::Wait {
-        participants: vec![],
+        participants: Default::default(),
         completed: true,
         token_phase: None,
         parity: None,
@@ -28,7 +28,7 @@ fn wait() -> K {
 }
 fn stuck() -> K {
     K::Wait {
-        participants: vec![],
+        participants: Default::default(),
         completed: false,
         token_phase: None,
         parity: None,
@@ -126,6 +126,59 @@ fn an_op_participates_in_one_wait_per_thread() {
     b.set_participants(w1, vec![a]);
     b.set_participants(w2, vec![a]);
     assert_eq!(judge(b), ["inconsistent:participates-in"]);
+}
+
+/// The waits of a phase may share one participant list (`Participants`),
+/// which participates-in reads once per list: shared or not, the same
+/// verdicts, per wait (a list shared by two waits of one thread still
+/// puts its events in two waits of that thread; one that follows one of
+/// its waits, but not the other, is judged for that wait).
+#[test]
+fn shared_participant_lists_are_judged_per_wait() {
+    let (mut b, arrives, waits) = one_phase(2);
+    let shared: bc_graph::Participants = arrives.to_vec().into();
+    for w in waits {
+        b.set_participants(w, shared.clone());
+    }
+    assert_eq!(judge(b), Vec::<String>::new());
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count: 1 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Join, B);
+    let a = b.event(t(0), 1, arrive(), B);
+    b.bmo(a);
+    let w1 = b.event(t(0), 2, wait(), B);
+    let w2 = b.event(t(0), 3, wait(), B);
+    let shared: bc_graph::Participants = vec![a].into();
+    b.set_participants(w1, shared.clone());
+    b.set_participants(w2, shared);
+    let v = check(&b.finish(), RuleSet::all(), None, &Numbered);
+    assert!(
+        v.iter()
+            .any(|v| v.message.contains("participates in two waits of one thread")),
+        "{v:?}"
+    );
+    // T0 waits, then arrives; T1's wait takes that arrive's phase. The
+    // shared list follows T0's wait only.
+    let mut b = ExecutionBuilder::new(2, 1);
+    let init = b.event(None, 0, K::Init { count: 1 }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Join, B);
+    let w0 = b.event(t(0), 1, wait(), B);
+    let a = b.event(t(0), 2, arrive(), B);
+    b.bmo(a);
+    b.event(t(1), 0, K::Join, B);
+    let w1 = b.event(t(1), 1, wait(), B);
+    let shared: bc_graph::Participants = vec![a].into();
+    b.set_participants(w0, shared.clone());
+    b.set_participants(w1, shared);
+    let v = check(&b.finish(), RuleSet::all(), None, &Numbered);
+    let later: Vec<&Violation> = v
+        .iter()
+        .filter(|v| v.message.contains("participates in the earlier"))
+        .collect();
+    assert_eq!(later.len(), 1, "{v:?}");
+    assert_eq!(later[0].events, vec![w0, a]);
 }
 
 #[test]
@@ -404,7 +457,7 @@ fn parity_waits() {
             t(1),
             0,
             K::Wait {
-                participants: vec![],
+                participants: Default::default(),
                 completed,
                 token_phase: None,
                 parity: Some(parity),
@@ -463,7 +516,7 @@ fn phase_base_numbers_phases_after_a_forgetting_init() {
 
 fn parity_wait(parity: u8, completed: bool) -> K {
     K::Wait {
-        participants: vec![],
+        participants: Default::default(),
         completed,
         token_phase: None,
         parity: Some(parity),
@@ -575,7 +628,7 @@ fn a_repeated_parity_wait_takes_nothing() {
 
 fn token_wait(phase: u32, completed: bool) -> K {
     K::Wait {
-        participants: vec![],
+        participants: Default::default(),
         completed,
         token_phase: Some(phase),
         parity: None,
@@ -755,7 +808,7 @@ fn counted_phase(
             Some(members) => {
                 let w = b.event(t(th), 2, wait(), B);
                 let ps = dropped.iter().copied().chain(members.iter().map(|&i| ids[i]));
-                b.set_participants(w, ps.collect());
+                b.set_participants(w, ps.collect::<Vec<_>>());
             }
             None => {
                 b.event(t(th), 2, stuck(), B);
@@ -907,7 +960,7 @@ fn an_init_abandons_the_open_phase_and_numbers_keep_counting() {
         let a1 = b.event(t(1), 2, arrive(), B);
         b.bmo(a1);
         let wait = |completed: bool, token_phase: Option<u32>| K::Wait {
-            participants: vec![],
+            participants: Default::default(),
             completed,
             token_phase,
             parity: None,
@@ -955,7 +1008,7 @@ fn a_token_of_a_phase_before_an_init_names_it() {
             t(1),
             3,
             K::Wait {
-                participants: vec![],
+                participants: Default::default(),
                 completed,
                 token_phase: Some(0),
                 parity: None,
@@ -994,7 +1047,7 @@ fn parity_counts_from_the_latest_init() {
             t(1),
             0,
             K::Wait {
-                participants: vec![],
+                participants: Default::default(),
                 completed: true,
                 token_phase: None,
                 parity: Some(parity),
@@ -1113,7 +1166,7 @@ fn token_wait_after(extra: &[K]) -> Vec<String> {
         t(0),
         po,
         K::Wait {
-            participants: vec![],
+            participants: Default::default(),
             completed: true,
             token_phase: Some(0),
             parity: None,

@@ -102,7 +102,7 @@ impl Checker<'_> {
             else {
                 continue;
             };
-            for &a in participants {
+            for &a in participants.iter() {
                 for x in exec.ids() {
                     let ex = exec.event(x);
                     if x == a
