@@ -37,6 +37,9 @@ use rustc_hash::FxHashMap as HashMap;
 /// loops.
 const CHECK_EVERY: usize = 64;
 
+/// A participant list of the state and its waits (execution indices).
+type ListWaits<'a> = (&'a [(u32, u32)], Vec<usize>);
+
 /// Per code and pc, per declaration: whether some instruction reachable
 /// from there names it ([`reachable_decls`]).
 pub(crate) type Reach = Vec<Vec<Vec<bool>>>;
@@ -332,7 +335,7 @@ impl<'p> System<'p> {
         let mut waited = vec![false; n];
         // The waits of one phase share its member list (`state::Members`):
         // per distinct list, the threads of its waits and the set of them.
-        let mut by_list: HashMap<*const Vec<(u32, u32)>, (&[(u32, u32)], Vec<usize>)> = HashMap::default();
+        let mut by_list: HashMap<*const Vec<(u32, u32)>, ListWaits> = HashMap::default();
         for (t, h) in s.hist.iter().enumerate() {
             for (po, ev) in h.iter().enumerate() {
                 if let HKind::Wait { participants, .. } = &ev.kind {
@@ -344,7 +347,7 @@ impl<'p> System<'p> {
                 }
             }
         }
-        let mut lists: Vec<(&[(u32, u32)], Vec<usize>)> = by_list.into_values().collect();
+        let mut lists: Vec<ListWaits> = by_list.into_values().collect();
         lists.sort_unstable_by_key(|(_, ws)| ws[0]);
         for (i, (list, ws)) in lists.iter().enumerate() {
             if halted(i) {
