@@ -25,7 +25,7 @@
 //! rules (`rules.rs`: phase-with, arrive-then-drop, race) judge the state
 //! at the same point.
 
-use crate::rules::HistoryFindings;
+use crate::rules::{ExecutesBefore, HistoryFindings};
 use crate::state::{HKind, MapLists, State, Status, LAUNCH, START};
 use crate::system::System;
 use crate::witness::ExecNames;
@@ -195,6 +195,11 @@ impl<'p> System<'p> {
     /// what the explorer's own history rules found in it
     /// ([`System::history_rules`]).
     ///
+    /// `eb`: the explorer's executes-before of `s`, if computed (it is, if
+    /// not). `verify` (`SearchOptions::verify_encoding`): run the whole
+    /// compaction even where [`System::may_forget`] says nothing can be
+    /// forgotten, and check that nothing is.
+    ///
     /// `budget` (during the search; none in a witness replay) is checked
     /// every [`CHECK_EVERY`] events of its quadratic loops: once it halts
     /// the search, compaction stops part way and returns `None`, and the
@@ -204,7 +209,9 @@ impl<'p> System<'p> {
         &self,
         s: &mut State,
         ident: &[u32],
+        eb: &mut Option<ExecutesBefore>,
         budget: Option<&crate::budget::Budget>,
+        verify: bool,
     ) -> Option<Compacted<'p>> {
         let over = || budget.is_some_and(|b| b.check().is_some());
         let halted = |i: usize| i % CHECK_EVERY == CHECK_EVERY - 1 && over();
@@ -228,6 +235,11 @@ impl<'p> System<'p> {
             return None;
         }
         let alive: Vec<usize> = (0..nt).filter(|&t| s.threads[t].status == Status::Running).collect();
+        let vc = eb.get_or_insert_with(|| ExecutesBefore::of(s));
+        let may = self.may_forget(s, vc, &alive);
+        if !may && !verify {
+            return None;
+        }
         let (exec, names, ids) = self.execution_ids(s, &[], ident);
         let Ok(before) = bc_rules::executes_before(&exec) else {
             return None;
@@ -462,6 +474,7 @@ impl<'p> System<'p> {
         if !drop.iter().any(|&d| d) {
             return None;
         }
+        assert!(may, "compaction forgets events where may_forget said it would not");
         // The explorer's history rules judge the history before it is
         // forgotten, as the rule checker does.
         if over() {
@@ -650,6 +663,104 @@ impl<'p> System<'p> {
             names,
             found,
             remap,
+        })
+    }
+
+    /// Whether [`System::compact`] may forget anything of `s`: a necessary
+    /// condition, over the explorer's executes-before (`vc`, per event a
+    /// prefix length per thread) instead of the execution's closure. In a
+    /// warp-specialized pipeline 99% of the states have nothing to forget,
+    /// and building the execution and its closure (quadratic in a history
+    /// of a thousand events) to find that out was most of the time per
+    /// state; this test is O(events x threads).
+    ///
+    /// It follows `compact`'s definitions: an event is settled when every
+    /// live thread that may still touch its object (may write it, for a
+    /// read) has a last event it executes before (its own thread's last
+    /// event need not: program order), and closed when every event before
+    /// it is settled too (per thread, the events before it are a prefix,
+    /// which must lie before the thread's first unsettled event).
+    /// Something may be forgotten only if some event has no effect, or a
+    /// plain access, an inval of a barrier initialized since or a join is
+    /// closed, or some barrier that `compact` would consider has all its
+    /// events outside its open phase closed (a completed wait: everything
+    /// before it settled). Under `verify_encoding` the search checks that
+    /// `compact` forgets nothing where this says so.
+    pub(crate) fn may_forget(&self, s: &State, vc: &ExecutesBefore, alive: &[usize]) -> bool {
+        if s.hist.iter().flatten().any(|e| matches!(e.kind, HKind::NoEffect(_))) {
+            return true;
+        }
+        let nt = s.threads.len();
+        let last = |u: usize| s.hist[u].len().checked_sub(1).map(|po| (u as u32, po as u32));
+        let mut touchers: HashMap<(Target, bool), Vec<usize>> = HashMap::default();
+        let mut settled: Vec<Vec<bool>> = Vec::with_capacity(nt);
+        for (t, h) in s.hist.iter().enumerate() {
+            let mut row = Vec::with_capacity(h.len());
+            for (po, ev) in h.iter().enumerate() {
+                let read = matches!(ev.kind, HKind::Read);
+                let us = touchers.entry((ev.target, read)).or_insert_with(|| {
+                    (alive.iter().copied())
+                        .filter(|&u| match (ev.target, read) {
+                            (Target::Loc(l), true) => {
+                                self.may_reach_loc(&self.an.plain_writes, u, s.threads[u].pc as usize, l)
+                            }
+                            (target, _) => self.may_touch(s, u, target),
+                        })
+                        .collect()
+                });
+                let e = (t as u32, po as u32);
+                let own_last = last(t) == Some(e) && us.contains(&t);
+                row.push(
+                    us.iter()
+                        .all(|&u| (own_last && u == t) || last(u).is_some_and(|l| vc.eb(e, l))),
+                );
+            }
+            settled.push(row);
+        }
+        // Per thread, its first unsettled event (its event count if none).
+        let first_unsettled: Vec<u32> = settled
+            .iter()
+            .map(|row| row.iter().position(|&x| !x).unwrap_or(row.len()) as u32)
+            .collect();
+        let preds_settled =
+            |e: (u32, u32)| (0..nt).all(|u| s.hist[u].is_empty() || vc.prefix(e, u) <= first_unsettled[u]);
+        let closed = |e: (u32, u32)| settled[e.0 as usize][e.1 as usize] && preds_settled(e);
+        for (t, h) in s.hist.iter().enumerate() {
+            for (po, ev) in h.iter().enumerate() {
+                let e = (t as u32, po as u32);
+                let forgettable_kind = match ev.kind {
+                    HKind::Read | HKind::Write | HKind::Join => true,
+                    HKind::Inval => !self.still_invalid(s, ev.target),
+                    _ => false,
+                };
+                if forgettable_kind && closed(e) {
+                    return true;
+                }
+            }
+        }
+        (0..self.p.barriers.len()).any(|b| {
+            let bar = &s.bars[b];
+            let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as u32;
+            if self.an.pinned[b] || bar.invalid || !bar.done.is_empty() || bar.settled_len <= start {
+                return false;
+            }
+            let open: &[(u32, u32)] = bar.open.as_ref().map_or(&[], |p| &p.members[..]);
+            let target = Target::Barrier(BarrierId(b as u32));
+            let mut any = false;
+            let all = s.hist.iter().enumerate().all(|(t, h)| {
+                h.iter().enumerate().all(|(po, ev)| {
+                    let e = (t as u32, po as u32);
+                    if ev.target != target || matches!(ev.kind, HKind::Join) || open.contains(&e) {
+                        return true;
+                    }
+                    any = true;
+                    match ev.kind {
+                        HKind::Wait { .. } => preds_settled(e),
+                        _ => closed(e),
+                    }
+                })
+            });
+            any && all
         })
     }
 

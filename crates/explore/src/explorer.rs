@@ -238,7 +238,8 @@ impl<'p> Explorer<'p> {
         if self.sys.reductions.compact {
             let budget = (!self.replaying).then_some(&*self.budget);
             let old = self.opts.verify_encoding.then(|| s.clone());
-            if let Some(c) = self.sys.compact(s, &self.worker.ident, budget) {
+            let verify = self.opts.verify_encoding;
+            if let Some(c) = self.sys.compact(s, &self.worker.ident, &mut eb, budget, verify) {
                 if let Some(old) = &old {
                     crate::rules::ExecutesBefore::check_compaction(old, s, &c.remap);
                 }

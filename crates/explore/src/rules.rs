@@ -793,6 +793,16 @@ impl ExecutesBefore {
         self.start[t as usize] + po as usize
     }
 
+    /// How many events of thread `u` execute before event `e` (they are a
+    /// prefix of `u`'s history; for `e`'s own thread, the events before
+    /// it).
+    pub(crate) fn prefix(&self, e: (u32, u32), u: usize) -> u32 {
+        match self.col[u] {
+            u32::MAX => 0,
+            c => self.seen[self.index(e) * self.width + c as usize],
+        }
+    }
+
     /// Does `a` execute before `b`? A launch event executes before every
     /// event of a thread.
     pub(crate) fn eb(&self, a: (u32, u32), b: (u32, u32)) -> bool {
