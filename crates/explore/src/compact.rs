@@ -196,7 +196,7 @@ impl<'p> System<'p> {
     /// ([`System::history_rules`]).
     ///
     /// `eb`: the explorer's executes-before of `s`, if computed (it is, if
-    /// not). `verify` (`SearchOptions::verify_encoding`): run the whole
+    /// it is smaller than the execution's closure). `verify` (`SearchOptions::verify_encoding`): run the whole
     /// compaction even where [`System::may_forget`] says nothing can be
     /// forgotten, and check that nothing is.
     ///
@@ -235,8 +235,18 @@ impl<'p> System<'p> {
             return None;
         }
         let alive: Vec<usize> = (0..nt).filter(|&t| s.threads[t].status == Status::Running).collect();
-        let vc = eb.get_or_insert_with(|| ExecutesBefore::of(s));
-        let may = self.may_forget(s, vc, &alive);
+        // The explorer's executes-before holds a prefix length per event
+        // and thread with events; the closure a bit per pair of events.
+        // Where phase sorting did not compute it, it is computed where it
+        // is small or smaller than the closure (not for a grid phase of
+        // 4,096 threads: 8,192 events times 4,096 columns, 128 MiB,
+        // against the closure's 8 MiB).
+        let width = s.hist.iter().filter(|h| !h.is_empty()).count();
+        let events: usize = s.hist.iter().map(Vec::len).sum();
+        if eb.is_none() && (width * events <= 1 << 20 || width * 32 <= events) {
+            *eb = Some(ExecutesBefore::of(s));
+        }
+        let may = eb.as_ref().is_none_or(|vc| self.may_forget(s, vc, &alive));
         if !may && !verify {
             return None;
         }
@@ -722,8 +732,8 @@ impl<'p> System<'p> {
             .iter()
             .map(|row| row.iter().position(|&x| !x).unwrap_or(row.len()) as u32)
             .collect();
-        let preds_settled =
-            |e: (u32, u32)| (0..nt).all(|u| s.hist[u].is_empty() || vc.prefix(e, u) <= first_unsettled[u]);
+        let with_events: Vec<usize> = (0..nt).filter(|&u| !s.hist[u].is_empty()).collect();
+        let preds_settled = |e: (u32, u32)| with_events.iter().all(|&u| vc.prefix(e, u) <= first_unsettled[u]);
         let closed = |e: (u32, u32)| settled[e.0 as usize][e.1 as usize] && preds_settled(e);
         for (t, h) in s.hist.iter().enumerate() {
             for (po, ev) in h.iter().enumerate() {
