@@ -126,7 +126,9 @@ impl Gen {
             3 => format!("{}{}", self.pick(&["!", "-"]), self.expr(depth - 1)),
             4 => format!("({})", self.expr(depth - 1)),
             _ => {
-                let op = *self.pick(&["+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||"]);
+                let op = *self.pick(&[
+                    "+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "&&", "||", "&", "|", "^", "<<", ">>",
+                ]);
                 format!("{} {op} {}", self.expr(depth - 1), self.expr(depth - 1))
             }
         }

@@ -279,7 +279,8 @@ impl BarrierOp {
 }
 
 /// Evaluates `e`; `leaf` gives the value of registers, builtins and
-/// locations. Arithmetic wraps; division or remainder by zero gives 0, so
+/// locations. Arithmetic wraps; division or remainder by zero gives 0, a
+/// shift by less than 0 or more than 63 bits shifts every bit out, so
 /// evaluation never panics (docs/semantics.md, "Arithmetic"). The explorer
 /// and the lowering (static `__syncwarp` masks) share it.
 pub fn eval_with(e: &CExpr, leaf: &dyn Fn(&CExpr) -> i64) -> i64 {
@@ -300,6 +301,16 @@ pub fn eval_with(e: &CExpr, leaf: &dyn Fn(&CExpr) -> i64) -> i64 {
             Op::And => (a != 0 && b != 0) as i64,
             Op::Or => (a != 0 || b != 0) as i64,
             Op::Not => (b == 0) as i64,
+            Op::BitAnd => a & b,
+            Op::BitOr => a | b,
+            Op::Xor => a ^ b,
+            // A shift by a negative amount or by 64 or more shifts every
+            // bit out: 0 to the left, the sign to the right.
+            Op::Shl => u32::try_from(b).ok().and_then(|k| a.checked_shl(k)).unwrap_or(0),
+            Op::Shr => u32::try_from(b)
+                .ok()
+                .and_then(|k| a.checked_shr(k))
+                .unwrap_or(if a < 0 { -1 } else { 0 }),
         }
     }
     match e {

@@ -39,6 +39,12 @@ pub enum Op {
     And,
     Or,
     Not,
+    /// Bitwise operators (masks): `&`, `|`, `^`, `<<`, `>>`.
+    BitAnd,
+    BitOr,
+    Xor,
+    Shl,
+    Shr,
 }
 
 impl Op {
@@ -58,6 +64,11 @@ impl Op {
             Op::And => "&&",
             Op::Or => "||",
             Op::Not => "!",
+            Op::BitAnd => "&",
+            Op::BitOr => "|",
+            Op::Xor => "^",
+            Op::Shl => "<<",
+            Op::Shr => ">>",
         }
     }
 }
@@ -218,6 +229,8 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                     ('>', Some('=')) => Some(two(Op::Ge)),
                     ('&', Some('&')) => Some(two(Op::And)),
                     ('|', Some('|')) => Some(two(Op::Or)),
+                    ('<', Some('<')) => Some(two(Op::Shl)),
+                    ('>', Some('>')) => Some(two(Op::Shr)),
                     _ => None,
                 };
                 if let Some(tok) = tok {
@@ -241,6 +254,9 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                     '<' => Tok::Op(Op::Lt),
                     '>' => Tok::Op(Op::Gt),
                     '!' => Tok::Op(Op::Not),
+                    '&' => Tok::Op(Op::BitAnd),
+                    '|' => Tok::Op(Op::BitOr),
+                    '^' => Tok::Op(Op::Xor),
                     _ => {
                         let shown = if c.is_control() || c == '\u{fffd}' {
                             format!("{:?}", c)

@@ -596,11 +596,16 @@ impl Parser {
 
     /// An expression and the depth of its tree, parentheses counted.
     fn binary(&mut self, level: usize) -> R<(Expr, usize)> {
+        // C's precedence, loosest first.
         const LEVELS: &[&[Op]] = &[
             &[Op::Or],
             &[Op::And],
+            &[Op::BitOr],
+            &[Op::Xor],
+            &[Op::BitAnd],
             &[Op::Eq, Op::Ne],
             &[Op::Lt, Op::Le, Op::Gt, Op::Ge],
+            &[Op::Shl, Op::Shr],
             &[Op::Add, Op::Sub],
             &[Op::Mul, Op::Div, Op::Rem],
         ];

@@ -185,8 +185,8 @@ fn token_soup() -> impl Strategy<Value = String> {
     let tokens = prop::sample::select(vec![
         "litmus", "\"n\"", "model", "amdgpu", "barrier", "B", "=", "2", "-", "var", "x", "thread", "T0", "kernel",
         "host", "{", "}", "(", ")", ",", ":", ";", "\n", "arrive", "wait", "join", "if", "else", "repeat", "while",
-        "goto", "L", "exit", "await", "==", "&&", "!", "expect", "ub", "assert", "always", "r", "0x", "\"", "#", "//",
-        "\\", "\u{fffd}", "é", "\0",
+        "goto", "L", "exit", "await", "==", "&&", "!", "&", "|", "^", "<<", ">>", "expect", "ub", "assert", "always",
+        "r", "0x", "\"", "#", "//", "\\", "\u{fffd}", "é", "\0",
     ]);
     prop::collection::vec(tokens, 0..60).prop_map(|v| v.join(" "))
 }

@@ -140,6 +140,11 @@ impl Emit<'_> {
                     Op::And => format!("(long long)({a} != 0 && {b} != 0)"),
                     Op::Or => format!("(long long)({a} != 0 || {b} != 0)"),
                     Op::Not => format!("(long long)({b} == 0)"),
+                    Op::BitAnd => format!("({a} & {b})"),
+                    Op::BitOr => format!("({a} | {b})"),
+                    Op::Xor => format!("({a} ^ {b})"),
+                    Op::Shl => format!("bc_shl({a}, {b})"),
+                    Op::Shr => format!("bc_shr({a}, {b})"),
                 }
             }
         }

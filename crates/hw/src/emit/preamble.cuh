@@ -30,6 +30,10 @@ __host__ __device__ inline long long bc_mul(long long a, long long b) { return (
 __host__ __device__ inline long long bc_neg(long long a) { return (long long)(0ull - (unsigned long long)a); }
 __host__ __device__ inline long long bc_div(long long a, long long b) { return (b == 0 || (a == LLONG_MIN && b == -1)) ? 0 : a / b; }
 __host__ __device__ inline long long bc_rem(long long a, long long b) { return (b == 0 || (a == LLONG_MIN && b == -1)) ? 0 : a % b; }
+/* Shifts by less than 0 or more than 63 bits shift every bit out (the
+   checker's semantics); a left shift works on the unsigned word (wraps). */
+__host__ __device__ inline long long bc_shl(long long a, long long b) { return (b < 0 || b > 63) ? 0 : (long long)((unsigned long long)a << b); }
+__host__ __device__ inline long long bc_shr(long long a, long long b) { return (b < 0 || b > 63) ? (a < 0 ? -1 : 0) : a >> b; }
 
 // Litmus atomics: relaxed (litmus spec: barriers order execution), at the
 // scope of the memory the location lives in.
