@@ -443,7 +443,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
                     // which is lockstep when every arrive on the barrier
                     // writes the same constant count and that count is the
                     // number of threads that arrive on it (below).
-                    if (a.set_count.is_some() && uniform[b].is_none()) || a.mask.is_some() {
+                    if (a.set_count.is_some() && uniform[b].is_none()) || a.mask.is_some() || a.tx.is_some() {
                         ok[b] = false;
                     }
                 }

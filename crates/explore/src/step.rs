@@ -378,6 +378,20 @@ impl System<'_> {
                 self.modify(s, t, b, po, Mod::Drop { at_end: false }, w).0
             }
             BarrierOp::Arrive(spec) => {
+                // `mbarrier.arrive.expect_tx`: the expect-tx operation, then
+                // the arrive-on operation, in one step (two events, next to
+                // each other in the bmo; PTX ISA, mbarrier.arrive).
+                let mut po = po;
+                if let Some(n) = &spec.tx {
+                    let delta = eval(self.p, s, t, n);
+                    s.hist[t].push(HEvent {
+                        pc,
+                        kind: HKind::Tx(delta),
+                        target,
+                    });
+                    self.modify(s, t, b, po, Mod::Tx(delta), w);
+                    po += 1;
+                }
                 let mut set = spec.set_count.as_ref().map(|k| eval(self.p, s, t, k));
                 // A thread-counted block barrier (`bar.sync ID[, COUNT]`,
                 // `__syncthreads`): the operand is the phase's count, not an

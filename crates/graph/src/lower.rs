@@ -1330,6 +1330,7 @@ impl Lowerer<'_> {
                     mask: operand(l.mask, self),
                     pred: operand(l.pred, self),
                     object: false,
+                    tx: operand(l.tx, self),
                 }),
                 AbstractOp::Wait => BarrierOp::Wait(WaitSpec {
                     token: l.token.and_then(|i| regs[i]),

@@ -199,6 +199,11 @@ pub struct ArriveSpec {
     /// A `cuda::barrier`-style arrive (the abstract `arrive` statement):
     /// the arrive-before-wait rule applies to it.
     pub object: bool,
+    /// Raise the transaction count of the current phase by this much
+    /// before arriving, in one step (`mbarrier.arrive.expect_tx`: PTX
+    /// performs the expect-tx operation, then the arrive-on operation, as
+    /// one instruction).
+    pub tx: Option<CExpr>,
 }
 
 /// Which phase a wait completes on.
@@ -342,7 +347,7 @@ impl InstrKind {
         match self {
             InstrKind::Barrier { op, .. } => match op {
                 BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
-                BarrierOp::Arrive(a) => a.set_count.iter().chain(&a.mask).chain(&a.pred).collect(),
+                BarrierOp::Arrive(a) => a.set_count.iter().chain(&a.mask).chain(&a.pred).chain(&a.tx).collect(),
                 BarrierOp::Wait(w) => w.parity.iter().collect(),
                 BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => vec![],
             },

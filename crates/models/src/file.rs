@@ -203,6 +203,7 @@ fn lowering(
                 ("or", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::Or),
                 ("token", Some(v)) if op == AbstractOp::Wait => l.token = Some(operand(v)?),
                 ("parity", Some(v)) if op == AbstractOp::Wait => l.parity = Some(operand(v)?),
+                ("tx", Some(v)) if op == AbstractOp::Arrive => l.tx = Some(operand(v)?),
                 (c, None)
                     if c.starts_with('$')
                         && matches!(

@@ -173,6 +173,9 @@ pub struct LoweredOp {
     pub token: Option<usize>,
     /// A wait until the phase of this parity has completed (mbarrier).
     pub parity: Option<usize>,
+    /// An arrive that first raises the transaction count of the phase by
+    /// this operand, in the same step (`mbarrier.arrive.expect_tx`).
+    pub tx: Option<usize>,
 }
 
 /// A target instruction and its lowering to abstract operations.

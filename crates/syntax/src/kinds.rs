@@ -179,6 +179,7 @@ pub const INSTRUCTION_NAMES: &[&str] = &[
     "mbarrier.init",
     "mbarrier.arrive",
     "mbarrier.arrive_drop",
+    "mbarrier.arrive.expect_tx",
     "mbarrier.expect_tx",
     "mbarrier.complete_tx",
     "mbarrier.try_wait.parity",

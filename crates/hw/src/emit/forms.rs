@@ -401,6 +401,15 @@ impl Emit<'_> {
             }
             "arrive_wait" => self.lead(&format!("bc_mbar_wait({bar}, bc_mbar_arrive({bar}));"), None),
             "mbarrier.arrive_drop" | "arrive_drop" => self.lead(&format!("bc_mbar_arrive_drop({bar});"), None),
+            "mbarrier.arrive.expect_tx" => {
+                let tx = arrive
+                    .and_then(|a| a.tx.as_ref())
+                    .map_or("0LL".to_string(), |n| self.expr(n));
+                match token_dest {
+                    Some(t) => self.lead(&format!("tok[{t}] = bc_mbar_arrive_expect_tx({bar}, {tx});"), None),
+                    None => self.lead(&format!("(void)bc_mbar_arrive_expect_tx({bar}, {tx});"), None),
+                }
+            }
             "mbarrier.expect_tx" => {
                 let BarrierOp::ExpectTx(n) = op else { unreachable!() };
                 self.lead(&format!("bc_mbar_expect_tx({bar}, {});", self.expr(n)), None)

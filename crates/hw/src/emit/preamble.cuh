@@ -74,6 +74,11 @@ __device__ inline void bc_mbar_arrive_drop(unsigned long long* b) {
   asm volatile("mbarrier.arrive_drop.shared::cta.b64 %0, [%1];" : "=l"(st) : "r"(bc_smem(b)) : "memory");
   (void)st;
 }
+__device__ inline unsigned long long bc_mbar_arrive_expect_tx(unsigned long long* b, long long n) {
+  unsigned long long st;
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;" : "=l"(st) : "r"(bc_smem(b)), "r"((unsigned)n) : "memory");
+  return st;
+}
 __device__ inline void bc_mbar_expect_tx(unsigned long long* b, long long n) {
   asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(bc_smem(b)), "r"((unsigned)n) : "memory");
 }
