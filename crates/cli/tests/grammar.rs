@@ -39,6 +39,11 @@ const RETURNS: &[&str] = &[
     "__syncthreads_and",
     "__syncthreads_or",
     "mbarrier.arrive",
+    "mbarrier.arrive.expect_tx",
+    "mbarrier.try_wait.parity",
+    "mbarrier.test_wait.parity",
+    "mbarrier.try_wait",
+    "mbarrier.test_wait",
     "cluster.barrier_arrive",
     "load",
     "exch",
@@ -168,9 +173,12 @@ impl Gen {
                 0 => format!("{}, {}", self.barrier(), self.reg()),
                 _ => self.barrier(),
             },
-            "mbarrier.expect_tx" | "mbarrier.complete_tx" | "mbarrier.try_wait.parity" => {
-                format!("{}, {}", self.barrier(), self.small())
-            }
+            "mbarrier.expect_tx"
+            | "mbarrier.complete_tx"
+            | "mbarrier.try_wait.parity"
+            | "mbarrier.test_wait.parity"
+            | "mbarrier.arrive.expect_tx" => format!("{}, {}", self.barrier(), self.small()),
+            "mbarrier.try_wait" | "mbarrier.test_wait" => format!("{}, {}", self.barrier(), self.reg()),
             "s_barrier_signal" | "s_barrier_signal_isfirst" | "s_barrier_wait" | "s_barrier_join" => self.id(),
             "bar.sync" | "bar.arrive" => match self.below(3) {
                 0 => self.id(),

@@ -320,8 +320,10 @@ proptest! {
 /// Statements of a warp-specialized mbarrier pipeline's producer (`p`) or
 /// consumer side over one or two stages (`full0`/`empty0`, `full1`/
 /// `empty1`): parity waits on the register `ph` or its flip, arrives,
-/// accesses of the stage's slot, the flip itself, and the usual mistakes
-/// (waiting or arriving on the other side's barrier, reading first).
+/// accesses of the stage's slot, the flip itself, polls (a try_wait retry
+/// loop, a single test_wait whose result is ignored), and the usual
+/// mistakes (waiting or arriving on the other side's barrier, reading
+/// first).
 fn pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
     let own: &[&str] = if producer {
         &[
@@ -332,6 +334,8 @@ fn pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
             "mbarrier.arrive fullS",
             "mbarrier.arrive fullS",
             "mbarrier.arrive emptyS",
+            "q = 0; while q == 0 { q = mbarrier.try_wait.parity emptyS, ph }",
+            "q = mbarrier.test_wait.parity emptyS, ph",
         ]
     } else {
         &[
@@ -341,6 +345,8 @@ fn pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
             "mbarrier.arrive emptyS",
             "mbarrier.arrive emptyS",
             "mbarrier.try_wait.parity emptyS, ph",
+            "q = 0; while q == 0 { q = mbarrier.try_wait.parity fullS, ph }",
+            "q = mbarrier.test_wait.parity fullS, ph",
         ]
     };
     let own: Vec<String> = own.iter().map(|s| s.to_string()).collect();

@@ -64,7 +64,7 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
                     BarrierOp::Arrive(a) => {
                         (a.set_count.is_none() || (a.count_match && counted_ok)) && a.mask.is_none() && a.tx.is_none()
                     }
-                    BarrierOp::Wait(w) => tokens_ok || w.token.is_none(),
+                    BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && !w.poll,
                     BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Init(_) => true,
                     BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
                 };

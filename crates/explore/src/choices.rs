@@ -180,6 +180,8 @@ impl System<'_> {
                         continue;
                     }
                     match self.wait_plan(s, t, b, spec, ident) {
+                        // A poll that cannot complete returns 0.
+                        WaitPlan::Blocked if spec.poll => out.push(one),
                         WaitPlan::Blocked => {}
                         WaitPlan::Phases(idx, _, _) => out.extend(idx.into_iter().map(|i| Choice {
                             thread: t as u32,

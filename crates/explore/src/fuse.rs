@@ -81,7 +81,7 @@ impl System<'_> {
         let (op @ BarrierOp::Wait(spec), b) = self.next_barrier_op(s, t)? else {
             return None;
         };
-        if spec.parity.is_some() || !self.an.lockstep[b] {
+        if spec.parity.is_some() || spec.poll || !self.an.lockstep[b] {
             return None;
         }
         if self.an.must_end[self.p.threads[t].code.index()][th.pc as usize + 1] && !self.end_fusible(s, t, b) {
@@ -448,7 +448,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
                     }
                 }
                 BarrierOp::Wait(w) => {
-                    if w.parity.is_some() {
+                    if w.parity.is_some() || w.poll {
                         ok[b] = false;
                     }
                 }

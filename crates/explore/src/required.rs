@@ -100,7 +100,7 @@ pub(crate) fn phase_counted_barriers(p: &Program, sortable: &[bool]) -> Vec<bool
                         && !a.object
                         && !matches!(result, Some(BarrierResult::IsFirst(_) | BarrierResult::Reduce(_)))
                 }
-                BarrierOp::Wait(w) => w.parity.is_some() && w.token.is_none() && w.reduce.is_none(),
+                BarrierOp::Wait(w) => w.parity.is_some() && w.token.is_none() && w.reduce.is_none() && !w.poll,
                 _ => false,
             };
         if !ok {
@@ -387,7 +387,12 @@ impl System<'_> {
                     stack.push((next, regs));
                 }
                 InstrKind::Barrier { op, sel, result } => {
-                    if let Some(BarrierResult::Token(r) | BarrierResult::IsFirst(r) | BarrierResult::Reduce(r)) = result
+                    if let Some(
+                        BarrierResult::Token(r)
+                        | BarrierResult::IsFirst(r)
+                        | BarrierResult::Reduce(r)
+                        | BarrierResult::Poll(r),
+                    ) = result
                     {
                         regs[r.index()] = None;
                     }

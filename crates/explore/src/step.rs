@@ -488,70 +488,113 @@ impl System<'_> {
                 });
                 format!("{} invalidated", self.bname(b))
             }
-            BarrierOp::Wait(spec) => match self.wait_plan(s, t, b, &spec, &w.ident) {
-                WaitPlan::NoJoin => {
-                    self.wait_needs_join(t, b, w);
-                    s.hist[t].push(HEvent {
-                        pc,
-                        kind: HKind::Wait {
-                            participants: Members::default(),
-                            token_phase: None,
-                            parity: None,
-                        },
-                        target,
-                    });
-                    "no joined-before join: the wait has no effect".into()
-                }
-                WaitPlan::NoOp(msg, tp) => {
-                    self.violated(Rule::TokenMisuse, msg, w);
-                    // The wait does nothing: an event with no participants,
-                    // naming what its token named, for the rule checker.
-                    s.hist[t].push(HEvent {
-                        pc,
-                        kind: HKind::Wait {
-                            participants: Members::default(),
-                            token_phase: Some(tp),
-                            parity: None,
-                        },
-                        target,
-                    });
-                    "no effect".into()
-                }
-                WaitPlan::Phases(_, tp, stale) => {
-                    let i = phase.expect("an enabled wait has a phase");
-                    if let Some(why) = stale {
-                        self.violated(
-                            Rule::TokenPhase,
-                            format!(
-                                "{} waits on {} with a token of a phase that is neither current nor previous: {why}",
-                                self.thread_name(&w.ident, t),
-                                self.bname(b)
-                            ),
-                            w,
-                        );
+            BarrierOp::Wait(spec) => {
+                // A poll (`mbarrier.test_wait`, `r = mbarrier.try_wait`)
+                // writes whether it completed: it completes exactly when
+                // the blocking wait could, else does nothing (CUDA
+                // programming guide, the TMA example's "Barrier wait":
+                // try_wait answers true once the wait is over, false on a
+                // time-out, and is retried in a loop). A wait that passes
+                // with no effect counts as completed, as the blocking form
+                // goes on past it.
+                // The answer is written after the wait's step: the result
+                // register may be the token register the wait reads.
+                let poll = spec.poll;
+                if poll && matches!(self.wait_plan(s, t, b, &spec, &w.ident), WaitPlan::Blocked) {
+                    if let Some(BarrierResult::Poll(r)) = result {
+                        s.threads[t].regs[r.index()] = 0;
                     }
-                    let (effect, ph) = self.bind(s, t, b, i, w);
-                    if let (Some(BarrierResult::Reduce(r)), Some(red)) = (result, spec.reduce) {
-                        s.threads[t].regs[r.index()] = match red {
-                            bc_models::Reduce::Popc => ph.preds,
-                            bc_models::Reduce::And => (ph.preds == ph.arrivals) as i64,
-                            bc_models::Reduce::Or => (ph.preds > 0) as i64,
-                        };
-                    }
-                    s.hist[t].push(HEvent {
-                        pc,
-                        kind: HKind::Wait {
-                            participants: ph.members,
-                            token_phase: tp,
-                            parity: None,
-                        },
-                        target,
-                    });
-                    self.collect(s, b);
-                    effect
+                    return "does not complete yet: 0, no effect".into();
                 }
-                WaitPlan::Parity(i, parity) => {
-                    let (effect, members) = match i {
+                let effect = self.wait_step(s, t, b, pc, po, phase, spec, result, target, w);
+                if let (true, Some(BarrierResult::Poll(r))) = (poll, result) {
+                    s.threads[t].regs[r.index()] = 1;
+                }
+                effect
+            }
+        }
+    }
+
+    /// A wait's step (blocking, or a poll that completes).
+    #[allow(clippy::too_many_arguments)]
+    fn wait_step(
+        &self,
+        s: &mut State,
+        t: usize,
+        b: usize,
+        pc: u32,
+        po: u32,
+        phase: Option<u32>,
+        spec: WaitSpec,
+        result: Option<BarrierResult>,
+        target: Target,
+        w: &mut Worker,
+    ) -> String {
+        let _ = po;
+        match self.wait_plan(s, t, b, &spec, &w.ident) {
+            WaitPlan::NoJoin => {
+                self.wait_needs_join(t, b, w);
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Wait {
+                        participants: Members::default(),
+                        token_phase: None,
+                        parity: None,
+                    },
+                    target,
+                });
+                "no joined-before join: the wait has no effect".into()
+            }
+            WaitPlan::NoOp(msg, tp) => {
+                self.violated(Rule::TokenMisuse, msg, w);
+                // The wait does nothing: an event with no participants,
+                // naming what its token named, for the rule checker.
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Wait {
+                        participants: Members::default(),
+                        token_phase: Some(tp),
+                        parity: None,
+                    },
+                    target,
+                });
+                "no effect".into()
+            }
+            WaitPlan::Phases(_, tp, stale) => {
+                let i = phase.expect("an enabled wait has a phase");
+                if let Some(why) = stale {
+                    self.violated(
+                        Rule::TokenPhase,
+                        format!(
+                            "{} waits on {} with a token of a phase that is neither current nor previous: {why}",
+                            self.thread_name(&w.ident, t),
+                            self.bname(b)
+                        ),
+                        w,
+                    );
+                }
+                let (effect, ph) = self.bind(s, t, b, i, w);
+                if let (Some(BarrierResult::Reduce(r)), Some(red)) = (result, spec.reduce) {
+                    s.threads[t].regs[r.index()] = match red {
+                        bc_models::Reduce::Popc => ph.preds,
+                        bc_models::Reduce::And => (ph.preds == ph.arrivals) as i64,
+                        bc_models::Reduce::Or => (ph.preds > 0) as i64,
+                    };
+                }
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Wait {
+                        participants: ph.members,
+                        token_phase: tp,
+                        parity: None,
+                    },
+                    target,
+                });
+                self.collect(s, b);
+                effect
+            }
+            WaitPlan::Parity(i, parity) => {
+                let (effect, members) = match i {
                         Some(i) => {
                             let (effect, ph) = self.bind(s, t, b, i, w);
                             (effect, ph.members)
@@ -561,20 +604,19 @@ impl System<'_> {
                             Members::default(),
                         ),
                     };
-                    s.hist[t].push(HEvent {
-                        pc,
-                        kind: HKind::Wait {
-                            participants: members,
-                            token_phase: None,
-                            parity: Some(parity),
-                        },
-                        target,
-                    });
-                    self.collect(s, b);
-                    effect
-                }
-                WaitPlan::Blocked => unreachable!("a blocked wait is never chosen"),
-            },
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Wait {
+                        participants: members,
+                        token_phase: None,
+                        parity: Some(parity),
+                    },
+                    target,
+                });
+                self.collect(s, b);
+                effect
+            }
+            WaitPlan::Blocked => unreachable!("a blocked wait is never chosen"),
         }
     }
 

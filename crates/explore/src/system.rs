@@ -106,14 +106,15 @@ impl<'p> System<'p> {
         }
     }
 
-    /// Whether thread `t` of `s` is at a wait.
+    /// Whether thread `t` of `s` is at a (blocking) wait; a polling wait
+    /// never blocks.
     pub(crate) fn at_wait(&self, s: &State, t: usize) -> bool {
         matches!(
             self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
             Some(InstrKind::Barrier {
-                op: BarrierOp::Wait(_),
+                op: BarrierOp::Wait(w),
                 ..
-            })
+            }) if !w.poll
         )
     }
 

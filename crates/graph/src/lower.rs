@@ -1336,6 +1336,7 @@ impl Lowerer<'_> {
                     token: l.token.and_then(|i| regs[i]),
                     parity: operand(l.parity, self),
                     reduce: l.reduce,
+                    poll: l.poll || (l.poll_with_result && dest.is_some()),
                 }),
                 AbstractOp::ExpectTx => BarrierOp::ExpectTx(count.unwrap_or(CExpr::Int(0))),
                 AbstractOp::CompleteTx => BarrierOp::CompleteTx(count.unwrap_or(CExpr::Int(0))),
@@ -1345,6 +1346,9 @@ impl Lowerer<'_> {
                 (Some(r), true, _, _) => Some(BarrierResult::IsFirst(r)),
                 (Some(r), _, true, _) => Some(BarrierResult::Token(r)),
                 (Some(r), _, _, Some(_)) => Some(BarrierResult::Reduce(r)),
+                (Some(r), _, _, None) if (l.poll || l.poll_with_result) && l.op == AbstractOp::Wait => {
+                    Some(BarrierResult::Poll(r))
+                }
                 _ => None,
             };
             out.push(InstrKind::Barrier { op, sel, result });

@@ -90,6 +90,8 @@ pub enum BarrierResult {
     IsFirst(RegId),
     /// The wait's reduction of the phase's predicates (`__syncthreads_count`).
     Reduce(RegId),
+    /// Whether a polling wait completed ([`WaitSpec::poll`]).
+    Poll(RegId),
 }
 
 #[derive(Clone, Debug)]
@@ -215,6 +217,10 @@ pub struct WaitSpec {
     pub parity: Option<CExpr>,
     /// The reduction written to the result register.
     pub reduce: Option<bc_models::Reduce>,
+    /// A non-blocking test (`r = mbarrier.test_wait.parity B, P`): it
+    /// completes when a blocking wait could, writing 1 to its result
+    /// ([`BarrierResult::Poll`]), and otherwise writes 0 and has no effect.
+    pub poll: bool,
 }
 
 /// Which barrier operation an instruction performs, without its operands

@@ -204,6 +204,8 @@ fn lowering(
                 ("token", Some(v)) if op == AbstractOp::Wait => l.token = Some(operand(v)?),
                 ("parity", Some(v)) if op == AbstractOp::Wait => l.parity = Some(operand(v)?),
                 ("tx", Some(v)) if op == AbstractOp::Arrive => l.tx = Some(operand(v)?),
+                ("poll", None) if op == AbstractOp::Wait => l.poll = true,
+                ("poll", Some("result")) if op == AbstractOp::Wait => l.poll_with_result = true,
                 (c, None)
                     if c.starts_with('$')
                         && matches!(

@@ -176,6 +176,13 @@ pub struct LoweredOp {
     /// An arrive that first raises the transaction count of the phase by
     /// this operand, in the same step (`mbarrier.arrive.expect_tx`).
     pub tx: Option<usize>,
+    /// A wait that does not block: it completes if it can and writes 1 to
+    /// its result, else writes 0 and does nothing (`mbarrier.test_wait`).
+    pub poll: bool,
+    /// A poll when written with a result register (`r = ...`), the
+    /// blocking wait when written without (`mbarrier.try_wait`: its
+    /// statement form is the format's blocking wait).
+    pub poll_with_result: bool,
 }
 
 /// A target instruction and its lowering to abstract operations.

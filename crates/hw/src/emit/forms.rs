@@ -418,7 +418,30 @@ impl Emit<'_> {
                 let BarrierOp::CompleteTx(n) = op else { unreachable!() };
                 self.lead(&format!("bc_mbar_complete_tx({bar}, {});", self.expr(n)), None)
             }
-            "mbarrier.try_wait.parity" => {
+            "mbarrier.try_wait.parity" | "mbarrier.test_wait.parity" | "mbarrier.try_wait" | "mbarrier.test_wait"
+                if matches!(op, BarrierOp::Wait(w) if w.poll) =>
+            {
+                let BarrierOp::Wait(w) = op else { unreachable!() };
+                let call = match (&w.parity, w.token) {
+                    (Some(p), _) => format!("bc_mbar_test_wait_parity({bar}, {})", self.expr(p)),
+                    (None, Some(tk)) => format!("bc_mbar_test_wait({bar}, tok[{}])", tk.index()),
+                    (None, None) => return refuse(format!("`{}`: a poll without parity or token", i.text)),
+                };
+                match result {
+                    Some(BarrierResult::Poll(r)) => {
+                        self.lead(&format!("reg[{}] = {call};", r.index()), Some(r.index()))
+                    }
+                    _ => self.lead(&format!("(void){call};"), None),
+                }
+            }
+            "mbarrier.try_wait" | "mbarrier.test_wait" => {
+                let BarrierOp::Wait(w) = op else { unreachable!() };
+                let Some(tk) = w.token else {
+                    return refuse(format!("`{}`: a token wait without a token", i.text));
+                };
+                self.lead(&format!("bc_mbar_wait({bar}, tok[{}]);", tk.index()), None)
+            }
+            "mbarrier.test_wait.parity" | "mbarrier.try_wait.parity" => {
                 let BarrierOp::Wait(w) = op else { unreachable!() };
                 let p = w.parity.as_ref().map_or("0LL".to_string(), |p| self.expr(p));
                 self.lead(&format!("bc_mbar_wait_parity({bar}, {p});"), None)

@@ -198,7 +198,9 @@ fn tokens(prog: &Program) -> Result<(), Refusal> {
                 InstrKind::Barrier { result, op, .. } => {
                     match result {
                         Some(BarrierResult::Token(r)) => tok[r.index()] = true,
-                        Some(BarrierResult::Reduce(r)) | Some(BarrierResult::IsFirst(r)) => num[r.index()] = true,
+                        Some(BarrierResult::Reduce(r))
+                        | Some(BarrierResult::IsFirst(r))
+                        | Some(BarrierResult::Poll(r)) => num[r.index()] = true,
                         None => {}
                     }
                     if let bc_graph::BarrierOp::Wait(w) = op {

@@ -99,6 +99,21 @@ __device__ inline void bc_mbar_wait_parity(unsigned long long* b, long long pari
                  : "=r"(ok) : "r"(bc_smem(b)), "r"((unsigned)(parity & 1)) : "memory");
   } while (!ok);
 }
+// One poll each (litmus `r = mbarrier.test_wait...` / `try_wait...`): 1 if
+// the phase has completed. try_wait may suspend for a while first; the
+// harness polls with test_wait, which the checker treats the same.
+__device__ inline long long bc_mbar_test_wait_parity(unsigned long long* b, long long parity) {
+  unsigned ok = 0;
+  asm volatile("{\n\t.reg .pred p;\n\tmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+               : "=r"(ok) : "r"(bc_smem(b)), "r"((unsigned)(parity & 1)) : "memory");
+  return ok;
+}
+__device__ inline long long bc_mbar_test_wait(unsigned long long* b, unsigned long long st) {
+  unsigned ok = 0;
+  asm volatile("{\n\t.reg .pred p;\n\tmbarrier.test_wait.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+               : "=r"(ok) : "r"(bc_smem(b)), "l"(st) : "memory");
+  return ok;
+}
 __device__ inline void bc_mbar_inval(unsigned long long* b) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(bc_smem(b)) : "memory");
 }
