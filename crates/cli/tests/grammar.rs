@@ -38,6 +38,12 @@ const RETURNS: &[&str] = &[
     "__syncthreads_count",
     "__syncthreads_and",
     "__syncthreads_or",
+    "bar.red.popc",
+    "bar.red.and",
+    "bar.red.or",
+    "__nvvm_bar0_popc",
+    "__nvvm_bar0_and",
+    "__nvvm_bar0_or",
     "mbarrier.arrive",
     "mbarrier.arrive.expect_tx",
     "mbarrier.try_wait.parity",
@@ -138,8 +144,12 @@ impl Gen {
             }
         }
     }
-    /// An instruction, mostly one the model has.
+    /// An instruction, mostly one the model has: one of another model's
+    /// one time in fifty, whatever the number of instructions of other
+    /// models (a chance per name let the share of rejected programs grow
+    /// with every instruction added to the CUDA models).
     fn instr(&mut self, host: bool) -> String {
+        let foreign = self.chance(2);
         let names: Vec<&str> = bc_syntax::kinds::INSTRUCTION_NAMES
             .iter()
             .copied()
@@ -148,9 +158,10 @@ impl Gen {
                 let host_op = HOST_OPS.contains(n);
                 let memory = MEMORY.contains(n);
                 let fits = if host { host_op || memory } else { !host_op };
-                (self.model.provides(n) || self.chance(2)) && (fits || self.chance(2))
+                self.model.provides(n) != foreign && (fits || self.chance(2))
             })
             .collect();
+        let names = if names.is_empty() { vec!["read"] } else { names };
         let n = *self.pick(&names);
         let dest = if RETURNS.contains(&n) && self.chance(60) || self.chance(1) {
             format!("{} = ", self.reg())
@@ -180,10 +191,21 @@ impl Gen {
             | "mbarrier.arrive.expect_tx" => format!("{}, {}", self.barrier(), self.small()),
             "mbarrier.try_wait" | "mbarrier.test_wait" => format!("{}, {}", self.barrier(), self.reg()),
             "s_barrier_signal" | "s_barrier_signal_isfirst" | "s_barrier_wait" | "s_barrier_join" => self.id(),
-            "bar.sync" | "bar.arrive" => match self.below(3) {
+            "bar.sync"
+            | "bar.arrive"
+            | "barrier.sync"
+            | "barrier.sync.aligned"
+            | "barrier.cta.sync"
+            | "barrier.arrive"
+            | "barrier.cta.arrive"
+            | "barrier.cta.arrive.aligned"
+            | "__nvvm_barrier_sync" => match self.below(3) {
                 0 => self.id(),
                 _ => format!("{}, {}", self.id(), self.pick(&["32", "64", "1", "2", "0", "33"])),
             },
+            "__nvvm_bar_sync_all" => self.id(),
+            "bar.red.popc" | "bar.red.and" | "bar.red.or" => format!("{}, {}", self.id(), self.expr(1)),
+            "__nvvm_bar0_popc" | "__nvvm_bar0_and" | "__nvvm_bar0_or" => self.expr(1),
             "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or" => self.expr(1),
             "cluster.barrier_wait" => {
                 if self.chance(50) {

@@ -279,6 +279,21 @@ impl Emit<'_> {
             .get(&i.span.start)
             .map(String::as_str)
             .unwrap_or("");
+        // The other spellings of one form (cuda models: the PTX and
+        // __nvvm_* aliases) are emitted as that form.
+        let name = match name {
+            "barrier.sync"
+            | "barrier.sync.aligned"
+            | "barrier.cta.sync"
+            | "__nvvm_bar_sync_all"
+            | "__nvvm_barrier_sync" => "bar.sync",
+            "barrier.arrive" | "barrier.cta.arrive" | "barrier.cta.arrive.aligned" => "bar.arrive",
+            "__nvvm_bar0" => "__syncthreads",
+            "__nvvm_bar0_popc" => "__syncthreads_count",
+            "__nvvm_bar0_and" => "__syncthreads_and",
+            "__nvvm_bar0_or" => "__syncthreads_or",
+            other => other,
+        };
         let same = |o: Option<&'a Instr>| o.filter(|o| o.span == i.span && matches!(o.kind, InstrKind::Barrier { .. }));
         let pair = [
             "__syncthreads",
@@ -287,7 +302,8 @@ impl Emit<'_> {
             "__syncthreads_or",
         ]
         .contains(&name)
-            || ["__syncwarp", "bar.sync", "grid.sync", "cluster.sync", "arrive_wait"].contains(&name);
+            || ["__syncwarp", "bar.sync", "grid.sync", "cluster.sync", "arrive_wait"].contains(&name)
+            || ["bar.red.popc", "bar.red.and", "bar.red.or"].contains(&name);
         if pair && matches!(op, BarrierOp::Wait(_)) && same(prev).is_some() {
             return Ok(String::new());
         }
@@ -324,6 +340,33 @@ impl Emit<'_> {
                     ("__syncthreads_count", true) => format!("(long long)({call} / 32)"),
                     ("__syncthreads_count", false) => format!("(long long)({call})"),
                     _ => format!("(long long)({call} != 0)"),
+                };
+                match dest {
+                    Some(r) => format!("reg[{r}] = {value};"),
+                    None => format!("(void){call};"),
+                }
+            }
+            "bar.red.popc" | "bar.red.and" | "bar.red.or" => {
+                let id = self.plan.predefined.get(d as usize).copied().flatten();
+                let Some(id) = id.filter(|id| (0..16).contains(id)) else {
+                    return refuse(format!("`{}`: not a named barrier 0..15", i.text));
+                };
+                let pred = arrive
+                    .and_then(|a| a.pred.as_ref())
+                    .map_or("0".to_string(), |p| self.expr(p));
+                let dest = match same(next).map(|n| &n.kind) {
+                    Some(InstrKind::Barrier {
+                        result: Some(BarrierResult::Reduce(r)),
+                        ..
+                    }) => Some(r.index()),
+                    _ => None,
+                };
+                let call = format!("bc_{}({id}, {pred})", name.replace('.', "_"));
+                let value = match (name, warp) {
+                    // Every lane of a warp passes the predicate: the count
+                    // is 32 per litmus thread.
+                    ("bar.red.popc", true) => format!("({call} / 32)"),
+                    _ => call.clone(),
                 };
                 match dest {
                     Some(r) => format!("reg[{r}] = {value};"),

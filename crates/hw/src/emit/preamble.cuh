@@ -114,6 +114,26 @@ __device__ inline long long bc_mbar_test_wait(unsigned long long* b, unsigned lo
                : "=r"(ok) : "r"(bc_smem(b)), "l"(st) : "memory");
   return ok;
 }
+// bar.red: a whole-block barrier.sync on a named barrier with a reduction
+// of a predicate (PTX bar.red.popc.u32 / .and.pred / .or.pred).
+__device__ inline long long bc_bar_red_popc(unsigned id, long long pred) {
+  unsigned v;
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\tbar.red.popc.u32 %0, %1, p;\n\t}"
+               : "=r"(v) : "r"(id), "r"((unsigned)(pred != 0)) : "memory");
+  return v;
+}
+__device__ inline long long bc_bar_red_and(unsigned id, long long pred) {
+  unsigned v;
+  asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %2, 0;\n\tbar.red.and.pred q, %1, p;\n\tselp.u32 %0, 1, 0, q;\n\t}"
+               : "=r"(v) : "r"(id), "r"((unsigned)(pred != 0)) : "memory");
+  return v;
+}
+__device__ inline long long bc_bar_red_or(unsigned id, long long pred) {
+  unsigned v;
+  asm volatile("{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %2, 0;\n\tbar.red.or.pred q, %1, p;\n\tselp.u32 %0, 1, 0, q;\n\t}"
+               : "=r"(v) : "r"(id), "r"((unsigned)(pred != 0)) : "memory");
+  return v;
+}
 __device__ inline void bc_mbar_inval(unsigned long long* b) {
   asm volatile("mbarrier.inval.shared::cta.b64 [%0];" :: "r"(bc_smem(b)) : "memory");
 }
