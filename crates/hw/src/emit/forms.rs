@@ -322,7 +322,12 @@ impl Emit<'_> {
         let warp = self.warp();
         Ok(match name {
             "__syncthreads" => "__syncthreads();".to_string(),
-            "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or" => {
+            "__syncthreads_count"
+            | "__syncthreads_and"
+            | "__syncthreads_or"
+            | "bar.red.popc"
+            | "bar.red.and"
+            | "bar.red.or" => {
                 let pred = arrive
                     .and_then(|a| a.pred.as_ref())
                     .map_or("0".to_string(), |p| self.expr(p));
@@ -333,40 +338,21 @@ impl Emit<'_> {
                     }) => Some(r.index()),
                     _ => None,
                 };
-                let call = format!("{name}({pred} != 0)");
+                let call = if name.starts_with("bar.red") {
+                    let id = self.plan.predefined.get(d as usize).copied().flatten();
+                    let Some(id) = id.filter(|id| (0..16).contains(id)) else {
+                        return refuse(format!("`{}`: not a named barrier 0..15", i.text));
+                    };
+                    format!("bc_{}({id}, {pred})", name.replace('.', "_"))
+                } else {
+                    format!("{name}({pred} != 0)")
+                };
                 let value = match (name, warp) {
                     // Every lane of a warp passes the predicate: the count
                     // is 32 per litmus thread.
-                    ("__syncthreads_count", true) => format!("(long long)({call} / 32)"),
-                    ("__syncthreads_count", false) => format!("(long long)({call})"),
+                    ("__syncthreads_count" | "bar.red.popc", true) => format!("(long long)({call} / 32)"),
+                    ("__syncthreads_count" | "bar.red.popc", false) => format!("(long long)({call})"),
                     _ => format!("(long long)({call} != 0)"),
-                };
-                match dest {
-                    Some(r) => format!("reg[{r}] = {value};"),
-                    None => format!("(void){call};"),
-                }
-            }
-            "bar.red.popc" | "bar.red.and" | "bar.red.or" => {
-                let id = self.plan.predefined.get(d as usize).copied().flatten();
-                let Some(id) = id.filter(|id| (0..16).contains(id)) else {
-                    return refuse(format!("`{}`: not a named barrier 0..15", i.text));
-                };
-                let pred = arrive
-                    .and_then(|a| a.pred.as_ref())
-                    .map_or("0".to_string(), |p| self.expr(p));
-                let dest = match same(next).map(|n| &n.kind) {
-                    Some(InstrKind::Barrier {
-                        result: Some(BarrierResult::Reduce(r)),
-                        ..
-                    }) => Some(r.index()),
-                    _ => None,
-                };
-                let call = format!("bc_{}({id}, {pred})", name.replace('.', "_"));
-                let value = match (name, warp) {
-                    // Every lane of a warp passes the predicate: the count
-                    // is 32 per litmus thread.
-                    ("bar.red.popc", true) => format!("({call} / 32)"),
-                    _ => call.clone(),
                 };
                 match dest {
                     Some(r) => format!("reg[{r}] = {value};"),
