@@ -50,6 +50,7 @@ const RETURNS: &[&str] = &[
     "mbarrier.test_wait.parity",
     "mbarrier.try_wait",
     "mbarrier.test_wait",
+    "try_wait",
     "cluster.barrier_arrive",
     "load",
     "exch",
@@ -189,7 +190,7 @@ impl Gen {
             | "mbarrier.try_wait.parity"
             | "mbarrier.test_wait.parity"
             | "mbarrier.arrive.expect_tx" => format!("{}, {}", self.barrier(), self.small()),
-            "mbarrier.try_wait" | "mbarrier.test_wait" => format!("{}, {}", self.barrier(), self.reg()),
+            "mbarrier.try_wait" | "mbarrier.test_wait" | "try_wait" => format!("{}, {}", self.barrier(), self.reg()),
             "s_barrier_signal" | "s_barrier_signal_isfirst" | "s_barrier_wait" | "s_barrier_join" => self.id(),
             "bar.sync"
             | "bar.arrive"

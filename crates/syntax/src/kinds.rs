@@ -161,6 +161,7 @@ pub const INSTRUCTION_NAMES: &[&str] = &[
     "arrive",
     "wait",
     "arrive_wait",
+    "try_wait",
     "arrive_drop",
     "s_barrier",
     "s_barrier_signal",

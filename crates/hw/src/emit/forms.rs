@@ -447,7 +447,11 @@ impl Emit<'_> {
                 let BarrierOp::CompleteTx(n) = op else { unreachable!() };
                 self.lead(&format!("bc_mbar_complete_tx({bar}, {});", self.expr(n)), None)
             }
-            "mbarrier.try_wait.parity" | "mbarrier.test_wait.parity" | "mbarrier.try_wait" | "mbarrier.test_wait"
+            "mbarrier.try_wait.parity"
+            | "mbarrier.test_wait.parity"
+            | "mbarrier.try_wait"
+            | "mbarrier.test_wait"
+            | "try_wait"
                 if matches!(op, BarrierOp::Wait(w) if w.poll) =>
             {
                 let BarrierOp::Wait(w) = op else { unreachable!() };
