@@ -278,18 +278,10 @@ impl<'p> System<'p> {
         let key = |ev: &bc_graph::Event| (ev.target, matches!(ev.kind, EventKind::Read));
         let mut touchers: HashMap<(Target, bool), Vec<usize>> = HashMap::default();
         for ev in exec.events.iter().filter(|ev| ev.thread.is_some()) {
-            touchers.entry(key(ev)).or_insert_with(|| {
-                alive
-                    .iter()
-                    .copied()
-                    .filter(|&u| match (ev.target, matches!(ev.kind, EventKind::Read)) {
-                        (Target::Loc(l), true) => {
-                            self.may_reach_loc(&self.an.plain_writes, u, s.threads[u].pc as usize, l)
-                        }
-                        (target, _) => self.may_touch(s, u, target),
-                    })
-                    .collect()
-            });
+            let (target, read) = key(ev);
+            touchers
+                .entry((target, read))
+                .or_insert_with(|| self.touchers(s, &alive, target, read));
         }
         // Per target, the events before every toucher's last event (the
         // intersection of their predecessor sets, word by word; none when
@@ -708,16 +700,9 @@ impl<'p> System<'p> {
             let mut row = Vec::with_capacity(h.len());
             for (po, ev) in h.iter().enumerate() {
                 let read = matches!(ev.kind, HKind::Read);
-                let us = touchers.entry((ev.target, read)).or_insert_with(|| {
-                    (alive.iter().copied())
-                        .filter(|&u| match (ev.target, read) {
-                            (Target::Loc(l), true) => {
-                                self.may_reach_loc(&self.an.plain_writes, u, s.threads[u].pc as usize, l)
-                            }
-                            (target, _) => self.may_touch(s, u, target),
-                        })
-                        .collect()
-                });
+                let us = touchers
+                    .entry((ev.target, read))
+                    .or_insert_with(|| self.touchers(s, alive, ev.target, read));
                 let e = (t as u32, po as u32);
                 let own_last = last(t) == Some(e) && us.contains(&t);
                 row.push(
@@ -935,6 +920,18 @@ impl<'p> System<'p> {
             }
             Target::Loc(l) => self.may_reach_loc(&self.an.reach_accesses, u, th.pc as usize, l),
         }
+    }
+
+    /// The live threads (of `alive`) that may still operate on `target`:
+    /// for a plain read (`read`), those that may still write its location
+    /// (a read interacts only with writes). Compaction's settled test.
+    fn touchers(&self, s: &State, alive: &[usize], target: Target, read: bool) -> Vec<usize> {
+        (alive.iter().copied())
+            .filter(|&u| match (target, read) {
+                (Target::Loc(l), true) => self.may_reach_loc(&self.an.plain_writes, u, s.threads[u].pc as usize, l),
+                (target, _) => self.may_touch(s, u, target),
+            })
+            .collect()
     }
 
     /// Whether thread `u`, from `pc` on, may reach an instruction of

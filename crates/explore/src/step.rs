@@ -506,7 +506,7 @@ impl System<'_> {
                     }
                     return "does not complete yet: 0, no effect".into();
                 }
-                let effect = self.wait_step(s, t, b, pc, po, phase, spec, result, target, w);
+                let effect = self.wait_step(s, t, b, pc, phase, spec, result, target, w);
                 if let (true, Some(BarrierResult::Poll(r))) = (poll, result) {
                     s.threads[t].regs[r.index()] = 1;
                 }
@@ -523,14 +523,12 @@ impl System<'_> {
         t: usize,
         b: usize,
         pc: u32,
-        po: u32,
         phase: Option<u32>,
         spec: WaitSpec,
         result: Option<BarrierResult>,
         target: Target,
         w: &mut Worker,
     ) -> String {
-        let _ = po;
         match self.wait_plan(s, t, b, &spec, &w.ident) {
             WaitPlan::NoJoin => {
                 self.wait_needs_join(t, b, w);

@@ -113,8 +113,9 @@ fn participants_may_not_follow_the_wait() {
     assert!(got.contains(&"inconsistent:participates-in".to_string()), "{got:?}");
 }
 
-#[test]
-fn an_op_participates_in_one_wait_per_thread() {
+/// launch init B = 1; one thread joins, arrives, then waits twice (the
+/// participants left to the caller).
+fn one_arrive_two_waits() -> (ExecutionBuilder, EventId, [EventId; 2]) {
     let mut b = ExecutionBuilder::new(1, 1);
     let init = b.event(None, 0, K::Init { count: 1 }, B);
     b.bmo(init);
@@ -123,6 +124,12 @@ fn an_op_participates_in_one_wait_per_thread() {
     b.bmo(a);
     let w1 = b.event(t(0), 2, wait(), B);
     let w2 = b.event(t(0), 3, wait(), B);
+    (b, a, [w1, w2])
+}
+
+#[test]
+fn an_op_participates_in_one_wait_per_thread() {
+    let (mut b, a, [w1, w2]) = one_arrive_two_waits();
     b.set_participants(w1, vec![a]);
     b.set_participants(w2, vec![a]);
     assert_eq!(judge(b), ["inconsistent:participates-in"]);
@@ -141,14 +148,7 @@ fn shared_participant_lists_are_judged_per_wait() {
         b.set_participants(w, shared.clone());
     }
     assert_eq!(judge(b), Vec::<String>::new());
-    let mut b = ExecutionBuilder::new(1, 1);
-    let init = b.event(None, 0, K::Init { count: 1 }, B);
-    b.bmo(init);
-    b.event(t(0), 0, K::Join, B);
-    let a = b.event(t(0), 1, arrive(), B);
-    b.bmo(a);
-    let w1 = b.event(t(0), 2, wait(), B);
-    let w2 = b.event(t(0), 3, wait(), B);
+    let (mut b, a, [w1, w2]) = one_arrive_two_waits();
     let shared: bc_graph::Participants = vec![a].into();
     b.set_participants(w1, shared.clone());
     b.set_participants(w2, shared);
