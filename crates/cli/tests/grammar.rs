@@ -52,6 +52,8 @@ const RETURNS: &[&str] = &[
     "mbarrier.test_wait",
     "try_wait",
     "cluster.barrier_arrive",
+    "block.barrier_arrive",
+    "grid.barrier_arrive",
     "load",
     "exch",
     "cas",
@@ -208,7 +210,8 @@ impl Gen {
             "bar.red.popc" | "bar.red.and" | "bar.red.or" => format!("{}, {}", self.id(), self.expr(1)),
             "__nvvm_bar0_popc" | "__nvvm_bar0_and" | "__nvvm_bar0_or" => self.expr(1),
             "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or" => self.expr(1),
-            "cluster.barrier_wait" => {
+            "tile.sync" => self.pick(&["1", "2", "4", "8", "16", "32", "3", "64", "0"]).to_string(),
+            "cluster.barrier_wait" | "block.barrier_wait" | "grid.barrier_wait" => {
                 if self.chance(50) {
                     self.reg()
                 } else {
@@ -314,8 +317,13 @@ fn program(seed: u64) -> String {
     let cuda = model.provides("launch");
     let mut out = format!("litmus \"g{seed}\"\nmodel {}\n", model.name);
     for i in 0..1 + g.below(2) {
+        // Now and then an array, named by its elements.
+        let len = g.chance(25).then(|| *g.pick(&[1usize, 2, 3]));
         let b = format!("B{i}");
-        out.push_str(&format!("barrier {b}"));
+        match len {
+            Some(n) => out.push_str(&format!("barrier {b}[{n}]")),
+            None => out.push_str(&format!("barrier {b}")),
+        }
         if g.chance(70) {
             let count = if g.chance(95) {
                 g.pick(&["1", "2", "3", "4"])
@@ -328,7 +336,23 @@ fn program(seed: u64) -> String {
             out.push_str(&g.attr("scope", &["thread", "warp", "block", "cluster", "device"]));
         }
         out.push('\n');
-        g.barriers.push(b);
+        match len {
+            // An element by a constant, a register or a builtin index,
+            // in range or not (a run-time index out of range is
+            // ub(invalid-barrier)).
+            Some(n) => {
+                let mut idx = vec!["0".to_string(), (n - 1).to_string()];
+                // A run-time index needs the invalid-barrier rule (the
+                // CUDA models).
+                if model.rules.has(bc_models::Rule::InvalidBarrier) {
+                    idx.extend(["r".to_string(), "tid % 4".to_string()]);
+                }
+                for i in idx {
+                    g.barriers.push(format!("{b}[{i}]"));
+                }
+            }
+            None => g.barriers.push(b),
+        }
     }
     for i in 0..1 + g.below(2) {
         let v = format!("x{i}");

@@ -42,6 +42,7 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
     let mut isolated = vec![true; nb];
     let mut grouped = vec![false; nb];
     let uniform = crate::fuse::uniform_thread_counts(p);
+    let lone = crate::fuse::lone_masks(p);
     for (i, t) in p.threads.iter().enumerate() {
         let named: Vec<usize> = crate::por::barrier_instances(p, i).iter().map(|b| b.index()).collect();
         if named.len() > 1 {
@@ -49,7 +50,7 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
                 isolated[b] = false;
             }
         }
-        for ins in &p.codes[t.code.index()].instrs {
+        for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
             let InstrKind::Barrier { op, sel, result } = &ins.kind else {
                 continue;
             };
@@ -62,7 +63,9 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
                     // (`__syncthreads`) always counts the whole block: a
                     // plain arrive.
                     BarrierOp::Arrive(a) => {
-                        (a.set_count.is_none() || (a.count_match && counted_ok)) && a.mask.is_none() && a.tx.is_none()
+                        (a.set_count.is_none() || (a.count_match && counted_ok))
+                            && (a.mask.is_none() || lone[b])
+                            && a.tx.is_none()
                     }
                     BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && !w.poll,
                     BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Init(_) => true,

@@ -84,6 +84,9 @@ impl System<'_> {
         if let Some(msg) = self.invalid_barrier(s, t, b, op, ident) {
             return Some((Some(Rule::InvalidBarrier), msg));
         }
+        if let Some(msg) = self.out_of_range(t, b, ident) {
+            return Some((Some(Rule::InvalidBarrier), msg));
+        }
         None
     }
 

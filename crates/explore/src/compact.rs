@@ -143,8 +143,8 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
         _ => false,
     });
     let mut out = vec![false; p.barriers.len()];
-    for t in &p.threads {
-        for ins in &p.codes[t.code.index()].instrs {
+    for (i, t) in p.threads.iter().enumerate() {
+        for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
             let InstrKind::Barrier { op, sel, result } = &ins.kind else {
                 continue;
             };

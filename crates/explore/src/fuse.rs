@@ -370,8 +370,8 @@ impl System<'_> {
 pub(crate) fn uniform_thread_counts(p: &Program) -> Vec<Option<i64>> {
     // Per instance: not seen yet, one count so far, or mixed.
     let mut seen: Vec<Option<Option<i64>>> = vec![None; p.barriers.len()];
-    for t in &p.threads {
-        for ins in &p.codes[t.code.index()].instrs {
+    for (i, t) in p.threads.iter().enumerate() {
+        for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
             let InstrKind::Barrier {
                 op: BarrierOp::Arrive(a),
                 sel,
@@ -399,16 +399,45 @@ pub(crate) fn uniform_thread_counts(p: &Program) -> Vec<Option<i64>> {
     seen.into_iter().map(Option::flatten).collect()
 }
 
+/// Per barrier instance, whether an arrive on it with a lane mask is as
+/// order-free as a plain arrive: the instance is not a `__syncwarp`
+/// barrier, or no other mask of its warp names a lane its mask names
+/// (one mask per warp, or disjoint ones such as cooperative-groups
+/// tiles). An arrive on a mask barrier marks the lanes it names as strays
+/// in the open phases of the warp's other masks that name them
+/// (`System::other_mask`, for the syncwarp-mask rule): with overlapping
+/// masks the order of that arrive and another mask's phase completion is
+/// observable, so those instances are neither sorted nor fused.
+pub(crate) fn lone_masks(p: &Program) -> Vec<bool> {
+    p.barriers
+        .iter()
+        .enumerate()
+        .map(|(b, inst)| {
+            let Some(w) = &inst.syncwarp else {
+                return true;
+            };
+            !p.barriers.iter().enumerate().any(|(o, other)| {
+                o != b
+                    && other
+                        .syncwarp
+                        .as_ref()
+                        .is_some_and(|x| x.warp == w.warp && x.named.iter().any(|t| w.named.contains(t)))
+            })
+        })
+        .collect()
+}
+
 /// Per barrier instance, whether it is lockstep (see the module doc).
 pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
     let nb = p.barriers.len();
     let uniform = uniform_thread_counts(p);
+    let lone = lone_masks(p);
     let mut ok: Vec<bool> = p.barriers.iter().map(|b| b.launch_count.is_some()).collect();
     let mut arrivers = vec![0i64; nb];
     for (ti, t) in p.threads.iter().enumerate() {
         let code = &p.codes[t.code.index()];
         let mut arrives_on = vec![false; nb];
-        for ins in &code.instrs {
+        for ins in bc_graph::classes::live_instrs(p, ThreadId(ti as u32)) {
             let InstrKind::Barrier { op, sel, .. } = &ins.kind else {
                 continue;
             };
@@ -443,7 +472,10 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
                     // which is lockstep when every arrive on the barrier
                     // writes the same constant count and that count is the
                     // number of threads that arrive on it (below).
-                    if (a.set_count.is_some() && uniform[b].is_none()) || a.mask.is_some() || a.tx.is_some() {
+                    if (a.set_count.is_some() && uniform[b].is_none())
+                        || (a.mask.is_some() && !lone[b])
+                        || a.tx.is_some()
+                    {
                         ok[b] = false;
                     }
                 }
@@ -547,8 +579,8 @@ pub(crate) fn arrive_fusible_barriers(p: &Program, lockstep: &[bool], sortable: 
     let mut ok: Vec<bool> = (0..p.barriers.len())
         .map(|b| finite && lockstep[b] && sortable[b])
         .collect();
-    for t in &p.threads {
-        for ins in &p.codes[t.code.index()].instrs {
+    for (i, t) in p.threads.iter().enumerate() {
+        for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
             if let InstrKind::Barrier {
                 op: BarrierOp::Arrive(_),
                 sel,

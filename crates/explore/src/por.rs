@@ -95,7 +95,8 @@ pub(crate) fn groups(p: &Program) -> Vec<u32> {
 }
 
 /// Every barrier instance thread `t` may operate on, sorted: those its
-/// body names (each instruction, reachable or not; every member of an
+/// body names (each instruction its place lets it reach,
+/// `bc_graph::classes::reachable_pcs`; every member of an
 /// exclusion group a run-time selector may choose) and those its end may
 /// drop (held since launch or joined; `BarrierInstance::dropped_at_end_by`).
 pub(crate) fn barrier_instances(p: &Program, t: usize) -> Vec<BarrierId> {
@@ -107,7 +108,7 @@ pub(crate) fn barrier_instances(p: &Program, t: usize) -> Vec<BarrierId> {
         .copied()
         .filter(|b| p.barriers[b.index()].dropped_at_end_by(ThreadId(t as u32)))
         .collect();
-    for ins in &p.codes[info.code.index()].instrs {
+    for ins in bc_graph::classes::live_instrs(p, ThreadId(t as u32)) {
         if let InstrKind::Barrier { sel, .. } = &ins.kind {
             out.extend(
                 sel.decls(&p.groups)
@@ -131,7 +132,7 @@ enum Object {
 }
 
 /// Every object thread `info` may operate on (an over-approximation: each
-/// instruction of the body, reachable or not, and every barrier instance
+/// instruction of the body its place lets it reach, and every barrier instance
 /// its end may drop, named by the body or joined at launch).
 fn objects(p: &Program, t: usize, info: &ThreadInfo) -> Vec<Object> {
     let mut out: Vec<Object> = barrier_instances(p, t).into_iter().map(Object::Barrier).collect();
@@ -140,7 +141,7 @@ fn objects(p: &Program, t: usize, info: &ThreadInfo) -> Vec<Object> {
     }
     // Location declarations: accessed as operands, or read by expressions.
     let mut decls = Vec::new();
-    for ins in &p.codes[info.code.index()].instrs {
+    for ins in bc_graph::classes::live_instrs(p, ThreadId(t as u32)) {
         decls.extend(ins.kind.loc_decl());
         for e in ins.kind.exprs() {
             e.loc_decls(&mut decls);

@@ -297,7 +297,7 @@ impl System<'_> {
             format!(
                 "{} (lane {}) is not in its own mask {:#x}",
                 self.thread_name(ident, t),
-                self.p.threads[t].lane,
+                self.p.threads[ident[t] as usize].lane,
                 w.mask
             )
         })
@@ -319,7 +319,7 @@ impl System<'_> {
         Some(format!(
             "{} (lane {}) is named by mask {:#x} of phase {} of {} but executes a __syncwarp with a different mask instead",
             self.thread_name(ident, u.index()),
-            self.p.threads[u.index()].lane,
+            self.p.threads[ident[u.index()] as usize].lane,
             w.mask,
             ph.number,
             self.bname(b)
@@ -343,6 +343,21 @@ impl System<'_> {
                 "{} uses {} after it was invalidated",
                 self.thread_name(ident, t),
                 self.bname(b)
+            )
+        })
+    }
+
+    /// invalid-barrier, an array index out of range: a barrier array has
+    /// only the elements it declares (CUDA guide, "Memory Barrier
+    /// Primitives API": an operation on a barrier object needs a valid,
+    /// initialized one; an index past the array names none). The message
+    /// when thread `t` uses the hidden out-of-range element `b`.
+    pub(crate) fn out_of_range(&self, t: usize, b: usize, ident: &[u32]) -> Option<String> {
+        self.p.barriers[b].props.out_of_range.then(|| {
+            format!(
+                "{} indexes {} out of range",
+                self.thread_name(ident, t),
+                self.p.barriers[b].decl_name.trim_end_matches("[?]")
             )
         })
     }

@@ -45,21 +45,25 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         if !eligible {
             continue;
         }
-        // A lane mask names lanes: then the lane and its warp's lanes
-        // tell threads apart - when the thread's own body uses a mask, and
-        // also when it only holds a mask's barrier, since whether its lane
-        // is named decides whether its end drops that barrier. Otherwise a
-        // warp is only a place for warp barrier instances, which
-        // `barriers` compares.
-        let lane_sensitive = code
-            .instrs
-            .iter()
-            .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.mask.is_some()))
-            || info
+        // A lane mask names lanes: whether a mask names a thread decides
+        // whether it may call it (syncwarp-mask), whether the mask's phase
+        // waits for it, and whether its end drops the mask's barrier. Two
+        // threads of one warp that every mask of their warp names alike
+        // are interchangeable (the masks a thread uses are builtin
+        // expressions, in its signature); a renaming within such a class
+        // maps each mask's named lanes onto themselves. Otherwise a warp
+        // is only a place for warp barrier instances, which `barriers`
+        // compares.
+        let named_by = |r: usize| -> Vec<bool> {
+            p.threads[r]
                 .barriers
                 .iter()
                 .flatten()
-                .any(|b| p.barriers[b.index()].syncwarp.is_some());
+                .filter_map(|b| p.barriers[b.index()].syncwarp.as_ref())
+                .map(|w| w.named.contains(&ThreadId(r as u32)))
+                .collect()
+        };
+        let named = named_by(t);
         // Explicit threads declared with the same body are interchangeable
         // too, unless a uniform barrier compares instruction sites (sites
         // name the body).
@@ -81,7 +85,8 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
                 && signature[r] == signature[t]
                 && o.block == info.block
                 && o.cluster == info.cluster
-                && (!lane_sensitive || (o.lane == info.lane && o.warp_lanes == info.warp_lanes))
+                && o.warp_lanes == info.warp_lanes
+                && named_by(r) == named
                 && o.kernel == info.kernel
                 && o.cooperative == info.cooperative
                 && o.barriers == info.barriers

@@ -233,8 +233,8 @@ impl Analyses {
         p: &Program,
         mut f: impl FnMut(&BarrierOp, &Option<BarrierResult>, BarrierSel, BarrierId),
     ) {
-        for t in &p.threads {
-            for ins in &p.codes[t.code.index()].instrs {
+        for (i, t) in p.threads.iter().enumerate() {
+            for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
                 if let InstrKind::Barrier { op, sel, result } = &ins.kind {
                     for b in sel.decls(&p.groups).into_iter().filter_map(|d| t.barriers[d as usize]) {
                         f(op, result, *sel, b);
@@ -247,8 +247,8 @@ impl Analyses {
     /// Barrier instances some instruction of a thread applies `pred` to.
     pub(crate) fn barriers_where(p: &Program, pred: impl Fn(&BarrierOp, &Option<BarrierResult>) -> bool) -> Vec<bool> {
         let mut out = vec![false; p.barriers.len()];
-        for t in &p.threads {
-            for ins in &p.codes[t.code.index()].instrs {
+        for (i, t) in p.threads.iter().enumerate() {
+            for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
                 if let InstrKind::Barrier { op, sel, result } = &ins.kind {
                     let decl = match sel {
                         BarrierSel::Decl(d) | BarrierSel::JoinedOr { decl: d, .. } => *d,

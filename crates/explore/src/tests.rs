@@ -191,8 +191,8 @@ fn threads_are_grouped_by_the_objects_they_may_touch() {
         groups(&format!(
             "{head}kernel blocks=2 threads=2 {{ if bid == 1 {{ read g }} }}\n"
         )),
-        [0, 0, 0, 0],
-        "an instruction only block 1 runs names g in every block's body (groups over-approximate)"
+        [0, 1, 2, 2],
+        "an instruction only block 1 can reach (its branch is on builtins alone) is no object of block 0's threads, which touch nothing shared"
     );
     assert_eq!(
         groups(&format!("{head}kernel blocks=2 threads=2 {{ read g }}\n")),

@@ -66,6 +66,53 @@ pub fn builtin_signature(p: &Program, t: ThreadId) -> Vec<i64> {
     out
 }
 
+/// The pcs of thread `t`'s code it can ever execute: from pc 0 along the
+/// control flow, where a branch on a condition of builtins and constants
+/// alone (`if warp == 0`, `if tid < 128`) follows only the side the
+/// thread's own place selects. Every other branch, and every jump, is
+/// followed to all its targets, so the set over-approximates every run;
+/// what it leaves out no run of `t` reaches. A warp-specialized body's
+/// producer branch is then no instruction of a consumer thread.
+pub fn reachable_pcs(p: &Program, t: ThreadId) -> Vec<bool> {
+    use crate::program::InstrKind;
+    let info = p.thread(t);
+    let code = p.code_of(t);
+    let mut seen = vec![false; code.instrs.len()];
+    let mut todo = vec![0u32];
+    while let Some(pc) = todo.pop() {
+        let Some(slot) = seen.get_mut(pc as usize) else {
+            continue;
+        };
+        if *slot {
+            continue;
+        }
+        *slot = true;
+        match &code.instrs[pc as usize].kind {
+            InstrKind::Branch { cond, then, els } if !cond.reads_state() => {
+                let v = crate::program::eval_with(cond, &|leaf| match leaf {
+                    CExpr::Builtin(b) => builtin_value(info, *b),
+                    _ => 0,
+                });
+                todo.push(if v != 0 { *then } else { *els });
+            }
+            _ => todo.extend(code.successors(pc)),
+        }
+    }
+    seen
+}
+
+/// The instructions of thread `t`'s code it can ever execute
+/// ([`reachable_pcs`]).
+pub fn live_instrs(p: &Program, t: ThreadId) -> impl Iterator<Item = &crate::program::Instr> {
+    let live = reachable_pcs(p, t);
+    p.code_of(t)
+        .instrs
+        .iter()
+        .enumerate()
+        .filter(move |(pc, _)| live[*pc])
+        .map(|(_, i)| i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

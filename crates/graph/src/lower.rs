@@ -178,9 +178,13 @@ impl Lowerer<'_> {
             set
         });
 
-        // Declarations.
+        // Declarations. A barrier array `full[N]` declares the barriers
+        // `full[0]` .. `full[N-1]` and a hidden one, `full[?]`, that an
+        // index out of range selects at run time (every use of it is
+        // `ub(invalid-barrier)`).
         let mut decl_names: HashMap<&str, Span> = HashMap::new();
-        let mut barrier_scopes = Vec::new();
+        let mut barrier_decls: Vec<ExpandedBarrier> = Vec::new();
+        let mut arrays: Vec<BarrierArray> = Vec::new();
         for b in &lit.barriers {
             self.declare(&mut decl_names, &b.name);
             if let Some((k, span)) = b.count {
@@ -188,7 +192,44 @@ impl Lowerer<'_> {
                     self.err(span, format!("expected count must be positive, found {k}"));
                 }
             }
-            barrier_scopes.push(self.scope_attr(&b.attrs, "barrier"));
+            let scope = self.scope_attr(&b.attrs, "barrier");
+            let count = b.count.map(|(c, _)| c);
+            match b.len {
+                None => barrier_decls.push(ExpandedBarrier {
+                    name: b.name.name.clone(),
+                    scope,
+                    count,
+                    span: b.span,
+                    out_of_range: false,
+                }),
+                Some((n, span)) => {
+                    if !(1..=MAX_ARRAY).contains(&n) {
+                        self.err(
+                            span,
+                            format!("a barrier array has 1 to {MAX_ARRAY} elements, found {n}"),
+                        );
+                    }
+                    let n = n.clamp(1, MAX_ARRAY);
+                    arrays.push(BarrierArray {
+                        name: b.name.name.clone(),
+                        first: barrier_decls.len() as u32,
+                        len: n as u32,
+                    });
+                    for i in 0..=n {
+                        barrier_decls.push(ExpandedBarrier {
+                            name: if i < n {
+                                format!("{}[{i}]", b.name.name)
+                            } else {
+                                format!("{}[?]", b.name.name)
+                            },
+                            scope,
+                            count,
+                            span: b.span,
+                            out_of_range: i == n,
+                        });
+                    }
+                }
+            }
         }
         let mut var_scopes = Vec::new();
         for v in &lit.vars {
@@ -241,18 +282,19 @@ impl Lowerer<'_> {
         };
         // Barrier declarations: the file's, then the model's predefined
         // barriers that the test's instructions name.
-        let mut decls: Vec<BarrierDecl> = lit
-            .barriers
+        let mut decls: Vec<BarrierDecl> = barrier_decls
             .iter()
-            .enumerate()
-            .map(|(d, b)| BarrierDecl {
-                name: b.name.name.clone(),
-                scope: barrier_scopes[d],
+            .map(|b| BarrierDecl {
+                name: b.name.clone(),
+                scope: b.scope,
                 count: match b.count {
-                    Some((c, _)) => LaunchCount::Fixed(c),
-                    None => LaunchCount::None,
+                    Some(c) if !b.out_of_range => LaunchCount::Fixed(c),
+                    _ => LaunchCount::None,
                 },
-                props: BarrierProps::default(),
+                props: BarrierProps {
+                    out_of_range: b.out_of_range,
+                    ..BarrierProps::default()
+                },
                 span: b.span,
                 id: None,
             })
@@ -287,7 +329,8 @@ impl Lowerer<'_> {
         // barriers are the lane-mask sites the code names.
         self.first_mask_decl = decls.len() as u32;
         let names = Names {
-            barriers: lit.barriers.iter().map(|b| b.name.name.as_str()).collect(),
+            barriers: barrier_decls.iter().map(|b| b.name.as_str()).collect(),
+            arrays,
             vars: lit.vars.iter().map(|v| v.name.name.as_str()).collect(),
             kernels: named_kernels.clone(),
             predefined: decls
@@ -597,6 +640,14 @@ impl Lowerer<'_> {
             threads,
             codes,
             barriers,
+            declared_barriers: barrier_decls
+                .iter()
+                .map(|b| crate::program::DeclaredBarrier {
+                    name: b.name.clone(),
+                    launch_count: b.count.filter(|_| !b.out_of_range),
+                    out_of_range: b.out_of_range,
+                })
+                .collect(),
             locs,
             mutually_exclusive: mutually_exclusive.into_iter().collect(),
             groups,
@@ -1017,6 +1068,20 @@ impl Lowerer<'_> {
                 c.code.counted_loops.push(back as u32);
                 c.land(br);
             }
+            StmtKind::Instr { args, .. }
+                if args
+                    .iter()
+                    .any(|a| matches!(a, Arg::Expr(e) if matches!(e.kind, ExprKind::Index(..)))) =>
+            {
+                if let Some(chosen) = self.select_element(s, names) {
+                    // The labels were bound to this pc above.
+                    let inner = Stmt {
+                        labels: Vec::new(),
+                        ..chosen
+                    };
+                    self.stmt(c, &inner, names);
+                }
+            }
             StmtKind::Instr { dest, name, args } => {
                 match self.instr(c, s, dest.as_ref(), name, args, names) {
                     Some(kinds) => {
@@ -1034,6 +1099,105 @@ impl Lowerer<'_> {
                 }
             }
         }
+    }
+
+    /// An instruction statement with an indexed operand (`arrive full[s]`)
+    /// as the statement it stands for: with a constant index, the statement
+    /// on that element; with one computed at run time, a chain of `if`s on
+    /// the index, one statement per element, and last the statement on the
+    /// array's out-of-range barrier, whose every use is
+    /// `ub(invalid-barrier)`. The index is an expression of registers and
+    /// builtins, so evaluating it once per test is the same as once.
+    /// `None` after an error.
+    fn select_element(&mut self, s: &Stmt, names: &Names) -> Option<Stmt> {
+        let StmtKind::Instr { dest, name, args } = &s.kind else {
+            return None;
+        };
+        let (at, base, index) = args.iter().enumerate().find_map(|(i, a)| match a {
+            Arg::Expr(Expr {
+                kind: ExprKind::Index(base, index),
+                ..
+            }) => Some((i, base, index)),
+            _ => None,
+        })?;
+        let Some(array) = names.arrays.iter().find(|a| a.name == base.name).cloned() else {
+            let what = if names.barriers.contains(&base.name.as_str()) || names.vars.contains(&base.name.as_str()) {
+                "is not an array"
+            } else {
+                "is not a declared barrier array"
+            };
+            self.err(base.span, format!("`{}` {what}", base.name));
+            return None;
+        };
+        let with = |element: &str| -> Stmt {
+            let mut args = args.clone();
+            let span = args[at].span();
+            args[at] = Arg::Expr(Expr {
+                kind: ExprKind::Name(element.to_string()),
+                span,
+            });
+            Stmt {
+                labels: Vec::new(),
+                kind: StmtKind::Instr {
+                    dest: dest.clone(),
+                    name: name.clone(),
+                    args,
+                },
+                span: s.span,
+            }
+        };
+        let element = |i: i64| names.barriers[(array.first as i64 + i) as usize].to_string();
+        if let ExprKind::Int(v) = index.kind {
+            if !(0..array.len as i64).contains(&v) {
+                self.err(
+                    index.span,
+                    format!(
+                        "index {v} is out of range: `{}` has {} elements (0 to {})",
+                        array.name,
+                        array.len,
+                        array.len - 1
+                    ),
+                );
+                return None;
+            }
+            return Some(with(&element(v)));
+        }
+        if !self.model.rules.has(bc_models::Rule::InvalidBarrier) {
+            self.err(
+                index.span,
+                format!(
+                    "a barrier index computed at run time needs a model with the invalid-barrier rule, to judge an index out of range; model `{}` has none (write a constant index)",
+                    self.model.name
+                ),
+            );
+            return None;
+        }
+        // Innermost first: the out-of-range statement, then one `if` per
+        // element around it.
+        let mut chain = with(&element(array.len as i64));
+        for i in (0..array.len as i64).rev() {
+            let cond = Expr {
+                kind: ExprKind::Binary(
+                    Op::Eq,
+                    index.clone(),
+                    Box::new(Expr {
+                        kind: ExprKind::Int(i),
+                        span: index.span,
+                    }),
+                ),
+                span: index.span,
+            };
+            chain = Stmt {
+                labels: Vec::new(),
+                kind: StmtKind::If {
+                    cond,
+                    then: vec![with(&element(i))],
+                    els: vec![chain],
+                },
+                span: s.span,
+            };
+        }
+        Some(chain)
     }
 
     /// `unknown instruction `X``, with the closest known name when one is
@@ -1274,9 +1438,13 @@ impl Lowerer<'_> {
         // thread's warp and mask: a new declaration for this site. The mask
         // must be known from the thread's place alone.
         let mask_site = match masked(ins) {
-            Some((id, i)) => {
+            Some((id, i, tile)) => {
                 let e = exprs.get(i)?;
-                let mask = self.expr(c, e, names, false);
+                let mask = if tile {
+                    self.tile_mask(e, n)?
+                } else {
+                    self.expr(c, e, names, false)
+                };
                 if mask.reads_state() {
                     self.err(
                         e.span,
@@ -1286,16 +1454,16 @@ impl Lowerer<'_> {
                     );
                     return None;
                 }
-                self.mask_sites.push(MaskSite { id, mask });
-                Some((id, self.first_mask_decl + self.mask_sites.len() as u32 - 1))
+                self.mask_sites.push(MaskSite { id, mask: mask.clone() });
+                Some((id, self.first_mask_decl + self.mask_sites.len() as u32 - 1, mask))
             }
             None => None,
         };
         let mut out = Vec::new();
         for l in &ins.lowering {
             let sel = match l.barrier {
-                BarrierRef::Id(id) if mask_site.is_some_and(|(m, _)| m == id) => {
-                    BarrierSel::Decl(mask_site.map_or(0, |(_, d)| d))
+                BarrierRef::Id(id) if mask_site.as_ref().is_some_and(|(m, ..)| *m == id) => {
+                    BarrierSel::Decl(mask_site.as_ref().map_or(0, |(_, d, _)| *d))
                 }
                 BarrierRef::Operand(i) => {
                     let (id, decl) = barrier_decl[i].expect("barrier operands were resolved");
@@ -1327,9 +1495,12 @@ impl Lowerer<'_> {
                 AbstractOp::Arrive => BarrierOp::Arrive(ArriveSpec {
                     set_count: count,
                     count_match: l.count_match,
-                    mask: operand(l.mask, self),
+                    mask: match l.tile {
+                        Some(_) => mask_site.as_ref().map(|(.., m)| m.clone()),
+                        None => operand(l.mask, self),
+                    },
                     pred: operand(l.pred, self),
-                    object: false,
+                    object: l.object,
                     tx: operand(l.tx, self),
                 }),
                 AbstractOp::Wait => BarrierOp::Wait(WaitSpec {
@@ -1354,6 +1525,40 @@ impl Lowerer<'_> {
             out.push(InstrKind::Barrier { op, sel, result });
         }
         Some(out)
+    }
+
+    /// The lane mask of the caller's tile for a tile size operand `e`
+    /// (cooperative groups, `tiled_partition<N>`: a thread block tile of N
+    /// threads, N a power of two no larger than the warp, holds the N
+    /// consecutive lanes from `lane / N * N`, and its `sync` is a
+    /// `__syncwarp` over them): `((1 << N) - 1) << (lane / N * N)`.
+    fn tile_mask(&mut self, e: &Expr, n: &str) -> Option<CExpr> {
+        let warp = i64::from(self.model.warp_size);
+        let size = match e.kind {
+            ExprKind::Int(v) if v >= 1 && v <= warp && (v & (v - 1)) == 0 => v,
+            _ => {
+                self.err(
+                    e.span,
+                    format!(
+                        "`{n}` needs a constant tile size, a power of two from 1 to {warp}, found `{}`",
+                        self.snippet(e.span)
+                    ),
+                );
+                return None;
+            }
+        };
+        let int = |v: i64| Box::new(CExpr::Int(v));
+        let lanes = CExpr::Binary(Op::Sub, Box::new(CExpr::Binary(Op::Shl, int(1), int(size))), int(1));
+        let first = CExpr::Binary(
+            Op::Mul,
+            Box::new(CExpr::Binary(
+                Op::Div,
+                Box::new(CExpr::Builtin(Builtin::Lane)),
+                int(size),
+            )),
+            int(size),
+        );
+        Some(CExpr::Binary(Op::Shl, Box::new(lanes), Box::new(first)))
     }
 
     fn dest_reg(&mut self, c: &mut CodeBuilder, dest: &Ident, names: &Names) -> RegId {
@@ -1625,6 +1830,16 @@ impl Lowerer<'_> {
                 self.err(t.span, "`THREAD:reg` is only allowed in `assert`");
                 CExpr::Int(0)
             }
+            ExprKind::Index(base, _) => {
+                self.err(
+                    e.span,
+                    format!(
+                        "`{}[...]` is not a value: an indexed barrier is only an operand of a barrier instruction",
+                        base.name
+                    ),
+                );
+                CExpr::Int(0)
+            }
             ExprKind::Unary(op, x) => CExpr::Unary(*op, Box::new(self.expr(c, x, names, locations))),
             ExprKind::Binary(op, a, b) => {
                 let a = self.expr(c, a, names, locations);
@@ -1670,6 +1885,10 @@ impl Lowerer<'_> {
                     return None;
                 }
             },
+            ExprKind::Index(..) => {
+                self.err(e.span, "an indexed barrier is not a value in an assertion");
+                return None;
+            }
             ExprKind::Unary(op, x) => {
                 CExpr::Unary(*op, Box::new(self.assert_expr(x, threads, codes, names, loc_insts)?))
             }
@@ -1684,9 +1903,12 @@ impl Lowerer<'_> {
 
 /// The fixed barrier id and the mask operand of an instruction whose
 /// lowering carries a lane mask (`__syncwarp`), if it has one.
-fn masked(ins: &bc_models::Instruction) -> Option<(i64, usize)> {
-    ins.lowering.iter().find_map(|l| match (l.barrier, l.mask) {
-        (BarrierRef::Id(id), Some(m)) => Some((id, m)),
+/// The barrier id and operand of an instruction's lane mask, and whether
+/// the operand is a tile size (`tile=`) rather than the mask itself.
+fn masked(ins: &bc_models::Instruction) -> Option<(i64, usize, bool)> {
+    ins.lowering.iter().find_map(|l| match (l.barrier, l.mask, l.tile) {
+        (BarrierRef::Id(id), Some(m), _) => Some((id, m, false)),
+        (BarrierRef::Id(id), None, Some(n)) => Some((id, n, true)),
         _ => None,
     })
 }
@@ -1702,11 +1924,34 @@ fn which(prefix: &str, models: Vec<String>) -> String {
 
 struct Names<'a> {
     barriers: Vec<&'a str>,
+    /// The barrier arrays, whose elements are among `barriers`.
+    arrays: Vec<BarrierArray>,
     vars: Vec<&'a str>,
     /// Named kernels, in declaration order.
     kernels: Vec<String>,
     /// Predefined barrier id -> declaration index (for those the test uses).
     predefined: Vec<(i64, u32)>,
+}
+
+/// The most elements of one barrier array.
+const MAX_ARRAY: i64 = 64;
+
+/// A `barrier` line of the file, or one element of an array line.
+struct ExpandedBarrier {
+    name: String,
+    scope: Scope,
+    count: Option<i64>,
+    span: Span,
+    out_of_range: bool,
+}
+
+/// `barrier NAME[len]`: its elements are the declarations `first ..
+/// first + len`, and `first + len` is the hidden out-of-range one.
+#[derive(Clone, Debug)]
+struct BarrierArray {
+    name: String,
+    first: u32,
+    len: u32,
 }
 
 /// A barrier declaration: the file's `barrier` lines and the model's

@@ -94,6 +94,16 @@ pub enum BarrierResult {
     Poll(RegId),
 }
 
+/// One barrier declaration of the file, an array element standing alone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclaredBarrier {
+    pub name: String,
+    /// The count set at launch (`barrier B = K`), if any.
+    pub launch_count: Option<i64>,
+    /// The hidden element an array index out of range selects.
+    pub out_of_range: bool,
+}
+
 #[derive(Clone, Debug)]
 pub struct LocInstance {
     pub name: String,
@@ -555,6 +565,11 @@ pub struct Program {
     pub threads: Vec<ThreadInfo>,
     pub codes: Vec<Code>,
     pub barriers: Vec<BarrierInstance>,
+    /// The file's barrier declarations with arrays expanded, by
+    /// declaration index (the first entries of `ThreadInfo::barriers`): a
+    /// `barrier full[2]` line is `full[0]`, `full[1]` and the hidden
+    /// out-of-range `full[?]`.
+    pub declared_barriers: Vec<DeclaredBarrier>,
     pub locs: Vec<LocInstance>,
     /// Pairs of barrier instances that are barrier-mutually-exclusive.
     pub mutually_exclusive: Vec<(BarrierId, BarrierId)>,

@@ -213,3 +213,45 @@ fn host_operations_are_host_only() {
          host H {\n  launch K, stream=0\n  r = stream_query 0\n  device_sync\n}\n"
     ));
 }
+
+/// Barrier arrays: a constant index is checked when lowering, a computed
+/// one needs a model that judges an index out of range, and only barrier
+/// operands are indexed.
+#[test]
+fn barrier_array_errors() {
+    let e = errors(
+        "litmus \"t\"\nmodel cuda-sm90\nbarrier full[2] = 1\nbarrier one = 1\nbarrier none[0]\n\
+         thread T0 {\n\
+         \x20 t = mbarrier.arrive full[2]\n\
+         \x20 t = mbarrier.arrive one[0]\n\
+         \x20 r = full[0] + 1\n\
+         \x20 t = mbarrier.arrive full\n\
+         \x20 tile.sync 3\n\
+         }\n",
+    );
+    let msgs: Vec<(u32, u32, &str)> = e.iter().map(|(l, c, m)| (*l, *c, m.as_str())).collect();
+    assert_eq!(
+        msgs,
+        [
+            (5, 14, "a barrier array has 1 to 64 elements, found 0"),
+            (7, 28, "index 2 is out of range: `full` has 2 elements (0 to 1)"),
+            (8, 23, "`one` is not an array"),
+            (
+                9,
+                7,
+                "`full[...]` is not a value: an indexed barrier is only an operand of a barrier instruction"
+            ),
+            (10, 23, "`mbarrier.arrive` needs a declared barrier, found `full`"),
+            (
+                11,
+                13,
+                "`tile.sync` needs a constant tile size, a power of two from 1 to 32, found `3`"
+            ),
+        ]
+    );
+    // AMDGPU models have no invalid-barrier rule: a computed index is an
+    // error there, a constant one is fine.
+    let e = errors("litmus \"t\"\nmodel amdgpu\nbarrier b[2] = 1\nthread T0 {\n  r = 1\n  join b[r]\n  join b[0]\n}\n");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].2.contains("needs a model with the invalid-barrier rule"), "{e:?}");
+}

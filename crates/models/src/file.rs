@@ -109,6 +109,7 @@ fn barrier(b: BarrierFile) -> Result<PredefinedBarrier, ModelError> {
             noop: b.noop,
             uniform: b.uniform,
             cooperative: b.cooperative,
+            out_of_range: false,
         },
         operand: b.operand,
     })
@@ -197,6 +198,8 @@ fn lowering(
                 ("match", None) if op == AbstractOp::Arrive => l.count_match = true,
                 ("positive", None) if op == AbstractOp::ArriveDrop => l.positive = true,
                 ("mask", Some(v)) if op == AbstractOp::Arrive => l.mask = Some(operand(v)?),
+                ("tile", Some(v)) if op == AbstractOp::Arrive => l.tile = Some(operand(v)?),
+                ("object", None) if op == AbstractOp::Arrive => l.object = true,
                 ("pred", Some(v)) if arrive => l.pred = Some(operand(v)?),
                 ("popc", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::Popc),
                 ("and", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::And),
@@ -218,6 +221,12 @@ fn lowering(
                 }
                 _ => return Err(format!("unexpected `{w}` in `{part}`")),
             }
+        }
+        if l.mask.is_some() && l.tile.is_some() {
+            return Err(format!("`{part}` gives both `mask=` and `tile=`"));
+        }
+        if l.tile.is_some_and(|n| operands[n] != OperandKind::Int) {
+            return Err(format!("`{part}`: the `tile=` operand must be an `int` operand"));
         }
         if matches!(op, AbstractOp::Init | AbstractOp::ExpectTx | AbstractOp::CompleteTx) && l.count.is_none() {
             return Err(format!("`{part}` needs a count operand"));

@@ -162,6 +162,16 @@ pub struct LoweredOp {
     /// the lanes in it; the caller's lane must be in it and every arrival of
     /// a phase must use the same mask (`ub(syncwarp-mask)`).
     pub mask: Option<usize>,
+    /// A cooperative-groups tile (`tile.sync N`): the operand is the tile
+    /// size N (a constant 1, 2, 4, ..., up to the warp size), and the
+    /// instruction acts as `mask=` with the lanes of the caller's tile, the
+    /// N consecutive lanes that hold it (`thread_block_tile<N>::sync` is a
+    /// `__syncwarp` over the tile's lanes).
+    pub tile: Option<usize>,
+    /// An arrive of a split-phase barrier whose thread must wait on the
+    /// phase before it arrives again (`ub(arrive-before-wait)`): the
+    /// abstract `arrive`, cooperative groups' `barrier_arrive`.
+    pub object: bool,
     /// A predicate operand, reduced over the phase by the wait's `reduce`.
     pub pred: Option<usize>,
     pub reduce: Option<Reduce>,
@@ -222,4 +232,8 @@ pub struct BarrierProps {
     /// Only in a cooperative launch (`ub(uncooperative-grid-sync)` otherwise,
     /// then a no-op).
     pub cooperative: bool,
+    /// The hidden element of a barrier array that an index out of range
+    /// selects (set by lowering, never by a model file): every use is
+    /// `ub(invalid-barrier)`, then a no-op.
+    pub out_of_range: bool,
 }

@@ -36,7 +36,7 @@ impl Checker<'_> {
     /// project's readings of which phase a wait may take: a parity wait a
     /// phase of its parity (or, on parity 1, the virtual phase before the
     /// first; project notes, section 3, mbarrier), a token wait the phase
-    /// its token names, the wait after a thread-counted arrive that
+    /// its token names, a plain wait after a thread-counted arrive that
     /// arrive's phase (section 3, counted named barriers).
     pub(crate) fn participates_in(&mut self, f: &Facts) {
         let exec = self.exec;
@@ -205,7 +205,9 @@ impl Checker<'_> {
             }
             return;
         }
-        if let Some(a) = f.own_counted_arrive(w) {
+        // A token names its phase itself (cooperative groups' block
+        // `barrier_wait` on the counted block barrier).
+        if let Some(a) = f.own_counted_arrive(w).filter(|_| token_phase.is_none()) {
             if !participants.contains(&a) {
                 let msg = format!(
                     "{} completes on a phase without its thread's counted arrive {}",

@@ -100,6 +100,16 @@ impl Checker<'_> {
                 found.push((i, u, b));
             }
         }
+        // An array index out of range selects the array's hidden element.
+        let stray: Vec<(EventId, BarrierId)> = self.uses().filter(|&(_, b)| exec.props(b).out_of_range).collect();
+        for (u, b) in stray {
+            let msg = format!(
+                "{} indexes {} out of range",
+                self.n(u),
+                self.barrier_name(b).split("[?]").next().unwrap_or("")
+            );
+            self.report(Rule::InvalidBarrier, msg, vec![u]);
+        }
         for (i, u, b) in found {
             let msg = format!(
                 "{} uses {} after {} invalidated it, with no init in between",

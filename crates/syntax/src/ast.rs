@@ -35,6 +35,8 @@ pub struct Attr {
 #[derive(Clone, Debug)]
 pub struct BarrierDecl {
     pub name: Ident,
+    /// `barrier full[4]`: an array of that many barriers.
+    pub len: Option<(i64, Span)>,
     pub count: Option<(i64, Span)>,
     pub attrs: Vec<Attr>,
     pub span: Span,
@@ -135,6 +137,8 @@ pub enum ExprKind {
     Int(i64),
     /// A register, builtin, location or barrier name.
     Name(String),
+    /// `full[s]`: an element of a barrier array.
+    Index(Ident, Box<Expr>),
     /// `T0:r` in assertions.
     Qualified(Ident, Ident),
     Unary(Op, Box<Expr>),

@@ -15,6 +15,9 @@ pub enum Tok {
     RBrace,
     LParen,
     RParen,
+    /// `[` and `]`: barrier arrays (`barrier full[4]`, `full[s]`).
+    LBracket,
+    RBracket,
     Comma,
     Colon,
     /// `=` (assignment and attributes).
@@ -84,6 +87,8 @@ impl Tok {
             Tok::RBrace => "`}`".into(),
             Tok::LParen => "`(`".into(),
             Tok::RParen => "`)`".into(),
+            Tok::LBracket => "`[`".into(),
+            Tok::RBracket => "`]`".into(),
             Tok::Comma => "`,`".into(),
             Tok::Colon => "`:`".into(),
             Tok::Assign => "`=`".into(),
@@ -243,6 +248,8 @@ pub fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
                     '}' => Tok::RBrace,
                     '(' => Tok::LParen,
                     ')' => Tok::RParen,
+                    '[' => Tok::LBracket,
+                    ']' => Tok::RBracket,
                     ',' => Tok::Comma,
                     ':' => Tok::Colon,
                     '=' => Tok::Assign,

@@ -254,6 +254,13 @@ impl Parser {
             }
             "barrier" => {
                 let name = self.ident("a barrier name")?;
+                let len = if self.eat(&Tok::LBracket) {
+                    let n = self.signed_int("the array length (an integer)")?;
+                    self.expect(Tok::RBracket, "`]`")?;
+                    Some(n)
+                } else {
+                    None
+                };
                 let count = if self.eat(&Tok::Assign) {
                     Some(self.signed_int("the expected count (an integer)")?)
                 } else {
@@ -263,6 +270,7 @@ impl Parser {
                 let span = kw.span.to(self.prev_span());
                 lit.barriers.push(BarrierDecl {
                     name,
+                    len,
                     count,
                     attrs,
                     span,
@@ -692,6 +700,25 @@ impl Parser {
                             span,
                         },
                         1,
+                    ));
+                }
+                if self.at(&Tok::LBracket) {
+                    let open = self.span();
+                    self.enter(open)?;
+                    self.bump();
+                    let (index, depth) = self.binary(0)?;
+                    self.nest -= 1;
+                    if depth + 1 > MAX_NESTING {
+                        return self.too_deep_expr(open);
+                    }
+                    let close = self.expect(Tok::RBracket, "`]`")?;
+                    let span = id.span.to(close);
+                    return Ok((
+                        Expr {
+                            kind: ExprKind::Index(id, Box::new(index)),
+                            span,
+                        },
+                        depth + 1,
                     ));
                 }
                 Ok((

@@ -288,7 +288,10 @@ impl Emit<'_> {
             | "__nvvm_bar_sync_all"
             | "__nvvm_barrier_sync" => "bar.sync",
             "barrier.arrive" | "barrier.cta.arrive" | "barrier.cta.arrive.aligned" => "bar.arrive",
-            "__nvvm_bar0" => "__syncthreads",
+            "__nvvm_bar0" | "block.sync" => "__syncthreads",
+            // A tile's sync is `__syncwarp` over the tile's lanes, the
+            // mask the lowering computed.
+            "tile.sync" => "__syncwarp",
             "__nvvm_bar0_popc" => "__syncthreads_count",
             "__nvvm_bar0_and" => "__syncthreads_and",
             "__nvvm_bar0_or" => "__syncthreads_or",

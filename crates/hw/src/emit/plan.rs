@@ -89,7 +89,7 @@ impl<'a> Plan<'a> {
         for t in &lit.threads {
             names_of(&t.body, &mut stmt_names);
         }
-        let mapping = if stmt_names.values().any(|n| n == "__syncwarp") {
+        let mapping = if stmt_names.values().any(|n| n == "__syncwarp" || n == "tile.sync") {
             Mapping::Lane
         } else {
             Mapping::Warp
@@ -105,7 +105,7 @@ impl<'a> Plan<'a> {
             }
         }
         let var_scope: Vec<Scope> = lit.vars.iter().map(|v| scope_of(&v.attrs, Scope::Device)).collect();
-        let predefined = predefined_ids(lit, prog);
+        let predefined = predefined_ids(prog);
         tokens(prog)?;
         plain_and_atomic(prog)?;
         let grids = grids(lit, prog, mapping)?;
@@ -163,11 +163,11 @@ fn names_of(body: &[Stmt], out: &mut HashMap<u32, String>) {
 /// The predefined barrier id of each barrier declaration index: the
 /// lowering names a predefined declaration `NAME(ID)` after the model's
 /// barrier.
-fn predefined_ids(lit: &Litmus, prog: &Program) -> Vec<Option<i64>> {
+fn predefined_ids(prog: &Program) -> Vec<Option<i64>> {
     let ndecl = prog.threads.iter().map(|t| t.barriers.len()).max().unwrap_or(0);
     (0..ndecl)
         .map(|d| {
-            if d < lit.barriers.len() {
+            if d < prog.declared_barriers.len() {
                 return None;
             }
             let inst = prog.threads.iter().find_map(|t| t.barriers.get(d).copied().flatten())?;

@@ -89,7 +89,7 @@ pub fn program(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
     );
 
     // Declarations the whole test uses: launch counts of block barriers.
-    let nb = plan.lit.barriers.len();
+    let nb = plan.prog.declared_barriers.len();
     for g in &plan.grids {
         o.push_str(&kernel(plan, g, nb, nvars)?);
     }
@@ -135,7 +135,7 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
         let _ = writeln!(
             o,
             "  __shared__ unsigned long long bc_bar_{d};  // barrier {}",
-            plan.lit.barriers[*d as usize].name.name
+            plan.prog.declared_barriers[*d as usize].name
         );
     }
     let shared: Vec<usize> = (0..nvars).filter(|d| plan.var_scope[*d] == Scope::Block).collect();
@@ -174,7 +174,7 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
         let _ = writeln!(o, "    bc_sh_{d} = {};", lit(l));
     }
     for d in &used {
-        if let Some((k, _)) = plan.lit.barriers[*d as usize].count {
+        if let Some(k) = plan.prog.declared_barriers[*d as usize].launch_count {
             let _ = writeln!(o, "    bc_mbar_init(&bc_bar_{d}, {});", lit(k));
         }
     }
