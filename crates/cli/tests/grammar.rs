@@ -46,6 +46,8 @@ const RETURNS: &[&str] = &[
     "__nvvm_bar0_or",
     "mbarrier.arrive",
     "mbarrier.arrive.expect_tx",
+    "arrive_n",
+    "barrier_arrive_tx",
     "mbarrier.try_wait.parity",
     "mbarrier.test_wait.parity",
     "mbarrier.try_wait",
@@ -191,7 +193,9 @@ impl Gen {
             | "mbarrier.complete_tx"
             | "mbarrier.try_wait.parity"
             | "mbarrier.test_wait.parity"
-            | "mbarrier.arrive.expect_tx" => format!("{}, {}", self.barrier(), self.small()),
+            | "mbarrier.arrive.expect_tx"
+            | "arrive_n" => format!("{}, {}", self.barrier(), self.small()),
+            "barrier_arrive_tx" => format!("{}, {}, {}", self.barrier(), self.small(), self.small()),
             "mbarrier.try_wait" | "mbarrier.test_wait" | "try_wait" => format!("{}, {}", self.barrier(), self.reg()),
             "s_barrier_signal" | "s_barrier_signal_isfirst" | "s_barrier_wait" | "s_barrier_join" => self.id(),
             "bar.sync"

@@ -66,6 +66,7 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
                         (a.set_count.is_none() || (a.count_match && counted_ok))
                             && (a.mask.is_none() || lone[b])
                             && a.tx.is_none()
+                            && a.arrivals.is_none()
                     }
                     BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && !w.poll,
                     BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Init(_) => true,

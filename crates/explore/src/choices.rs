@@ -300,7 +300,7 @@ impl System<'_> {
                 let own = s.hist[t]
                     .iter()
                     .rposition(|e| e.target == target && matches!(e.kind, HKind::Arrive(..)))
-                    .filter(|&po| matches!(s.hist[t][po].kind, HKind::Arrive(_, Some(_))))
+                    .filter(|&po| matches!(s.hist[t][po].kind, HKind::Arrive(_, Some(_), _)))
                     .map(|po| (t as u32, po as u32));
                 done.iter()
                     .enumerate()

@@ -234,9 +234,10 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
             w.u(e.kind.tag().into());
             match &e.kind {
                 HKind::Init(k) | HKind::Tx(k) => w.i(*k),
-                HKind::Arrive(k, c) => {
+                HKind::Arrive(k, c, n) => {
                     w.oi(*k);
                     w.count(*c);
+                    w.u(*n);
                 }
                 HKind::ArriveDrop(positive) => w.b(*positive),
                 HKind::Wait {
@@ -378,7 +379,7 @@ impl R<'_> {
             0 => HKind::Init(self.i()),
             1 => HKind::Join,
             2 => HKind::Drop,
-            3 => HKind::Arrive(self.oi(), self.count()),
+            3 => HKind::Arrive(self.oi(), self.count(), self.u()),
             4 => HKind::ArriveDrop(self.b()),
             5 => HKind::Wait {
                 participants: self.members(),

@@ -475,6 +475,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
                     if (a.set_count.is_some() && uniform[b].is_none())
                         || (a.mask.is_some() && !lone[b])
                         || a.tx.is_some()
+                        || a.arrivals.is_some()
                     {
                         ok[b] = false;
                     }

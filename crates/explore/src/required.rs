@@ -94,6 +94,7 @@ pub(crate) fn phase_counted_barriers(p: &Program, sortable: &[bool]) -> Vec<bool
                 BarrierOp::Arrive(a) => {
                     a.set_count.is_none()
                         && a.tx.is_none()
+                        && a.arrivals.is_none()
                         && !a.count_match
                         && a.mask.is_none()
                         && a.pred.is_none()

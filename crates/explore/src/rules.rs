@@ -147,6 +147,37 @@ impl System<'_> {
         }
     }
 
+    /// count-overflow, a counted arrive (PTX `mbarrier.arrive` with a
+    /// count, `cuda::barrier::arrive(n)`): it counts at least one arrival
+    /// and no more than the open phase still expects (C++
+    /// [thread.barrier.class], `arrive(update)`'s precondition). Thread
+    /// `t` arrives on barrier `b` counting `n`, before its arrive changes
+    /// the counts.
+    pub(crate) fn arrivals_overflow(&self, s: &State, t: usize, b: usize, n: u32, w: &mut Worker) {
+        let bar = &s.bars[b];
+        if !bar.init {
+            return;
+        }
+        let needed = match bar.open.as_ref().and_then(|p| p.count) {
+            Some(c) => c.needed(bar.expected),
+            None => bar.expected,
+        };
+        let pending = needed - bar.arrived;
+        if n == 0 || (n > 1 && i64::from(n) > pending) {
+            let what = if n == 0 {
+                "no arrival (a count below one)".to_string()
+            } else {
+                format!("{n} arrivals where the phase expects {pending} more")
+            };
+            let msg = format!(
+                "{} arrives on {} counting {what}",
+                self.thread_name(&w.ident, t),
+                self.bname(b)
+            );
+            self.violated(Rule::CountOverflow, msg, w);
+        }
+    }
+
     /// count-mismatch: the arrivals of one phase of a thread-counted
     /// barrier use one count (project notes section 3, named barriers: one
     /// count per phase). Thread `t` arrives on barrier `b` with `count`.
@@ -998,7 +1029,7 @@ impl System<'_> {
             for (d, drop) in h.iter().enumerate().filter(|(_, e)| matches!(e.kind, HKind::Drop)) {
                 for (a, _) in h[..d].iter().enumerate().filter(|(_, e)| {
                     e.target == drop.target
-                        && matches!(e.kind, HKind::Arrive(_, c) if !matches!(c, Some(ArriveCount::Threads(_))))
+                        && matches!(e.kind, HKind::Arrive(_, c, _) if !matches!(c, Some(ArriveCount::Threads(_))))
                 }) {
                     pairs.push(((t as u32, a as u32), (t as u32, d as u32)));
                 }

@@ -156,8 +156,9 @@ pub enum HKind {
     Init(i64),
     Join,
     Drop,
-    /// An arrive: its expected-count update and its phase count.
-    Arrive(Option<i64>, Option<ArriveCount>),
+    /// An arrive: its expected-count update, its phase count and how many
+    /// arrivals it counts (`EventKind::Arrive::arrivals`).
+    Arrive(Option<i64>, Option<ArriveCount>, u32),
     /// An arrive_drop; whether the lowered count must stay positive.
     ArriveDrop(bool),
     /// `participants`: the members of the phase it took (shared with the

@@ -393,6 +393,14 @@ impl System<'_> {
                     po += 1;
                 }
                 let mut set = spec.set_count.as_ref().map(|k| eval(self.p, s, t, k));
+                // A counted arrive: that many arrivals in one step.
+                let arrivals = spec
+                    .arrivals
+                    .as_ref()
+                    .map_or(1, |n| eval(self.p, s, t, n).clamp(0, i64::from(u32::MAX)) as u32);
+                if spec.arrivals.is_some() {
+                    self.arrivals_overflow(s, t, b, arrivals, w);
+                }
                 // A thread-counted block barrier (`bar.sync ID[, COUNT]`,
                 // `__syncthreads`): the operand is the phase's count, not an
                 // expected-count update. Left out it is the whole block (the
@@ -446,11 +454,17 @@ impl System<'_> {
                 let pred = spec.pred.as_ref().map(|p| eval(self.p, s, t, p) != 0);
                 s.hist[t].push(HEvent {
                     pc,
-                    kind: HKind::Arrive(set, count),
+                    kind: HKind::Arrive(set, count, arrivals),
                     target,
                 });
                 let site = (self.p.threads[t].code.0, pc);
-                let (effect, completed) = self.modify(s, t, b, po, Mod::Arrive { count, pred, site }, w);
+                let arrive = Mod::Arrive {
+                    count,
+                    pred,
+                    site,
+                    arrivals,
+                };
+                let (effect, completed) = self.modify(s, t, b, po, arrive, w);
                 if completed && owes_rule && !s.threads[t].owes.contains(&(b as u32)) {
                     s.threads[t].owes.push(b as u32);
                     s.threads[t].owes.sort_unstable();
@@ -699,9 +713,14 @@ impl System<'_> {
         let number = open.number;
         let mut lowered = None;
         match kind {
-            Mod::Arrive { count, pred, site } => {
-                bar.arrived += 1;
-                open.arrivals += 1;
+            Mod::Arrive {
+                count,
+                pred,
+                site,
+                arrivals,
+            } => {
+                bar.arrived += i64::from(arrivals);
+                open.arrivals += i64::from(arrivals);
                 open.preds += pred.unwrap_or(false) as i64;
                 open.count = count.or(open.count);
                 match open.site {
@@ -735,6 +754,11 @@ impl System<'_> {
             Some(c) => c.needed(bar.expected),
             None => bar.expected,
         };
+        // More arrivals than the phase still expects (count-overflow)
+        // complete it: the surplus is lost (as the rule checker's replay).
+        if matches!(kind, Mod::Arrive { arrivals, .. } if arrivals > 1) && bar.init && bar.arrived > needed {
+            bar.arrived = needed;
+        }
         let completed = bar.init && needed == bar.arrived && bar.tx == 0;
         let effect = if completed {
             let ph = bar.open.take().expect("open phase");
@@ -784,6 +808,8 @@ pub(crate) enum Mod {
         count: Option<ArriveCount>,
         pred: Option<bool>,
         site: (u32, u32),
+        /// How many arrivals it counts (`HKind::Arrive`'s third field).
+        arrivals: u32,
     },
     ArriveDrop {
         positive: bool,

@@ -227,9 +227,10 @@ impl<'p> System<'p> {
                     HKind::Init(k) => EventKind::Init { count: *k },
                     HKind::Join => EventKind::Join,
                     HKind::Drop => EventKind::Drop,
-                    HKind::Arrive(k, c) => EventKind::Arrive {
+                    HKind::Arrive(k, c, n) => EventKind::Arrive {
                         set_count: *k,
                         count: *c,
+                        arrivals: *n,
                         object: matches!(
                             p.instr(ThreadId(t as u32), ev.pc).map(|i| &i.kind),
                             Some(InstrKind::Barrier {

@@ -72,6 +72,11 @@ pub enum EventKind {
         set_count: Option<i64>,
         count: Option<ArriveCount>,
         object: bool,
+        /// How many arrivals it counts as: one but for a counted arrive
+        /// (`ArriveSpec::arrivals`), whose count is clamped to 0 ..=
+        /// `u32::MAX` (a count below one counts none, and is
+        /// `ub(count-overflow)` as a count above the pending arrivals is).
+        arrivals: u32,
     },
     /// `arrive_drop`: arrive, and lower the expected count of later phases.
     /// `positive`: that count must stay at least one (`mbarrier.arrive_drop`;

@@ -1502,6 +1502,7 @@ impl Lowerer<'_> {
                     pred: operand(l.pred, self),
                     object: l.object,
                     tx: operand(l.tx, self),
+                    arrivals: operand(l.arrivals, self),
                 }),
                 AbstractOp::Wait => BarrierOp::Wait(WaitSpec {
                     token: l.token.and_then(|i| regs[i]),

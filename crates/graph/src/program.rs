@@ -216,6 +216,10 @@ pub struct ArriveSpec {
     /// performs the expect-tx operation, then the arrive-on operation, as
     /// one instruction).
     pub tx: Option<CExpr>,
+    /// Count as this many arrivals, in one step (PTX `mbarrier.arrive B,
+    /// count`, `cuda::barrier::arrive(n)`); `None` is one. Fewer than one,
+    /// or more than the phase still expects, is `ub(count-overflow)`.
+    pub arrivals: Option<CExpr>,
 }
 
 /// Which phase a wait completes on.
@@ -363,7 +367,14 @@ impl InstrKind {
         match self {
             InstrKind::Barrier { op, .. } => match op {
                 BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
-                BarrierOp::Arrive(a) => a.set_count.iter().chain(&a.mask).chain(&a.pred).chain(&a.tx).collect(),
+                BarrierOp::Arrive(a) => a
+                    .set_count
+                    .iter()
+                    .chain(&a.mask)
+                    .chain(&a.pred)
+                    .chain(&a.tx)
+                    .chain(&a.arrivals)
+                    .collect(),
                 BarrierOp::Wait(w) => w.parity.iter().collect(),
                 BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => vec![],
             },

@@ -207,6 +207,7 @@ fn lowering(
                 ("token", Some(v)) if op == AbstractOp::Wait => l.token = Some(operand(v)?),
                 ("parity", Some(v)) if op == AbstractOp::Wait => l.parity = Some(operand(v)?),
                 ("tx", Some(v)) if op == AbstractOp::Arrive => l.tx = Some(operand(v)?),
+                ("n", Some(v)) if op == AbstractOp::Arrive => l.arrivals = Some(operand(v)?),
                 ("poll", None) if op == AbstractOp::Wait => l.poll = true,
                 ("poll", Some("result")) if op == AbstractOp::Wait => l.poll_with_result = true,
                 (c, None)
@@ -221,6 +222,14 @@ fn lowering(
                 }
                 _ => return Err(format!("unexpected `{w}` in `{part}`")),
             }
+        }
+        if l.arrivals.is_some_and(|n| operands[n] != OperandKind::Int) {
+            return Err(format!("`{part}`: the `n=` operand must be an `int` operand"));
+        }
+        if l.arrivals.is_some() && (l.count_match || l.mask.is_some() || l.tile.is_some()) {
+            return Err(format!(
+                "`{part}`: `n=` counts arrivals of an object barrier, not of a thread-counted or lane-mask one"
+            ));
         }
         if l.mask.is_some() && l.tile.is_some() {
             return Err(format!("`{part}` gives both `mask=` and `tile=`"));

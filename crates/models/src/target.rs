@@ -186,6 +186,11 @@ pub struct LoweredOp {
     /// An arrive that first raises the transaction count of the phase by
     /// this operand, in the same step (`mbarrier.arrive.expect_tx`).
     pub tx: Option<usize>,
+    /// An arrive that counts as this operand's number of arrivals, in one
+    /// step (PTX `mbarrier.arrive` with a count, `cuda::barrier::arrive(n)`,
+    /// `cuda::device::barrier_arrive_tx`); left out (or the operand left
+    /// out), one.
+    pub arrivals: Option<usize>,
     /// A wait that does not block: it completes if it can and writes 1 to
     /// its result, else writes 0 and does nothing (`mbarrier.test_wait`).
     pub poll: bool,

@@ -139,7 +139,8 @@ impl Checker<'_> {
     /// arrive's new expected count, a thread-counted arrive's count - is at
     /// most the maximum. Launch inits are checked where they are declared
     /// (and may stand for forgotten history).
-    pub(crate) fn count_overflow(&mut self) {
+    pub(crate) fn count_overflow(&mut self, f: &Facts) {
+        self.arrivals_overflow(f);
         let Some(max) = self.max_count else {
             return;
         };
@@ -162,6 +163,42 @@ impl Checker<'_> {
                 let msg = format!("{} gives a count of {k}, above the maximum {max}", self.n(e));
                 self.report(Rule::CountOverflow, msg, vec![e]);
             }
+        }
+    }
+
+    /// count-overflow, an arrive that counts several arrivals (PTX
+    /// `mbarrier.arrive` with a count, `cuda::barrier::arrive(n)`: the
+    /// count may not exceed the arrivals the current phase still expects,
+    /// C++ [thread.barrier.class], `arrive(update)`'s precondition): the
+    /// counts before it, replayed from the bmo, leave fewer pending
+    /// arrivals than it counts, or it counts none (a count below one).
+    fn arrivals_overflow(&mut self, f: &Facts) {
+        let exec = self.exec;
+        let mut found = Vec::new();
+        for b in 0..exec.bmo.len() {
+            for (e, c) in f.replay.bmo(exec, b) {
+                let EventKind::Arrive { arrivals, .. } = exec.event(e).kind else {
+                    continue;
+                };
+                let Some(x) = c.expected.map(|x| c.phase_count.map_or(x, |k| k.needed(x))) else {
+                    continue;
+                };
+                let pending = x - c.arrived;
+                if arrivals == 0 || (arrivals > 1 && i64::from(arrivals) > pending) {
+                    found.push((e, arrivals, pending));
+                }
+            }
+        }
+        for (e, n, pending) in found {
+            let msg = if n == 0 {
+                format!("{} counts no arrival (a count below one)", self.n(e))
+            } else {
+                format!(
+                    "{} counts {n} arrivals where the phase expects {pending} more",
+                    self.n(e)
+                )
+            };
+            self.report(Rule::CountOverflow, msg, vec![e]);
         }
     }
 }

@@ -132,7 +132,7 @@ impl Checker<'_> {
         self.expected_count_update(&f);
         self.count_mismatch(&f);
         self.arrive_twice(&f);
-        self.count_overflow();
+        self.count_overflow(&f);
         self.arrive_before_wait(&f);
         self.divergent_barrier(&f);
         self.privileged_barrier();

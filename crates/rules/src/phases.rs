@@ -142,14 +142,26 @@ impl Replay {
                 phases[pi].members.push(e);
                 phase_of[e.index()] = Some(pi);
                 match ev.kind {
-                    EventKind::Arrive { set_count, count, .. } => {
+                    EventKind::Arrive {
+                        set_count,
+                        count,
+                        arrivals,
+                        ..
+                    } => {
                         if let (Some(k), true) = (set_count, expected.is_some()) {
                             expected = Some(k);
                         }
                         if count.is_some() {
                             phase_count = count;
                         }
-                        arrived += 1;
+                        arrived += i64::from(arrivals);
+                        // More arrivals than the phase still expects
+                        // (count-overflow) complete it: the surplus is lost.
+                        if let Some(x) = expected.map(|x| phase_count.map_or(x, |c| c.needed(x))) {
+                            if arrivals > 1 && arrived > x {
+                                arrived = x;
+                            }
+                        }
                     }
                     EventKind::ArriveDrop { .. } => {
                         arrived += 1;

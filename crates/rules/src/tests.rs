@@ -16,6 +16,7 @@ fn arrive() -> K {
         set_count: None,
         count: None,
         object: false,
+        arrivals: 1,
     }
 }
 fn wait() -> K {
@@ -313,6 +314,7 @@ fn expected_count_update_bound() {
                 set_count: Some(set),
                 count: None,
                 object: false,
+                arrivals: 1,
             },
             B,
         );
@@ -763,6 +765,7 @@ fn counted(c: ArriveCount) -> K {
         set_count: None,
         count: Some(c),
         object: false,
+        arrivals: 1,
     }
 }
 
@@ -1115,6 +1118,7 @@ fn counted_arrive_binds_the_wait_to_its_phase() {
         set_count: None,
         count: Some(ArriveCount::Threads(2)),
         object: false,
+        arrivals: 1,
     };
     let build = |kind: K, done: bool, count: bool| {
         let mut b = ExecutionBuilder::new(3, 1);
@@ -1205,6 +1209,7 @@ fn count_overflow_fires_above_the_maximum_only() {
                 set_count: None,
                 count: Some(ArriveCount::Threads(k)),
                 object: false,
+                arrivals: 1,
             }
         } else {
             K::Init { count: k }
@@ -1241,6 +1246,7 @@ fn arrive_before_wait_fires_without_the_wait_between() {
             set_count: None,
             count: None,
             object,
+            arrivals: 1,
         };
         let a1 = b.event(t(0), 0, arrive.clone(), B);
         b.bmo(a1);
@@ -1281,6 +1287,7 @@ fn divergent_barrier_fires_on_mixed_sites_exits_and_stuck_waits() {
                     set_count: None,
                     count,
                     object: false,
+                    arrivals: 1,
                 };
                 b.event(t(i), pcs[i as usize], kind, B)
             })
@@ -1496,4 +1503,41 @@ fn invalid_barrier_fires_on_a_use_after_inval_without_an_init_between() {
     b.event(t(0), 1, no_effect(Op::Arrive), B);
     let rules = RuleSet::all().without(Rule::InvalidBarrier);
     assert!(!kinds(&check(&b.finish(), rules, None, &Numbered)).contains(&"ub(invalid-barrier)".to_string()));
+}
+
+/// One arrive of `n` arrivals by thread 0 on a launch init of `count`,
+/// and thread 0's wait on its phase.
+fn counted_arrive(count: i64, n: u32) -> ExecutionBuilder {
+    let mut b = ExecutionBuilder::new(1, 1);
+    let init = b.event(None, 0, K::Init { count }, B);
+    b.bmo(init);
+    b.event(t(0), 0, K::Join, B);
+    let a = b.event(
+        t(0),
+        1,
+        K::Arrive {
+            set_count: None,
+            count: None,
+            object: false,
+            arrivals: n,
+        },
+        B,
+    );
+    b.bmo(a);
+    let w = b.event(t(0), 2, wait(), B);
+    b.set_participants(w, vec![a]);
+    b
+}
+
+/// count-overflow on counted arrivals: an arrive of n completes a phase
+/// of n alone; more than the phase expects, or none, breaks the rule
+/// (and the replay still completes the phase: the wait is no internal
+/// error); fewer leaves the phase open, so a wait that took it is an
+/// invalid candidate.
+#[test]
+fn counted_arrivals_complete_a_phase_and_overflow() {
+    assert_eq!(judge(counted_arrive(3, 3)), Vec::<String>::new());
+    assert_eq!(judge(counted_arrive(2, 3)), ["ub(count-overflow)"]);
+    assert!(judge(counted_arrive(3, 2)).contains(&"inconsistent:participates-in".to_string()));
+    assert!(judge(counted_arrive(1, 0)).contains(&"ub(count-overflow)".to_string()));
 }

@@ -163,6 +163,8 @@ pub const INSTRUCTION_NAMES: &[&str] = &[
     "arrive_wait",
     "try_wait",
     "arrive_drop",
+    "arrive_n",
+    "barrier_arrive_tx",
     "s_barrier",
     "s_barrier_signal",
     "s_barrier_signal_isfirst",

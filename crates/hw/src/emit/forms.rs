@@ -405,20 +405,50 @@ impl Emit<'_> {
             // integer tokens).
             "cluster.barrier_arrive" => "asm volatile(\"barrier.cluster.arrive;\" ::: \"memory\");".to_string(),
             "cluster.barrier_wait" => "asm volatile(\"barrier.cluster.wait;\" ::: \"memory\");".to_string(),
+            // Cooperative groups' split barriers, by every lane (they are
+            // collectives of the whole group). The block's token is an
+            // empty struct (CUDA 13's thread_block::arrival_token), so the
+            // wait takes a fresh one; the grid's is an unsigned int, kept
+            // in the token register.
+            "block.barrier_arrive" => "(void)cooperative_groups::this_thread_block().barrier_arrive();".to_string(),
+            "block.barrier_wait" => {
+                "cooperative_groups::this_thread_block().barrier_wait(cooperative_groups::thread_block::arrival_token());"
+                    .to_string()
+            }
+            "grid.barrier_arrive" => match token_dest {
+                Some(t) => format!("tok[{t}] = cooperative_groups::this_grid().barrier_arrive();"),
+                None => "(void)cooperative_groups::this_grid().barrier_arrive();".to_string(),
+            },
+            "grid.barrier_wait" => {
+                let BarrierOp::Wait(w) = op else { unreachable!() };
+                let Some(t) = w.token else {
+                    return refuse(format!("`{}`: a grid barrier_wait without a token", i.text));
+                };
+                format!("cooperative_groups::this_grid().barrier_wait((unsigned)tok[{}]);", t.index())
+            }
             "mbarrier.init" | "init" => {
                 let BarrierOp::Init(k) = op else { unreachable!() };
                 self.lead(&format!("bc_mbar_init({bar}, {});", self.expr(k)), None)
             }
-            "mbarrier.arrive" | "arrive" => {
+            "mbarrier.arrive" | "arrive" | "arrive_n" | "barrier_arrive_tx" => {
                 if arrive.is_some_and(|a| a.set_count.is_some()) {
                     return refuse(format!(
                         "`{}`: an arrive that sets the expected count has no CUDA form (cuda::barrier::arrive(n) makes n arrivals)",
                         i.text
                     ));
                 }
+                let n = arrive.and_then(|a| a.arrivals.as_ref()).map(|n| self.expr(n));
+                let tx = arrive.and_then(|a| a.tx.as_ref()).map(|n| self.expr(n));
+                // n arrivals (`arrive_n`, `mbarrier.arrive B, n`), with a
+                // transaction count (`barrier_arrive_tx`).
+                let call = match (n, tx) {
+                    (Some(n), Some(tx)) => format!("bc_mbar_arrive_tx_n({bar}, {n}, {tx})"),
+                    (Some(n), None) => format!("bc_mbar_arrive_n({bar}, {n})"),
+                    _ => format!("bc_mbar_arrive({bar})"),
+                };
                 match token_dest {
-                    Some(t) => self.lead(&format!("tok[{t}] = bc_mbar_arrive({bar});"), None),
-                    None => self.lead(&format!("(void)bc_mbar_arrive({bar});"), None),
+                    Some(t) => self.lead(&format!("tok[{t}] = {call};"), None),
+                    None => self.lead(&format!("(void){call};"), None),
                 }
             }
             "wait" => {

@@ -69,6 +69,28 @@ __device__ inline unsigned long long bc_mbar_arrive(unsigned long long* b) {
   asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(st) : "r"(bc_smem(b)) : "memory");
   return st;
 }
+// n arrivals in one arrive: PTX mbarrier.arrive's count operand (sm_90);
+// before sm_90, n - 1 arrivals that cannot complete the phase
+// (.noComplete: the last one is still pending), then one.
+__device__ inline unsigned long long bc_mbar_arrive_n(unsigned long long* b, long long n) {
+  unsigned long long st;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1], %2;" : "=l"(st) : "r"(bc_smem(b)), "r"((unsigned)n) : "memory");
+#else
+  if (n > 1) {
+    asm volatile("mbarrier.arrive.noComplete.shared.b64 %0, [%1], %2;" : "=l"(st) : "r"(bc_smem(b)), "r"((unsigned)(n - 1)) : "memory");
+  }
+  asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(st) : "r"(bc_smem(b)) : "memory");
+#endif
+  return st;
+}
+// cuda::device::barrier_arrive_tx(B, n, tx): the transaction count first,
+// then the n arrivals (the phase cannot complete in between: the arrivals
+// are still pending).
+__device__ inline unsigned long long bc_mbar_arrive_tx_n(unsigned long long* b, long long n, long long tx) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(bc_smem(b)), "r"((unsigned)tx) : "memory");
+  return bc_mbar_arrive_n(b, n);
+}
 __device__ inline void bc_mbar_arrive_drop(unsigned long long* b) {
   unsigned long long st;
   asm volatile("mbarrier.arrive_drop.shared::cta.b64 %0, [%1];" : "=l"(st) : "r"(bc_smem(b)) : "memory");
