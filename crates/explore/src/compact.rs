@@ -250,7 +250,8 @@ impl<'p> System<'p> {
         if !may && !verify {
             return None;
         }
-        let (exec, names, ids) = self.execution_ids(s, &[], ident);
+        let (mut exec, names, ids) = self.execution_ids(s, &[], ident);
+        exec.partial = true;
         let Ok(before) = bc_rules::executes_before(&exec) else {
             return None;
         };

@@ -46,6 +46,7 @@ use crate::state::State;
 use crate::system::System;
 use crate::worker::Worker;
 use crate::Choice;
+use bc_graph::classes::live_instrs;
 use bc_graph::*;
 
 /// Per thread, the number of its group: the index of the group's first
@@ -101,14 +102,31 @@ pub(crate) fn groups(p: &Program) -> Vec<u32> {
 /// drop (held since launch or joined; `BarrierInstance::dropped_at_end_by`).
 pub(crate) fn barrier_instances(p: &Program, t: usize) -> Vec<BarrierId> {
     let info = &p.threads[t];
-    let mut out: Vec<BarrierId> = info
-        .barriers
-        .iter()
-        .flatten()
-        .copied()
+    // What its end may drop: the instances it holds, and any `__syncwarp`
+    // mask naming its lane (joined at launch, `State::initial`).
+    let masks = (p.barriers.iter().enumerate())
+        .filter(|(_, b)| b.syncwarp.is_some())
+        .map(|(i, _)| BarrierId(i as u32));
+    let mut out: Vec<BarrierId> = (info.barriers.iter().flatten().copied().chain(masks))
         .filter(|b| p.barriers[b.index()].dropped_at_end_by(ThreadId(t as u32)))
         .collect();
-    for ins in bc_graph::classes::live_instrs(p, ThreadId(t as u32)) {
+    // A `__syncwarp` arrive marks its lane a stray in the open phases of
+    // the warp's other masks that name it (`System::other_mask`): those
+    // instances are objects of the thread too, held or not.
+    if (live_instrs(p, ThreadId(t as u32)))
+        .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.mask.is_some()))
+    {
+        out.extend(
+            (p.barriers.iter().enumerate())
+                .filter(|(_, b)| {
+                    b.syncwarp
+                        .as_ref()
+                        .is_some_and(|w| w.named.contains(&ThreadId(t as u32)))
+                })
+                .map(|(i, _)| BarrierId(i as u32)),
+        );
+    }
+    for ins in live_instrs(p, ThreadId(t as u32)) {
         if let InstrKind::Barrier { sel, .. } = &ins.kind {
             out.extend(
                 sel.decls(&p.groups)

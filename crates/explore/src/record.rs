@@ -238,7 +238,8 @@ impl<'p> Explorer<'p> {
     /// At a search limit, the rule checker still judges the execution that
     /// reached it, so a stopped search reports what it saw.
     pub(crate) fn judge_stopped(&mut self, s: &State) {
-        let (exec, names) = self.execution(s, &[]);
+        let (mut exec, names) = self.execution(s, &[]);
+        exec.partial = true;
         self.judge(&exec, &names);
         self.judge_history(s);
     }

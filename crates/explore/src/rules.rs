@@ -243,6 +243,64 @@ impl System<'_> {
         self.violated(Rule::WaitNeedsJoin, msg, w);
     }
 
+    /// aligned-barrier, at a phase's completion (PTX ISA, `barrier{.cta}`,
+    /// the `.aligned` modifier: all threads execute the one barrier
+    /// instruction together; issue 18 reads it per warp): where a thread
+    /// arrives through an `.aligned` instruction, every thread of its warp
+    /// arrives in the phase through that site (an exit drop is no
+    /// arrival). `ph` is the phase of barrier `b` just completed, all its
+    /// members still in the history.
+    pub(crate) fn aligned_barrier(&self, s: &State, b: usize, ph: &Phase, w: &mut Worker) {
+        if !self.p.model.rules.has(Rule::AlignedBarrier) {
+            return;
+        }
+        // A member's site, whether it is an arrive, and whether through an
+        // `.aligned` instruction.
+        let of = |t: u32, po: u32| {
+            let ev = &s.hist[t as usize][po as usize];
+            let arrive = matches!(ev.kind, HKind::Arrive(..));
+            let aligned = arrive
+                && matches!(
+                    self.p.instr(ThreadId(t), ev.pc).map(|i| &i.kind),
+                    Some(InstrKind::Barrier { op: BarrierOp::Arrive(a), .. }) if a.aligned
+                );
+            ((self.p.threads[t as usize].code.0, ev.pc), arrive, aligned)
+        };
+        let mut warps: Vec<u32> = Vec::new();
+        for &(t, po) in ph.members.iter() {
+            let (site, _, true) = of(t, po) else {
+                continue;
+            };
+            let warp = self.p.threads[t as usize].warp_id;
+            if warps.contains(&warp) {
+                continue;
+            }
+            warps.push(warp);
+            for u in (0..self.p.threads.len()).filter(|&u| self.p.threads[u].warp_id == warp) {
+                let mine: Vec<(u32, u32)> = ph.members.iter().copied().filter(|&(x, _)| x as usize == u).collect();
+                let why = match mine
+                    .iter()
+                    .map(|&(x, q)| of(x, q))
+                    .find(|&(st, arrive, _)| !arrive || st != site)
+                {
+                    _ if mine.is_empty() => "does not arrive in that phase",
+                    Some((_, false, _)) => "leaves it by exiting",
+                    Some(_) => "arrives through another instruction",
+                    None => continue,
+                };
+                let msg = format!(
+                    "{} arrives through an .aligned instruction in phase {} of {}, and {} of its warp {why}",
+                    self.label_of(s, t, po, &w.ident),
+                    ph.number,
+                    self.bname(b),
+                    self.thread_name(&w.ident, u)
+                );
+                self.violated(Rule::AlignedBarrier, msg, w);
+                return;
+            }
+        }
+    }
+
     /// divergent-barrier, at a phase's completion: a uniform (block-wide)
     /// barrier is reached from one instruction site by the whole scope
     /// (CUDA guide, "Synchronization Functions": `__syncthreads` in

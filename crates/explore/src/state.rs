@@ -453,8 +453,23 @@ impl State {
                     let mut jmask = JoinMask::default();
                     let mut joined = Vec::new();
                     if joined_at_launch {
-                        // Only the instances this thread can reach.
-                        for b in t.barriers.iter().flatten() {
+                        // Only the instances this thread can reach, and
+                        // every `__syncwarp` mask that names its lane: a
+                        // mask another lane computed may name it, and its
+                        // exit must release that phase too ("exited
+                        // threads named in mask" need not execute it).
+                        let named = (p.barriers.iter().enumerate()).filter(|(_, b)| {
+                            b.syncwarp
+                                .as_ref()
+                                .is_some_and(|w| w.named.contains(&bc_graph::ThreadId(i as u32)))
+                        });
+                        for b in t
+                            .barriers
+                            .iter()
+                            .flatten()
+                            .copied()
+                            .chain(named.map(|(b, _)| bc_graph::BarrierId(b as u32)))
+                        {
                             jmask.set(JoinMask::pair(nt, i, b.index()));
                             joined.push(b.0);
                         }

@@ -792,6 +792,7 @@ impl System<'_> {
         if completed {
             if let Some(ph) = s.bars[b].done.last() {
                 self.divergent_barrier(b, ph, w);
+                self.aligned_barrier(s, b, ph, w);
                 if let Some(msg) = self.syncwarp_mask_stray(b, ph, &w.ident) {
                     self.violated(Rule::SyncwarpMask, msg, w);
                 }

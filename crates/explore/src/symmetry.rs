@@ -35,6 +35,13 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
     let signature: Vec<Vec<i64>> = (0..p.threads.len())
         .map(|t| bc_graph::classes::builtin_signature(p, ThreadId(t as u32)))
         .collect();
+    // The aligned-barrier rule compares the instruction sites of a warp's
+    // threads: where it can fire, a class keeps to one warp and one code.
+    let aligned = p.model.rules.has(bc_models::Rule::AlignedBarrier)
+        && p.codes
+            .iter()
+            .flat_map(|c| &c.instrs)
+            .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.aligned));
     let mut classes: Vec<(Vec<usize>, usize)> = Vec::new();
     for (t, info) in p.threads.iter().enumerate() {
         let code = &p.codes[info.code.index()];
@@ -55,11 +62,11 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         // is only a place for warp barrier instances, which `barriers`
         // compares.
         let named_by = |r: usize| -> Vec<bool> {
-            p.threads[r]
-                .barriers
+            // Every mask of the program, not only those `r` holds: another
+            // lane's mask may name `r` (a mask that depends on the lane).
+            p.barriers
                 .iter()
-                .flatten()
-                .filter_map(|b| p.barriers[b.index()].syncwarp.as_ref())
+                .filter_map(|b| b.syncwarp.as_ref())
                 .map(|w| w.named.contains(&ThreadId(r as u32)))
                 .collect()
         };
@@ -82,6 +89,7 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
                         && other.instrs.iter().zip(&code.instrs).all(|(x, y)| x.kind == y.kind)
                 });
             same_code
+                && (!aligned || (o.code == info.code && o.warp_id == info.warp_id))
                 && signature[r] == signature[t]
                 && o.block == info.block
                 && o.cluster == info.cluster

@@ -54,6 +54,8 @@ impl EventIds {
 /// pipeline's search).
 pub(crate) struct ExecNames<'p> {
     p: &'p Program,
+    /// Per thread of the execution, the name of the thread it stands for.
+    threads: Vec<String>,
     labels: Vec<Label>,
     barriers: Vec<String>,
     /// Launch inits left out of the execution because no event of it is on
@@ -123,6 +125,12 @@ impl bc_rules::Names for ExecNames<'_> {
     fn barrier(&self, b: BarrierId) -> String {
         self.barriers[b.index()].clone()
     }
+    fn thread(&self, t: ThreadId) -> String {
+        self.threads
+            .get(t.index())
+            .cloned()
+            .unwrap_or_else(|| format!("thread {}", t.0))
+    }
 }
 
 impl<'p> System<'p> {
@@ -186,6 +194,7 @@ impl<'p> System<'p> {
             let facts = ThreadFacts {
                 code: th.code.0,
                 cooperative: th.cooperative,
+                warp: th.warp_id,
             };
             b.thread(ThreadId(t as u32), facts);
         }
@@ -227,18 +236,22 @@ impl<'p> System<'p> {
                     HKind::Init(k) => EventKind::Init { count: *k },
                     HKind::Join => EventKind::Join,
                     HKind::Drop => EventKind::Drop,
-                    HKind::Arrive(k, c, n) => EventKind::Arrive {
-                        set_count: *k,
-                        count: *c,
-                        arrivals: *n,
-                        object: matches!(
-                            p.instr(ThreadId(t as u32), ev.pc).map(|i| &i.kind),
+                    HKind::Arrive(k, c, n) => {
+                        let spec = match p.instr(ThreadId(t as u32), ev.pc).map(|i| &i.kind) {
                             Some(InstrKind::Barrier {
                                 op: BarrierOp::Arrive(spec),
                                 ..
-                            }) if spec.object
-                        ),
-                    },
+                            }) => Some(spec),
+                            _ => None,
+                        };
+                        EventKind::Arrive {
+                            set_count: *k,
+                            count: *c,
+                            arrivals: *n,
+                            object: spec.is_some_and(|s| s.object),
+                            aligned: spec.is_some_and(|s| s.aligned),
+                        }
+                    }
                     HKind::ArriveDrop(positive) => EventKind::ArriveDrop { positive: *positive },
                     HKind::Wait {
                         token_phase, parity, ..
@@ -332,6 +345,7 @@ impl<'p> System<'p> {
         }
         let names = ExecNames {
             p,
+            threads: ident.iter().map(|&n| p.threads[n as usize].name.clone()).collect(),
             labels,
             barriers: p.barriers.iter().map(|b| b.name.clone()).collect(),
             idle_launches,

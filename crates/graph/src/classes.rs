@@ -74,9 +74,14 @@ pub fn builtin_signature(p: &Program, t: ThreadId) -> Vec<i64> {
 /// what it leaves out no run of `t` reaches. A warp-specialized body's
 /// producer branch is then no instruction of a consumer thread.
 pub fn reachable_pcs(p: &Program, t: ThreadId) -> Vec<bool> {
+    reachable_in(p.thread(t), p.code_of(t))
+}
+
+/// [`reachable_pcs`] for a thread `info` running `code`, before the
+/// program is assembled (lowering's own analyses use it, so that every
+/// analysis sees the same instructions of a thread).
+pub fn reachable_in(info: &ThreadInfo, code: &crate::program::Code) -> Vec<bool> {
     use crate::program::InstrKind;
-    let info = p.thread(t);
-    let code = p.code_of(t);
     let mut seen = vec![false; code.instrs.len()];
     let mut todo = vec![0u32];
     while let Some(pc) = todo.pop() {

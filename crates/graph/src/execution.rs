@@ -77,6 +77,8 @@ pub enum EventKind {
         /// `u32::MAX` (a count below one counts none, and is
         /// `ub(count-overflow)` as a count above the pending arrivals is).
         arrivals: u32,
+        /// Made by an `.aligned` instruction (`ArriveSpec::aligned`).
+        aligned: bool,
     },
     /// `arrive_drop`: arrive, and lower the expected count of later phases.
     /// `positive`: that count must stay at least one (`mbarrier.arrive_drop`;
@@ -191,6 +193,8 @@ pub struct ThreadFacts {
     pub code: u32,
     /// Launched cooperatively (`kernel ... cooperative`).
     pub cooperative: bool,
+    /// Its warp (`ThreadInfo::warp_id`; `u32::MAX` for a host thread).
+    pub warp: u32,
 }
 
 /// A candidate execution.
@@ -234,6 +238,10 @@ pub struct Execution {
     pub props: Vec<crate::BarrierProps>,
     /// Per thread (missing = default): its code and launch.
     pub threads: Vec<ThreadFacts>,
+    /// A prefix of a longer run (what history compaction forgets, or where
+    /// a search stopped at a limit), not an end: a phase still open may
+    /// yet gather the arrivals it lacks.
+    pub partial: bool,
 }
 
 impl Execution {

@@ -113,7 +113,10 @@ struct Placed {
 /// completes the same phases with or without the drops, so its instances
 /// keep no exit drops: fewer events, and fewer bmo orders to tell apart.
 /// Operations whose barrier is chosen at run time count for every barrier
-/// they may choose.
+/// they may choose; operations a thread's place never lets it reach
+/// (`classes::reachable_in`) do not count, as for the explorer's analyses,
+/// which must agree with this one (a barrier they call uniformly counted
+/// keeps no exit drops).
 fn only_counted_exit_drops(
     barriers: &mut [BarrierInstance],
     threads: &[ThreadInfo],
@@ -122,7 +125,9 @@ fn only_counted_exit_drops(
 ) {
     let mut reads_count = vec![false; barriers.len()];
     for info in threads {
-        for ins in &codes[info.code.index()].instrs {
+        let code = &codes[info.code.index()];
+        let live = crate::classes::reachable_in(info, code);
+        for (_, ins) in code.instrs.iter().enumerate().filter(|(pc, _)| live[*pc]) {
             let InstrKind::Barrier { sel, op, .. } = &ins.kind else {
                 continue;
             };
@@ -360,6 +365,18 @@ impl Lowerer<'_> {
                     .fold(0u64, |m, q| m | 1 << q.lane)
             })
             .collect();
+        // Warps numbered across the test, in (grid, block, warp) order.
+        let warps: BTreeSet<(Option<u32>, u32, u32)> = placed
+            .iter()
+            .filter(|p| p.kind == ThreadKind::Device)
+            .map(|p| (p.grid, p.block, p.warp))
+            .collect();
+        let warp_id = |p: &Placed| -> u32 {
+            if p.kind != ThreadKind::Device {
+                return u32::MAX;
+            }
+            warps.iter().position(|&k| k == (p.grid, p.block, p.warp)).unwrap_or(0) as u32
+        };
         let mut barriers = Vec::new();
         let mut thread_barriers = vec![Vec::new(); placed.len()];
         for b in &decls {
@@ -570,6 +587,7 @@ impl Lowerer<'_> {
             }
         }
 
+        let warp_ids: Vec<u32> = placed.iter().map(warp_id).collect();
         let threads: Vec<ThreadInfo> = placed
             .into_iter()
             .enumerate()
@@ -585,6 +603,7 @@ impl Lowerer<'_> {
                 lane: p.lane,
                 cooperative: p.cooperative,
                 warp_lanes: warp_lanes[i],
+                warp_id: warp_ids[i],
                 kernel: kernel_of_decl(p.decl),
                 barriers: std::mem::take(&mut thread_barriers[i]),
                 locs: std::mem::take(&mut thread_locs[i]),
@@ -1503,6 +1522,7 @@ impl Lowerer<'_> {
                     object: l.object,
                     tx: operand(l.tx, self),
                     arrivals: operand(l.arrivals, self),
+                    aligned: l.aligned,
                 }),
                 AbstractOp::Wait => BarrierOp::Wait(WaitSpec {
                     token: l.token.and_then(|i| regs[i]),

@@ -131,6 +131,9 @@ pub struct ThreadInfo {
     pub cooperative: bool,
     /// The lanes (bit per lane) of the threads in this thread's warp.
     pub warp_lanes: u64,
+    /// The warp, numbered across the test (grid, block and warp): equal
+    /// for the threads of one warp. `u32::MAX` for a host thread.
+    pub warp_id: u32,
     /// The named kernel this thread belongs to (index into `Program::kernels`).
     pub kernel: Option<u32>,
     /// Declared barrier index -> the instance this thread touches; `None`
@@ -216,6 +219,8 @@ pub struct ArriveSpec {
     /// performs the expect-tx operation, then the arrive-on operation, as
     /// one instruction).
     pub tx: Option<CExpr>,
+    /// An `.aligned` instruction's arrive ([`bc_models::LoweredOp::aligned`]).
+    pub aligned: bool,
     /// Count as this many arrivals, in one step (PTX `mbarrier.arrive B,
     /// count`, `cuda::barrier::arrive(n)`); `None` is one. Fewer than one,
     /// or more than the phase still expects, is `ub(count-overflow)`.

@@ -89,10 +89,15 @@ pub enum Rule {
     /// A thread arrives at most once in one phase of a thread-counted
     /// barrier (project notes section 3, named barriers).
     ArriveTwice,
+    /// An `.aligned` barrier instruction is executed by every thread of a
+    /// warp together: the warp's threads in one phase arrive through one
+    /// instruction (PTX ISA, `barrier{.cta}`: the `.aligned` modifier;
+    /// issue 18's reading, per warp).
+    AlignedBarrier,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 22] = [
+    pub const ALL: [Rule; 23] = [
         Rule::FirstBmoInit,
         Rule::ParticipatesIn,
         Rule::JoinedBefore,
@@ -115,6 +120,7 @@ impl Rule {
         Rule::SyncwarpMask,
         Rule::InvalidBarrier,
         Rule::ArriveTwice,
+        Rule::AlignedBarrier,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -140,6 +146,7 @@ impl Rule {
             Rule::SyncwarpMask => "syncwarp-mask",
             Rule::InvalidBarrier => "invalid-barrier",
             Rule::ArriveTwice => "arrive-twice",
+            Rule::AlignedBarrier => "aligned-barrier",
         }
     }
     pub fn from_name(s: &str) -> Option<Rule> {
@@ -173,6 +180,7 @@ impl Rule {
             Rule::SyncwarpMask => UbKind::SyncwarpMask,
             Rule::InvalidBarrier => UbKind::InvalidBarrier,
             Rule::ArriveTwice => UbKind::ArriveTwice,
+            Rule::AlignedBarrier => UbKind::DivergentBarrier,
         };
         Some(FindingKind::Ub(ub))
     }

@@ -168,6 +168,10 @@ pub struct LoweredOp {
     /// N consecutive lanes that hold it (`thread_block_tile<N>::sync` is a
     /// `__syncwarp` over the tile's lanes).
     pub tile: Option<usize>,
+    /// An `.aligned` PTX barrier instruction: the threads of a warp that
+    /// arrive in one phase do so through this one instruction, all of
+    /// them (`ub(divergent-barrier)`, rule `aligned-barrier`).
+    pub aligned: bool,
     /// An arrive of a split-phase barrier whose thread must wait on the
     /// phase before it arrives again (`ub(arrive-before-wait)`): the
     /// abstract `arrive`, cooperative groups' `barrier_arrive`.

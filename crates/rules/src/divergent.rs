@@ -101,4 +101,79 @@ impl Checker<'_> {
             }
         }
     }
+
+    /// aligned-barrier (PTX ISA, `barrier{.cta}`: an `.aligned` barrier
+    /// instruction is executed by all threads together, and in conditional
+    /// code only where they all take the same branch; issue 18 reads it per
+    /// warp): in a completed phase where a thread arrives through an
+    /// `.aligned` instruction, every thread of its warp arrives in that
+    /// phase, and all through that one instruction site. A lane that
+    /// arrives elsewhere, exits instead (an exit drop is no arrival), or
+    /// is left for a later phase makes the warp divergent at the barrier.
+    pub(crate) fn aligned_barrier(&mut self, f: &Facts) {
+        if !self.rules.has(Rule::AlignedBarrier) {
+            return;
+        }
+        let exec = self.exec;
+        let threads = exec.threads.len() as u32;
+        let site = |m: bc_graph::EventId| {
+            let ev = exec.event(m);
+            (ev.thread.map(|t| exec.thread(t).code), ev.pc)
+        };
+        let mut found = Vec::new();
+        for p in f.replay.phases.iter().filter(|p| p.completed) {
+            let mut warps_seen: Vec<u32> = Vec::new();
+            for &a in &p.members {
+                let ev = exec.event(a);
+                let (EventKind::Arrive { aligned: true, .. }, Some(t)) = (&ev.kind, ev.thread) else {
+                    continue;
+                };
+                let warp = exec.thread(t).warp;
+                if warps_seen.contains(&warp) {
+                    continue;
+                }
+                warps_seen.push(warp);
+                // Each thread of the warp: its member events of the phase,
+                // which must be arrives at `a`'s site.
+                let lanes = (0..threads)
+                    .map(bc_graph::ThreadId)
+                    .filter(|&u| exec.thread(u).warp == warp);
+                for u in lanes {
+                    let mine: Vec<bc_graph::EventId> = p
+                        .members
+                        .iter()
+                        .copied()
+                        .filter(|&m| exec.event(m).thread == Some(u))
+                        .collect();
+                    let bad = mine
+                        .iter()
+                        .copied()
+                        .find(|&m| !matches!(exec.event(m).kind, EventKind::Arrive { .. }) || site(m) != site(a));
+                    let why = match (mine.is_empty(), bad) {
+                        (true, _) => Some((None, "does not arrive in that phase")),
+                        (false, Some(m)) if !matches!(exec.event(m).kind, EventKind::Arrive { .. }) => {
+                            Some((Some(m), "leaves it by exiting"))
+                        }
+                        (false, Some(m)) => Some((Some(m), "arrives through another instruction")),
+                        (false, None) => None,
+                    };
+                    if let Some((m, why)) = why {
+                        found.push((p.number, p.barrier, a, u, m, why));
+                        break;
+                    }
+                }
+            }
+        }
+        for (number, b, a, u, m, why) in found {
+            let msg = format!(
+                "{} arrives through an .aligned instruction in phase {number} of {}, and {} of its warp {why}",
+                self.n(a),
+                self.barrier_name(b),
+                self.thread_name(u)
+            );
+            let mut events = vec![a];
+            events.extend(m);
+            self.report(Rule::AlignedBarrier, msg, events);
+        }
+    }
 }

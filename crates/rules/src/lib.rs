@@ -67,6 +67,9 @@ impl Violation {
 pub trait Names {
     fn event(&self, e: EventId) -> String;
     fn barrier(&self, b: BarrierId) -> String;
+    fn thread(&self, t: bc_graph::ThreadId) -> String {
+        format!("thread {}", t.0)
+    }
 }
 
 /// Names by number, for tests and hand-built executions.
@@ -135,6 +138,7 @@ impl Checker<'_> {
         self.count_overflow(&f);
         self.arrive_before_wait(&f);
         self.divergent_barrier(&f);
+        self.aligned_barrier(&f);
         self.privileged_barrier();
         self.uncooperative_grid_sync();
         self.participates_in(&f);
@@ -184,6 +188,10 @@ impl Checker<'_> {
 
     fn barrier_name(&self, b: BarrierId) -> String {
         self.name.barrier(b)
+    }
+
+    fn thread_name(&self, t: bc_graph::ThreadId) -> String {
+        self.name.thread(t)
     }
 }
 

@@ -17,6 +17,7 @@ fn arrive() -> K {
         count: None,
         object: false,
         arrivals: 1,
+        aligned: false,
     }
 }
 fn wait() -> K {
@@ -315,6 +316,7 @@ fn expected_count_update_bound() {
                 count: None,
                 object: false,
                 arrivals: 1,
+                aligned: false,
             },
             B,
         );
@@ -766,6 +768,7 @@ fn counted(c: ArriveCount) -> K {
         count: Some(c),
         object: false,
         arrivals: 1,
+        aligned: false,
     }
 }
 
@@ -1119,6 +1122,7 @@ fn counted_arrive_binds_the_wait_to_its_phase() {
         count: Some(ArriveCount::Threads(2)),
         object: false,
         arrivals: 1,
+        aligned: false,
     };
     let build = |kind: K, done: bool, count: bool| {
         let mut b = ExecutionBuilder::new(3, 1);
@@ -1210,6 +1214,7 @@ fn count_overflow_fires_above_the_maximum_only() {
                 count: Some(ArriveCount::Threads(k)),
                 object: false,
                 arrivals: 1,
+                aligned: false,
             }
         } else {
             K::Init { count: k }
@@ -1247,6 +1252,7 @@ fn arrive_before_wait_fires_without_the_wait_between() {
             count: None,
             object,
             arrivals: 1,
+            aligned: false,
         };
         let a1 = b.event(t(0), 0, arrive.clone(), B);
         b.bmo(a1);
@@ -1288,6 +1294,7 @@ fn divergent_barrier_fires_on_mixed_sites_exits_and_stuck_waits() {
                     count,
                     object: false,
                     arrivals: 1,
+                    aligned: false,
                 };
                 b.event(t(i), pcs[i as usize], kind, B)
             })
@@ -1321,6 +1328,7 @@ fn divergent_barrier_fires_on_mixed_sites_exits_and_stuck_waits() {
         bc_graph::ThreadFacts {
             code: 1,
             cooperative: false,
+            warp: 0,
         },
     );
     assert_eq!(judge_no_join(b), Vec::<String>::new());
@@ -1411,7 +1419,14 @@ fn uncooperative_grid_sync_fires_outside_a_cooperative_launch_only() {
     let run = |props, cooperative: bool| {
         let mut b = ExecutionBuilder::new(1, 1);
         b.props(BarrierId(0), props);
-        b.thread(ThreadId(0), bc_graph::ThreadFacts { code: 0, cooperative });
+        b.thread(
+            ThreadId(0),
+            bc_graph::ThreadFacts {
+                code: 0,
+                cooperative,
+                warp: 0,
+            },
+        );
         let init = b.event(None, 0, K::Init { count: 1 }, B);
         b.bmo(init);
         if cooperative {
@@ -1520,6 +1535,7 @@ fn counted_arrive(count: i64, n: u32) -> ExecutionBuilder {
             count: None,
             object: false,
             arrivals: n,
+            aligned: false,
         },
         B,
     );
@@ -1540,4 +1556,73 @@ fn counted_arrivals_complete_a_phase_and_overflow() {
     assert_eq!(judge(counted_arrive(2, 3)), ["ub(count-overflow)"]);
     assert!(judge(counted_arrive(3, 2)).contains(&"inconsistent:participates-in".to_string()));
     assert!(judge(counted_arrive(1, 0)).contains(&"ub(count-overflow)".to_string()));
+}
+
+/// Two threads of one warp (or of two), each arriving on B at `pcs[i]`
+/// (`aligned[i]`: through an `.aligned` instruction), completing one phase
+/// of 2; waits left out.
+fn aligned_phase(pcs: [u32; 2], aligned: [bool; 2], warps: [u32; 2]) -> ExecutionBuilder {
+    let mut b = ExecutionBuilder::new(2, 1);
+    let init = b.event(None, 0, K::Init { count: 2 }, B);
+    b.bmo(init);
+    for i in 0..2 {
+        b.thread(
+            ThreadId(i),
+            bc_graph::ThreadFacts {
+                code: 0,
+                cooperative: false,
+                warp: warps[i as usize],
+            },
+        );
+        let a = b.event(
+            t(i),
+            pcs[i as usize],
+            K::Arrive {
+                set_count: None,
+                count: Some(ArriveCount::Threads(2)),
+                object: false,
+                arrivals: 1,
+                aligned: aligned[i as usize],
+            },
+            B,
+        );
+        b.bmo(a);
+    }
+    b
+}
+
+/// aligned-barrier: one warp's threads arrive through one `.aligned`
+/// instruction (fine), through two sites, or one through an `.aligned`
+/// one and the other through a plain one (divergent); threads of two
+/// warps may use different sites.
+#[test]
+fn aligned_barrier_needs_one_site_per_warp() {
+    let judge_no_join = |b: ExecutionBuilder| {
+        kinds(&check(
+            &b.finish(),
+            RuleSet::all().without(Rule::WaitNeedsJoin),
+            None,
+            &Numbered,
+        ))
+    };
+    assert_eq!(
+        judge_no_join(aligned_phase([1, 1], [true, true], [0, 0])),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        judge_no_join(aligned_phase([1, 2], [true, true], [0, 0])),
+        ["ub(divergent-barrier)"]
+    );
+    assert_eq!(
+        judge_no_join(aligned_phase([1, 2], [true, false], [0, 0])),
+        ["ub(divergent-barrier)"]
+    );
+    assert_eq!(
+        judge_no_join(aligned_phase([1, 2], [true, true], [0, 1])),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        judge_no_join(aligned_phase([1, 2], [false, false], [0, 0])),
+        Vec::<String>::new()
+    );
 }
