@@ -84,6 +84,8 @@ impl System<'_> {
                     s.threads[t].pc = if c != 0 { *then } else { *els };
                 }
                 InstrKind::Jump(to) => s.threads[t].pc = *to,
+                // No effect under the ISA's reading (`InstrKind::Fence`).
+                InstrKind::Fence(_) => s.threads[t].pc += 1,
                 _ => return,
             }
         }
@@ -273,7 +275,11 @@ impl System<'_> {
                 });
                 String::new()
             }
-            InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_) | InstrKind::Exit => {
+            InstrKind::Assign { .. }
+            | InstrKind::Branch { .. }
+            | InstrKind::Jump(_)
+            | InstrKind::Fence(_)
+            | InstrKind::Exit => {
                 unreachable!("local instructions never wait for a choice")
             }
         };

@@ -1630,6 +1630,24 @@ impl Lowerer<'_> {
         if matches!(n, "launch" | "device_sync" | "stream_query") {
             return self.host_instr(c, dest, name, args, names);
         }
+        if let Some(scope) = fence_scope(n) {
+            if self.form == ThreadForm::Host {
+                self.err(
+                    name.span,
+                    format!("`{n}` is a device fence: a host thread cannot run it"),
+                );
+                return None;
+            }
+            if let Some(a) = args.first() {
+                self.err(a.span(), format!("`{n}` takes no operand"));
+                return None;
+            }
+            if let Some(d) = dest {
+                self.err(d.span, format!("`{n}` returns no value"));
+                return None;
+            }
+            return Some(vec![InstrKind::Fence(scope)]);
+        }
         // (arity, returns a value, first operand: b = barrier, l = location)
         let (arity, returns, first): (&[usize], bool, char) = match n {
             "init" => (&[2], false, 'b'),
@@ -1924,6 +1942,21 @@ impl Lowerer<'_> {
 
 /// The fixed barrier id and the mask operand of an instruction whose
 /// lowering carries a lane mask (`__syncwarp`), if it has one.
+/// The scope of a fence statement (PTX ISA, `membar`/`fence`; the CUDA
+/// barrier builtins lowering notes: `__threadfence_block`, `__threadfence`
+/// and `__threadfence_system` are `membar.cta`, `.gl` and `.sys`).
+fn fence_scope(n: &str) -> Option<crate::program::FenceScope> {
+    use crate::program::FenceScope::*;
+    Some(match n {
+        "membar.cta" | "fence.acq_rel.cta" | "fence.sc.cta" | "__threadfence_block" => Cta,
+        "fence.acq_rel.cluster" | "fence.sc.cluster" => Cluster,
+        "membar.gl" | "fence.acq_rel.gpu" | "fence.sc.gpu" | "__threadfence" => Gpu,
+        "membar.sys" | "fence.acq_rel.sys" | "fence.sc.sys" | "__threadfence_system" => Sys,
+        "fence.proxy.async" => ProxyAsync,
+        _ => return None,
+    })
+}
+
 /// The barrier id and operand of an instruction's lane mask, and whether
 /// the operand is a tile size (`tile=`) rather than the mask itself.
 fn masked(ins: &bc_models::Instruction) -> Option<(i64, usize, bool)> {

@@ -392,6 +392,7 @@ impl InstrKind {
             | InstrKind::Write { .. }
             | InstrKind::DeviceSync
             | InstrKind::Jump(_)
+            | InstrKind::Fence(_)
             | InstrKind::Exit => vec![],
         }
     }
@@ -506,6 +507,22 @@ pub enum InstrKind {
     },
     Jump(u32),
     Exit,
+    /// A memory fence (`membar.*`, `fence.*`, `__threadfence*`). Under the
+    /// ISA's reading, where a completed barrier orders its participants'
+    /// accesses, a fence adds nothing the race rule reads (atomics never
+    /// race, and executes-before has no fence edges): a local step.
+    Fence(FenceScope),
+}
+
+/// The scope a fence orders accesses at (PTX `membar`/`fence` scopes), or
+/// the proxy fence between the generic and the async proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FenceScope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+    ProxyAsync,
 }
 
 impl InstrKind {
@@ -513,7 +530,7 @@ impl InstrKind {
     pub fn is_local(&self) -> bool {
         matches!(
             self,
-            InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_)
+            InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_) | InstrKind::Fence(_)
         )
     }
 }

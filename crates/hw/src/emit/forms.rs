@@ -6,7 +6,7 @@
 
 use super::plan::{Mapping, Plan};
 use super::{refuse, Refusal};
-use bc_graph::{BarrierOp, BarrierResult, BarrierSel, Builtin, CExpr, Code, Instr, InstrKind, Rmw};
+use bc_graph::{BarrierOp, BarrierResult, BarrierSel, Builtin, CExpr, Code, FenceScope, Instr, InstrKind, Rmw};
 use bc_models::Scope;
 use bc_syntax::lexer::Op;
 use std::collections::BTreeSet;
@@ -65,6 +65,14 @@ pub fn body(plan: &Plan, c: usize, side: Side) -> Result<String, Refusal> {
             }
             InstrKind::Jump(t) => format!("goto {};", label(*t)),
             InstrKind::Exit => format!("goto {p}end;"),
+            // Every lane fences its own accesses.
+            InstrKind::Fence(scope) => match scope {
+                FenceScope::Cta => "__threadfence_block();".to_string(),
+                FenceScope::Cluster => "asm volatile(\"fence.acq_rel.cluster;\" ::: \"memory\");".to_string(),
+                FenceScope::Gpu => "__threadfence();".to_string(),
+                FenceScope::Sys => "__threadfence_system();".to_string(),
+                FenceScope::ProxyAsync => "asm volatile(\"fence.proxy.async;\" ::: \"memory\");".to_string(),
+            },
             InstrKind::Barrier { .. } => {
                 let prev = pc.checked_sub(1).and_then(|q| code.instrs.get(q as usize));
                 let next = code.instrs.get(pc as usize + 1);

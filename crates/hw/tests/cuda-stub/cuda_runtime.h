@@ -49,4 +49,6 @@ long long __shfl_sync(unsigned, long long, int);
 long long clock64();
 size_t __cvta_generic_to_shared(const void*);
 void __threadfence_block();
+void __threadfence();
+void __threadfence_system();
 unsigned atomicAdd(unsigned*, unsigned);
