@@ -708,10 +708,12 @@ impl Lowerer<'_> {
             let bar = bars.into_iter().find(|&d| barriers[d as usize].is_none());
             let var = vars.into_iter().find(|&d| locs[d as usize].is_none());
             let what = match (bar, var) {
-                (Some(d), _) => {
-                    let d = &decls[d as usize];
-                    format!("barrier `{}` (scope={})", d.name, d.scope.name())
-                }
+                (Some(d), _) => match decls.get(d as usize) {
+                    Some(d) => format!("barrier `{}` (scope={})", d.name, d.scope.name()),
+                    // Past the declarations: a lane-mask site's barrier
+                    // (`__syncwarp`, `tile.sync`), one per warp.
+                    None => "a lane-mask barrier (scope=warp)".to_string(),
+                },
                 (None, Some(d)) => {
                     let v = &lit.vars[d as usize];
                     let scope = v

@@ -255,3 +255,17 @@ fn barrier_array_errors() {
     assert_eq!(e.len(), 1, "{e:?}");
     assert!(e[0].2.contains("needs a model with the invalid-barrier rule"), "{e:?}");
 }
+
+/// A lane-mask instruction in a host thread is an error naming the warp
+/// barrier, not a panic (its declaration lies past the file's and the
+/// model's: found by the grammar fuzz).
+#[test]
+fn lane_mask_barriers_in_a_host_are_errors() {
+    for stmt in ["tile.sync 4", "__syncwarp 0x1"] {
+        let e = errors(&format!(
+            "litmus \"t\"\nmodel cuda-sm90\nhost H0 {{ {stmt} }}\nkernel K blocks=1 threads=1 {{ r = 1 }}\n"
+        ));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].2.contains("lane-mask barrier (scope=warp)"), "{e:?}");
+    }
+}
