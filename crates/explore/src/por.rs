@@ -101,39 +101,31 @@ pub(crate) fn groups(p: &Program) -> Vec<u32> {
 /// exclusion group a run-time selector may choose) and those its end may
 /// drop (held since launch or joined; `BarrierInstance::dropped_at_end_by`).
 pub(crate) fn barrier_instances(p: &Program, t: usize) -> Vec<BarrierId> {
-    let info = &p.threads[t];
-    // What its end may drop: the instances it holds, and any `__syncwarp`
-    // mask naming its lane (joined at launch, `State::initial`).
-    let masks = (p.barriers.iter().enumerate())
-        .filter(|(_, b)| b.syncwarp.is_some())
-        .map(|(i, _)| BarrierId(i as u32));
-    let mut out: Vec<BarrierId> = (info.barriers.iter().flatten().copied().chain(masks))
-        .filter(|b| p.barriers[b.index()].dropped_at_end_by(ThreadId(t as u32)))
+    let (info, me) = (&p.threads[t], ThreadId(t as u32));
+    // The `__syncwarp` masks naming its lane, held or not.
+    let naming: Vec<BarrierId> = p.masks_naming(me).collect();
+    // What its end may drop: the instances it holds, and the masks naming
+    // its lane (joined at launch, `State::initial`).
+    let mut out: Vec<BarrierId> = (info.barriers.iter().flatten().chain(&naming))
+        .copied()
+        .filter(|b| p.barriers[b.index()].dropped_at_end_by(me))
         .collect();
-    // A `__syncwarp` arrive marks its lane a stray in the open phases of
-    // the warp's other masks that name it (`System::other_mask`): those
-    // instances are objects of the thread too, held or not.
-    if (live_instrs(p, ThreadId(t as u32)))
-        .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.mask.is_some()))
-    {
-        out.extend(
-            (p.barriers.iter().enumerate())
-                .filter(|(_, b)| {
-                    b.syncwarp
-                        .as_ref()
-                        .is_some_and(|w| w.named.contains(&ThreadId(t as u32)))
-                })
-                .map(|(i, _)| BarrierId(i as u32)),
-        );
-    }
-    for ins in live_instrs(p, ThreadId(t as u32)) {
-        if let InstrKind::Barrier { sel, .. } = &ins.kind {
+    let mut masked = false;
+    for ins in live_instrs(p, me) {
+        if let InstrKind::Barrier { op, sel, .. } = &ins.kind {
+            masked |= matches!(op, BarrierOp::Arrive(a) if a.mask.is_some());
             out.extend(
                 sel.decls(&p.groups)
                     .into_iter()
                     .filter_map(|d| info.barriers[d as usize]),
             );
         }
+    }
+    // A `__syncwarp` arrive marks its lane a stray in the open phases of
+    // the warp's other masks that name it (`System::other_mask`): those
+    // instances are objects of the thread too.
+    if masked {
+        out.extend(naming);
     }
     out.sort_unstable();
     out.dedup();

@@ -158,11 +158,7 @@ impl System<'_> {
         if !bar.init {
             return;
         }
-        let needed = match bar.open.as_ref().and_then(|p| p.count) {
-            Some(c) => c.needed(bar.expected),
-            None => bar.expected,
-        };
-        let pending = needed - bar.arrived;
+        let pending = bar.needed() - bar.arrived;
         if n == 0 || (n > 1 && i64::from(n) > pending) {
             let what = if n == 0 {
                 "no arrival (a count below one)".to_string()
@@ -251,7 +247,7 @@ impl System<'_> {
     /// arrival). `ph` is the phase of barrier `b` just completed, all its
     /// members still in the history.
     pub(crate) fn aligned_barrier(&self, s: &State, b: usize, ph: &Phase, w: &mut Worker) {
-        if !self.p.model.rules.has(Rule::AlignedBarrier) {
+        if !self.an.aligned {
             return;
         }
         // A member's site, whether it is an arrive, and whether through an

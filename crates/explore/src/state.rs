@@ -404,6 +404,16 @@ impl Phase {
 }
 
 impl BState {
+    /// The arrivals that complete the open phase: a phase counted with a
+    /// thread count completes at that many, whatever the barrier's own
+    /// count (and its exits) say; otherwise the expected count.
+    pub fn needed(&self) -> i64 {
+        match self.open.as_ref().and_then(|p| p.count) {
+            Some(c) => c.needed(self.expected),
+            None => self.expected,
+        }
+    }
+
     /// A barrier at launch: initialized when it has a launch count.
     pub fn at_launch(launch_count: Option<i64>) -> BState {
         BState {
@@ -458,18 +468,8 @@ impl State {
                         // mask another lane computed may name it, and its
                         // exit must release that phase too ("exited
                         // threads named in mask" need not execute it).
-                        let named = (p.barriers.iter().enumerate()).filter(|(_, b)| {
-                            b.syncwarp
-                                .as_ref()
-                                .is_some_and(|w| w.named.contains(&bc_graph::ThreadId(i as u32)))
-                        });
-                        for b in t
-                            .barriers
-                            .iter()
-                            .flatten()
-                            .copied()
-                            .chain(named.map(|(b, _)| bc_graph::BarrierId(b as u32)))
-                        {
+                        let named = p.masks_naming(bc_graph::ThreadId(i as u32));
+                        for b in t.barriers.iter().flatten().copied().chain(named) {
                             jmask.set(JoinMask::pair(nt, i, b.index()));
                             joined.push(b.0);
                         }

@@ -754,12 +754,7 @@ impl System<'_> {
         s.bmo[b].push((t as u32, po));
         let bar = &mut s.bars[b];
         let name = &self.p.barriers[b].name;
-        // A phase counted with a thread count completes at that many
-        // arrivals, whatever the barrier's own count (and its exits) say.
-        let needed = match bar.open.as_ref().and_then(|p| p.count) {
-            Some(c) => c.needed(bar.expected),
-            None => bar.expected,
-        };
+        let needed = bar.needed();
         // More arrivals than the phase still expects (count-overflow)
         // complete it: the surplus is lost (as the rule checker's replay).
         if matches!(kind, Mod::Arrive { arrivals, .. } if arrivals > 1) && bar.init && bar.arrived > needed {

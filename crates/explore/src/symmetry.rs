@@ -37,11 +37,25 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         .collect();
     // The aligned-barrier rule compares the instruction sites of a warp's
     // threads: where it can fire, a class keeps to one warp and one code.
-    let aligned = p.model.rules.has(bc_models::Rule::AlignedBarrier)
-        && p.codes
-            .iter()
-            .flat_map(|c| &c.instrs)
-            .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.aligned));
+    let aligned = aligned_rule_live(p);
+    // A lane mask names lanes: whether a mask names a thread decides
+    // whether it may call it (syncwarp-mask), whether the mask's phase
+    // waits for it, and whether its end drops the mask's barrier. Two
+    // threads of one warp that every mask of their warp names alike are
+    // interchangeable (the masks a thread uses are builtin expressions, in
+    // its signature); a renaming within such a class maps each mask's
+    // named lanes onto themselves. Otherwise a warp is only a place for
+    // warp barrier instances, which `barriers` compares. Per thread, once:
+    // every mask of the program names it or not, not only those it holds
+    // (another lane's mask may name it: a mask that depends on the lane).
+    let named_by: Vec<Vec<bool>> = (0..p.threads.len())
+        .map(|r| {
+            (p.barriers.iter())
+                .filter_map(|b| b.syncwarp.as_ref())
+                .map(|w| w.named.contains(&ThreadId(r as u32)))
+                .collect()
+        })
+        .collect();
     let mut classes: Vec<(Vec<usize>, usize)> = Vec::new();
     for (t, info) in p.threads.iter().enumerate() {
         let code = &p.codes[info.code.index()];
@@ -52,25 +66,6 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         if !eligible {
             continue;
         }
-        // A lane mask names lanes: whether a mask names a thread decides
-        // whether it may call it (syncwarp-mask), whether the mask's phase
-        // waits for it, and whether its end drops the mask's barrier. Two
-        // threads of one warp that every mask of their warp names alike
-        // are interchangeable (the masks a thread uses are builtin
-        // expressions, in its signature); a renaming within such a class
-        // maps each mask's named lanes onto themselves. Otherwise a warp
-        // is only a place for warp barrier instances, which `barriers`
-        // compares.
-        let named_by = |r: usize| -> Vec<bool> {
-            // Every mask of the program, not only those `r` holds: another
-            // lane's mask may name `r` (a mask that depends on the lane).
-            p.barriers
-                .iter()
-                .filter_map(|b| b.syncwarp.as_ref())
-                .map(|w| w.named.contains(&ThreadId(r as u32)))
-                .collect()
-        };
-        let named = named_by(t);
         // Explicit threads declared with the same body are interchangeable
         // too, unless a uniform barrier compares instruction sites (sites
         // name the body).
@@ -94,7 +89,7 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
                 && o.block == info.block
                 && o.cluster == info.cluster
                 && o.warp_lanes == info.warp_lanes
-                && named_by(r) == named
+                && named_by[r] == named_by[t]
                 && o.kernel == info.kernel
                 && o.cooperative == info.cooperative
                 && o.barriers == info.barriers
@@ -106,6 +101,14 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         }
     }
     classes.into_iter().map(|(m, _)| m).filter(|m| m.len() > 1).collect()
+}
+
+/// Whether the aligned-barrier rule can fire in `p`: the model has it and
+/// some instruction arrives through an `.aligned` form.
+pub(crate) fn aligned_rule_live(p: &Program) -> bool {
+    p.model.rules.has(bc_models::Rule::AlignedBarrier)
+        && (p.codes.iter().flat_map(|c| &c.instrs))
+            .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.aligned))
 }
 
 /// Threads renamed between two checks of the budget.

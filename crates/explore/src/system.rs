@@ -18,6 +18,9 @@ pub(crate) struct Choice {
 /// What the explorer computes once per program, before the search, and
 /// shares with its workers (read-only).
 pub(crate) struct Analyses {
+    /// The aligned-barrier rule can fire (`symmetry::aligned_rule_live`):
+    /// phase completions check it only then.
+    pub(crate) aligned: bool,
     /// Barriers some parity wait uses: their last completed phase is kept
     /// while a parity wait may take it (`System::collect`).
     pub(crate) parity_barriers: Vec<bool>,
@@ -198,6 +201,7 @@ impl Analyses {
         // Phase numbers matter to tokens, and their parity to parity waits.
         let token_barriers = tokens.iter().zip(&parity_barriers).map(|(&t, &p)| t || p).collect();
         Analyses {
+            aligned: symmetry::aligned_rule_live(p),
             parity_only,
             droppable,
             phase_counted,

@@ -377,6 +377,7 @@ impl Lowerer<'_> {
             }
             warps.iter().position(|&k| k == (p.grid, p.block, p.warp)).unwrap_or(0) as u32
         };
+        let warp_ids: Vec<u32> = placed.iter().map(warp_id).collect();
         let mut barriers = Vec::new();
         let mut thread_barriers = vec![Vec::new(); placed.len()];
         for b in &decls {
@@ -446,11 +447,6 @@ impl Lowerer<'_> {
         } else {
             (1u64 << self.model.warp_size) - 1
         };
-        let warp_keys: BTreeSet<(Option<u32>, u32, u32)> = placed
-            .iter()
-            .filter(|p| p.kind == ThreadKind::Device)
-            .map(|p| (p.grid, p.block, p.warp))
-            .collect();
         let mut mask_ids: BTreeMap<(i64, Option<u32>, u32, u32, u64), BarrierId> = BTreeMap::new();
         for site in &self.mask_sites {
             let Some(pb) = self.model.barrier(site.id) else {
@@ -486,7 +482,7 @@ impl Lowerer<'_> {
                         })
                         .map(|(j, _)| ThreadId(j as u32))
                         .collect();
-                    let place = if warp_keys.len() > 1 {
+                    let place = if warps.len() > 1 {
                         format!("@{}b{}w{}", here.grid_label, here.block, here.warp)
                     } else {
                         String::new()
@@ -500,10 +496,7 @@ impl Lowerer<'_> {
                         props: pb.props,
                         exit_drops: pb.props.drop_at_end,
                         syncwarp: Some(SyncwarpMask {
-                            warp: warp_keys
-                                .iter()
-                                .position(|&k| k == (here.grid, here.block, here.warp))
-                                .unwrap_or(0) as u32,
+                            warp: warp_ids[i],
                             mask,
                             named,
                         }),
@@ -587,7 +580,6 @@ impl Lowerer<'_> {
             }
         }
 
-        let warp_ids: Vec<u32> = placed.iter().map(warp_id).collect();
         let threads: Vec<ThreadInfo> = placed
             .into_iter()
             .enumerate()

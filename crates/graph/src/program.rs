@@ -616,6 +616,13 @@ pub struct Program {
 }
 
 impl Program {
+    /// The `__syncwarp` mask barriers whose mask names thread `t`'s lane,
+    /// held by `t` or not (a mask another lane computed may name it).
+    pub fn masks_naming(&self, t: ThreadId) -> impl Iterator<Item = BarrierId> + '_ {
+        (self.barriers.iter().enumerate())
+            .filter(move |(_, b)| b.syncwarp.as_ref().is_some_and(|w| w.named.contains(&t)))
+            .map(|(i, _)| BarrierId(i as u32))
+    }
     pub fn thread(&self, t: ThreadId) -> &ThreadInfo {
         &self.threads[t.index()]
     }

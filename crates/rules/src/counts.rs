@@ -180,7 +180,7 @@ impl Checker<'_> {
                 let EventKind::Arrive { arrivals, .. } = exec.event(e).kind else {
                     continue;
                 };
-                let Some(x) = c.expected.map(|x| c.phase_count.map_or(x, |k| k.needed(x))) else {
+                let Some(x) = c.needed() else {
                     continue;
                 };
                 let pending = x - c.arrived;

@@ -10,6 +10,12 @@ use bc_graph::{ArriveCount, BarrierId, EventKind};
 use bc_models::Rule;
 
 impl Checker<'_> {
+    /// The instruction site of event `m`: its thread's code and its pc.
+    fn site(&self, m: bc_graph::EventId) -> (Option<u32>, u32) {
+        let ev = self.exec.event(m);
+        (ev.thread.map(|t| self.exec.thread(t).code), ev.pc)
+    }
+
     /// Is phase `p` block-wide: it has an arrival, and its count is not a
     /// written thread count (the latest counted arrive's count)?
     fn block_wide(&self, p: &Phase) -> bool {
@@ -42,10 +48,7 @@ impl Checker<'_> {
             if !self.block_wide(p) {
                 continue;
             }
-            let site = |m| {
-                let ev = exec.event(m);
-                (ev.thread.map(|t| exec.thread(t).code), ev.pc)
-            };
+            let site = |m| self.site(m);
             let arrives: Vec<_> = p
                 .members
                 .iter()
@@ -116,10 +119,7 @@ impl Checker<'_> {
         }
         let exec = self.exec;
         let threads = exec.threads.len() as u32;
-        let site = |m: bc_graph::EventId| {
-            let ev = exec.event(m);
-            (ev.thread.map(|t| exec.thread(t).code), ev.pc)
-        };
+        let site = |m| self.site(m);
         let mut found = Vec::new();
         for p in f.replay.phases.iter().filter(|p| p.completed) {
             let mut warps_seen: Vec<u32> = Vec::new();

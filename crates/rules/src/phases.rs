@@ -44,6 +44,14 @@ pub(crate) struct Counts {
     pub phase: Option<(usize, usize)>,
 }
 
+impl Counts {
+    /// The arrivals that complete the open phase (`None` before any
+    /// init): a thread-counted phase's count, else the expected count.
+    pub fn needed(&self) -> Option<i64> {
+        self.expected.map(|x| self.phase_count.map_or(x, |c| c.needed(x)))
+    }
+}
+
 /// What the replay of every bmo found.
 #[derive(Clone, Debug)]
 pub(crate) struct Replay {
@@ -141,6 +149,8 @@ impl Replay {
                 seen.push(Some(before));
                 phases[pi].members.push(e);
                 phase_of[e.index()] = Some(pi);
+                // An arrive that counts several arrivals.
+                let mut several = false;
                 match ev.kind {
                     EventKind::Arrive {
                         set_count,
@@ -155,13 +165,7 @@ impl Replay {
                             phase_count = count;
                         }
                         arrived += i64::from(arrivals);
-                        // More arrivals than the phase still expects
-                        // (count-overflow) complete it: the surplus is lost.
-                        if let Some(x) = expected.map(|x| phase_count.map_or(x, |c| c.needed(x))) {
-                            if arrivals > 1 && arrived > x {
-                                arrived = x;
-                            }
-                        }
+                        several = arrivals > 1;
                     }
                     EventKind::ArriveDrop { .. } => {
                         arrived += 1;
@@ -174,6 +178,11 @@ impl Replay {
                 // A phase counted with a thread count completes at that
                 // many arrivals, whatever the barrier's own count says.
                 let needed = expected.map(|x| phase_count.map_or(x, |c| c.needed(x)));
+                // More arrivals than the phase still expects (count-overflow)
+                // complete it: the surplus is lost.
+                if let Some(x) = needed.filter(|&x| several && arrived > x) {
+                    arrived = x;
+                }
                 if needed == Some(arrived) && tx == 0 {
                     phases[pi].completed = true;
                     current = None;
