@@ -198,30 +198,29 @@ impl Gen {
             "barrier_arrive_tx" => format!("{}, {}, {}", self.barrier(), self.small(), self.small()),
             "mbarrier.try_wait" | "mbarrier.test_wait" | "try_wait" => format!("{}, {}", self.barrier(), self.reg()),
             "s_barrier_signal" | "s_barrier_signal_isfirst" | "s_barrier_wait" | "s_barrier_join" => self.id(),
-            "bar.sync"
-            | "bar.arrive"
-            | "barrier.sync"
-            | "barrier.sync.aligned"
-            | "barrier.cta.sync"
-            | "barrier.arrive"
-            | "barrier.cta.arrive"
-            | "barrier.cta.arrive.aligned"
-            | "__nvvm_barrier_sync" => match self.below(3) {
-                0 => self.id(),
-                _ => format!("{}, {}", self.id(), self.pick(&["32", "64", "1", "2", "0", "33"])),
-            },
+            // The arrive forms need a count (PTX `bar.arrive a, b`).
+            "bar.arrive" | "barrier.arrive" | "barrier.cta.arrive" | "barrier.cta.arrive.aligned" => {
+                format!("{}, {}", self.id(), self.pick(&["32", "64", "1", "2", "0", "33"]))
+            }
+            "bar.sync" | "barrier.sync" | "barrier.sync.aligned" | "barrier.cta.sync" | "__nvvm_barrier_sync" => {
+                match self.below(3) {
+                    0 => self.id(),
+                    _ => format!("{}, {}", self.id(), self.pick(&["32", "64", "1", "2", "0", "33"])),
+                }
+            }
             "__nvvm_bar_sync_all" => self.id(),
             "bar.red.popc" | "bar.red.and" | "bar.red.or" => format!("{}, {}", self.id(), self.expr(1)),
             "__nvvm_bar0_popc" | "__nvvm_bar0_and" | "__nvvm_bar0_or" => self.expr(1),
             "__syncthreads_count" | "__syncthreads_and" | "__syncthreads_or" => self.expr(1),
             "tile.sync" => self.pick(&["1", "2", "4", "8", "16", "32", "3", "64", "0"]).to_string(),
             "cluster.barrier_wait" | "block.barrier_wait" | "grid.barrier_wait" => {
-                if self.chance(50) {
+                if !self.chance(10) {
                     self.reg()
                 } else {
                     String::new()
                 }
             }
+            "cp.async.bulk" => format!("{}, {}, {}, {}", self.var(), self.var(), self.small(), self.barrier()),
             "store" | "exch" | "fetch_add" => format!("{}, {}", self.var(), self.expr(1)),
             "cas" => format!("{}, {}, {}", self.var(), self.small(), self.small()),
             "load" | "read" | "write" => self.var(),

@@ -100,13 +100,18 @@ impl Budget {
         match self.halt.load(Ordering::SeqCst) {
             0 => None,
             1 => Some(Stop::MemoryLimit),
+            3 => Some(Stop::CopyLimit),
             _ => Some(Stop::Timeout),
         }
     }
 
     /// Halts the search (the first reason stays).
     pub(crate) fn halt(&self, why: Stop) {
-        let code = if why == Stop::MemoryLimit { 1 } else { 2 };
+        let code = match why {
+            Stop::MemoryLimit => 1,
+            Stop::CopyLimit => 3,
+            _ => 2,
+        };
         let _ = self.halt.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
     }
 

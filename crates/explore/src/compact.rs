@@ -48,6 +48,19 @@ pub(crate) type Reach = Vec<Vec<Vec<bool>>>;
 /// reachable from there names, as `own` lists them per instruction (a
 /// backward fixed point over the control-flow graph).
 pub(crate) fn reachable_decls(p: &Program, n: usize, own: impl Fn(&InstrKind, &mut Vec<bool>)) -> Reach {
+    // A copy's issue names what its agents' code names: the agents'
+    // start barriers (the issuer holds their instances), the copy's
+    // barrier and its locations.
+    let own = |kind: &InstrKind, acc: &mut Vec<bool>| {
+        own(kind, acc);
+        if let InstrKind::CopyIssue { site, .. } = kind {
+            for k in 0..bc_graph::lower::COPY_AGENTS {
+                for i in &p.codes[p.copy_code(*site, k).index()].instrs {
+                    own(&i.kind, acc);
+                }
+            }
+        }
+    };
     p.codes
         .iter()
         .map(|code| {

@@ -122,6 +122,9 @@ impl<'p> Explorer<'p> {
             // reused) and copied out only when it is new.
             let mut n = State::copy_in(&mut self.work.successor, s);
             let step = self.sys.step(&mut n, choice, &mut self.worker);
+            if let Some(why) = self.worker.halt.take() {
+                self.budget.halt(why);
+            }
             self.path.push(step);
             let key = self.sys.step_key(s, &n, choice);
             let fused = self.sys.fused_steps(&mut n, &mut self.worker, Some(&self.budget));

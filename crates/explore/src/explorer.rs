@@ -10,7 +10,7 @@ use crate::state::State;
 use crate::system::System;
 use crate::witness::ExecNames;
 use crate::worker::Worker;
-use crate::{budget, outcomes, par, Choice};
+use crate::{budget, outcomes, par, Choice, Reductions};
 use crate::{Outcome, SearchOptions, Stats, Step, Stop, Witness};
 use bc_graph::*;
 use bc_syntax::{FindingKind, Quantifier, Span};
@@ -85,7 +85,19 @@ pub(crate) struct Explorer<'p> {
 }
 
 impl<'p> Explorer<'p> {
-    pub(crate) fn new(p: &'p Program, opts: SearchOptions) -> Explorer<'p> {
+    pub(crate) fn new(p: &'p Program, mut opts: SearchOptions) -> Explorer<'p> {
+        if p.has_copies() {
+            // FIXME: the static analyses of phase sorting, fusion and
+            // partial-order reduction know nothing of copy agents (threads
+            // that start when another issues a copy); until they do, a
+            // program with copies runs with compaction and symmetry alone
+            // (symmetry leaves issuers and agents out of its classes).
+            opts.reductions = Reductions {
+                compact: opts.reductions.compact,
+                symmetry: opts.reductions.symmetry,
+                ..Reductions::NONE
+            };
+        }
         let sys = std::sync::Arc::new(System::new(p, opts.reductions, opts.liveness));
         Explorer::with(p, opts, sys, std::sync::Arc::new(par::VisitedSet::new(64)))
     }

@@ -66,6 +66,10 @@ pub enum Stop {
     /// iteration extends the execution, so no state repeats).
     MemoryLimit,
     Timeout,
+    /// A thread issued a copy while every agent of its copy site was still
+    /// busy ([`bc_graph::lower::COPY_AGENTS`]): the search cannot run the
+    /// copy without ordering it after another.
+    CopyLimit,
 }
 
 impl Stop {
@@ -75,6 +79,7 @@ impl Stop {
             Stop::StateLimit => "state-limit",
             Stop::MemoryLimit => "memory-limit",
             Stop::Timeout => "timeout",
+            Stop::CopyLimit => "copy-limit",
         }
     }
 }

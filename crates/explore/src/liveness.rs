@@ -266,7 +266,10 @@ impl<'a> Analysis<'a> {
             .max();
         let hsa = |u: u32| Some(threads[u as usize].block) == lowest_live && block_live(threads[u as usize].block);
         let obe = |u: u32| block_started(threads[u as usize].block);
-        match self.progress {
+        // A copy agent is the hardware's: it finishes whatever the
+        // progress model says of threads.
+        let agent = |u: u32| threads[u as usize].kind == ThreadKind::Copy;
+        let mut fair: Vec<u32> = match self.progress {
             Progress::Unfair => vec![],
             Progress::Fair => all.collect(),
             Progress::Hsa => all.filter(|&u| hsa(u)).collect(),
@@ -291,7 +294,11 @@ impl<'a> Analysis<'a> {
                     })
                 })
                 .collect(),
-        }
+        };
+        fair.extend((0..self.nthreads() as u32).filter(|&u| agent(u)));
+        fair.sort_unstable();
+        fair.dedup();
+        fair
     }
 
     /// Adds to `found` the fair cycles within component `scc` that

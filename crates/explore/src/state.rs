@@ -462,7 +462,10 @@ impl State {
                 .map(|(i, t)| {
                     let mut jmask = JoinMask::default();
                     let mut joined = Vec::new();
-                    if joined_at_launch {
+                    // A copy agent joins nothing: it is in no barrier's
+                    // count and no phase waits for it.
+                    let agent = t.kind == bc_graph::ThreadKind::Copy;
+                    if joined_at_launch && !agent {
                         // Only the instances this thread can reach, and
                         // every `__syncwarp` mask that names its lane: a
                         // mask another lane computed may name it, and its
@@ -478,7 +481,7 @@ impl State {
                     }
                     TState {
                         pc: 0,
-                        status: if t.kernel.is_some() {
+                        status: if t.kernel.is_some() || agent {
                             Status::NotLaunched
                         } else {
                             Status::Running
@@ -512,6 +515,9 @@ impl State {
         };
         // Implicit joins at launch (the workgroup barrier of the GFX targets).
         for (i, t) in p.threads.iter().enumerate() {
+            if t.kind == bc_graph::ThreadKind::Copy {
+                continue;
+            }
             let mut seen = Vec::new();
             for &b in t.barriers.iter().flatten() {
                 if !p.barriers[b.index()].props.join_at_launch || seen.contains(&b) {

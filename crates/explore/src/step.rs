@@ -189,6 +189,7 @@ impl System<'_> {
         let info = &self.p.threads[t];
         let effect = match ins.kind.clone() {
             InstrKind::Barrier { op, sel, result } => self.barrier_step(s, t, pc, op, sel, result, c.phase, w),
+            InstrKind::CopyIssue { site, bytes } => self.copy_issue(s, t, pc, site, &bytes, w),
             InstrKind::Store { decl, value } => {
                 let v = eval(self.p, s, t, &value);
                 let l = System::loc(info, decl).index();
@@ -294,6 +295,52 @@ impl System<'_> {
         }
     }
 
+    /// Thread `t` issues copy `site` ([`bc_graph::CopyPool`]): the first of
+    /// its agents for the site that is free starts, after `t` arrives on
+    /// the agent's start barrier (so everything before the issue executes
+    /// before the copy). An agent is free when it is not running and all
+    /// it did executes before `t`'s latest event: then what the agent did
+    /// before is ordered before the new copy anyway. With none free the
+    /// search halts (`copy-limit`).
+    fn copy_issue(&self, s: &mut State, t: usize, pc: u32, site: u32, bytes: &CExpr, w: &mut Worker) -> String {
+        let n = eval(self.p, s, t, bytes);
+        let agents = self.p.copy_agents(ThreadId(w.ident[t]), site);
+        let mut eb = None;
+        let free = agents.iter().position(|&(a, _)| {
+            let a = a.index();
+            if s.threads[a].status == Status::Running {
+                return false;
+            }
+            let Some(last) = s.hist[a].len().checked_sub(1) else {
+                return true;
+            };
+            let Some(mine) = s.hist[t].len().checked_sub(1) else {
+                return false;
+            };
+            eb.get_or_insert_with(|| crate::rules::ExecutesBefore::of(s))
+                .eb((a as u32, last as u32), (t as u32, mine as u32))
+        });
+        let Some(k) = free else {
+            w.halt = Some(crate::Stop::CopyLimit);
+            return format!(
+                "every agent of this copy site is still busy ({} in flight): the search stops",
+                agents.len()
+            );
+        };
+        let (a, start) = agents[k];
+        let a = a.index();
+        let arrive = BarrierOp::Arrive(bc_graph::ArriveSpec::default());
+        let effect = self.barrier_on(s, t, pc, start.index(), arrive, None, None, w);
+        let agent = &mut s.threads[a];
+        agent.status = Status::Running;
+        agent.pc = 0;
+        agent.regs[bc_graph::COPY_BYTES_REG.index()] = n;
+        format!(
+            "{} starts the copy of {n} bytes ({effect})",
+            self.thread_name(&w.ident, a)
+        )
+    }
+
     /// One barrier operation of thread `t`; returns the step's effect text.
     #[allow(clippy::too_many_arguments)]
     fn barrier_step(
@@ -313,6 +360,22 @@ impl System<'_> {
             }
             return "no joined barrier of its group: no effect".to_string();
         };
+        self.barrier_on(s, t, pc, b, op, result, phase, w)
+    }
+
+    /// One barrier operation of thread `t` on barrier instance `b`.
+    #[allow(clippy::too_many_arguments)]
+    fn barrier_on(
+        &self,
+        s: &mut State,
+        t: usize,
+        pc: u32,
+        b: usize,
+        op: BarrierOp,
+        result: Option<BarrierResult>,
+        phase: Option<u32>,
+        w: &mut Worker,
+    ) -> String {
         let target = Target::Barrier(BarrierId(b as u32));
         if let Some((rule, msg)) = self.neutral(s, t, b, &op, &w.ident) {
             if let Some(rule) = rule {

@@ -62,7 +62,11 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         // A thread whose code reads builtins stays interchangeable with
         // those that observe the same values of them (its thread class,
         // `bc_graph::classes`).
-        let eligible = info.kind == ThreadKind::Device && !p.asserts.iter().any(|a| names_thread(&a.cond, t as u32));
+        // A copy agent, or a thread that issues copies (its agents are its
+        // own), is interchangeable with none.
+        let eligible = info.kind == ThreadKind::Device
+            && !p.asserts.iter().any(|a| names_thread(&a.cond, t as u32))
+            && !p.copy_pools.iter().any(|c| c.issuer.index() == t);
         if !eligible {
             continue;
         }

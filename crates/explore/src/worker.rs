@@ -30,6 +30,9 @@ pub(crate) struct Worker {
     /// and the wait is taken back.
     pub(crate) hold_end: bool,
     pub(crate) held_end: bool,
+    /// Set by a step the search cannot take (a copy with no free agent):
+    /// the search halts for this reason.
+    pub(crate) halt: Option<crate::Stop>,
 }
 
 impl Worker {
@@ -43,6 +46,7 @@ impl Worker {
             fuse: None,
             hold_end: false,
             held_end: false,
+            halt: None,
         }
     }
 }

@@ -52,8 +52,9 @@ pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diag
         mask_sites: Vec::new(),
         first_mask_decl: 0,
         form: ThreadForm::Thread,
+        copy_sites: Vec::new(),
     };
-    let program = l.program(lit);
+    let program = l.program(lit).map(|p| add_copy_agents(p, &l.copy_sites));
     l.diags.sort_by_key(|d| d.span.map(|s| s.start));
     match program {
         Some(p) if l.diags.is_empty() => Ok(p),
@@ -74,6 +75,148 @@ struct Lowerer<'a> {
     first_mask_decl: u32,
     /// The form of the body being lowered (host operations are host only).
     form: ThreadForm,
+    /// The `cp.async.bulk` statements, by site number.
+    copy_sites: Vec<CopySite>,
+}
+
+/// One `cp.async.bulk DST, SRC, BYTES, B` statement: what its copies do.
+struct CopySite {
+    dst: u32,
+    src: u32,
+    /// The declared barrier the copy completes transactions on.
+    barrier: u32,
+    span: Span,
+    text: String,
+}
+
+/// How many copies from one site one thread may have in flight at once
+/// (copies whose events do not all execute before the next issue). A
+/// search that needs more stops, inconclusive (`copy-limit`).
+pub const COPY_AGENTS: usize = 2;
+
+/// Adds the agents of asynchronous copies ([`crate::CopyPool`]): for each
+/// thread and each `cp.async.bulk` site it can reach, [`COPY_AGENTS`]
+/// threads of kind [`ThreadKind::Copy`], in the issuer's block, cluster
+/// and warp and naming its instances, each with a start barrier of its
+/// own (count 1, set at launch). An agent's code: wait for its start
+/// barrier's phase (parity in register 0), read the source, write the
+/// destination, complete `bytes` (register 1) transactions on the barrier,
+/// flip the parity. Appended after every user thread, barrier and code,
+/// so the user's numbering is unchanged.
+fn add_copy_agents(mut p: Program, sites: &[CopySite]) -> Program {
+    if sites.is_empty() {
+        return p;
+    }
+    let first_code = p.codes.len() as u32;
+    let first_decl = p.threads.first().map_or(0, |t| t.barriers.len()) as u32;
+    p.copy_first_code = first_code;
+    p.copy_first_decl = first_decl;
+    for (i, site) in sites.iter().enumerate() {
+        for k in 0..COPY_AGENTS {
+            let instr = |kind: InstrKind, what: &str| Instr {
+                kind,
+                span: site.span,
+                text: format!("{} ({what})", site.text),
+            };
+            p.codes.push(Code {
+                instrs: vec![
+                    instr(
+                        InstrKind::Barrier {
+                            op: BarrierOp::Wait(WaitSpec {
+                                parity: Some(CExpr::Reg(COPY_PARITY_REG)),
+                                ..WaitSpec::default()
+                            }),
+                            sel: BarrierSel::Decl(p.copy_start_decl(i as u32, k)),
+                            result: None,
+                        },
+                        "the copy starts",
+                    ),
+                    instr(InstrKind::Read { decl: site.src }, "reads the source"),
+                    instr(InstrKind::Write { decl: site.dst }, "writes the destination"),
+                    instr(
+                        InstrKind::Barrier {
+                            op: BarrierOp::CompleteTx(CExpr::Reg(COPY_BYTES_REG)),
+                            sel: BarrierSel::Decl(site.barrier),
+                            result: None,
+                        },
+                        "completes its transactions",
+                    ),
+                    instr(
+                        InstrKind::Assign {
+                            dest: COPY_PARITY_REG,
+                            value: CExpr::Binary(
+                                Op::Xor,
+                                Box::new(CExpr::Reg(COPY_PARITY_REG)),
+                                Box::new(CExpr::Int(1)),
+                            ),
+                        },
+                        "done",
+                    ),
+                ],
+                regs: vec!["parity@copy".into(), "bytes@copy".into()],
+                counted_loops: Vec::new(),
+            });
+            p.declared_barriers.push(crate::program::DeclaredBarrier {
+                name: format!("start of copy agent {k} of `{}`", site.text),
+                launch_count: Some(1),
+                out_of_range: false,
+            });
+        }
+    }
+    // Every thread names the start declarations; an issuer holds its
+    // agents' instances, an agent its own.
+    for t in &mut p.threads {
+        t.barriers.resize(first_decl as usize + sites.len() * COPY_AGENTS, None);
+    }
+    let users = p.threads.len();
+    for issuer in 0..users {
+        let code = p.threads[issuer].code;
+        let reach = crate::classes::reachable_pcs(&p, ThreadId(issuer as u32));
+        let mut issued: Vec<u32> = Vec::new();
+        for (pc, ins) in p.codes[code.index()].instrs.iter().enumerate() {
+            if let (InstrKind::CopyIssue { site, .. }, true) = (&ins.kind, reach[pc]) {
+                if !issued.contains(site) {
+                    issued.push(*site);
+                }
+            }
+        }
+        for site in issued {
+            let mut agents = Vec::new();
+            for k in 0..COPY_AGENTS {
+                let name = format!("{}.copy{}.{k}", p.threads[issuer].name, site);
+                p.barriers.push(BarrierInstance {
+                    name: format!("{name}.start"),
+                    decl_name: format!("{name}.start"),
+                    launch_count: Some(1),
+                    decl_span: sites[site as usize].span,
+                    props: BarrierProps::default(),
+                    syncwarp: None,
+                    exit_drops: false,
+                });
+                let start = BarrierId(p.barriers.len() as u32 - 1);
+                let decl = p.copy_start_decl(site, k) as usize;
+                p.threads[issuer].barriers[decl] = Some(start);
+                let mut info = p.threads[issuer].clone();
+                info.name = name;
+                info.kind = ThreadKind::Copy;
+                info.kernel = None;
+                info.code = p.copy_code(site, k);
+                for (d, slot) in info.barriers.iter_mut().enumerate().skip(first_decl as usize) {
+                    if d != decl {
+                        *slot = None;
+                    }
+                }
+                p.threads.push(info);
+                agents.push((ThreadId(p.threads.len() as u32 - 1), start));
+            }
+            p.copy_pools.push(crate::program::CopyPool {
+                issuer: ThreadId(issuer as u32),
+                site,
+                agents,
+            });
+        }
+    }
+    p
 }
 
 /// One instruction site with a lane mask operand.
@@ -665,6 +808,9 @@ impl Lowerer<'_> {
             kernels,
             asserts,
             expect,
+            copy_pools: Vec::new(),
+            copy_first_decl: 0,
+            copy_first_code: 0,
         })
     }
 
@@ -1600,6 +1746,105 @@ impl Lowerer<'_> {
         c.write(&dest.name)
     }
 
+    /// `cp.async.bulk DST, SRC, BYTES, B` (PTX ISA, `cp.async.bulk` with
+    /// `.mbarrier::complete_tx::bytes`, operands in its order; the CUDA
+    /// guide, "Using TMA to transfer one-dimensional arrays"): a copy of
+    /// location SRC into location DST whose completion, at a point of its
+    /// own, completes BYTES transactions on mbarrier B, with the write to
+    /// DST before it. The issuing thread goes on at once. See
+    /// [`add_copy_agents`] for how the copy runs.
+    fn copy_instr(
+        &mut self,
+        c: &mut CodeBuilder,
+        s: &Stmt,
+        dest: Option<&Ident>,
+        name: &Ident,
+        args: &[Arg],
+        names: &Names,
+    ) -> Option<Vec<InstrKind>> {
+        let n = name.name.as_str();
+        if self.form == ThreadForm::Host {
+            self.err(
+                name.span,
+                format!("`{n}` is a device operation: a host thread cannot run it"),
+            );
+            return None;
+        }
+        if let Some(d) = dest {
+            self.err(d.span, format!("`{n}` returns no value"));
+            return None;
+        }
+        if args.len() != 4 {
+            let span = args.last().map_or(name.span, |a| name.span.to(a.span()));
+            self.err(
+                span,
+                format!(
+                    "`{n}` takes 4 operands (destination, source, bytes, barrier), found {}",
+                    args.len()
+                ),
+            );
+            return None;
+        }
+        let mut exprs = Vec::new();
+        for a in args {
+            match a {
+                Arg::Expr(e) => exprs.push(e),
+                Arg::Key(k, _) => {
+                    self.err(k.span, format!("`{n}` takes no `{}=` operand", k.name));
+                    return None;
+                }
+            }
+        }
+        let name_of = |e: &Expr| match &e.kind {
+            ExprKind::Name(x) => Some(x.clone()),
+            _ => None,
+        };
+        let mut locs = [0u32; 2];
+        let mut ok = true;
+        for (i, what) in ["destination", "source"].iter().enumerate() {
+            match name_of(exprs[i]).and_then(|f| names.vars.iter().position(|v| *v == f)) {
+                Some(d) => locs[i] = d as u32,
+                None => {
+                    let found = self.snippet(exprs[i].span).to_string();
+                    self.err(
+                        exprs[i].span,
+                        format!("`{n}` needs a declared location (`var`) as its {what}, found `{found}`"),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        let barrier = name_of(exprs[3]).and_then(|f| names.barriers.iter().position(|b| *b == f));
+        if barrier.is_none() {
+            let found = self.snippet(exprs[3].span).to_string();
+            self.err(
+                exprs[3].span,
+                format!("`{n}` needs a declared barrier, found `{found}`"),
+            );
+            ok = false;
+        }
+        if !ok {
+            return None;
+        }
+        let bytes = self.expr(c, exprs[2], names, false);
+        let text = self
+            .text
+            .get(s.span.start as usize..s.span.end as usize)
+            .unwrap_or(n)
+            .to_string();
+        self.copy_sites.push(CopySite {
+            dst: locs[0],
+            src: locs[1],
+            barrier: barrier? as u32,
+            span: s.span,
+            text,
+        });
+        Some(vec![InstrKind::CopyIssue {
+            site: self.copy_sites.len() as u32 - 1,
+            bytes,
+        }])
+    }
+
     /// Lowers one instruction statement; `None` after an error.
     fn instr(
         &mut self,
@@ -1623,6 +1868,9 @@ impl Lowerer<'_> {
         }
         if matches!(n, "launch" | "device_sync" | "stream_query") {
             return self.host_instr(c, dest, name, args, names);
+        }
+        if n == "cp.async.bulk" {
+            return self.copy_instr(c, s, dest, name, args, names);
         }
         if let Some(scope) = fence_scope(n) {
             if self.form == ThreadForm::Host {

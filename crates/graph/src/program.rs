@@ -114,6 +114,11 @@ pub struct LocInstance {
 pub enum ThreadKind {
     Device,
     Host,
+    /// An asynchronous copy in flight (`cp.async.bulk`): the copy engine
+    /// working for one issuing thread, lowered as a thread of its own
+    /// ([`CopyPool`]). It is in no barrier's count, starts only when its
+    /// issuer issues a copy, and always gets to finish.
+    Copy,
 }
 
 #[derive(Clone, Debug)]
@@ -385,7 +390,10 @@ impl InstrKind {
             },
             InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } => vec![value],
             InstrKind::Cas { expected, new, .. } => vec![expected, new],
-            InstrKind::Await(e) | InstrKind::Assign { value: e, .. } | InstrKind::Branch { cond: e, .. } => vec![e],
+            InstrKind::Await(e)
+            | InstrKind::Assign { value: e, .. }
+            | InstrKind::Branch { cond: e, .. }
+            | InstrKind::CopyIssue { bytes: e, .. } => vec![e],
             InstrKind::Launch { stream, .. } | InstrKind::StreamQuery { stream, .. } => vec![stream],
             InstrKind::Load { .. }
             | InstrKind::Read { .. }
@@ -507,6 +515,14 @@ pub enum InstrKind {
     },
     Jump(u32),
     Exit,
+    /// Issue asynchronous copy `site` (`cp.async.bulk DST, SRC, BYTES,
+    /// B`): one of the issuing thread's agents for the site
+    /// ([`Program::copy_agents`]) starts, after an arrive of the issuer on
+    /// the agent's start barrier, with `bytes` (evaluated now) to complete.
+    CopyIssue {
+        site: u32,
+        bytes: CExpr,
+    },
     /// A memory fence (`membar.*`, `fence.*`, `__threadfence*`). Under the
     /// ISA's reading, where a completed barrier orders its participants'
     /// accesses, a fence adds nothing the race rule reads (atomics never
@@ -613,7 +629,33 @@ pub struct Program {
     pub asserts: Vec<AssertSpec>,
     /// `None` when the file has no `expect` (then it passes when ok).
     pub expect: Option<BTreeSet<FindingKind>>,
+    /// The agents that perform the asynchronous copies a thread issues,
+    /// per (issuer, copy site).
+    pub copy_pools: Vec<CopyPool>,
+    /// The first start-barrier declaration and the first agent code of the
+    /// copy sites ([`Program::copy_start_decl`], [`Program::copy_code`]).
+    pub copy_first_decl: u32,
+    pub copy_first_code: u32,
 }
+
+/// The agents of one thread's copies from one `cp.async.bulk` site. A copy
+/// runs as a thread of its own so that its events are ordered after its
+/// issue (through the start barrier: the issuer arrives, the agent's
+/// first step waits on that phase) and before nothing of its issuer or of
+/// another copy: neither program order nor a shared agent ties two copies
+/// together. An agent serves another copy only once everything it did
+/// executes before the new issue (then reusing it orders nothing new).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyPool {
+    pub issuer: ThreadId,
+    pub site: u32,
+    /// Each agent thread and its start barrier.
+    pub agents: Vec<(ThreadId, BarrierId)>,
+}
+
+/// Register numbers of an agent's code ([`CopyPool`]).
+pub const COPY_PARITY_REG: RegId = RegId(0);
+pub const COPY_BYTES_REG: RegId = RegId(1);
 
 impl Program {
     /// The `__syncwarp` mask barriers whose mask names thread `t`'s lane,
@@ -631,6 +673,27 @@ impl Program {
     }
     pub fn instr(&self, t: ThreadId, pc: u32) -> Option<&Instr> {
         self.code_of(t).instrs.get(pc as usize)
+    }
+    /// The agents thread `t` issues copy `site` to (none for a thread that
+    /// cannot reach the site).
+    pub fn copy_agents(&self, t: ThreadId, site: u32) -> &[(ThreadId, BarrierId)] {
+        self.copy_pools
+            .iter()
+            .find(|c| c.issuer == t && c.site == site)
+            .map_or(&[], |c| &c.agents[..])
+    }
+    /// The declaration of the start barrier of agent `k` of copy `site`
+    /// (an issuer holds the instances of its agents, an agent its own).
+    pub fn copy_start_decl(&self, site: u32, k: usize) -> u32 {
+        self.copy_first_decl + site * crate::lower::COPY_AGENTS as u32 + k as u32
+    }
+    /// The code of agent `k` of copy `site`.
+    pub fn copy_code(&self, site: u32, k: usize) -> CodeId {
+        CodeId(self.copy_first_code + site * crate::lower::COPY_AGENTS as u32 + k as u32)
+    }
+    /// Whether the program issues asynchronous copies.
+    pub fn has_copies(&self) -> bool {
+        !self.copy_pools.is_empty()
     }
 }
 

@@ -230,6 +230,7 @@ pub const INSTRUCTION_NAMES: &[&str] = &[
     "__threadfence_block",
     "__threadfence",
     "__threadfence_system",
+    "cp.async.bulk",
     "store",
     "load",
     "read",

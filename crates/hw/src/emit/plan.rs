@@ -85,6 +85,11 @@ impl<'a> Plan<'a> {
         if !prog.model.name.starts_with("cuda") {
             return refuse(format!("model `{}` is not a CUDA model", prog.model.name));
         }
+        if prog.has_copies() {
+            // FIXME: emit `cp.async.bulk` (16-byte aligned global source,
+            // shared destination, completing on the mbarrier).
+            return refuse("asynchronous copies (`cp.async.bulk`) are not emitted yet");
+        }
         let mut stmt_names = HashMap::new();
         for t in &lit.threads {
             names_of(&t.body, &mut stmt_names);
