@@ -111,11 +111,19 @@ impl System<'_> {
         renamed: Option<&[usize]>,
     ) {
         let mut eb = Eb { cache, renamed };
-        for (b, &sortable) in self.an.sortable.iter().enumerate() {
-            if sortable {
+        for b in 0..self.an.sortable.len() {
+            if self.sorted_now(s, b) {
                 self.sort_phases(s, b, &mut eb);
             }
         }
+    }
+
+    /// Whether barrier `b`'s phases are kept sorted in state `s`: it is
+    /// sortable, or it is sortable once no thread can init it any more and
+    /// none can (the phases after an init of the count every phase needs
+    /// are a lockstep barrier's; fuse.rs).
+    pub(crate) fn sorted_now(&self, s: &State, b: usize) -> bool {
+        self.an.sortable[b] || (self.an.sortable_after_init[b] && !self.init_pending(s, b))
     }
 
     /// Puts the arrivals of each phase of barrier `b` in canonical order

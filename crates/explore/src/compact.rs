@@ -971,7 +971,7 @@ impl<'p> System<'p> {
 
 /// The row of `table` for code `code` at `pc` (the end row past the last
 /// instruction).
-fn reach_at(table: &Reach, code: usize, pc: usize) -> &[bool] {
+pub(crate) fn reach_at(table: &Reach, code: usize, pc: usize) -> &[bool] {
     let rows = &table[code];
     &rows[pc.min(rows.len() - 1)]
 }

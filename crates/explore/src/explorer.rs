@@ -95,6 +95,8 @@ impl<'p> Explorer<'p> {
             opts.reductions = Reductions {
                 compact: opts.reductions.compact,
                 symmetry: opts.reductions.symmetry,
+                canonical: opts.reductions.canonical,
+                fuse: opts.reductions.fuse,
                 ..Reductions::NONE
             };
         }

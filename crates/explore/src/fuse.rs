@@ -19,9 +19,11 @@
 //! complete on any completed phase it is entitled to, and a token wait is
 //! stale once the barrier is two phases on. Both need a later phase to
 //! complete while `u` still sits at its wait. A barrier is lockstep when
-//! that cannot happen: its launch count equals the number of threads that
-//! arrive on it, its expected count never changes except by a thread's end
-//! (no init, explicit drop, arrive-drop, count, mask or transaction
+//! that cannot happen: its launch count and the count of every init of it
+//! (a constant; `mbarrier.init M, N` by one thread before a
+//! `__syncthreads`) equal the number of threads that arrive on it, its
+//! expected count never changes otherwise except by a thread's end (no
+//! explicit drop, arrive-drop, count, mask or transaction
 //! operation, no parity wait, no operation through a joined-barrier
 //! group), every thread waits on it between two arrives, and no thread
 //! whose end drops it can end after an arrive without a wait in between.
@@ -71,6 +73,23 @@ use crate::{Choice, Step};
 use bc_graph::*;
 
 impl System<'_> {
+    /// Whether some thread may still init barrier `b`: one not finished
+    /// that can reach an init of it from its pc (a thread not launched yet
+    /// from its start).
+    pub(crate) fn init_pending(&self, s: &State, b: usize) -> bool {
+        (0..s.threads.len()).any(|u| {
+            s.threads[u].status != Status::Done
+                && crate::compact::reach_at(
+                    &self.an.reach_inits,
+                    self.p.threads[u].code.index(),
+                    s.threads[u].pc as usize,
+                )
+                .iter()
+                .enumerate()
+                .any(|(d, &on)| on && self.p.threads[u].barriers[d] == Some(BarrierId(b as u32)))
+        })
+    }
+
     /// The choice of thread `t`'s wait and its barrier, when it qualifies
     /// for fusion (threads named under the renaming `ident`).
     pub(crate) fn fusible(&self, s: &State, t: usize, ident: &[u32]) -> Option<(Choice, usize)> {
@@ -82,6 +101,9 @@ impl System<'_> {
             return None;
         };
         if spec.parity.is_some() || spec.poll || !self.an.lockstep[b] {
+            return None;
+        }
+        if self.an.inited[b] && self.init_pending(s, b) {
             return None;
         }
         if self.an.must_end[self.p.threads[t].code.index()][th.pc as usize + 1] && !self.end_fusible(s, t, b) {
@@ -427,12 +449,17 @@ pub(crate) fn lone_masks(p: &Program) -> Vec<bool> {
         .collect()
 }
 
-/// Per barrier instance, whether it is lockstep (see the module doc).
-pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
+/// Per barrier instance, whether it is lockstep (see the module doc), and
+/// whether a thread inits it (then it is lockstep only once no thread can
+/// init it any more: [`System::init_pending`]).
+pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
     let nb = p.barriers.len();
     let uniform = uniform_thread_counts(p);
     let lone = lone_masks(p);
-    let mut ok: Vec<bool> = p.barriers.iter().map(|b| b.launch_count.is_some()).collect();
+    let mut ok = vec![true; nb];
+    // The constant counts of the inits of each instance (`None` once one
+    // is not a constant).
+    let mut inits: Vec<Option<Vec<i64>>> = vec![Some(Vec::new()); nb];
     let mut arrivers = vec![0i64; nb];
     for (ti, t) in p.threads.iter().enumerate() {
         let code = &p.codes[t.code.index()];
@@ -486,8 +513,18 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
                     }
                 }
                 BarrierOp::Join => {}
-                BarrierOp::Init(_)
-                | BarrierOp::Drop
+                // An init sets the count every phase after it needs: with
+                // the number of arrivers, as a launch count does, every
+                // phase after the last init needs one arrive of each
+                // (checked below). Before that an init may abandon an
+                // open phase, moving the phase numbers on without a
+                // waiting thread's arrive (its token goes stale): such a
+                // barrier is lockstep only once no init can come.
+                BarrierOp::Init(k) => match (k, &mut inits[b]) {
+                    (CExpr::Int(k), Some(v)) => v.push(*k),
+                    _ => inits[b] = None,
+                },
+                BarrierOp::Drop
                 | BarrierOp::ArriveDrop { .. }
                 | BarrierOp::ExpectTx(_)
                 | BarrierOp::CompleteTx(_)
@@ -562,11 +599,15 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
         // A uniform count stands for the expected count: every phase
         // completes at that many arrivals (a thread's end does not lower
         // it), one per arriving thread.
-        if uniform[b].or(inst.launch_count) != Some(arrivers[b]) {
+        let counts: Vec<i64> = (uniform[b].or(inst.launch_count).into_iter())
+            .chain(inits[b].iter().flatten().copied())
+            .collect();
+        if inits[b].is_none() || counts.is_empty() || counts.iter().any(|&k| k != arrivers[b]) {
             ok[b] = false;
         }
     }
-    ok
+    let inited = inits.iter().map(|v| v.as_ref().is_none_or(|v| !v.is_empty())).collect();
+    (ok, inited)
 }
 
 /// Per barrier instance, whether its arrives may be fused (see
@@ -576,12 +617,29 @@ pub(crate) fn lockstep_barriers(p: &Program) -> Vec<bool> {
 /// isfirst or a reduction (which would record the order in a register),
 /// and every execution of the program is finite (no state graph: a fused
 /// arrive is not an edge of its own thread for the fairness analysis).
+/// And no thread inits the instance (its count is set at launch): an
+/// arrive and an init do not commute (before the init the arrive is
+/// undefined, after an init that abandons its phase it counts for
+/// nothing), so an arrive is no persistent set alone while an init may
+/// still come.
 pub(crate) fn arrive_fusible_barriers(p: &Program, lockstep: &[bool], sortable: &[bool], finite: bool) -> Vec<bool> {
     let mut ok: Vec<bool> = (0..p.barriers.len())
         .map(|b| finite && lockstep[b] && sortable[b])
         .collect();
     for (i, t) in p.threads.iter().enumerate() {
         for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
+            if let InstrKind::Barrier {
+                op: BarrierOp::Init(_),
+                sel,
+                ..
+            } = &ins.kind
+            {
+                for d in sel.decls(&p.groups) {
+                    if let Some(b) = t.barriers[d as usize] {
+                        ok[b.index()] = false;
+                    }
+                }
+            }
             if let InstrKind::Barrier {
                 op: BarrierOp::Arrive(_),
                 sel,

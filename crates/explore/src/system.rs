@@ -51,6 +51,15 @@ pub(crate) struct Analyses {
     pub(crate) droppable: Vec<bool>,
     /// Barriers whose completed waits may be fused (fuse.rs).
     pub(crate) lockstep: Vec<bool>,
+    /// Barriers a thread inits: lockstep (wait fusion) only once no init
+    /// can come (`System::init_pending`).
+    pub(crate) inited: Vec<bool>,
+    /// Barriers a thread inits whose phases are sorted once no init can
+    /// come (`System::sorted_now`).
+    pub(crate) sortable_after_init: Vec<bool>,
+    /// Per code and pc: the barrier declarations an init reachable from
+    /// there initializes.
+    pub(crate) reach_inits: compact::Reach,
     /// Barriers whose arrives may be fused (fuse.rs, "Arrive fusion"):
     /// lockstep and sorted, no arrive returns isfirst, in a program whose
     /// every execution is finite.
@@ -146,11 +155,25 @@ impl Analyses {
     /// `graph`: the search records its state graph where a program has
     /// loops (the liveness analysis is on).
     pub(crate) fn new(p: &Program, reductions: &Reductions, graph: bool) -> Analyses {
-        let lockstep = fuse::lockstep_barriers(p);
+        let (lockstep, inited) = fuse::lockstep_barriers(p);
+        // Sorting and arrive fusion read lockstep statically: not for a
+        // barrier a thread inits (wait fusion checks that no init can
+        // still come, `System::init_pending`).
+        let static_lockstep: Vec<bool> = lockstep.iter().zip(&inited).map(|(&l, &i)| l && !i).collect();
         let (sortable, isolated) = if reductions.canonical {
-            canon::sortable_barriers(p, &lockstep)
+            canon::sortable_barriers(p, &static_lockstep)
         } else {
             (vec![false; p.barriers.len()], vec![false; p.barriers.len()])
+        };
+        // Sortable once no init can come: the phases after the last init
+        // are those of a lockstep barrier (`System::sorted_now`).
+        let sortable_after_init: Vec<bool> = if reductions.canonical && inited.iter().any(|&i| i) {
+            let (relaxed, _) = canon::sortable_barriers(p, &lockstep);
+            (0..p.barriers.len())
+                .map(|b| inited[b] && relaxed[b] && !sortable[b])
+                .collect()
+        } else {
+            vec![false; p.barriers.len()]
         };
         let finite = p.threads.iter().all(|t| p.codes[t.code.index()].terminates());
         // A program with loops needs its state graph to tell whether the
@@ -166,7 +189,7 @@ impl Analyses {
             Vec::new()
         };
         let fused_arrives = if reductions.fuse {
-            fuse::arrive_fusible_barriers(p, &lockstep, &sortable, finite)
+            fuse::arrive_fusible_barriers(p, &static_lockstep, &sortable, finite)
         } else {
             vec![false; p.barriers.len()]
         };
@@ -217,6 +240,20 @@ impl Analyses {
             plain_writes: compact::reachable_accesses(p, true),
             finite,
             lockstep,
+            inited,
+            sortable_after_init,
+            reach_inits: compact::reachable_decls(p, p.threads.first().map_or(0, |t| t.barriers.len()), |kind, acc| {
+                if let InstrKind::Barrier {
+                    op: BarrierOp::Init(_),
+                    sel,
+                    ..
+                } = kind
+                {
+                    for d in sel.decls(&p.groups) {
+                        acc[d as usize] = true;
+                    }
+                }
+            }),
             pinned: compact::pinned_barriers(p),
             sortable,
             isolated,
