@@ -34,11 +34,13 @@ use crate::state::{HKind, Members, State, LAUNCH};
 use crate::system::System;
 use bc_graph::*;
 
-/// Per barrier instance, whether its phases may be sorted, and whether it
-/// is isolated (see the module text).
-pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, Vec<bool>) {
+/// Per barrier instance, whether its phases may be sorted, whether it is
+/// isolated, and whether it is sorted by segments (it has transaction
+/// operations: see [`System::sort_phases`]) (see the module text).
+pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, Vec<bool>, Vec<bool>) {
     let nb = p.barriers.len();
     let mut sortable = vec![true; nb];
+    let mut tx = vec![false; nb];
     let mut isolated = vec![true; nb];
     let mut grouped = vec![false; nb];
     let uniform = crate::fuse::uniform_thread_counts(p);
@@ -63,14 +65,20 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
                     // (`__syncthreads`) always counts the whole block: a
                     // plain arrive.
                     BarrierOp::Arrive(a) => {
+                        tx[b] |= a.tx.is_some();
                         (a.set_count.is_none() || (a.count_match && counted_ok))
                             && (a.mask.is_none() || lone[b])
-                            && a.tx.is_none()
                             && a.arrivals.is_none()
                     }
                     BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && !w.poll,
                     BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Init(_) => true,
-                    BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) | BarrierOp::Inval => false,
+                    // Sorted by segments: a transaction operation stays
+                    // where it is.
+                    BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) => {
+                        tx[b] = true;
+                        true
+                    }
+                    BarrierOp::Inval => false,
                 };
                 let token = matches!(result, Some(BarrierResult::Token(_)));
                 grouped[b] |= group;
@@ -87,7 +95,8 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
             sortable[b] = false;
         }
     }
-    (sortable, isolated)
+    let segmented = (0..nb).map(|b| sortable[b] && tx[b]).collect();
+    (sortable, isolated, segmented)
 }
 
 impl System<'_> {
@@ -159,11 +168,48 @@ impl System<'_> {
             // linear extension (by key, Kahn's algorithm taking the least
             // ready member each time). `sorted` stays the key-sorted set
             // for the lookups below; `order` is the order kept.
-            let order = if self.an.isolated[b] {
-                sorted.clone()
+            let isolated = self.an.isolated[b];
+            let mut extend = |run: &[(u32, u32)], s: &State| {
+                let mut run = run.to_vec();
+                run.sort_unstable();
+                if isolated {
+                    run
+                } else {
+                    let eb = eb.get(s);
+                    least_extension(&run, |x, y| x.0 != y.0 && x.0 != LAUNCH && eb(x, y))
+                }
+            };
+            let order = if self.an.segmented[b] {
+                // A barrier with a transaction count: its transaction
+                // operations, arrivals of `arrive.expect_tx` and anything
+                // but a single plain arrival stay in place, and only the
+                // runs of plain arrivals between them are sorted. Every
+                // position of the phase then has the pending and
+                // transaction counts it had, so the phase completes at
+                // the same member, and executes-before between runs is as
+                // it was.
+                let movable = |k: &(u32, u32)| {
+                    let h = &s.hist[k.0 as usize];
+                    matches!(h[k.1 as usize].kind, HKind::Arrive(_, _, 1))
+                        && !(k.1 > 0
+                            && matches!(h[k.1 as usize - 1].kind, HKind::Tx(_))
+                            && h[k.1 as usize - 1].pc == h[k.1 as usize].pc)
+                };
+                let mut order = Vec::with_capacity(members.len());
+                let mut run: Vec<(u32, u32)> = Vec::new();
+                for k in members.iter() {
+                    if k.0 != LAUNCH && movable(k) {
+                        run.push(*k);
+                    } else {
+                        order.extend(extend(&run, s));
+                        run.clear();
+                        order.push(*k);
+                    }
+                }
+                order.extend(extend(&run, s));
+                order
             } else {
-                let eb = eb.get(s);
-                least_extension(&sorted, |x, y| x.0 != y.0 && x.0 != LAUNCH && eb(x, y))
+                extend(&sorted, s)
             };
             if positions.len() != members.len() || positions.windows(2).any(|w| w[1] != w[0] + 1) {
                 continue;

@@ -244,7 +244,12 @@ impl<'p> System<'p> {
             return None;
         }
         let nt = s.threads.len();
-        if s.threads.iter().any(|t| t.status == Status::NotLaunched) {
+        // A kernel not launched yet will start threads whose starts the
+        // history must still order; a copy agent not started yet joins
+        // nothing and starts only after an issue that names what it will
+        // touch (`reachable_decls`).
+        let copy = |t: usize| self.p.threads[t].kind == ThreadKind::Copy;
+        if (0..nt).any(|t| s.threads[t].status == Status::NotLaunched && !copy(t)) {
             return None;
         }
         let alive: Vec<usize> = (0..nt).filter(|&t| s.threads[t].status == Status::Running).collect();

@@ -23,8 +23,8 @@
 //! (a constant; `mbarrier.init M, N` by one thread before a
 //! `__syncthreads`) equal the number of threads that arrive on it, its
 //! expected count never changes otherwise except by a thread's end (no
-//! explicit drop, arrive-drop, count, mask or transaction
-//! operation, no parity wait, no operation through a joined-barrier
+//! explicit drop, arrive-drop, count or mask operation; a transaction
+//! count only holds a phase back), no parity wait, no operation through a joined-barrier
 //! group), every thread waits on it between two arrives, and no thread
 //! whose end drops it can end after an arrive without a wait in between.
 //! Then, by induction over phases, every phase needs one arrive of every
@@ -501,7 +501,6 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
                     // number of threads that arrive on it (below).
                     if (a.set_count.is_some() && uniform[b].is_none())
                         || (a.mask.is_some() && !lone[b])
-                        || a.tx.is_some()
                         || a.arrivals.is_some()
                     {
                         ok[b] = false;
@@ -524,11 +523,11 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
                     (CExpr::Int(k), Some(v)) => v.push(*k),
                     _ => inits[b] = None,
                 },
-                BarrierOp::Drop
-                | BarrierOp::ArriveDrop { .. }
-                | BarrierOp::ExpectTx(_)
-                | BarrierOp::CompleteTx(_)
-                | BarrierOp::Inval => ok[b] = false,
+                // A transaction count only holds a phase back: it
+                // still needs every arriver (phase sorting, which reads
+                // completion points, keeps away from it: canon.rs).
+                BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) => {}
+                BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => ok[b] = false,
             }
         }
         for (b, on) in arrives_on.iter().enumerate() {

@@ -36,6 +36,9 @@ pub(crate) struct Analyses {
     /// Sortable barriers no thread shares with another barrier (canon.rs):
     /// their phases sort without executes-before.
     pub(crate) isolated: Vec<bool>,
+    /// Sortable barriers with transaction operations: only the runs of
+    /// plain arrivals between the other members are sorted (canon.rs).
+    pub(crate) segmented: Vec<bool>,
     /// Classes of interchangeable threads (symmetry.rs).
     pub(crate) sym_classes: Vec<Vec<usize>>,
     /// Barriers whose phase numbers matter (tokens, parity).
@@ -160,15 +163,19 @@ impl Analyses {
         // barrier a thread inits (wait fusion checks that no init can
         // still come, `System::init_pending`).
         let static_lockstep: Vec<bool> = lockstep.iter().zip(&inited).map(|(&l, &i)| l && !i).collect();
-        let (sortable, isolated) = if reductions.canonical {
+        let (sortable, isolated, mut segmented) = if reductions.canonical {
             canon::sortable_barriers(p, &static_lockstep)
         } else {
-            (vec![false; p.barriers.len()], vec![false; p.barriers.len()])
+            let none = vec![false; p.barriers.len()];
+            (none.clone(), none.clone(), none)
         };
         // Sortable once no init can come: the phases after the last init
         // are those of a lockstep barrier (`System::sorted_now`).
         let sortable_after_init: Vec<bool> = if reductions.canonical && inited.iter().any(|&i| i) {
-            let (relaxed, _) = canon::sortable_barriers(p, &lockstep);
+            let (relaxed, _, relaxed_segmented) = canon::sortable_barriers(p, &lockstep);
+            for (g, r) in segmented.iter_mut().zip(&relaxed_segmented) {
+                *g |= *r;
+            }
             (0..p.barriers.len())
                 .map(|b| inited[b] && relaxed[b] && !sortable[b])
                 .collect()
@@ -189,7 +196,11 @@ impl Analyses {
             Vec::new()
         };
         let fused_arrives = if reductions.fuse {
-            fuse::arrive_fusible_barriers(p, &static_lockstep, &sortable, finite)
+            // Not where a transaction count decides which member
+            // completes a phase (an arrive and a complete_tx do not
+            // commute).
+            let plain_sorted: Vec<bool> = sortable.iter().zip(&segmented).map(|(&s, &g)| s && !g).collect();
+            fuse::arrive_fusible_barriers(p, &static_lockstep, &plain_sorted, finite)
         } else {
             vec![false; p.barriers.len()]
         };
@@ -257,6 +268,7 @@ impl Analyses {
             pinned: compact::pinned_barriers(p),
             sortable,
             isolated,
+            segmented,
             sym_classes: if reductions.symmetry {
                 symmetry::classes(p)
             } else {
