@@ -87,11 +87,11 @@ pub(crate) struct Explorer<'p> {
 impl<'p> Explorer<'p> {
     pub(crate) fn new(p: &'p Program, mut opts: SearchOptions) -> Explorer<'p> {
         if p.has_copies() {
-            // FIXME: the static analyses of phase sorting, fusion and
-            // partial-order reduction know nothing of copy agents (threads
-            // that start when another issues a copy); until they do, a
-            // program with copies runs with compaction and symmetry alone
-            // (symmetry leaves issuers and agents out of its classes).
+            // FIXME: partial-order reduction's groups and required steps
+            // know nothing of copy agents (threads that start when another
+            // issues a copy): off for programs with copies. (Symmetry
+            // leaves issuers and agents out of its classes; sorting and
+            // fusion read an issue as naming what its agents' code names.)
             opts.reductions = Reductions {
                 compact: opts.reductions.compact,
                 symmetry: opts.reductions.symmetry,

@@ -6,7 +6,9 @@
 
 use super::plan::{Mapping, Plan};
 use super::{refuse, Refusal};
-use bc_graph::{BarrierOp, BarrierResult, BarrierSel, Builtin, CExpr, Code, FenceScope, Instr, InstrKind, Rmw};
+use bc_graph::{
+    BarrierOp, BarrierResult, BarrierSel, Builtin, CExpr, Code, FenceScope, Instr, InstrKind, Program, Rmw,
+};
 use bc_models::Scope;
 use bc_syntax::lexer::Op;
 use std::collections::BTreeSet;
@@ -253,6 +255,17 @@ impl Emit<'_> {
             InstrKind::StreamQuery { stream, dest } => {
                 self.host_only(i)?;
                 assign(dest_of(dest), format!("bc_stream_query({})", self.stream(stream)))
+            }
+            // The data goes between the scratch buffers (`Plan::copy_bytes`).
+            InstrKind::CopyIssue { site, bytes } => {
+                let (_, _, bar) = crate::emit::plan::copy_site(self.plan.prog, *site);
+                self.lead(
+                    &format!(
+                        "bc_cp_async_bulk(bc_tma_dst, bc_tma_src, {}, &bc_bar_{bar});",
+                        self.expr(bytes)
+                    ),
+                    None,
+                )
             }
             _ => unreachable!("control flow and barriers are emitted by the caller"),
         })
@@ -555,8 +568,13 @@ impl Emit<'_> {
 
 /// Whether code `c` names location or barrier declarations (for the
 /// kernel's shared declarations).
-pub fn uses_barrier(code: &Code, d: u32) -> bool {
-    code.instrs
-        .iter()
-        .any(|i| matches!(&i.kind, InstrKind::Barrier { sel: BarrierSel::Decl(x), .. } if *x == d))
+pub fn uses_barrier(prog: &Program, code: &Code, d: u32) -> bool {
+    code.instrs.iter().any(|i| match &i.kind {
+        InstrKind::Barrier {
+            sel: BarrierSel::Decl(x),
+            ..
+        } => *x == d,
+        InstrKind::CopyIssue { site, .. } => crate::emit::plan::copy_site(prog, *site).2 == d,
+        _ => false,
+    })
 }

@@ -78,6 +78,55 @@ pub struct Plan<'a> {
     pub max_regs: usize,
     /// The test uses `grid.sync` (cooperative groups; nvcc `-rdc=true`).
     pub grid_sync: bool,
+    /// The size of the scratch buffers of `cp.async.bulk` (0: no copies).
+    pub copy_bytes: u32,
+}
+
+/// What a `cp.async.bulk` site copies: its destination and source
+/// location declarations, its barrier declaration (read off the site's
+/// agent code, `bc_graph::lower::add_copy_agents`).
+pub fn copy_site(prog: &Program, site: u32) -> (u32, u32, u32) {
+    let code = &prog.codes[prog.copy_code(site, 0).index()];
+    let (mut dst, mut src, mut bar) = (0, 0, 0);
+    for i in &code.instrs {
+        match &i.kind {
+            InstrKind::Read { decl } => src = *decl,
+            InstrKind::Write { decl } => dst = *decl,
+            InstrKind::Barrier {
+                op: bc_graph::BarrierOp::CompleteTx(_),
+                sel: bc_graph::BarrierSel::Decl(d),
+                ..
+            } => bar = *d,
+            _ => {}
+        }
+    }
+    (dst, src, bar)
+}
+
+/// The copies' scratch buffers: as large as the largest copy. A copy's
+/// data goes from a global scratch buffer to a shared one, whatever its
+/// litmus locations (the harness observes completion and hangs, not the
+/// bytes; the litmus `read`/`write` of the locations stay plain
+/// accesses). TMA needs sizes that are constant multiples of 16 here.
+fn copy_buffer_bytes(prog: &Program) -> Result<u32, Refusal> {
+    let mut max = 0;
+    for t in prog.threads.iter().filter(|t| t.kind == ThreadKind::Device) {
+        for i in &prog.codes[t.code.index()].instrs {
+            if let InstrKind::CopyIssue { bytes, .. } = &i.kind {
+                let CExpr::Int(n) = bytes else {
+                    return refuse(format!("`{}`: the harness needs a constant byte count", i.text));
+                };
+                if *n <= 0 || n % 16 != 0 || *n > 16384 {
+                    return refuse(format!(
+                        "`{}`: a bulk copy's size must be a positive multiple of 16 up to 16384 bytes here",
+                        i.text
+                    ));
+                }
+                max = max.max(*n as u32);
+            }
+        }
+    }
+    Ok(max)
 }
 
 impl<'a> Plan<'a> {
@@ -85,11 +134,7 @@ impl<'a> Plan<'a> {
         if !prog.model.name.starts_with("cuda") {
             return refuse(format!("model `{}` is not a CUDA model", prog.model.name));
         }
-        if prog.has_copies() {
-            // FIXME: emit `cp.async.bulk` (16-byte aligned global source,
-            // shared destination, completing on the mbarrier).
-            return refuse("asynchronous copies (`cp.async.bulk`) are not emitted yet");
-        }
+        let copy_bytes = copy_buffer_bytes(prog)?;
         let mut stmt_names = HashMap::new();
         for t in &lit.threads {
             names_of(&t.body, &mut stmt_names);
@@ -129,6 +174,7 @@ impl<'a> Plan<'a> {
             predefined,
             max_regs,
             grid_sync,
+            copy_bytes,
         })
     }
 
@@ -320,7 +366,8 @@ fn grids(lit: &Litmus, prog: &Program, mapping: Mapping) -> Result<Vec<Grid>, Re
     // Key: None for the explicit threads, Some(declaration) for a kernel.
     let mut by_key: BTreeMap<Option<usize>, Vec<ThreadId>> = BTreeMap::new();
     for (i, t) in prog.threads.iter().enumerate() {
-        if t.kind == ThreadKind::Host {
+        // A copy agent is the hardware's own: no harness thread runs it.
+        if matches!(t.kind, ThreadKind::Host | ThreadKind::Copy) {
             continue;
         }
         let d = t.code.index();

@@ -38,6 +38,21 @@ pub fn program(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
         "// Run: ./{stem} ITERATIONS SEED TIMEOUT_MS; prints one JSON object on stdout."
     );
     o.push_str(PREAMBLE);
+    if plan.copy_bytes > 0 {
+        // cp.async.bulk (PTX ISA; the CUDA guide's one-dimensional TMA
+        // example): the proxy fence makes the barrier's init and the
+        // issuer's earlier writes visible to the async proxy first.
+        let _ = writeln!(
+            o,
+            "__device__ __align__(16) unsigned char bc_tma_src[{}];\n\
+             __device__ inline void bc_cp_async_bulk(unsigned char* dst, const unsigned char* src, long long n, unsigned long long* bar) {{\n\
+             \x20 asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n\
+             \x20 asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n\
+             \x20              :: \"r\"(bc_smem(dst)), \"l\"(src), \"r\"((unsigned)n), \"r\"(bc_smem(bar)) : \"memory\");\n\
+             }}",
+            plan.copy_bytes
+        );
+    }
     let _ = writeln!(o, "\n// ---- the test ----");
     let _ = writeln!(
         o,
@@ -129,7 +144,7 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
     };
     let _ = writeln!(o, "__global__ void{cluster} {}(BcArgs a) {{", g.func);
     let used: Vec<u32> = (0..nb as u32)
-        .filter(|d| g.codes.iter().any(|c| forms::uses_barrier(&prog.codes[*c], *d)))
+        .filter(|d| g.codes.iter().any(|c| forms::uses_barrier(prog, &prog.codes[*c], *d)))
         .collect();
     for d in &used {
         let _ = writeln!(
@@ -148,6 +163,13 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
     }
     if !shared.is_empty() {
         let _ = writeln!(o, "  __shared__ unsigned int bc_done;");
+    }
+    if plan.copy_bytes > 0 {
+        let _ = writeln!(
+            o,
+            "  __shared__ __align__(16) unsigned char bc_tma_dst[{}];  // cp.async.bulk destinations",
+            plan.copy_bytes
+        );
     }
     let width = plan.mapping.width();
     let _ = writeln!(o, "  const unsigned lane = threadIdx.x % 32u; (void)lane;");

@@ -12,6 +12,7 @@
 #define __constant__ static
 #define __forceinline__ inline
 #define __cluster_dims__(x, y, z)
+#define __align__(n) __attribute__((aligned(n)))
 
 struct dim3 {
   unsigned x, y, z;
