@@ -220,7 +220,9 @@ impl Gen {
                     String::new()
                 }
             }
-            "cp.async.bulk" => format!("{}, {}, {}, {}", self.var(), self.var(), self.small(), self.barrier()),
+            "cp.async.bulk" | "memcpy_async" => {
+                format!("{}, {}, {}, {}", self.var(), self.var(), self.small(), self.barrier())
+            }
             "store" | "exch" | "fetch_add" => format!("{}, {}", self.var(), self.expr(1)),
             "cas" => format!("{}, {}, {}", self.var(), self.small(), self.small()),
             "load" | "read" | "write" => self.var(),

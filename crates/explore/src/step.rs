@@ -189,7 +189,7 @@ impl System<'_> {
         let info = &self.p.threads[t];
         let effect = match ins.kind.clone() {
             InstrKind::Barrier { op, sel, result } => self.barrier_step(s, t, pc, op, sel, result, c.phase, w),
-            InstrKind::CopyIssue { site, bytes } => self.copy_issue(s, t, pc, site, &bytes, w),
+            InstrKind::CopyIssue { site, bytes, hold } => self.copy_issue(s, t, pc, site, &bytes, hold, w),
             InstrKind::Store { decl, value } => {
                 let v = eval(self.p, s, t, &value);
                 let l = System::loc(info, decl).index();
@@ -302,7 +302,17 @@ impl System<'_> {
     /// it did executes before `t`'s latest event: then what the agent did
     /// before is ordered before the new copy anyway. With none free the
     /// search halts (`copy-limit`).
-    fn copy_issue(&self, s: &mut State, t: usize, pc: u32, site: u32, bytes: &CExpr, w: &mut Worker) -> String {
+    #[allow(clippy::too_many_arguments)]
+    fn copy_issue(
+        &self,
+        s: &mut State,
+        t: usize,
+        pc: u32,
+        site: u32,
+        bytes: &CExpr,
+        hold: Option<u32>,
+        w: &mut Worker,
+    ) -> String {
         let n = eval(self.p, s, t, bytes);
         let agents = self.p.copy_agents(ThreadId(w.ident[t]), site);
         let mut eb = None;
@@ -329,8 +339,16 @@ impl System<'_> {
         };
         let (a, start) = agents[k];
         let a = a.index();
+        // `memcpy_async`: hold the barrier's current phase for the copy.
+        let held = match hold.and_then(|d| self.resolve(s, t, BarrierSel::Decl(d))) {
+            Some(b) => format!(
+                "{}; ",
+                self.barrier_on(s, t, pc, b, BarrierOp::ExpectTx(CExpr::Int(1)), None, None, w)
+            ),
+            None => String::new(),
+        };
         let arrive = BarrierOp::Arrive(bc_graph::ArriveSpec::default());
-        let effect = self.barrier_on(s, t, pc, start.index(), arrive, None, None, w);
+        let effect = held + &self.barrier_on(s, t, pc, start.index(), arrive, None, None, w);
         let agent = &mut s.threads[a];
         agent.status = Status::Running;
         agent.pc = 0;

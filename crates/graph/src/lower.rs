@@ -85,6 +85,9 @@ struct CopySite {
     src: u32,
     /// The declared barrier the copy completes transactions on.
     barrier: u32,
+    /// `memcpy_async`: the copy completes the one transaction its issue
+    /// added, not its bytes.
+    holds: bool,
     span: Span,
     text: String,
 }
@@ -135,7 +138,11 @@ fn add_copy_agents(mut p: Program, sites: &[CopySite]) -> Program {
                     instr(InstrKind::Write { decl: site.dst }, "writes the destination"),
                     instr(
                         InstrKind::Barrier {
-                            op: BarrierOp::CompleteTx(CExpr::Reg(COPY_BYTES_REG)),
+                            op: BarrierOp::CompleteTx(if site.holds {
+                                CExpr::Int(1)
+                            } else {
+                                CExpr::Reg(COPY_BYTES_REG)
+                            }),
                             sel: BarrierSel::Decl(site.barrier),
                             result: None,
                         },
@@ -1753,6 +1760,15 @@ impl Lowerer<'_> {
     /// own, completes BYTES transactions on mbarrier B, with the write to
     /// DST before it. The issuing thread goes on at once. See
     /// [`add_copy_agents`] for how the copy runs.
+    ///
+    /// `memcpy_async DST, SRC, BYTES, B` (`cuda::memcpy_async` with a
+    /// barrier; the guide, "Asynchronous Data Copies using cuda::barrier":
+    /// the copy acts as another thread bound to the barrier, raising the
+    /// current phase's expected count when it is issued and lowering it
+    /// when it completes): the issue adds one transaction to B's current
+    /// phase, which the copy completes, so the phase cannot complete
+    /// before the copy (the same as one more expected arrival for that
+    /// phase alone).
     fn copy_instr(
         &mut self,
         c: &mut CodeBuilder,
@@ -1832,16 +1848,20 @@ impl Lowerer<'_> {
             .get(s.span.start as usize..s.span.end as usize)
             .unwrap_or(n)
             .to_string();
+        let barrier = barrier? as u32;
+        let holds = n == "memcpy_async";
         self.copy_sites.push(CopySite {
             dst: locs[0],
             src: locs[1],
-            barrier: barrier? as u32,
+            barrier,
+            holds,
             span: s.span,
             text,
         });
         Some(vec![InstrKind::CopyIssue {
             site: self.copy_sites.len() as u32 - 1,
             bytes,
+            hold: holds.then_some(barrier),
         }])
     }
 
@@ -1869,7 +1889,7 @@ impl Lowerer<'_> {
         if matches!(n, "launch" | "device_sync" | "stream_query") {
             return self.host_instr(c, dest, name, args, names);
         }
-        if n == "cp.async.bulk" {
+        if matches!(n, "cp.async.bulk" | "memcpy_async") {
             return self.copy_instr(c, s, dest, name, args, names);
         }
         if let Some(scope) = fence_scope(n) {

@@ -516,12 +516,16 @@ pub enum InstrKind {
     Jump(u32),
     Exit,
     /// Issue asynchronous copy `site` (`cp.async.bulk DST, SRC, BYTES,
-    /// B`): one of the issuing thread's agents for the site
+    /// B`, `memcpy_async DST, SRC, BYTES, B`): one of the issuing thread's agents for the site
     /// ([`Program::copy_agents`]) starts, after an arrive of the issuer on
     /// the agent's start barrier, with `bytes` (evaluated now) to complete.
     CopyIssue {
         site: u32,
         bytes: CExpr,
+        /// `memcpy_async` with a barrier: the issue first holds the
+        /// current phase of this barrier declaration for the copy (one
+        /// more transaction, which the copy completes).
+        hold: Option<u32>,
     },
     /// A memory fence (`membar.*`, `fence.*`, `__threadfence*`). Under the
     /// ISA's reading, where a completed barrier orders its participants'

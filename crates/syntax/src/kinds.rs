@@ -231,6 +231,7 @@ pub const INSTRUCTION_NAMES: &[&str] = &[
     "__threadfence",
     "__threadfence_system",
     "cp.async.bulk",
+    "memcpy_async",
     "store",
     "load",
     "read",

@@ -257,15 +257,23 @@ impl Emit<'_> {
                 assign(dest_of(dest), format!("bc_stream_query({})", self.stream(stream)))
             }
             // The data goes between the scratch buffers (`Plan::copy_bytes`).
-            InstrKind::CopyIssue { site, bytes } => {
+            InstrKind::CopyIssue { site, bytes, hold } => {
                 let (_, _, bar) = crate::emit::plan::copy_site(self.plan.prog, *site);
-                self.lead(
-                    &format!(
+                let call = if hold.is_some() {
+                    // libcu++'s non-bulk path: cp.async, then an arrive
+                    // that raises the pending count and arrives when the
+                    // thread's copies complete.
+                    format!(
+                        "bc_cp_async_arrive(bc_tma_dst + 16u * (threadIdx.x / {}u), bc_tma_src, &bc_bar_{bar});",
+                        self.plan.mapping.width()
+                    )
+                } else {
+                    format!(
                         "bc_cp_async_bulk(bc_tma_dst, bc_tma_src, {}, &bc_bar_{bar});",
                         self.expr(bytes)
-                    ),
-                    None,
-                )
+                    )
+                };
+                self.lead(&call, None)
             }
             _ => unreachable!("control flow and barriers are emitted by the caller"),
         })

@@ -108,11 +108,19 @@ pub fn copy_site(prog: &Program, site: u32) -> (u32, u32, u32) {
 /// litmus locations (the harness observes completion and hangs, not the
 /// bytes; the litmus `read`/`write` of the locations stay plain
 /// accesses). TMA needs sizes that are constant multiples of 16 here.
-fn copy_buffer_bytes(prog: &Program) -> Result<u32, Refusal> {
+fn copy_buffer_bytes(prog: &Program, mapping: Mapping) -> Result<u32, Refusal> {
     let mut max = 0;
     for t in prog.threads.iter().filter(|t| t.kind == ThreadKind::Device) {
         for i in &prog.codes[t.code.index()].instrs {
-            if let InstrKind::CopyIssue { bytes, .. } = &i.kind {
+            if let InstrKind::CopyIssue { bytes, hold, .. } = &i.kind {
+                if hold.is_some() {
+                    // 16 bytes whatever the litmus size (one cp.async),
+                    // a slice per harness thread of the block: racecheck
+                    // sees these copies' writes, and the litmus threads'
+                    // copies are of distinct data.
+                    max = max.max(16 * (1024 / mapping.width()));
+                    continue;
+                }
                 let CExpr::Int(n) = bytes else {
                     return refuse(format!("`{}`: the harness needs a constant byte count", i.text));
                 };
@@ -134,7 +142,6 @@ impl<'a> Plan<'a> {
         if !prog.model.name.starts_with("cuda") {
             return refuse(format!("model `{}` is not a CUDA model", prog.model.name));
         }
-        let copy_bytes = copy_buffer_bytes(prog)?;
         let mut stmt_names = HashMap::new();
         for t in &lit.threads {
             names_of(&t.body, &mut stmt_names);
@@ -144,6 +151,7 @@ impl<'a> Plan<'a> {
         } else {
             Mapping::Warp
         };
+        let copy_bytes = copy_buffer_bytes(prog, mapping)?;
         for (d, b) in lit.barriers.iter().enumerate() {
             let scope = scope_of(&b.attrs, Scope::Block);
             if scope != Scope::Block {

@@ -49,6 +49,10 @@ pub fn program(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
              \x20 asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n\
              \x20 asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n\
              \x20              :: \"r\"(bc_smem(dst)), \"l\"(src), \"r\"((unsigned)n), \"r\"(bc_smem(bar)) : \"memory\");\n\
+             }}\n\
+             __device__ inline void bc_cp_async_arrive(unsigned char* dst, const unsigned char* src, unsigned long long* bar) {{\n\
+             \x20 asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"(bc_smem(dst)), \"l\"(src) : \"memory\");\n\
+             \x20 asm volatile(\"cp.async.mbarrier.arrive.shared::cta.b64 [%0];\" :: \"r\"(bc_smem(bar)) : \"memory\");\n\
              }}",
             plan.copy_bytes
         );
