@@ -76,6 +76,9 @@ fn describe_model(m: &Model) -> String {
             if b.props.privileged {
                 flags.push("privileged");
             }
+            if b.props.needs_fence {
+                flags.push("orders memory only through fences");
+            }
             if b.props.noop {
                 flags.push("no-op but join");
             }

@@ -212,7 +212,8 @@ fn instructions_covered(paths: &[PathBuf]) -> Result<(), Failed> {
         .map(|p| std::fs::read_to_string(p).unwrap_or_default())
         .collect();
     let mut missing = Vec::new();
-    for m in bc_models::builtin() {
+    // A variant's instructions are its base's, covered under the base.
+    for m in bc_models::builtin().iter().filter(|m| m.base.is_none()) {
         let header = format!("model {}\n", m.name);
         let uses = |ins: &str| {
             files.iter().filter(|f| f.contains(&header)).any(|f| {

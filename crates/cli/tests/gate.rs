@@ -96,6 +96,51 @@ fn diff_lists_exactly_the_tests_a_model_edit_flips() {
     insta::assert_snapshot!("gfx11_without_wait_flips", flipped.join("\n"));
 }
 
+/// The CI-gate use of issue 18's item 7: the built-in variant that reads
+/// `bar.sync` as ordering memory only through fences flips exactly the
+/// unfenced hand-offs from ok to race; a user's file that `extends` the
+/// base the same way flips the same tests.
+#[test]
+fn diff_lists_what_the_nofence_reading_flips() {
+    let flips = |args: &[&str]| {
+        let mut all = vec!["diff", "cuda-nofence", "--model", "cuda-sm90"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--format", "json"]);
+        let o = run_in_corpus(&all);
+        assert_eq!(o.status.code(), Some(1), "a flip exits 1");
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(doc["tests"], 11);
+        doc["flipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                assert_eq!(f["old"]["verdict"], serde_json::json!([]));
+                assert_eq!(f["new"]["verdict"], serde_json::json!(["race"]));
+                f["file"].as_str().unwrap().to_string()
+            })
+            .collect::<Vec<_>>()
+    };
+    let builtin = flips(&["--model", "cuda-sm90-nofence"]);
+    assert_eq!(
+        builtin,
+        [
+            "cuda-nofence/nofence-chain-unfenced-race.litmus",
+            "cuda-nofence/nofence-double-buffer-unfenced-release-race.litmus",
+            "cuda-nofence/nofence-fence-after-barrier-race.litmus",
+            "cuda-nofence/nofence-proxy-fence-race.litmus",
+            "cuda-nofence/nofence-syncthreads-no-fence-race.litmus",
+        ]
+    );
+    let mut own = String::from("format = 1\nextends = \"cuda-sm90\"\nname = \"mine\"\ndescription = \"d\"\n");
+    for id in 0..16 {
+        own.push_str(&format!("[[barrier]]\nid = {id}\norders_memory = false\n"));
+    }
+    let path = scratch("nofence-by-hand.toml");
+    std::fs::write(&path, own).unwrap();
+    assert_eq!(flips(&["--model-file", path.to_str().unwrap()]), builtin);
+}
+
 #[test]
 fn diff_needs_two_models() {
     let o = run_in_corpus(&["diff", "amdgpu", "--model", "amdgpu"]);

@@ -41,6 +41,10 @@ pub(crate) enum WaitPlan {
     /// already waited on it, or when it is the phase before a fresh
     /// barrier's first, which has no members) and the parity.
     Parity(Option<u32>, u8),
+    /// A token wait on a phase (this number) that the thread took already
+    /// by a parity or plain wait: it returns at once, taking nothing (the
+    /// token is used once; docs/semantics.md, "cuda::barrier").
+    Taken(u32),
 }
 
 impl System<'_> {
@@ -140,7 +144,16 @@ impl System<'_> {
             }
             // Not entitled, or a phase an init abandoned: it never completes.
             let idx = self.participates_in(s, t, b, WaitForm::Token(tp));
-            return if idx.is_empty() {
+            let target = Target::Barrier(BarrierId(b as u32));
+            let taken = || {
+                self.an.mixed_waits[b]
+                    && s.hist[t]
+                        .iter()
+                        .any(|e| e.target == target && matches!(e.kind, HKind::Wait { took: Some(n), .. } if n == tp))
+            };
+            return if idx.is_empty() && taken() {
+                WaitPlan::Taken(tp)
+            } else if idx.is_empty() {
                 WaitPlan::Blocked
             } else {
                 WaitPlan::Phases(idx, Some(tp), Self::token_phase(s, b, tp))
@@ -190,7 +203,9 @@ impl System<'_> {
                             thread: t as u32,
                             phase: Some(i),
                         })),
-                        WaitPlan::NoJoin | WaitPlan::NoOp(..) | WaitPlan::Parity(..) => out.push(one),
+                        WaitPlan::NoJoin | WaitPlan::NoOp(..) | WaitPlan::Parity(..) | WaitPlan::Taken(_) => {
+                            out.push(one)
+                        }
                     }
                 }
                 InstrKind::Await(cond) => {

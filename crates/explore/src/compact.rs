@@ -173,6 +173,44 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
             }
         }
     }
+    // A token wait may return on a phase its thread took by another form
+    // (`HKind::Wait::took`), which forgetting the phase would lose.
+    for (o, m) in out.iter_mut().zip(mixed_waits(p)) {
+        *o |= m;
+    }
+    out
+}
+
+/// Per barrier: some thread can reach both a token wait on it and a parity
+/// or plain wait on it.
+pub(crate) fn mixed_waits(p: &Program) -> Vec<bool> {
+    let nb = p.barriers.len();
+    let mut out = vec![false; nb];
+    for (i, t) in p.threads.iter().enumerate() {
+        let (mut token, mut other) = (vec![false; nb], vec![false; nb]);
+        for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
+            let InstrKind::Barrier {
+                op: BarrierOp::Wait(w),
+                sel,
+                ..
+            } = &ins.kind
+            else {
+                continue;
+            };
+            for d in sel.decls(&p.groups) {
+                if let Some(b) = t.barriers[d as usize] {
+                    if w.token.is_some() {
+                        token[b.index()] = true;
+                    } else {
+                        other[b.index()] = true;
+                    }
+                }
+            }
+        }
+        for b in 0..nb {
+            out[b] |= token[b] && other[b];
+        }
+    }
     out
 }
 
@@ -236,7 +274,7 @@ impl<'p> System<'p> {
             !self.an.pinned[b] && !s.bars[b].invalid && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
         });
         let others = s.hist.iter().flatten().any(|e| match e.kind {
-            HKind::Read | HKind::Write | HKind::NoEffect(_) => true,
+            HKind::Read | HKind::Write | HKind::NoEffect(_) | HKind::Fence(_) => true,
             HKind::Inval => !self.still_invalid(s, e.target),
             _ => false,
         });
@@ -273,8 +311,24 @@ impl<'p> System<'p> {
         let Ok(before) = bc_rules::executes_before(&exec) else {
             return None;
         };
+        // Where a barrier orders memory only through fences, a plain access
+        // is settled once it is ordered by that weaker order before every
+        // future access (what the race rule reads). Nothing after an
+        // unsettled event is ever forgotten, so the order between the
+        // accesses kept never runs through a forgotten event or a summary.
+        let memory = if self.p.fence_events {
+            match bc_rules::memory_order(&exec) {
+                Ok(m) => Some(m),
+                Err(_) => return None,
+            }
+        } else {
+            None
+        };
         let n = exec.events.len();
-        let eb = |a: usize, b: usize| before[b].get(a);
+        let rows_for = |target: Target| match (&memory, target) {
+            (Some(m), Target::Loc(_)) => m,
+            _ => &before,
+        };
         let thread_of = |e: usize| exec.events[e].thread;
         let next: Vec<u32> = (0..nt).map(|u| s.hist[u].len() as u32).collect();
         let lasts: Vec<Option<usize>> = (0..nt)
@@ -311,10 +365,11 @@ impl<'p> System<'p> {
             .iter()
             .map(|(k, us)| {
                 let lasts: Option<Vec<usize>> = us.iter().map(|&u| last(u)).collect();
+                let rows = rows_for(k.0);
                 let mask = lasts.map(|ls| {
                     let mut m = vec![!0u64; n.div_ceil(64).max(2)];
                     for l in ls {
-                        for (x, &w) in m.iter_mut().zip(before[l].as_words()) {
+                        for (x, &w) in m.iter_mut().zip(rows[l].as_words()) {
                             *x &= w;
                         }
                     }
@@ -330,7 +385,10 @@ impl<'p> System<'p> {
                 let Some(t) = ev.thread else { return false };
                 let us = &touchers[&key(ev)];
                 if lasts[t.index()] == Some(e) && us.contains(&t.index()) {
-                    return us.iter().all(|&u| u == t.index() || last(u).is_some_and(|l| eb(e, l)));
+                    let rows = rows_for(ev.target);
+                    return us
+                        .iter()
+                        .all(|&u| u == t.index() || last(u).is_some_and(|l| rows[l].get(e)));
                 }
                 masks[&key(ev)].as_ref().is_some_and(|m| m[e / 64] >> (e % 64) & 1 == 1)
             })
@@ -484,7 +542,7 @@ impl<'p> System<'p> {
                         !drop[l]
                             && match later.target {
                                 Target::Barrier(c) => c == b || exec.mutually_exclusive(b, c),
-                                Target::Loc(_) => false,
+                                Target::Loc(_) | Target::None => false,
                             }
                     });
                 if !needed {
@@ -938,6 +996,8 @@ impl<'p> System<'p> {
                     || (self.p.barriers[b.index()].dropped_at_end_by(ThreadId(u as u32)) && th.joined.contains(&b.0))
             }
             Target::Loc(l) => self.may_reach_loc(&self.an.reach_accesses, u, th.pc as usize, l),
+            // A fence orders what any thread may later read.
+            Target::None => true,
         }
     }
 

@@ -174,6 +174,7 @@ impl W<'_> {
         match t {
             Target::Barrier(b) => self.pair((0, b.0)),
             Target::Loc(l) => self.pair((1, l.0)),
+            Target::None => self.pair((2, 0)),
         }
     }
 }
@@ -244,12 +245,15 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
                     participants,
                     token_phase,
                     parity,
+                    took,
                 } => {
                     w.members(participants);
                     w.ou(*token_phase);
                     w.ou(parity.map(u32::from));
+                    w.ou(*took);
                 }
                 HKind::NoEffect(op) => w.u(*op as u32),
+                HKind::Fence(scope) => w.u(*scope as u32),
                 HKind::Join | HKind::Drop | HKind::Read | HKind::Write | HKind::Inval => {}
             }
         }
@@ -369,7 +373,8 @@ impl R<'_> {
     fn target(&mut self) -> Target {
         match self.pair() {
             (0, b) => Target::Barrier(BarrierId(b)),
-            (_, l) => Target::Loc(LocId(l)),
+            (1, l) => Target::Loc(LocId(l)),
+            _ => Target::None,
         }
     }
     fn event(&mut self) -> HEvent {
@@ -385,16 +390,24 @@ impl R<'_> {
                 participants: self.members(),
                 token_phase: self.ou(),
                 parity: self.ou().map(|p| p as u8),
+                took: self.ou(),
             },
             6 => HKind::Tx(self.i()),
             7 => HKind::Read,
             8 => HKind::Write,
             9 => HKind::Inval,
+            11 => HKind::Fence(FENCE_SCOPES[self.u() as usize]),
             _ => HKind::NoEffect(bc_graph::BarrierOpName::ALL[self.u() as usize]),
         };
         HEvent { pc, kind, target }
     }
 }
+
+/// The fence scopes by their number (`FenceScope as u32`).
+const FENCE_SCOPES: [bc_graph::FenceScope; 5] = {
+    use bc_graph::FenceScope::*;
+    [Cta, Cluster, Gpu, Sys, ProxyAsync]
+};
 
 /// The state `encode` wrote into `words`.
 pub(crate) fn decode(words: &[u8]) -> State {

@@ -626,6 +626,95 @@ impl ExecutesBefore {
         Self::build(s, true)
     }
 
+    /// The order the race rule reads where some barrier orders memory only
+    /// through fences (`BarrierProps::needs_fence`; `bc_rules::memory_order`
+    /// is the rule checker's, and docs/semantics.md "Barriers and memory"
+    /// the reading): its `eb` answers "memory-ordered before". Rows as
+    /// [`ExecutesBefore::of`]'s, from program order, the summaries, the
+    /// participants of waits on barriers that order memory, and, into each
+    /// event, the rows of the latest fence of each other thread that
+    /// executes before it and whose scope holds both threads.
+    pub(crate) fn memory(s: &State, p: &Program) -> ExecutesBefore {
+        let e = Self::of(s);
+        let (width, nt) = (e.width, s.hist.len());
+        let n = e.start[nt];
+        let c = |u: u32| e.col[u as usize] as usize;
+        let exists = |(t, po): (u32, u32)| (t as usize) < nt && (po as usize) < s.hist[t as usize].len();
+        let mut from: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+        for fan in &s.extra {
+            for &x in fan.sources.iter().filter(|x| x.1 != START && exists(**x)) {
+                for &(u, k) in fan.targets.iter().filter(|y| y.0 != x.0 && exists(**y)) {
+                    from[e.start[u as usize] + k as usize].push(x);
+                }
+            }
+        }
+        let mut thread_of = vec![0u32; n];
+        let mut fences: Vec<Vec<(u32, bc_graph::FenceScope)>> = vec![Vec::new(); nt];
+        for (t, h) in s.hist.iter().enumerate() {
+            for (po, ev) in h.iter().enumerate() {
+                thread_of[e.start[t] + po] = t as u32;
+                if let HKind::Fence(f) = ev.kind {
+                    fences[t].push((po as u32, f));
+                }
+            }
+        }
+        // Executes-before contains every edge used here, and its rows grow
+        // strictly along it: ordering by row sum is topological.
+        let row = |v: usize| &e.seen[v * width..(v + 1) * width];
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&v| row(v).iter().map(|&x| x as u64).sum::<u64>());
+        let mut seen = vec![0u32; n * width];
+        let mut acc = vec![0u32; width];
+        let join = |acc: &mut Vec<u32>, seen: &[u32], (u, k): (u32, u32)| {
+            let x = e.start[u as usize] + k as usize;
+            for (a, &b) in acc.iter_mut().zip(&seen[x * width..(x + 1) * width]) {
+                *a = (*a).max(b);
+            }
+            acc[c(u)] = acc[c(u)].max(k + 1);
+        };
+        for v in order {
+            let t = thread_of[v];
+            let po = (v - e.start[t as usize]) as u32;
+            acc.iter_mut().for_each(|a| *a = 0);
+            acc[c(t)] = po;
+            if po > 0 {
+                join(&mut acc, &seen, (t, po - 1));
+            }
+            for &x in &from[v] {
+                join(&mut acc, &seen, x);
+            }
+            let ev = &s.hist[t as usize][po as usize];
+            if let (HKind::Wait { participants, .. }, Target::Barrier(b)) = (&ev.kind, ev.target) {
+                if !p.barriers[b.index()].props.needs_fence {
+                    for &x in participants.iter().filter(|&&x| exists(x)) {
+                        join(&mut acc, &seen, x);
+                    }
+                }
+            }
+            let here = &p.threads[t as usize];
+            for u in (0..nt as u32).filter(|&u| u != t && e.col[u as usize] != u32::MAX) {
+                let before = row(v)[c(u)];
+                let there = &p.threads[u as usize];
+                let scope =
+                    bc_graph::shared_scope((there.block_id, there.cluster_id), (here.block_id, here.cluster_id));
+                let f = fences[u as usize]
+                    .iter()
+                    .rev()
+                    .find(|&&(fpo, f)| fpo < before && f.covers(scope));
+                if let Some(&(fpo, _)) = f {
+                    join(&mut acc, &seen, (u, fpo));
+                }
+            }
+            seen[v * width..(v + 1) * width].copy_from_slice(&acc);
+        }
+        ExecutesBefore {
+            width,
+            col: e.col,
+            start: e.start,
+            seen,
+        }
+    }
+
     /// Testing aid (`SearchOptions::verify_encoding`, in
     /// `System::check_independent`): the one-pass rows in topological
     /// order equal the fixed point's.
@@ -1127,6 +1216,10 @@ impl System<'_> {
     /// (barriers order execution only: "Execution Model", its note on
     /// memory). The message for the first such pair of `s`. Compaction
     /// forgets an access only once it executes before every future access.
+    ///
+    /// Where some barrier orders memory only through fences
+    /// ([`Program::fence_events`]), "ordered" is
+    /// [`ExecutesBefore::memory`]'s order instead.
     pub(crate) fn race(&self, s: &State, eb: &LazyEb, ident: &[u32]) -> Option<String> {
         let plain: Vec<((u32, u32), &HEvent)> = s
             .hist
@@ -1135,14 +1228,27 @@ impl System<'_> {
             .flat_map(|(t, h)| h.iter().enumerate().map(move |(po, e)| ((t as u32, po as u32), e)))
             .filter(|(_, e)| matches!(e.kind, HKind::Read | HKind::Write))
             .collect();
+        let memory = std::cell::OnceCell::new();
+        let ordered = |x, y| {
+            if self.p.fence_events {
+                memory.get_or_init(|| ExecutesBefore::memory(s, self.p)).eb(x, y)
+            } else {
+                eb.eb(x, y)
+            }
+        };
+        let order = if self.p.fence_events {
+            "executes-before through fences"
+        } else {
+            "executes-before"
+        };
         for (i, &(x, ex)) in plain.iter().enumerate() {
             for &(y, ey) in &plain[i + 1..] {
                 if x.0 == y.0 || ex.target != ey.target || !(ex.kind == HKind::Write || ey.kind == HKind::Write) {
                     continue;
                 }
-                if !eb.eb(x, y) && !eb.eb(y, x) {
+                if !ordered(x, y) && !ordered(y, x) {
                     return Some(format!(
-                        "{} and {} are not ordered by executes-before",
+                        "{} and {} are not ordered by {order}",
                         self.label_of(s, x.0, x.1, ident),
                         self.label_of(s, y.0, y.1, ident)
                     ));

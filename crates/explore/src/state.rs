@@ -167,6 +167,12 @@ pub enum HKind {
         participants: Members,
         token_phase: Option<u32>,
         parity: Option<u8>,
+        /// The number of the phase a parity or plain wait took, on a
+        /// barrier some thread waits on both with a token and otherwise
+        /// (`Analyses::mixed_waits`): a later token wait of the thread on
+        /// that phase returns at once ([`crate::choices::WaitPlan::Taken`]).
+        /// `None` elsewhere.
+        took: Option<u32>,
     },
     Tx(i64),
     Read,
@@ -177,6 +183,8 @@ pub enum HKind {
     /// or invalid-barrier and had no effect (`System::neutral`), recorded
     /// where the model has the rule, for the rule checker.
     NoEffect(bc_graph::BarrierOpName),
+    /// A fence (`Program::fence_events`; target `Target::None`).
+    Fence(bc_graph::FenceScope),
 }
 
 impl HKind {
@@ -195,6 +203,7 @@ impl HKind {
             HKind::Write => 8,
             HKind::Inval => 9,
             HKind::NoEffect(_) => 10,
+            HKind::Fence(_) => 11,
         }
     }
 }

@@ -84,8 +84,27 @@ impl System<'_> {
                     s.threads[t].pc = if c != 0 { *then } else { *els };
                 }
                 InstrKind::Jump(to) => s.threads[t].pc = *to,
-                // No effect under the ISA's reading (`InstrKind::Fence`).
-                InstrKind::Fence(_) => s.threads[t].pc += 1,
+                // No effect under the ISA's reading (`InstrKind::Fence`);
+                // an event where some barrier orders memory only through
+                // fences. A fence right after a fence adds nothing but
+                // scope (and a loop of fences must repeat its state).
+                InstrKind::Fence(scope) => {
+                    if self.p.fence_events && *scope != FenceScope::ProxyAsync {
+                        let pc = s.threads[t].pc;
+                        match s.hist[t].last_mut() {
+                            Some(HEvent {
+                                kind: HKind::Fence(last),
+                                ..
+                            }) => *last = (*last).max(*scope),
+                            _ => s.hist[t].push(HEvent {
+                                pc,
+                                kind: HKind::Fence(*scope),
+                                target: Target::None,
+                            }),
+                        }
+                    }
+                    s.threads[t].pc += 1
+                }
                 _ => return,
             }
         }
@@ -639,6 +658,7 @@ impl System<'_> {
                         participants: Members::default(),
                         token_phase: None,
                         parity: None,
+                        took: None,
                     },
                     target,
                 });
@@ -654,10 +674,35 @@ impl System<'_> {
                         participants: Members::default(),
                         token_phase: Some(tp),
                         parity: None,
+                        took: None,
                     },
                     target,
                 });
                 "no effect".into()
+            }
+            WaitPlan::Taken(tp) => {
+                if let Some(why) = Self::token_phase(s, b, tp) {
+                    self.violated(
+                        Rule::TokenPhase,
+                        format!(
+                            "{} waits on {} with a token of a phase that is neither current nor previous: {why}",
+                            self.thread_name(&w.ident, t),
+                            self.bname(b)
+                        ),
+                        w,
+                    );
+                }
+                s.hist[t].push(HEvent {
+                    pc,
+                    kind: HKind::Wait {
+                        participants: Members::default(),
+                        token_phase: Some(tp),
+                        parity: None,
+                        took: None,
+                    },
+                    target,
+                });
+                format!("phase {tp} was taken already by an earlier wait of this thread: returns at once")
             }
             WaitPlan::Phases(_, tp, stale) => {
                 let i = phase.expect("an enabled wait has a phase");
@@ -673,6 +718,7 @@ impl System<'_> {
                     );
                 }
                 let (effect, ph) = self.bind(s, t, b, i, w);
+                let took = (tp.is_none() && self.an.mixed_waits[b]).then_some(ph.number);
                 if let (Some(BarrierResult::Reduce(r)), Some(red)) = (result, spec.reduce) {
                     s.threads[t].regs[r.index()] = match red {
                         bc_models::Reduce::Popc => ph.preds,
@@ -686,6 +732,7 @@ impl System<'_> {
                         participants: ph.members,
                         token_phase: tp,
                         parity: None,
+                        took,
                     },
                     target,
                 });
@@ -693,14 +740,16 @@ impl System<'_> {
                 effect
             }
             WaitPlan::Parity(i, parity) => {
-                let (effect, members) = match i {
+                let (effect, members, took) = match i {
                         Some(i) => {
                             let (effect, ph) = self.bind(s, t, b, i, w);
-                            (effect, ph.members)
+                            let took = self.an.mixed_waits[b].then_some(ph.number);
+                            (effect, ph.members, took)
                         }
                         None => (
                             "no phase to take (the one before a fresh barrier's first, or one it waited on already): no participants".to_string(),
                             Members::default(),
+                            None,
                         ),
                     };
                 s.hist[t].push(HEvent {
@@ -709,6 +758,7 @@ impl System<'_> {
                         participants: members,
                         token_phase: None,
                         parity: Some(parity),
+                        took,
                     },
                     target,
                 });

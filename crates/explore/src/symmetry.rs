@@ -150,6 +150,7 @@ impl System<'_> {
             let target = match e.target {
                 Target::Barrier(b) => b.0,
                 Target::Loc(l) => l.0 | 1 << 31,
+                Target::None => u32::MAX,
             };
             (e.pc, e.kind.tag(), target)
         };

@@ -49,6 +49,9 @@ pub(crate) struct Analyses {
     /// Barriers whose history is never forgotten: token barriers when a
     /// token may reach memory (compact.rs).
     pub(crate) pinned: Vec<bool>,
+    /// Barriers some thread waits on both with a token and by parity or
+    /// plainly (`compact::mixed_waits`; pinned too).
+    pub(crate) mixed_waits: Vec<bool>,
     /// Barriers some thread may drop: an explicit drop, or its end
     /// (arrive-then-drop can judge their arrives; compaction).
     pub(crate) droppable: Vec<bool>,
@@ -266,6 +269,7 @@ impl Analyses {
                 }
             }),
             pinned: compact::pinned_barriers(p),
+            mixed_waits: compact::mixed_waits(p),
             sortable,
             isolated,
             segmented,

@@ -106,7 +106,7 @@ fn event_label(p: &Program, t: u32, named: u32, po: u32, pc: u32, target: Target
     let thread = &p.threads[named as usize].name;
     let implicit = |what: &str, when: &str| match target {
         Target::Barrier(b) => format!("{thread}#{} {what} {} ({when})", po + 1, p.barriers[b.index()].name),
-        Target::Loc(_) => format!("{thread}#{} {what} ({when})", po + 1),
+        Target::Loc(_) | Target::None => format!("{thread}#{} {what} ({when})", po + 1),
     };
     match pc {
         AT_LAUNCH => implicit("join", "at launch"),
@@ -195,6 +195,8 @@ impl<'p> System<'p> {
                 code: th.code.0,
                 cooperative: th.cooperative,
                 warp: th.warp_id,
+                block: th.block_id,
+                cluster: th.cluster_id,
             };
             b.thread(ThreadId(t as u32), facts);
         }
@@ -266,6 +268,7 @@ impl<'p> System<'p> {
                     HKind::Write => EventKind::Write,
                     HKind::Inval => EventKind::Inval,
                     HKind::NoEffect(op) => EventKind::NoEffect { op: *op },
+                    HKind::Fence(scope) => EventKind::Fence { scope: *scope },
                 };
                 let id = b.event(Some(ThreadId(t as u32)), ev.pc, kind, ev.target);
                 let entry = &mut ids.threads[t];
@@ -417,7 +420,11 @@ impl<'p> System<'p> {
         for (b, o) in exec.bmo.iter().enumerate() {
             let name = || self.p.barriers[b].name.clone();
             if let Some((_, l)) = idle.next_if(|(i, _)| *i == b) {
-                bmo.push((name(), vec![l.clone()]));
+                // The start barrier of a copy agent that never started
+                // tells nothing.
+                if !self.p.is_copy_start(BarrierId(b as u32)) {
+                    bmo.push((name(), vec![l.clone()]));
+                }
             } else if !o.is_empty() {
                 bmo.push((name(), o.iter().map(|&e| label(e)).collect()));
             }

@@ -120,6 +120,13 @@ pub enum EventKind {
     NoEffect {
         op: crate::BarrierOpName,
     },
+    /// A memory fence, recorded where some barrier orders memory only
+    /// through fences (`BarrierProps::needs_fence`): a participant's
+    /// accesses before it are ordered before the waits of a phase it then
+    /// arrives on. Its target is [`Target::None`].
+    Fence {
+        scope: crate::FenceScope,
+    },
 }
 
 impl EventKind {
@@ -147,6 +154,7 @@ impl EventKind {
             EventKind::Write => "write",
             EventKind::Inval => "inval",
             EventKind::NoEffect { .. } => "no effect",
+            EventKind::Fence { .. } => "fence",
         }
     }
 }
@@ -156,6 +164,8 @@ impl EventKind {
 pub enum Target {
     Barrier(BarrierId),
     Loc(LocId),
+    /// No object: a fence.
+    None,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -175,7 +185,7 @@ impl Event {
     pub fn barrier(&self) -> Option<BarrierId> {
         match self.target {
             Target::Barrier(b) => Some(b),
-            Target::Loc(_) => None,
+            Target::Loc(_) | Target::None => None,
         }
     }
     /// A thread's implicit join at launch or drop at its end: no
@@ -195,6 +205,30 @@ pub struct ThreadFacts {
     pub cooperative: bool,
     /// Its warp (`ThreadInfo::warp_id`; `u32::MAX` for a host thread).
     pub warp: u32,
+    /// Its block and cluster (`ThreadInfo::block_id`, `cluster_id`).
+    pub block: u32,
+    pub cluster: u32,
+}
+
+impl ThreadFacts {
+    /// The narrowest scope whose one instance holds both threads: what a
+    /// fence must cover to order one's accesses for the other.
+    pub fn shared_scope(&self, other: &ThreadFacts) -> bc_models::Scope {
+        shared_scope((self.block, self.cluster), (other.block, other.cluster))
+    }
+}
+
+/// The narrowest scope whose one instance holds two threads, given each
+/// one's (block, cluster) numbered across the test.
+pub fn shared_scope(a: (u32, u32), b: (u32, u32)) -> bc_models::Scope {
+    use bc_models::Scope;
+    if a.0 == b.0 {
+        Scope::Block
+    } else if a.1 == b.1 {
+        Scope::Cluster
+    } else {
+        Scope::Device
+    }
 }
 
 /// A candidate execution.

@@ -54,7 +54,10 @@ pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diag
         form: ThreadForm::Thread,
         copy_sites: Vec::new(),
     };
-    let program = l.program(lit).map(|p| add_copy_agents(p, &l.copy_sites));
+    let program = l
+        .program(lit)
+        .map(|p| add_copy_agents(p, &l.copy_sites))
+        .map(with_fence_events);
     l.diags.sort_by_key(|d| d.span.map(|s| s.start));
     match program {
         Some(p) if l.diags.is_empty() => Ok(p),
@@ -223,6 +226,21 @@ fn add_copy_agents(mut p: Program, sites: &[CopySite]) -> Program {
             });
         }
     }
+    p
+}
+
+/// Sets [`Program::fence_events`]: a barrier of the program orders memory
+/// only through fences, and some code makes plain accesses (a copy agent's
+/// code too) for the race rule to judge.
+fn with_fence_events(mut p: Program) -> Program {
+    let fenced = p.barriers.iter().any(|b| b.props.needs_fence);
+    let accesses = p.codes.iter().flat_map(|c| &c.instrs).any(|i| {
+        matches!(
+            i.kind,
+            InstrKind::Read { .. } | InstrKind::Write { .. } | InstrKind::CopyIssue { .. }
+        )
+    });
+    p.fence_events = fenced && accesses;
     p
 }
 
@@ -528,6 +546,23 @@ impl Lowerer<'_> {
             warps.iter().position(|&k| k == (p.grid, p.block, p.warp)).unwrap_or(0) as u32
         };
         let warp_ids: Vec<u32> = placed.iter().map(warp_id).collect();
+        // Blocks and clusters numbered the same way.
+        let number = |key: &dyn Fn(&Placed) -> (Option<u32>, u32)| -> Vec<u32> {
+            let all: BTreeSet<(Option<u32>, u32)> = placed
+                .iter()
+                .filter(|p| p.kind == ThreadKind::Device)
+                .map(key)
+                .collect();
+            placed
+                .iter()
+                .map(|p| match p.kind {
+                    ThreadKind::Device => all.iter().position(|&k| k == key(p)).unwrap_or(0) as u32,
+                    _ => u32::MAX,
+                })
+                .collect()
+        };
+        let block_ids = number(&|p| (p.grid, p.block));
+        let cluster_ids = number(&|p| (p.grid, p.cluster));
         let mut barriers = Vec::new();
         let mut thread_barriers = vec![Vec::new(); placed.len()];
         for b in &decls {
@@ -746,6 +781,8 @@ impl Lowerer<'_> {
                 cooperative: p.cooperative,
                 warp_lanes: warp_lanes[i],
                 warp_id: warp_ids[i],
+                block_id: block_ids[i],
+                cluster_id: cluster_ids[i],
                 kernel: kernel_of_decl(p.decl),
                 barriers: std::mem::take(&mut thread_barriers[i]),
                 locs: std::mem::take(&mut thread_locs[i]),
@@ -818,6 +855,7 @@ impl Lowerer<'_> {
             copy_pools: Vec::new(),
             copy_first_decl: 0,
             copy_first_code: 0,
+            fence_events: false,
         })
     }
 

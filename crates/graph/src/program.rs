@@ -139,6 +139,10 @@ pub struct ThreadInfo {
     /// The warp, numbered across the test (grid, block and warp): equal
     /// for the threads of one warp. `u32::MAX` for a host thread.
     pub warp_id: u32,
+    /// The block and the cluster, numbered across the test as `warp_id`
+    /// is (`u32::MAX` for a host thread).
+    pub block_id: u32,
+    pub cluster_id: u32,
     /// The named kernel this thread belongs to (index into `Program::kernels`).
     pub kernel: Option<u32>,
     /// Declared barrier index -> the instance this thread touches; `None`
@@ -530,19 +534,49 @@ pub enum InstrKind {
     /// A memory fence (`membar.*`, `fence.*`, `__threadfence*`). Under the
     /// ISA's reading, where a completed barrier orders its participants'
     /// accesses, a fence adds nothing the race rule reads (atomics never
-    /// race, and executes-before has no fence edges): a local step.
+    /// race, and executes-before has no fence edges): a local step. Where
+    /// a barrier orders memory only through fences
+    /// ([`BarrierProps::needs_fence`], [`Program::fence_events`]) it is
+    /// still local but leaves a fence event in the thread's history.
     Fence(FenceScope),
 }
 
 /// The scope a fence orders accesses at (PTX `membar`/`fence` scopes), or
-/// the proxy fence between the generic and the async proxy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// the proxy fence between the generic and the async proxy. Ordered by
+/// width (the proxy fence last: it orders no generic access).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FenceScope {
     Cta,
     Cluster,
     Gpu,
     Sys,
     ProxyAsync,
+}
+
+impl FenceScope {
+    /// Whether the fence orders accesses among the threads of a `scope`
+    /// instance (PTX ISA, "Memory Consistency Model: Scope": `.cta` is the
+    /// block, `.gpu` the device, `.sys` everything; `membar.gl` is `.gpu`).
+    /// The proxy fence orders none: it is about the async proxy.
+    pub fn covers(self, scope: bc_models::Scope) -> bool {
+        use bc_models::Scope;
+        match self {
+            FenceScope::Cta => scope <= Scope::Block,
+            FenceScope::Cluster => scope <= Scope::Cluster,
+            FenceScope::Gpu => scope <= Scope::Device,
+            FenceScope::Sys => true,
+            FenceScope::ProxyAsync => false,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            FenceScope::Cta => "cta",
+            FenceScope::Cluster => "cluster",
+            FenceScope::Gpu => "gpu",
+            FenceScope::Sys => "sys",
+            FenceScope::ProxyAsync => "proxy.async",
+        }
+    }
 }
 
 impl InstrKind {
@@ -640,6 +674,10 @@ pub struct Program {
     /// copy sites ([`Program::copy_start_decl`], [`Program::copy_code`]).
     pub copy_first_decl: u32,
     pub copy_first_code: u32,
+    /// Fences leave events in the history: some barrier of the program
+    /// orders memory only through fences ([`BarrierProps::needs_fence`])
+    /// and the program has plain accesses, which the race rule judges.
+    pub fence_events: bool,
 }
 
 /// The agents of one thread's copies from one `cp.async.bulk` site. A copy
@@ -694,6 +732,10 @@ impl Program {
     /// The code of agent `k` of copy `site`.
     pub fn copy_code(&self, site: u32, k: usize) -> CodeId {
         CodeId(self.copy_first_code + site * crate::lower::COPY_AGENTS as u32 + k as u32)
+    }
+    /// Whether barrier `b` is the start barrier of a copy agent.
+    pub fn is_copy_start(&self, b: BarrierId) -> bool {
+        self.copy_pools.iter().any(|c| c.agents.iter().any(|&(_, s)| s == b))
     }
     /// Whether the program issues asynchronous copies.
     pub fn has_copies(&self) -> bool {

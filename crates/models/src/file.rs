@@ -52,6 +52,8 @@ struct BarrierFile {
     cooperative: bool,
     #[serde(default = "yes")]
     operand: bool,
+    #[serde(default = "yes")]
+    orders_memory: bool,
 }
 
 fn yes() -> bool {
@@ -110,6 +112,7 @@ fn barrier(b: BarrierFile) -> Result<PredefinedBarrier, ModelError> {
             uniform: b.uniform,
             cooperative: b.cooperative,
             out_of_range: false,
+            needs_fence: !b.orders_memory,
         },
         operand: b.operand,
     })
@@ -249,8 +252,80 @@ fn lowering(
     Ok(out)
 }
 
+/// How many `extends` a model file may chain (a loop is an error, not a
+/// hang).
+const MAX_EXTENDS: usize = 4;
+
+/// The file's table with what it `extends` merged in: the base's keys, then
+/// the file's own over them, where a `[[barrier]]` (by `id`), `[[group]]`
+/// (by `name`) or `[[instruction]]` (by `name`) entry naming one of the
+/// base's updates that entry key by key and any other is added. A base is a
+/// built-in model, by name.
+fn resolved(text: &str, depth: usize) -> Result<toml::Table, ModelError> {
+    let mut own: toml::Table = toml::from_str(text).map_err(|e| ModelError(format!("model file: {}", e.message())))?;
+    let Some(base) = own.remove("extends") else {
+        return Ok(own);
+    };
+    let Some(base) = base.as_str().map(str::to_owned) else {
+        return err("`extends` must be a model name".into());
+    };
+    // The base's name and description would describe another model.
+    for key in ["name", "description"] {
+        if !own.contains_key(key) {
+            return err(format!("a model that `extends` another needs its own `{key}`"));
+        }
+    }
+    if depth >= MAX_EXTENDS {
+        return err(format!(
+            "`extends = \"{base}\"`: more than {MAX_EXTENDS} models extend one another (a loop?)"
+        ));
+    }
+    let Some((_, base_text)) = crate::BUILTIN_FILES.iter().find(|(_, t)| {
+        toml::from_str::<toml::Table>(t).is_ok_and(|t| t.get("name").and_then(|n| n.as_str()) == Some(base.as_str()))
+    }) else {
+        let known: Vec<String> = crate::builtin_names();
+        return err(format!(
+            "`extends = \"{base}\"`: no built-in model has that name (built-in: {})",
+            known.join(", ")
+        ));
+    };
+    let mut merged = resolved(base_text, depth + 1)?;
+    for (key, value) in own {
+        let by = match key.as_str() {
+            "barrier" => Some("id"),
+            "group" | "instruction" => Some("name"),
+            _ => None,
+        };
+        match (by, value, merged.get_mut(&key)) {
+            (Some(by), toml::Value::Array(entries), Some(toml::Value::Array(base_entries))) => {
+                for entry in entries {
+                    let Some(table) = entry.as_table() else {
+                        return err(format!("`{key}` entries must be tables"));
+                    };
+                    let hit = base_entries
+                        .iter_mut()
+                        .filter_map(toml::Value::as_table_mut)
+                        .find(|b| b.get(by).is_some() && b.get(by) == table.get(by));
+                    match hit {
+                        Some(b) => b.extend(table.clone()),
+                        None => base_entries.push(entry),
+                    }
+                }
+            }
+            (_, value, _) => {
+                merged.insert(key, value);
+            }
+        }
+    }
+    Ok(merged)
+}
+
 pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
-    let f: ModelFile = toml::from_str(text).map_err(|e| ModelError(format!("model file: {}", e.message())))?;
+    let base = toml::from_str::<toml::Table>(text)
+        .ok()
+        .and_then(|t| t.get("extends")?.as_str().map(str::to_owned));
+    let table = resolved(text, 0)?;
+    let f: ModelFile = ModelFile::deserialize(table).map_err(|e| ModelError(format!("model file: {}", e.message())))?;
     if f.format != 1 {
         return Err(ModelError(format!(
             "model file: unsupported format {} (this build reads format 1)",
@@ -381,5 +456,6 @@ pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
         barriers,
         groups,
         instructions,
+        base,
     })
 }

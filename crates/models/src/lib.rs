@@ -223,6 +223,9 @@ pub struct Model {
     pub groups: Vec<ExclusionGroup>,
     /// Target instructions and their lowerings.
     pub instructions: Vec<Instruction>,
+    /// The built-in model this one `extends` (a variant: another reading
+    /// of the same target).
+    pub base: Option<String>,
 }
 
 /// Barriers that are pairwise barrier-mutually-exclusive: joining one ends
@@ -273,25 +276,44 @@ pub const BUILTIN_FILES: &[(&str, &str)] = &[
     ),
     ("cuda-sm80.toml", include_str!("../../../models/cuda-sm80.toml")),
     ("cuda-sm90.toml", include_str!("../../../models/cuda-sm90.toml")),
+    (
+        "cuda-sm90-nofence.toml",
+        include_str!("../../../models/cuda-sm90-nofence.toml"),
+    ),
 ];
+
+/// The names of the built-in models, read from their files' `name` keys
+/// (without building the models: a file that `extends` another asks for
+/// them while the models are being built).
+pub(crate) fn builtin_names() -> Vec<String> {
+    BUILTIN_FILES
+        .iter()
+        .filter_map(|(_, t)| {
+            let t: toml::Table = toml::from_str(t).ok()?;
+            t.get("name")?.as_str().map(str::to_owned)
+        })
+        .collect()
+}
 
 /// Model names the litmus spec defines that this build has no data for yet.
 pub const PLANNED: &[&str] = &[];
 
-/// Built-in models that provide `statement`, by name.
+/// Built-in models that provide `statement`, by name (variants left out:
+/// they provide what their base does).
 pub fn models_providing(statement: &str) -> Vec<String> {
     builtin()
         .iter()
-        .filter(|m| m.provides(statement))
+        .filter(|m| m.base.is_none() && m.provides(statement))
         .map(|m| m.name.clone())
         .collect()
 }
 
-/// Built-in models that predefine barrier `id`, by name.
+/// Built-in models that predefine barrier `id`, by name (variants left
+/// out).
 pub fn models_with_barrier(id: i64) -> Vec<String> {
     builtin()
         .iter()
-        .filter(|m| m.barrier(id).is_some())
+        .filter(|m| m.base.is_none() && m.barrier(id).is_some())
         .map(|m| m.name.clone())
         .collect()
 }
@@ -347,6 +369,48 @@ mod tests {
         }
         assert_eq!(Rule::PhaseWith.finding(), Rule::TokenPhase.finding());
         assert_eq!(Rule::WaitCompletes.finding(), Some(FindingKind::Deadlock));
+    }
+
+    /// `extends`: the variant changes what it names and nothing else;
+    /// its errors are reported at load.
+    #[test]
+    fn extending_files_update_their_base() {
+        let base = lookup("cuda-sm90").unwrap();
+        let nofence = lookup("cuda-sm90-nofence").unwrap();
+        assert_eq!(
+            (nofence.statements.clone(), nofence.rules),
+            (base.statements.clone(), base.rules)
+        );
+        assert_eq!(nofence.barriers.len(), base.barriers.len());
+        for (b, n) in base.barriers.iter().zip(&nofence.barriers) {
+            assert!(!b.props.needs_fence);
+            let fenced = (0..=15).contains(&b.id);
+            assert_eq!(n.props.needs_fence, fenced, "barrier {}", b.id);
+            let mut n = n.clone();
+            n.props.needs_fence = false;
+            assert_eq!(&n, b);
+        }
+        let file = |body: &str| Model::from_toml(&format!("format = 1\n{body}"));
+        let own = "extends = \"cuda-sm90\"\nname = \"x\"\ndescription = \"y\"\n";
+        let m = file(&format!("{own}warp_size = 16\n[[barrier]]\nid = -12\ncount = 4")).unwrap();
+        assert_eq!((m.name.as_str(), m.warp_size), ("x", 16));
+        assert_eq!(m.barrier(-12).unwrap().count, LaunchCount::Fixed(4));
+        for (body, msg) in [
+            (
+                "extends = \"nope\"\nname = \"x\"\ndescription = \"y\"",
+                "no built-in model",
+            ),
+            ("extends = \"cuda-sm90\"\ndescription = \"y\"", "its own `name`"),
+            ("extends = 3\nname = \"x\"\ndescription = \"y\"", "must be a model name"),
+            (
+                &format!("{own}[[barrier]]\nid = 99\norders_memory = false"),
+                "missing field",
+            ),
+            (&format!("{own}[[barrier]]\nid = 0\norders_memory = 3"), "invalid type"),
+        ] {
+            let e = file(body).unwrap_err();
+            assert!(e.0.contains(msg), "{body}: {e}");
+        }
     }
 
     #[test]

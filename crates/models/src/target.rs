@@ -4,7 +4,7 @@ use std::fmt;
 
 /// A scope of a barrier object or location (AMDHSA sync scopes / CUDA
 /// thread hierarchy).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scope {
     Thread,
     Warp,
@@ -245,4 +245,15 @@ pub struct BarrierProps {
     /// selects (set by lowering, never by a model file): every use is
     /// `ub(invalid-barrier)`, then a no-op.
     pub out_of_range: bool,
+    /// Its phases order execution but not memory (model files write
+    /// `orders_memory = false`): the race rule orders a participant's
+    /// earlier accesses after the phase only through a fence of that
+    /// participant (docs/semantics.md, "Barriers and memory"). The PTX
+    /// ISA's reading of `bar.sync` ("Parallel Synchronization and
+    /// Communication Instructions: bar, barrier": a completed barrier
+    /// orders the participants' prior accesses) leaves it false; the CUDA
+    /// barrier builtins lowering notes' reading of SM70+ (a `bar.sync`
+    /// without a `membar.cta` is a reorder hazard) sets it
+    /// (`cuda-sm90-nofence`).
+    pub needs_fence: bool,
 }

@@ -180,6 +180,79 @@ pub fn executes_before(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
     closure(exec, false)
 }
 
+/// The order the race rule reads where some barrier orders memory only
+/// through fences (`BarrierProps::needs_fence`; docs/semantics.md,
+/// "Barriers and memory"): `mo[e]` holds the events memory-ordered before
+/// `e`. Its edges are program order, the launch, the summaries, the
+/// participants of waits on barriers that order memory, and one edge from
+/// each fence to every event of another thread it executes before, where
+/// the fence's scope holds both threads: a completed `membar` has performed
+/// its thread's earlier accesses (and those memory-ordered before them:
+/// the order is transitive, so fences are cumulative) for every thread of
+/// its scope, and whatever executes after it sees them. A wait on a
+/// barrier that orders memory only through fences adds nothing by itself.
+pub fn memory_order(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
+    let eb = closure(exec, false)?;
+    let n = exec.events.len();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let launch: Vec<EventId> = exec.ids().filter(|&e| exec.event(e).thread.is_none()).collect();
+    for w in launch.windows(2) {
+        preds[w[1].index()].push(w[0].index());
+    }
+    for evs in &exec.program_order {
+        if let (Some(&first), Some(&l)) = (evs.first(), launch.last()) {
+            preds[first.index()].push(l.index());
+        }
+        for w in evs.windows(2) {
+            preds[w[1].index()].push(w[0].index());
+        }
+    }
+    for w in exec.ids() {
+        let ordering = match exec.event(w).target {
+            bc_graph::Target::Barrier(b) => !exec.props(b).needs_fence,
+            _ => true,
+        };
+        if ordering {
+            preds[w.index()].extend(exec.participants(w).iter().map(|x| x.index()));
+        }
+    }
+    for &(a, b) in &exec.extra_eb {
+        preds[b.index()].push(a.index());
+    }
+    let fences: Vec<(usize, bc_graph::ThreadId, bc_graph::FenceScope)> = exec
+        .ids()
+        .filter_map(|e| match (&exec.event(e).kind, exec.event(e).thread) {
+            (EventKind::Fence { scope }, Some(t)) => Some((e.index(), t, *scope)),
+            _ => None,
+        })
+        .collect();
+    // Executes-before contains every edge above, so an order by the number
+    // of events executing before is topological for them.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&e| eb[e].count());
+    let mut mo = vec![Bits::new(n); n];
+    for e in order {
+        let mut acc = Bits::new(n);
+        let add = |acc: &mut Bits, p: usize, mo: &[Bits]| {
+            acc.union_with(&mo[p]);
+            acc.set(p);
+        };
+        for &p in &preds[e] {
+            add(&mut acc, p, &mo);
+        }
+        if let Some(t) = exec.events[e].thread {
+            let here = exec.thread(t);
+            for &(f, u, scope) in &fences {
+                if u != t && eb[e].get(f) && scope.covers(exec.thread(u).shared_scope(&here)) {
+                    add(&mut acc, f, &mo);
+                }
+            }
+        }
+        mo[e] = acc;
+    }
+    Ok(mo)
+}
+
 /// The transitive closure of executes-before's edges, with every bmo's
 /// order too when `bmo` is set (the order every interleaving of the
 /// execution follows).

@@ -42,7 +42,7 @@ mod token;
 mod usage;
 mod wait;
 
-pub use facts::executes_before;
+pub use facts::{executes_before, memory_order};
 
 /// One broken rule in one execution.
 #[derive(Clone, Debug, PartialEq, Eq)]

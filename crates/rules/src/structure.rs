@@ -181,7 +181,7 @@ impl Checker<'_> {
                         (exec.bmo[b.index()].first()).is_some_and(|&x| exec.event(x).thread.is_none())
                             && exec.phase_base.get(b.index()).is_some_and(|&n| n > 0)
                     }
-                    bc_graph::Target::Loc(_) => false,
+                    bc_graph::Target::Loc(_) | bc_graph::Target::None => false,
                 };
                 if *p != 1 && !again && !forgotten {
                     let msg = format!(

@@ -408,6 +408,80 @@ fn races_need_executes_before() {
     assert_eq!(judge(b), Vec::<String>::new());
 }
 
+/// A barrier that orders memory only through fences
+/// (`BarrierProps::needs_fence`): thread 0's write is ordered before
+/// thread 1's read only through a fence of thread 0 after the write (`fence`:
+/// its scope, and whether it comes before the write instead) whose scope
+/// holds both threads (`apart`: the threads are in different blocks of one
+/// cluster). The fence may come after thread 0's arrive on the phase, as
+/// long as it executes before the read (`late`: behind a second phase).
+#[test]
+fn races_through_a_fenced_barrier_need_the_writers_fence() {
+    use bc_graph::FenceScope;
+    let x = Target::Loc(LocId(0));
+    let build = |fence: Option<(FenceScope, bool)>, apart: bool, late: bool| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        b.props(
+            BarrierId(0),
+            bc_models::BarrierProps {
+                needs_fence: true,
+                ..Default::default()
+            },
+        );
+        b.thread(
+            ThreadId(1),
+            bc_graph::ThreadFacts {
+                block: apart as u32,
+                ..Default::default()
+            },
+        );
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        let f = |b: &mut ExecutionBuilder, scope| b.event(t(0), 9, K::Fence { scope }, Target::None);
+        if let Some((s, true)) = fence {
+            f(&mut b, s);
+        }
+        b.event(t(0), 0, K::Write, x);
+        if let (Some((s, false)), false) = (fence, late) {
+            f(&mut b, s);
+        }
+        b.event(t(0), 1, K::Join, B);
+        let a0 = b.event(t(0), 2, arrive(), B);
+        b.event(t(1), 0, K::Join, B);
+        let a1 = b.event(t(1), 1, arrive(), B);
+        let w1 = b.event(t(1), 2, wait(), B);
+        b.bmo(a0);
+        b.bmo(a1);
+        b.set_participants(w1, vec![a0, a1]);
+        if late {
+            // A second phase carries the late fence to thread 1.
+            if let Some((s, false)) = fence {
+                f(&mut b, s);
+            }
+            let a0 = b.event(t(0), 3, arrive(), B);
+            let a1 = b.event(t(1), 3, arrive(), B);
+            let w1 = b.event(t(1), 4, wait(), B);
+            b.bmo(a0);
+            b.bmo(a1);
+            b.set_participants(w1, vec![a0, a1]);
+        }
+        b.event(t(1), 5, K::Read, x);
+        judge(b)
+    };
+    let none = Vec::<String>::new();
+    assert_eq!(build(None, false, false), ["race"]);
+    assert_eq!(build(Some((FenceScope::Cta, false)), false, false), none);
+    assert_eq!(build(Some((FenceScope::Sys, false)), false, false), none);
+    assert_eq!(build(Some((FenceScope::Cta, true)), false, false), ["race"]);
+    assert_eq!(build(Some((FenceScope::ProxyAsync, false)), false, false), ["race"]);
+    // A block fence does not hold threads of two blocks; a cluster one does.
+    assert_eq!(build(Some((FenceScope::Cta, false)), true, false), ["race"]);
+    assert_eq!(build(Some((FenceScope::Cluster, false)), true, false), none);
+    // A fence after the first arrive still precedes the read.
+    assert_eq!(build(Some((FenceScope::Cta, false)), false, true), none);
+    assert_eq!(build(None, false, true), ["race"]);
+}
+
 #[test]
 fn disabled_rules_are_not_reported() {
     let mut b = ExecutionBuilder::new(1, 1);
@@ -1329,6 +1403,7 @@ fn divergent_barrier_fires_on_mixed_sites_exits_and_stuck_waits() {
             code: 1,
             cooperative: false,
             warp: 0,
+            ..Default::default()
         },
     );
     assert_eq!(judge_no_join(b), Vec::<String>::new());
@@ -1425,6 +1500,7 @@ fn uncooperative_grid_sync_fires_outside_a_cooperative_launch_only() {
                 code: 0,
                 cooperative,
                 warp: 0,
+                ..Default::default()
             },
         );
         let init = b.event(None, 0, K::Init { count: 1 }, B);
@@ -1572,6 +1648,7 @@ fn aligned_phase(pcs: [u32; 2], aligned: [bool; 2], warps: [u32; 2]) -> Executio
                 code: 0,
                 cooperative: false,
                 warp: warps[i as usize],
+                ..Default::default()
             },
         );
         let a = b.event(

@@ -39,7 +39,23 @@ impl Checker<'_> {
             else {
                 continue;
             };
-            let Some(pi) = f.phase_of_wait(e) else {
+            // A token wait on a phase its thread took by a parity or plain
+            // wait returns taking nothing: its phase is that one.
+            let taken = || {
+                let EventKind::Wait {
+                    token_phase: Some(tp), ..
+                } = ev.kind
+                else {
+                    return None;
+                };
+                f.earlier(e).iter().find_map(|&w| {
+                    let plain = exec.event(w).target == ev.target
+                        && matches!(exec.event(w).kind, EventKind::Wait { token_phase: None, .. });
+                    f.phase_of_wait(w)
+                        .filter(|&pi| plain && phases[pi].number == tp as usize)
+                })
+            };
+            let Some(pi) = f.phase_of_wait(e).or_else(taken) else {
                 continue;
             };
             let eb = |a: EventId| f.eb(a, e);
