@@ -105,6 +105,8 @@ impl System<'_> {
                     }
                     s.threads[t].pc += 1
                 }
+                // Orders nothing and waits for nothing (`InstrKind::CoalescedSync`).
+                InstrKind::CoalescedSync => s.threads[t].pc += 1,
                 _ => return,
             }
         }
@@ -299,6 +301,7 @@ impl System<'_> {
             | InstrKind::Branch { .. }
             | InstrKind::Jump(_)
             | InstrKind::Fence(_)
+            | InstrKind::CoalescedSync
             | InstrKind::Exit => {
                 unreachable!("local instructions never wait for a choice")
             }

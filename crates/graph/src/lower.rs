@@ -1930,11 +1930,11 @@ impl Lowerer<'_> {
         if matches!(n, "cp.async.bulk" | "memcpy_async") {
             return self.copy_instr(c, s, dest, name, args, names);
         }
-        if let Some(scope) = fence_scope(n) {
+        if let Some(scope) = fence_scope(n).map(Some).or((n == "coalesced.sync").then_some(None)) {
             if self.form == ThreadForm::Host {
                 self.err(
                     name.span,
-                    format!("`{n}` is a device fence: a host thread cannot run it"),
+                    format!("`{n}` is a device statement: a host thread cannot run it"),
                 );
                 return None;
             }
@@ -1946,7 +1946,7 @@ impl Lowerer<'_> {
                 self.err(d.span, format!("`{n}` returns no value"));
                 return None;
             }
-            return Some(vec![InstrKind::Fence(scope)]);
+            return Some(vec![scope.map_or(InstrKind::CoalescedSync, InstrKind::Fence)]);
         }
         // (arity, returns a value, first operand: b = barrier, l = location)
         let (arity, returns, first): (&[usize], bool, char) = match n {

@@ -405,6 +405,7 @@ impl InstrKind {
             | InstrKind::DeviceSync
             | InstrKind::Jump(_)
             | InstrKind::Fence(_)
+            | InstrKind::CoalescedSync
             | InstrKind::Exit => vec![],
         }
     }
@@ -539,6 +540,16 @@ pub enum InstrKind {
     /// ([`BarrierProps::needs_fence`], [`Program::fence_events`]) it is
     /// still local but leaves a fence event in the thread's history.
     Fence(FenceScope),
+    /// `cooperative_groups::coalesced_threads().sync()` ("Group Types",
+    /// coalesced groups; "Independent Thread Scheduling": the active
+    /// threads are those of the warp on the current instruction, and
+    /// threads may diverge and reconverge at any granularity). The group
+    /// is whichever lanes happen to run the call together, which may be
+    /// the caller alone; the sync has no result, so that choice allows
+    /// every interleaving and orders nothing, and any other choice only
+    /// removes interleavings and adds order. A local step with no effect
+    /// is exactly its set of findings.
+    CoalescedSync,
 }
 
 /// The scope a fence orders accesses at (PTX `membar`/`fence` scopes), or
@@ -584,7 +595,11 @@ impl InstrKind {
     pub fn is_local(&self) -> bool {
         matches!(
             self,
-            InstrKind::Assign { .. } | InstrKind::Branch { .. } | InstrKind::Jump(_) | InstrKind::Fence(_)
+            InstrKind::Assign { .. }
+                | InstrKind::Branch { .. }
+                | InstrKind::Jump(_)
+                | InstrKind::Fence(_)
+                | InstrKind::CoalescedSync
         )
     }
 }

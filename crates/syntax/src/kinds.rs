@@ -215,6 +215,7 @@ pub const INSTRUCTION_NAMES: &[&str] = &[
     "grid.barrier_arrive",
     "grid.barrier_wait",
     "tile.sync",
+    "coalesced.sync",
     "membar.cta",
     "membar.gl",
     "membar.sys",

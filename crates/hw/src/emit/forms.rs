@@ -75,6 +75,7 @@ pub fn body(plan: &Plan, c: usize, side: Side) -> Result<String, Refusal> {
                 FenceScope::Sys => "__threadfence_system();".to_string(),
                 FenceScope::ProxyAsync => "asm volatile(\"fence.proxy.async;\" ::: \"memory\");".to_string(),
             },
+            InstrKind::CoalescedSync => "cooperative_groups::coalesced_threads().sync();".to_string(),
             InstrKind::Barrier { .. } => {
                 let prev = pc.checked_sub(1).and_then(|q| code.instrs.get(q as usize));
                 let next = code.instrs.get(pc as usize + 1);

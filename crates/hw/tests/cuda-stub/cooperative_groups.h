@@ -14,4 +14,8 @@ struct thread_block {
   void barrier_wait(arrival_token&&);
 };
 thread_block this_thread_block();
+struct coalesced_group {
+  void sync();
+};
+coalesced_group coalesced_threads();
 }
