@@ -149,10 +149,28 @@ fn awaits_and_their_load_loops_agree() {
             if c.cuda {
                 models.push("cuda".into());
             }
-            for progress in &models {
-                let awaits = render(&c, progress, false);
-                let loops = render(&c, progress, true);
-                let (Some(a), Some(l)) = (run(&awaits), run(&loops)) else {
+            // The searches of one case run side by side (each is single
+            // threaded; CI has two cores and this is its longest test), and
+            // are judged in model order as before.
+            let results: Vec<(String, String, Option<bc_explore::Outcome>, Option<bc_explore::Outcome>)> =
+                std::thread::scope(|scope| {
+                    let handles: Vec<_> = models
+                        .iter()
+                        .map(|progress| {
+                            let (awaits, loops) = (render(&c, progress, false), render(&c, progress, true));
+                            scope.spawn(move || {
+                                let (a, l) = (run(&awaits), run(&loops));
+                                (awaits, loops, a, l)
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| h.join().expect("a search panicked"))
+                        .collect()
+                });
+            for (awaits, loops, a, l) in results {
+                let (Some(a), Some(l)) = (a, l) else {
                     return Err(TestCaseError::fail(format!("does not check:\n{awaits}\n{loops}")));
                 };
                 total.set(total.get() + 1);
