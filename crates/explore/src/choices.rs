@@ -147,9 +147,10 @@ impl System<'_> {
             let target = Target::Barrier(BarrierId(b as u32));
             let taken = || {
                 self.an.mixed_waits[b]
-                    && s.hist[t]
-                        .iter()
-                        .any(|e| e.target == target && matches!(e.kind, HKind::Wait { took: Some(n), .. } if n == tp))
+                    && s.hist[t].iter().any(|e| {
+                        e.target == target
+                            && matches!(e.kind, HKind::Wait { token_phase: None, took: Some(n), .. } if n == tp)
+                    })
             };
             return if idx.is_empty() && taken() {
                 WaitPlan::Taken(tp)

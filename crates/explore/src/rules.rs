@@ -524,11 +524,13 @@ impl System<'_> {
         // each arriving thread waited on it; numbers never repeat). A phase
         // not completed yet (the wait blocks) was waited on by nobody.
         let forgotten = tp < s.bars[b].phase_base;
+        // A token wait that returned on a phase taken by another form
+        // (`WaitPlan::Taken`, marked `took`) used the token too.
         let used = forgotten
             || s.hist[t].iter().any(|e| {
                 e.target == Target::Barrier(BarrierId(b as u32))
-                    && matches!(&e.kind, HKind::Wait { token_phase: Some(p), participants, .. }
-                        if *p == tp && !participants.is_empty())
+                    && matches!(&e.kind, HKind::Wait { token_phase: Some(p), participants, took, .. }
+                        if *p == tp && (!participants.is_empty() || *took == Some(tp)))
             });
         if used {
             let msg = format!(

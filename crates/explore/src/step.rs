@@ -695,13 +695,14 @@ impl System<'_> {
                         w,
                     );
                 }
+                // `took` marks the token used (`System::token_misuse`).
                 s.hist[t].push(HEvent {
                     pc,
                     kind: HKind::Wait {
                         participants: Members::default(),
                         token_phase: Some(tp),
                         parity: None,
-                        took: None,
+                        took: Some(tp),
                     },
                     target,
                 });

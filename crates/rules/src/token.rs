@@ -40,7 +40,8 @@ impl Checker<'_> {
                 continue;
             };
             // A token wait on a phase its thread took by a parity or plain
-            // wait returns taking nothing: its phase is that one.
+            // wait returns taking nothing: its phase is that one, if this
+            // is the token's first use (a second is token-misuse's).
             let taken = || {
                 let EventKind::Wait {
                     token_phase: Some(tp), ..
@@ -48,6 +49,13 @@ impl Checker<'_> {
                 else {
                     return None;
                 };
+                let used = f.earlier(e).iter().any(|&w| {
+                    exec.event(w).target == ev.target
+                        && matches!(exec.event(w).kind, EventKind::Wait { token_phase: Some(p), .. } if p == tp)
+                });
+                if used {
+                    return None;
+                }
                 f.earlier(e).iter().find_map(|&w| {
                     let plain = exec.event(w).target == ev.target
                         && matches!(exec.event(w).kind, EventKind::Wait { token_phase: None, .. });
@@ -118,10 +126,19 @@ impl Checker<'_> {
                 continue;
             }
             let tp = *tp;
+            // Used before: by a token wait that took the phase, or by one
+            // that returned taking nothing because a parity or plain wait
+            // of the thread had taken the phase already.
+            let took_otherwise = f.earlier(e).iter().any(|&w| {
+                exec.event(w).target == ev.target
+                    && matches!(exec.event(w).kind, EventKind::Wait { token_phase: None, .. })
+                    && f.phase_of_wait(w)
+                        .is_some_and(|pi| f.replay.phases[pi].number == tp as usize)
+            });
             let twice = f.earlier(e).iter().any(|&w| {
                 exec.event(w).target == ev.target
                     && matches!(&exec.event(w).kind, EventKind::Wait { token_phase: Some(p), participants, .. }
-                        if *p == tp && !participants.is_empty())
+                        if *p == tp && (!participants.is_empty() || took_otherwise))
             });
             let arrivals: Vec<EventId> = f
                 .replay
