@@ -223,6 +223,12 @@ impl Gen {
             "cp.async.bulk" | "memcpy_async" => {
                 format!("{}, {}, {}, {}", self.var(), self.var(), self.small(), self.barrier())
             }
+            "cp.async" | "pipeline.memcpy_async" => match self.below(3) {
+                0 => format!("{}, {}, {}", self.var(), self.var(), self.small()),
+                _ => format!("{}, {}", self.var(), self.var()),
+            },
+            "cp.async.mbarrier.arrive" | "cp.async.mbarrier.arrive.noinc" => self.barrier(),
+            "cp.async.wait_group" => self.pick(&["0", "1", "2", "9", "-1", "r0"]).to_string(),
             "store" | "exch" | "fetch_add" => format!("{}, {}", self.var(), self.expr(1)),
             "cas" => format!("{}, {}, {}", self.var(), self.small(), self.small()),
             "load" | "read" | "write" => self.var(),

@@ -54,7 +54,7 @@ pub(crate) fn reachable_decls(p: &Program, n: usize, own: impl Fn(&InstrKind, &m
     let own = |kind: &InstrKind, acc: &mut Vec<bool>| {
         own(kind, acc);
         if let InstrKind::CopyIssue { site, .. } = kind {
-            for k in 0..bc_graph::lower::COPY_AGENTS {
+            for k in 0..p.copy_site_agents(*site) {
                 for i in &p.codes[p.copy_code(*site, k).index()].instrs {
                     own(&i.kind, acc);
                 }

@@ -67,7 +67,7 @@ pub enum Stop {
     MemoryLimit,
     Timeout,
     /// A thread issued a copy while every agent of its copy site was still
-    /// busy ([`bc_graph::lower::COPY_AGENTS`]): the search cannot run the
+    /// busy ([`bc_graph::copies::COPY_AGENTS`] and the other pool sizes there): the search cannot run the
     /// copy without ordering it after another.
     CopyLimit,
 }

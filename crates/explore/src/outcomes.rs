@@ -102,15 +102,27 @@ pub(crate) struct EndConfig {
 
 impl EndConfig {
     /// The end configuration of end state `s`, its symmetry classes
-    /// (`classes`, thread positions) sorted.
-    pub(crate) fn of(s: &State, end: End, classes: &[Vec<usize>]) -> EndConfig {
+    /// (`classes`, thread positions) sorted. What the hardware does for
+    /// the user is left out: the copy agents' threads, and the issuers'
+    /// async-group ages (which agent took which copy is the explorer's
+    /// bookkeeping, not an outcome).
+    pub(crate) fn of(p: &bc_graph::Program, s: &State, end: End, classes: &[Vec<usize>]) -> EndConfig {
         let mut threads: Vec<ThreadEnd> = s
             .threads
             .iter()
-            .map(|t| ThreadEnd {
-                at: matches!(t.status, Status::Running).then_some(t.pc),
-                launched: !matches!(t.status, Status::NotLaunched),
-                regs: t.regs.clone(),
+            .zip(&p.threads)
+            .map(|(t, info)| {
+                if info.kind == bc_graph::ThreadKind::Copy {
+                    return ThreadEnd::default();
+                }
+                let names = &p.codes[info.code.index()].regs;
+                ThreadEnd {
+                    at: matches!(t.status, Status::Running).then_some(t.pc),
+                    launched: !matches!(t.status, Status::NotLaunched),
+                    regs: (t.regs.iter().zip(names))
+                        .map(|(&v, n)| if n.starts_with("age@") { 0 } else { v })
+                        .collect(),
+                }
             })
             .collect();
         for class in classes {

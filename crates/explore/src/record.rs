@@ -147,7 +147,7 @@ impl<'p> Explorer<'p> {
             } else {
                 outcomes::End::Deadlock
             };
-            let config = outcomes::EndConfig::of(s, end, &self.sys.an.sym_classes);
+            let config = outcomes::EndConfig::of(self.sys.p, s, end, &self.sys.an.sym_classes);
             let bytes = config.bytes();
             if self.found.ends.insert(config) {
                 self.budget.charge(bytes);

@@ -8,6 +8,7 @@
 
 pub mod bits;
 pub mod classes;
+pub mod copies;
 pub mod dot;
 pub mod execution;
 pub mod ids;

@@ -56,7 +56,7 @@ pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diag
     };
     let program = l
         .program(lit)
-        .map(|p| add_copy_agents(p, &l.copy_sites))
+        .map(|p| crate::copies::add_copy_agents(p, &l.copy_sites))
         .map(with_fence_events);
     l.diags.sort_by_key(|d| d.span.map(|s| s.start));
     match program {
@@ -79,154 +79,7 @@ struct Lowerer<'a> {
     /// The form of the body being lowered (host operations are host only).
     form: ThreadForm,
     /// The `cp.async.bulk` statements, by site number.
-    copy_sites: Vec<CopySite>,
-}
-
-/// One `cp.async.bulk DST, SRC, BYTES, B` statement: what its copies do.
-struct CopySite {
-    dst: u32,
-    src: u32,
-    /// The declared barrier the copy completes transactions on.
-    barrier: u32,
-    /// `memcpy_async`: the copy completes the one transaction its issue
-    /// added, not its bytes.
-    holds: bool,
-    span: Span,
-    text: String,
-}
-
-/// How many copies from one site one thread may have in flight at once
-/// (copies whose events do not all execute before the next issue). A
-/// search that needs more stops, inconclusive (`copy-limit`).
-pub const COPY_AGENTS: usize = 2;
-
-/// Adds the agents of asynchronous copies ([`crate::CopyPool`]): for each
-/// thread and each `cp.async.bulk` site it can reach, [`COPY_AGENTS`]
-/// threads of kind [`ThreadKind::Copy`], in the issuer's block, cluster
-/// and warp and naming its instances, each with a start barrier of its
-/// own (count 1, set at launch). An agent's code: wait for its start
-/// barrier's phase (parity in register 0), read the source, write the
-/// destination, complete `bytes` (register 1) transactions on the barrier,
-/// flip the parity. Appended after every user thread, barrier and code,
-/// so the user's numbering is unchanged.
-fn add_copy_agents(mut p: Program, sites: &[CopySite]) -> Program {
-    if sites.is_empty() {
-        return p;
-    }
-    let first_code = p.codes.len() as u32;
-    let first_decl = p.threads.first().map_or(0, |t| t.barriers.len()) as u32;
-    p.copy_first_code = first_code;
-    p.copy_first_decl = first_decl;
-    for (i, site) in sites.iter().enumerate() {
-        for k in 0..COPY_AGENTS {
-            let instr = |kind: InstrKind, what: &str| Instr {
-                kind,
-                span: site.span,
-                text: format!("{} ({what})", site.text),
-            };
-            p.codes.push(Code {
-                instrs: vec![
-                    instr(
-                        InstrKind::Barrier {
-                            op: BarrierOp::Wait(WaitSpec {
-                                parity: Some(CExpr::Reg(COPY_PARITY_REG)),
-                                ..WaitSpec::default()
-                            }),
-                            sel: BarrierSel::Decl(p.copy_start_decl(i as u32, k)),
-                            result: None,
-                        },
-                        "the copy starts",
-                    ),
-                    instr(InstrKind::Read { decl: site.src }, "reads the source"),
-                    instr(InstrKind::Write { decl: site.dst }, "writes the destination"),
-                    instr(
-                        InstrKind::Barrier {
-                            op: BarrierOp::CompleteTx(if site.holds {
-                                CExpr::Int(1)
-                            } else {
-                                CExpr::Reg(COPY_BYTES_REG)
-                            }),
-                            sel: BarrierSel::Decl(site.barrier),
-                            result: None,
-                        },
-                        "completes its transactions",
-                    ),
-                    instr(
-                        InstrKind::Assign {
-                            dest: COPY_PARITY_REG,
-                            value: CExpr::Binary(
-                                Op::Xor,
-                                Box::new(CExpr::Reg(COPY_PARITY_REG)),
-                                Box::new(CExpr::Int(1)),
-                            ),
-                        },
-                        "done",
-                    ),
-                ],
-                regs: vec!["parity@copy".into(), "bytes@copy".into()],
-                counted_loops: Vec::new(),
-            });
-            p.declared_barriers.push(crate::program::DeclaredBarrier {
-                name: format!("start of copy agent {k} of `{}`", site.text),
-                launch_count: Some(1),
-                out_of_range: false,
-            });
-        }
-    }
-    // Every thread names the start declarations; an issuer holds its
-    // agents' instances, an agent its own.
-    for t in &mut p.threads {
-        t.barriers.resize(first_decl as usize + sites.len() * COPY_AGENTS, None);
-    }
-    let users = p.threads.len();
-    for issuer in 0..users {
-        let code = p.threads[issuer].code;
-        let reach = crate::classes::reachable_pcs(&p, ThreadId(issuer as u32));
-        let mut issued: Vec<u32> = Vec::new();
-        for (pc, ins) in p.codes[code.index()].instrs.iter().enumerate() {
-            if let (InstrKind::CopyIssue { site, .. }, true) = (&ins.kind, reach[pc]) {
-                if !issued.contains(site) {
-                    issued.push(*site);
-                }
-            }
-        }
-        for site in issued {
-            let mut agents = Vec::new();
-            for k in 0..COPY_AGENTS {
-                let name = format!("{}.copy{}.{k}", p.threads[issuer].name, site);
-                p.barriers.push(BarrierInstance {
-                    name: format!("{name}.start"),
-                    decl_name: format!("{name}.start"),
-                    launch_count: Some(1),
-                    decl_span: sites[site as usize].span,
-                    props: BarrierProps::default(),
-                    syncwarp: None,
-                    exit_drops: false,
-                });
-                let start = BarrierId(p.barriers.len() as u32 - 1);
-                let decl = p.copy_start_decl(site, k) as usize;
-                p.threads[issuer].barriers[decl] = Some(start);
-                let mut info = p.threads[issuer].clone();
-                info.name = name;
-                info.kind = ThreadKind::Copy;
-                info.kernel = None;
-                info.code = p.copy_code(site, k);
-                for (d, slot) in info.barriers.iter_mut().enumerate().skip(first_decl as usize) {
-                    if d != decl {
-                        *slot = None;
-                    }
-                }
-                p.threads.push(info);
-                agents.push((ThreadId(p.threads.len() as u32 - 1), start));
-            }
-            p.copy_pools.push(crate::program::CopyPool {
-                issuer: ThreadId(issuer as u32),
-                site,
-                agents,
-            });
-        }
-    }
-    p
+    copy_sites: Vec<crate::copies::SiteSpec>,
 }
 
 /// Sets [`Program::fence_events`]: a barrier of the program orders memory
@@ -853,6 +706,7 @@ impl Lowerer<'_> {
             asserts,
             expect,
             copy_pools: Vec::new(),
+            copy_sites: Vec::new(),
             copy_first_decl: 0,
             copy_first_code: 0,
             fence_events: false,
@@ -1797,7 +1651,7 @@ impl Lowerer<'_> {
     /// location SRC into location DST whose completion, at a point of its
     /// own, completes BYTES transactions on mbarrier B, with the write to
     /// DST before it. The issuing thread goes on at once. See
-    /// [`add_copy_agents`] for how the copy runs.
+    /// [`crate::copies::add_copy_agents`] for how the copy runs.
     ///
     /// `memcpy_async DST, SRC, BYTES, B` (`cuda::memcpy_async` with a
     /// barrier; the guide, "Asynchronous Data Copies using cuda::barrier":
@@ -1807,6 +1661,17 @@ impl Lowerer<'_> {
     /// phase, which the copy completes, so the phase cannot complete
     /// before the copy (the same as one more expected arrival for that
     /// phase alone).
+    ///
+    /// `cp.async DST, SRC[, BYTES]` (PTX ISA, `cp.async`; also
+    /// `pipeline.memcpy_async`, which libcudacxx issues as one `cp.async`
+    /// on sm_80): a copy whose completion only an async-group wait of the
+    /// issuer (`cp.async.wait_group`, `cp.async.wait_all`) or a
+    /// `cp.async.mbarrier.arrive` observes. `cp.async.mbarrier.arrive[.noinc]
+    /// B` (PTX ISA, `cp.async.mbarrier.arrive`): an arrive on mbarrier B
+    /// performed once every `cp.async` the thread issued before it has
+    /// completed; without `.noinc` the issue also raises the current
+    /// phase's pending count by one, so the phase waits for the copies and
+    /// the thread's own arrivals count as before.
     fn copy_instr(
         &mut self,
         c: &mut CodeBuilder,
@@ -1816,6 +1681,7 @@ impl Lowerer<'_> {
         args: &[Arg],
         names: &Names,
     ) -> Option<Vec<InstrKind>> {
+        use crate::copies::{SiteKind, SiteSpec};
         let n = name.name.as_str();
         if self.form == ThreadForm::Host {
             self.err(
@@ -1828,15 +1694,18 @@ impl Lowerer<'_> {
             self.err(d.span, format!("`{n}` returns no value"));
             return None;
         }
-        if args.len() != 4 {
+        let arrive = n.starts_with("cp.async.mbarrier.arrive");
+        let plain = matches!(n, "cp.async" | "pipeline.memcpy_async");
+        let (arity, what): (&[usize], &str) = if arrive {
+            (&[1], "1 operand (the barrier)")
+        } else if plain {
+            (&[2, 3], "2 or 3 operands (destination, source, optionally bytes)")
+        } else {
+            (&[4], "4 operands (destination, source, bytes, barrier)")
+        };
+        if !arity.contains(&args.len()) {
             let span = args.last().map_or(name.span, |a| name.span.to(a.span()));
-            self.err(
-                span,
-                format!(
-                    "`{n}` takes 4 operands (destination, source, bytes, barrier), found {}",
-                    args.len()
-                ),
-            );
+            self.err(span, format!("`{n}` takes {what}, found {}", args.len()));
             return None;
         }
         let mut exprs = Vec::new();
@@ -1855,52 +1724,137 @@ impl Lowerer<'_> {
         };
         let mut locs = [0u32; 2];
         let mut ok = true;
-        for (i, what) in ["destination", "source"].iter().enumerate() {
-            match name_of(exprs[i]).and_then(|f| names.vars.iter().position(|v| *v == f)) {
-                Some(d) => locs[i] = d as u32,
-                None => {
-                    let found = self.snippet(exprs[i].span).to_string();
-                    self.err(
-                        exprs[i].span,
-                        format!("`{n}` needs a declared location (`var`) as its {what}, found `{found}`"),
-                    );
-                    ok = false;
+        if !arrive {
+            for (i, what) in ["destination", "source"].iter().enumerate() {
+                match name_of(exprs[i]).and_then(|f| names.vars.iter().position(|v| *v == f)) {
+                    Some(d) => locs[i] = d as u32,
+                    None => {
+                        let found = self.snippet(exprs[i].span).to_string();
+                        self.err(
+                            exprs[i].span,
+                            format!("`{n}` needs a declared location (`var`) as its {what}, found `{found}`"),
+                        );
+                        ok = false;
+                    }
                 }
             }
         }
-        let barrier = name_of(exprs[3]).and_then(|f| names.barriers.iter().position(|b| *b == f));
-        if barrier.is_none() {
-            let found = self.snippet(exprs[3].span).to_string();
-            self.err(
-                exprs[3].span,
-                format!("`{n}` needs a declared barrier, found `{found}`"),
-            );
-            ok = false;
+        let barrier_at = if arrive {
+            Some(0)
+        } else if plain {
+            None
+        } else {
+            Some(3)
+        };
+        let mut barrier = None;
+        if let Some(i) = barrier_at {
+            barrier = name_of(exprs[i]).and_then(|f| names.barriers.iter().position(|b| *b == f));
+            if barrier.is_none() {
+                let found = self.snippet(exprs[i].span).to_string();
+                self.err(
+                    exprs[i].span,
+                    format!("`{n}` needs a declared barrier, found `{found}`"),
+                );
+                ok = false;
+            }
         }
         if !ok {
             return None;
         }
-        let bytes = self.expr(c, exprs[2], names, false);
+        let bytes = match (arrive, exprs.get(2)) {
+            (false, Some(e)) => self.expr(c, e, names, false),
+            _ => CExpr::Int(0),
+        };
         let text = self
             .text
             .get(s.span.start as usize..s.span.end as usize)
             .unwrap_or(n)
             .to_string();
-        let barrier = barrier? as u32;
-        let holds = n == "memcpy_async";
-        self.copy_sites.push(CopySite {
+        let barrier = barrier.map(|b| b as u32);
+        let kind = if arrive {
+            SiteKind::Arrive {
+                noinc: n.ends_with(".noinc"),
+            }
+        } else if plain {
+            SiteKind::Plain
+        } else {
+            SiteKind::Bulk {
+                holds: n == "memcpy_async",
+            }
+        };
+        let hold = match kind {
+            SiteKind::Bulk { holds: true } | SiteKind::Arrive { noinc: false } => barrier,
+            _ => None,
+        };
+        self.copy_sites.push(SiteSpec {
             dst: locs[0],
             src: locs[1],
             barrier,
-            holds,
+            kind,
             span: s.span,
             text,
         });
         Some(vec![InstrKind::CopyIssue {
             site: self.copy_sites.len() as u32 - 1,
             bytes,
-            hold: holds.then_some(barrier),
+            hold,
+            age: None,
         }])
+    }
+
+    /// The async-group statements (PTX ISA, `cp.async.commit_group`,
+    /// `cp.async.wait_group`, `cp.async.wait_all`; libcudacxx
+    /// `pipeline<thread_scope_thread>`): a marker, expanded once every
+    /// copy site is known ([`crate::copies`]).
+    fn async_group_instr(&mut self, dest: Option<&Ident>, name: &Ident, args: &[Arg]) -> Option<Vec<InstrKind>> {
+        let n = name.name.as_str();
+        if self.form == ThreadForm::Host {
+            self.err(
+                name.span,
+                format!("`{n}` is a device operation: a host thread cannot run it"),
+            );
+            return None;
+        }
+        if let Some(d) = dest {
+            self.err(d.span, format!("`{n}` returns no value"));
+            return None;
+        }
+        let op = match n {
+            "cp.async.commit_group" => AsyncGroupOp::Commit,
+            "cp.async.wait_all" => AsyncGroupOp::WaitAll,
+            "pipeline.producer_acquire" => AsyncGroupOp::PipelineAcquire,
+            "pipeline.producer_commit" => AsyncGroupOp::PipelineCommit,
+            "pipeline.consumer_wait" => AsyncGroupOp::PipelineWait,
+            "pipeline.consumer_release" => AsyncGroupOp::PipelineRelease,
+            _ => {
+                // `cp.async.wait_group N`: N an integer constant (PTX: an
+                // immediate).
+                let found = args.len();
+                let value = match args {
+                    [Arg::Expr(Expr {
+                        kind: ExprKind::Int(v), ..
+                    })] => u32::try_from(*v).ok(),
+                    _ => None,
+                };
+                let Some(v) = value else {
+                    let span = args.first().map_or(name.span, |a| a.span());
+                    self.err(
+                        span,
+                        format!("`{n}` takes one operand, a non-negative integer constant (found {found} operand(s))"),
+                    );
+                    return None;
+                };
+                return Some(vec![InstrKind::AsyncGroup {
+                    op: AsyncGroupOp::Wait(v),
+                    len: 0,
+                }]);
+            }
+        };
+        if let Some(a) = args.first() {
+            self.err(a.span(), format!("`{n}` takes no operand"));
+            return None;
+        }
+        Some(vec![InstrKind::AsyncGroup { op, len: 0 }])
     }
 
     /// Lowers one instruction statement; `None` after an error.
@@ -1927,8 +1881,20 @@ impl Lowerer<'_> {
         if matches!(n, "launch" | "device_sync" | "stream_query") {
             return self.host_instr(c, dest, name, args, names);
         }
-        if matches!(n, "cp.async.bulk" | "memcpy_async") {
+        if matches!(
+            n,
+            "cp.async.bulk"
+                | "memcpy_async"
+                | "cp.async"
+                | "pipeline.memcpy_async"
+                | "cp.async.mbarrier.arrive"
+                | "cp.async.mbarrier.arrive.noinc"
+        ) {
             return self.copy_instr(c, s, dest, name, args, names);
+        }
+        if n.starts_with("cp.async.") && (n.contains("group") || n.ends_with("wait_all")) || n.starts_with("pipeline.")
+        {
+            return self.async_group_instr(dest, name, args);
         }
         if let Some(scope) = fence_scope(n).map(Some).or((n == "coalesced.sync").then_some(None)) {
             if self.form == ThreadForm::Host {

@@ -406,6 +406,7 @@ impl InstrKind {
             | InstrKind::Jump(_)
             | InstrKind::Fence(_)
             | InstrKind::CoalescedSync
+            | InstrKind::AsyncGroup { .. }
             | InstrKind::Exit => vec![],
         }
     }
@@ -527,10 +528,26 @@ pub enum InstrKind {
     CopyIssue {
         site: u32,
         bytes: CExpr,
-        /// `memcpy_async` with a barrier: the issue first holds the
-        /// current phase of this barrier declaration for the copy (one
-        /// more transaction, which the copy completes).
+        /// `memcpy_async` with a barrier, and `cp.async.mbarrier.arrive`
+        /// without `.noinc`: the issue first holds the current phase of
+        /// this barrier declaration for the copy (one more transaction,
+        /// which the copy or the arrive agent completes).
         hold: Option<u32>,
+        /// `cp.async`: the first of the issuer's registers holding the
+        /// async-group age of each agent of the site (agent `k` in
+        /// register `age + k`; see [`AsyncGroupOp`]). The issue sets the
+        /// chosen agent's to 1 (issued, not committed).
+        age: Option<RegId>,
+    },
+    /// A `cp.async` async-group statement (`cp.async.commit_group`,
+    /// `cp.async.wait_group N`, `cp.async.wait_all`, and the thread-scope
+    /// `cuda::pipeline` calls lowered onto them): a local no-op marking
+    /// the statement, followed by the `len` instructions that implement
+    /// it on the issuer's age registers and the agents' start barriers
+    /// (see `lower::expand_async_groups`).
+    AsyncGroup {
+        op: AsyncGroupOp,
+        len: u32,
     },
     /// A memory fence (`membar.*`, `fence.*`, `__threadfence*`). Under the
     /// ISA's reading, where a completed barrier orders its participants'
@@ -550,6 +567,29 @@ pub enum InstrKind {
     /// removes interleavings and adds order. A local step with no effect
     /// is exactly its set of findings.
     CoalescedSync,
+}
+
+/// What an async-group statement does (PTX ISA, `cp.async.commit_group`
+/// and `cp.async.wait_group`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AsyncGroupOp {
+    /// Close the thread's open group (the copies issued since the last
+    /// commit, possibly none) and make it the newest committed group.
+    Commit,
+    /// Wait until at most `N` of the newest committed groups may still be
+    /// pending: every copy of an older group has completed.
+    Wait(u32),
+    /// Commit, then wait for every group.
+    WaitAll,
+    /// Thread-scope `cuda::pipeline` (libcudacxx `pipeline<thread_scope_thread>`,
+    /// two counters, head and tail): `producer_acquire` and
+    /// `consumer_release` do nothing; `producer_commit` commits and
+    /// advances head; `consumer_wait`, when head is not tail, waits with
+    /// `N = min(head - tail - 1, 8)` (the oldest stage) and advances tail.
+    PipelineAcquire,
+    PipelineCommit,
+    PipelineWait,
+    PipelineRelease,
 }
 
 /// The scope a fence orders accesses at (PTX `membar`/`fence` scopes), or
@@ -600,6 +640,7 @@ impl InstrKind {
                 | InstrKind::Jump(_)
                 | InstrKind::Fence(_)
                 | InstrKind::CoalescedSync
+                | InstrKind::AsyncGroup { .. }
         )
     }
 }
@@ -685,6 +726,9 @@ pub struct Program {
     /// The agents that perform the asynchronous copies a thread issues,
     /// per (issuer, copy site).
     pub copy_pools: Vec<CopyPool>,
+    /// Per copy site (`CopyIssue::site`): what it issues and where its
+    /// agents' declarations and codes start.
+    pub copy_sites: Vec<CopySiteInfo>,
     /// The first start-barrier declaration and the first agent code of the
     /// copy sites ([`Program::copy_start_decl`], [`Program::copy_code`]).
     pub copy_first_decl: u32,
@@ -713,6 +757,34 @@ pub struct CopyPool {
 /// Register numbers of an agent's code ([`CopyPool`]).
 pub const COPY_PARITY_REG: RegId = RegId(0);
 pub const COPY_BYTES_REG: RegId = RegId(1);
+/// An arrive agent's first tracking flag ([`CopySite::Arrive`]).
+pub const COPY_FLAGS_REG: RegId = RegId(2);
+
+/// What the agents of one copy site do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CopySite {
+    /// `cp.async.bulk` and `memcpy_async`: the copy completes transactions
+    /// on an mbarrier.
+    Bulk,
+    /// `cp.async`: the copy's completion is its agent's own arrive on its
+    /// start barrier (see [`AsyncGroupOp`]).
+    Plain,
+    /// `cp.async.mbarrier.arrive[.noinc] B`: the agent waits for the
+    /// completion of each `cp.async` agent of the issuer that its flags
+    /// name (the `Plain` sites `tracks`, their agents in order), then
+    /// completes the transaction the issue held on `B`, or with `.noinc`
+    /// arrives on `B`.
+    Arrive { tracks: Vec<u32>, noinc: bool },
+}
+
+/// One copy site: its kind, how many agents each issuer has for it, and
+/// its agents' first slot among the start declarations and agent codes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopySiteInfo {
+    pub kind: CopySite,
+    pub agents: u32,
+    pub first: u32,
+}
 
 impl Program {
     /// The `__syncwarp` mask barriers whose mask names thread `t`'s lane,
@@ -742,11 +814,29 @@ impl Program {
     /// The declaration of the start barrier of agent `k` of copy `site`
     /// (an issuer holds the instances of its agents, an agent its own).
     pub fn copy_start_decl(&self, site: u32, k: usize) -> u32 {
-        self.copy_first_decl + site * crate::lower::COPY_AGENTS as u32 + k as u32
+        self.copy_first_decl + self.copy_sites[site as usize].first + k as u32
     }
     /// The code of agent `k` of copy `site`.
     pub fn copy_code(&self, site: u32, k: usize) -> CodeId {
-        CodeId(self.copy_first_code + site * crate::lower::COPY_AGENTS as u32 + k as u32)
+        CodeId(self.copy_first_code + self.copy_sites[site as usize].first + k as u32)
+    }
+    /// How many agents each issuer has for copy `site`.
+    pub fn copy_site_agents(&self, site: u32) -> usize {
+        self.copy_sites[site as usize].agents as usize
+    }
+    /// The flags of an arrive agent of site `arrive` ([`CopySite::Arrive`]):
+    /// per tracked `cp.async` site and agent, its register.
+    pub fn copy_flags(&self, arrive: u32) -> Vec<(u32, usize, RegId)> {
+        let CopySite::Arrive { tracks, .. } = &self.copy_sites[arrive as usize].kind else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for &s in tracks {
+            for k in 0..self.copy_site_agents(s) {
+                out.push((s, k, RegId(COPY_FLAGS_REG.0 + out.len() as u32)));
+            }
+        }
+        out
     }
     /// Whether barrier `b` is the start barrier of a copy agent.
     pub fn is_copy_start(&self, b: BarrierId) -> bool {

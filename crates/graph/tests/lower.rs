@@ -269,3 +269,94 @@ fn lane_mask_barriers_in_a_host_are_errors() {
         assert!(e[0].2.contains("lane-mask barrier (scope=warp)"), "{e:?}");
     }
 }
+
+/// The async-group statements and their copies: operand errors, all at
+/// once, at their positions.
+#[test]
+fn async_group_errors() {
+    let e = errors(
+        "litmus \"t\"\nmodel cuda-sm90\nbarrier M = 1\nvar d scope=block\nvar s\n\
+         thread T0 {\n\
+         \x20 r = 1\n\
+         \x20 cp.async.wait_group r\n\
+         \x20 cp.async.wait_group\n\
+         \x20 cp.async d\n\
+         \x20 cp.async.mbarrier.arrive d\n\
+         \x20 cp.async.commit_group 1\n\
+         \x20 x = cp.async.wait_all\n\
+         \x20 cp.async M, s\n\
+         }\n",
+    );
+    let msgs: Vec<(u32, u32, &str)> = e.iter().map(|(l, c, m)| (*l, *c, m.as_str())).collect();
+    assert_eq!(
+        msgs,
+        [
+            (
+                8,
+                23,
+                "`cp.async.wait_group` takes one operand, a non-negative integer constant (found 1 operand(s))"
+            ),
+            (
+                9,
+                3,
+                "`cp.async.wait_group` takes one operand, a non-negative integer constant (found 0 operand(s))"
+            ),
+            (
+                10,
+                3,
+                "`cp.async` takes 2 or 3 operands (destination, source, optionally bytes), found 1"
+            ),
+            (11, 28, "`cp.async.mbarrier.arrive` needs a declared barrier, found `d`"),
+            (12, 25, "`cp.async.commit_group` takes no operand"),
+            (13, 3, "`cp.async.wait_all` returns no value"),
+            (
+                14,
+                12,
+                "`cp.async` needs a declared location (`var`) as its destination, found `M`"
+            ),
+        ]
+    );
+}
+
+/// An async-group statement is expanded in place: the marker, then its
+/// implementation, with every jump of the body renumbered around it.
+#[test]
+fn async_groups_expand_in_place() {
+    let text = "litmus \"t\"\nmodel cuda-sm80\nvar d scope=block\nvar s\nvar x\n\
+                thread T0 {\n  L: cp.async d, s\n  cp.async.wait_all\n  r = load x\n  if r == 0 { goto L }\n  read d\n}\n";
+    let (lit, diags) = parse(text);
+    assert!(diags.is_empty(), "{diags:?}");
+    let model = bc_graph::lower::resolve_model(&lit, None).expect("a model line");
+    let p = bc_graph::lower(&lit, text, model).expect("lowers");
+    let code = &p.codes[p.threads[0].code.index()];
+    let kinds: Vec<&bc_graph::InstrKind> = code.instrs.iter().map(|i| &i.kind).collect();
+    let agents = bc_graph::copies::PLAIN_COPY_AGENTS;
+    // Issue, marker, a commit per agent and a branch, wait and clear per agent.
+    let bc_graph::InstrKind::AsyncGroup { op, len } = kinds[1] else {
+        panic!("{kinds:?}")
+    };
+    assert_eq!((*op, *len as usize), (bc_graph::AsyncGroupOp::WaitAll, agents * 4));
+    assert!(matches!(kinds[0], bc_graph::InstrKind::CopyIssue { age: Some(_), .. }));
+    let after = 2 + agents * 4;
+    assert!(matches!(kinds[after], bc_graph::InstrKind::Load { .. }), "{kinds:?}");
+    // The goto back to `L` still reaches the issue; the branch around it
+    // lands on `read d`, past the expansion.
+    assert!(
+        kinds.iter().any(|k| matches!(k, bc_graph::InstrKind::Jump(0))),
+        "{kinds:?}"
+    );
+    let read = kinds
+        .iter()
+        .position(|k| matches!(k, bc_graph::InstrKind::Read { .. }))
+        .expect("read d");
+    assert!(kinds
+        .iter()
+        .any(|k| matches!(k, bc_graph::InstrKind::Branch { els, .. } if *els as usize == read)));
+    // Every branch of the expansion stays inside it or leaves to the next statement.
+    for (pc, k) in kinds.iter().enumerate().take(after).skip(2) {
+        if let bc_graph::InstrKind::Branch { then, els, .. } = k {
+            assert!(*then as usize > pc && *then as usize <= after, "{pc}: {k:?}");
+            assert!(*els as usize > pc && *els as usize <= after, "{pc}: {k:?}");
+        }
+    }
+}

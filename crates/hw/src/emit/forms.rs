@@ -7,7 +7,8 @@
 use super::plan::{Mapping, Plan};
 use super::{refuse, Refusal};
 use bc_graph::{
-    BarrierOp, BarrierResult, BarrierSel, Builtin, CExpr, Code, FenceScope, Instr, InstrKind, Program, Rmw,
+    AsyncGroupOp, BarrierOp, BarrierResult, BarrierSel, Builtin, CExpr, Code, FenceScope, Instr, InstrKind, Program,
+    Rmw,
 };
 use bc_models::Scope;
 use bc_syntax::lexer::Op;
@@ -26,8 +27,19 @@ pub enum Side {
 pub fn body(plan: &Plan, c: usize, side: Side) -> Result<String, Refusal> {
     let code = &plan.prog.codes[c];
     let p = format!("c{c}_");
+    // The instructions that implement an async-group statement
+    // (`InstrKind::AsyncGroup`) are not emitted: the hardware runs the
+    // statement itself.
+    let mut hidden = vec![false; code.instrs.len()];
+    for (pc, i) in code.instrs.iter().enumerate() {
+        if let InstrKind::AsyncGroup { len, .. } = i.kind {
+            for h in &mut hidden[pc + 1..=pc + len as usize] {
+                *h = true;
+            }
+        }
+    }
     let mut targets = BTreeSet::new();
-    for i in &code.instrs {
+    for (i, _) in code.instrs.iter().zip(&hidden).filter(|(_, h)| !**h) {
         match &i.kind {
             InstrKind::Jump(t) => {
                 targets.insert(*t);
@@ -50,6 +62,9 @@ pub fn body(plan: &Plan, c: usize, side: Side) -> Result<String, Refusal> {
         }
     };
     for (pc, i) in code.instrs.iter().enumerate() {
+        if hidden[pc] {
+            continue;
+        }
         let pc = pc as u32;
         if targets.contains(&pc) {
             let _ = writeln!(out, "{}: ;", label(pc));
@@ -76,6 +91,20 @@ pub fn body(plan: &Plan, c: usize, side: Side) -> Result<String, Refusal> {
                 FenceScope::ProxyAsync => "asm volatile(\"fence.proxy.async;\" ::: \"memory\");".to_string(),
             },
             InstrKind::CoalescedSync => "cooperative_groups::coalesced_threads().sync();".to_string(),
+            // PTX `cp.async.commit_group`/`wait_group`/`wait_all`; the
+            // thread-scope pipeline through libcu++ itself.
+            InstrKind::AsyncGroup { op, .. } => {
+                let stmt = match op {
+                    AsyncGroupOp::Commit => "asm volatile(\"cp.async.commit_group;\" ::: \"memory\");".to_string(),
+                    AsyncGroupOp::Wait(n) => format!("asm volatile(\"cp.async.wait_group {n};\" ::: \"memory\");"),
+                    AsyncGroupOp::WaitAll => "asm volatile(\"cp.async.wait_all;\" ::: \"memory\");".to_string(),
+                    AsyncGroupOp::PipelineAcquire => "bc_pipe.producer_acquire();".to_string(),
+                    AsyncGroupOp::PipelineCommit => "bc_pipe.producer_commit();".to_string(),
+                    AsyncGroupOp::PipelineWait => "bc_pipe.consumer_wait();".to_string(),
+                    AsyncGroupOp::PipelineRelease => "bc_pipe.consumer_release();".to_string(),
+                };
+                e.lead(&stmt, None)
+            }
             InstrKind::Barrier { .. } => {
                 let prev = pc.checked_sub(1).and_then(|q| code.instrs.get(q as usize));
                 let next = code.instrs.get(pc as usize + 1);
@@ -258,7 +287,31 @@ impl Emit<'_> {
                 assign(dest_of(dest), format!("bc_stream_query({})", self.stream(stream)))
             }
             // The data goes between the scratch buffers (`Plan::copy_bytes`).
-            InstrKind::CopyIssue { site, bytes, hold } => {
+            // `cp.async` of 16 bytes into the harness thread's slice of the
+            // shared scratch buffer, as for `memcpy_async`.
+            InstrKind::CopyIssue { site, .. }
+                if self.plan.prog.copy_sites[*site as usize].kind == bc_graph::CopySite::Plain =>
+            {
+                let dst = format!("bc_tma_dst + 16u * (threadIdx.x / {}u)", self.plan.mapping.width());
+                let call = if i.text.starts_with("pipeline.") {
+                    format!("cuda::memcpy_async({dst}, bc_tma_src, cuda::aligned_size_t<16>(16), bc_pipe);")
+                } else {
+                    format!("bc_cp_async({dst}, bc_tma_src);")
+                };
+                self.lead(&call, None)
+            }
+            InstrKind::CopyIssue { site, .. } => {
+                if let bc_graph::CopySite::Arrive { noinc, .. } = self.plan.prog.copy_sites[*site as usize].kind {
+                    let (_, _, bar) = crate::emit::plan::copy_site(self.plan.prog, *site);
+                    let n = if noinc { ".noinc" } else { "" };
+                    let call = format!(
+                        "asm volatile(\"cp.async.mbarrier.arrive{n}.shared::cta.b64 [%0];\" :: \"r\"(bc_smem(&bc_bar_{bar})) : \"memory\");"
+                    );
+                    return Ok(self.lead(&call, None));
+                }
+                let InstrKind::CopyIssue { site, bytes, hold, .. } = &i.kind else {
+                    unreachable!()
+                };
                 let (_, _, bar) = crate::emit::plan::copy_site(self.plan.prog, *site);
                 let call = if hold.is_some() {
                     // libcu++'s non-bulk path: cp.async, then an arrive

@@ -84,19 +84,22 @@ pub struct Plan<'a> {
 
 /// What a `cp.async.bulk` site copies: its destination and source
 /// location declarations, its barrier declaration (read off the site's
-/// agent code, `bc_graph::lower::add_copy_agents`).
+/// agent code, `bc_graph::copies::add_copy_agents`; `u32::MAX` for a
+/// `cp.async`, which names none).
 pub fn copy_site(prog: &Program, site: u32) -> (u32, u32, u32) {
     let code = &prog.codes[prog.copy_code(site, 0).index()];
-    let (mut dst, mut src, mut bar) = (0, 0, 0);
+    let (mut dst, mut src, mut bar) = (0, 0, u32::MAX);
     for i in &code.instrs {
         match &i.kind {
             InstrKind::Read { decl } => src = *decl,
             InstrKind::Write { decl } => dst = *decl,
+            // The barrier a copy or an arrive agent completes on (not a
+            // start barrier of another agent).
             InstrKind::Barrier {
-                op: bc_graph::BarrierOp::CompleteTx(_),
+                op: bc_graph::BarrierOp::CompleteTx(_) | bc_graph::BarrierOp::Arrive(_),
                 sel: bc_graph::BarrierSel::Decl(d),
                 ..
-            } => bar = *d,
+            } if *d < prog.copy_first_decl => bar = *d,
             _ => {}
         }
     }
@@ -112,8 +115,12 @@ fn copy_buffer_bytes(prog: &Program, mapping: Mapping) -> Result<u32, Refusal> {
     let mut max = 0;
     for t in prog.threads.iter().filter(|t| t.kind == ThreadKind::Device) {
         for i in &prog.codes[t.code.index()].instrs {
-            if let InstrKind::CopyIssue { bytes, hold, .. } = &i.kind {
-                if hold.is_some() {
+            if let InstrKind::CopyIssue { site, bytes, hold, .. } = &i.kind {
+                let kind = &prog.copy_sites[*site as usize].kind;
+                if matches!(kind, bc_graph::CopySite::Arrive { .. }) {
+                    continue;
+                }
+                if hold.is_some() || *kind == bc_graph::CopySite::Plain {
                     // 16 bytes whatever the litmus size (one cp.async),
                     // a slice per harness thread of the block: racecheck
                     // sees these copies' writes, and the litmus threads'

@@ -38,6 +38,9 @@ pub fn program(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
         "// Run: ./{stem} ITERATIONS SEED TIMEOUT_MS; prints one JSON object on stdout."
     );
     o.push_str(PREAMBLE);
+    if uses_pipeline(prog) {
+        let _ = writeln!(o, "#include <cuda/pipeline>");
+    }
     if plan.copy_bytes > 0 {
         // cp.async.bulk (PTX ISA; the CUDA guide's one-dimensional TMA
         // example): the proxy fence makes the barrier's init and the
@@ -50,8 +53,11 @@ pub fn program(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
              \x20 asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n\
              \x20              :: \"r\"(bc_smem(dst)), \"l\"(src), \"r\"((unsigned)n), \"r\"(bc_smem(bar)) : \"memory\");\n\
              }}\n\
-             __device__ inline void bc_cp_async_arrive(unsigned char* dst, const unsigned char* src, unsigned long long* bar) {{\n\
+             __device__ inline void bc_cp_async(unsigned char* dst, const unsigned char* src) {{\n\
              \x20 asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"(bc_smem(dst)), \"l\"(src) : \"memory\");\n\
+             }}\n\
+             __device__ inline void bc_cp_async_arrive(unsigned char* dst, const unsigned char* src, unsigned long long* bar) {{\n\
+             \x20 bc_cp_async(dst, src);\n\
              \x20 asm volatile(\"cp.async.mbarrier.arrive.shared::cta.b64 [%0];\" :: \"r\"(bc_smem(bar)) : \"memory\");\n\
              }}",
             plan.copy_bytes
@@ -187,6 +193,13 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
         "  long long reg[BC_MAXREG] = {{0}};\n  unsigned long long tok[BC_MAXREG] = {{0}}; (void)tok;"
     );
     let _ = writeln!(o, "  long long* lp[BC_NVARS] = {{0}}; (void)lp;");
+    if uses_pipeline(prog) {
+        // Each thread's own pipeline (`cuda::make_pipeline()`, thread scope).
+        let _ = writeln!(
+            o,
+            "  cuda::pipeline<cuda::thread_scope_thread> bc_pipe = cuda::make_pipeline(); (void)bc_pipe;"
+        );
+    }
     let _ = writeln!(o, "  const long long b_tid = bc_builtin[T][0], b_bid = bc_builtin[T][1], b_warp = bc_builtin[T][2], b_lane = bc_builtin[T][3], b_ntid = bc_builtin[T][4];");
     let _ = writeln!(
         o,
@@ -436,4 +449,20 @@ fn host_and_device_table(o: &mut String, ty: &str, name: &str, dims: &str, items
     let items = items.join(", ");
     let _ = writeln!(o, "static const {ty} {name}_h{dims} = {{{items}}};");
     let _ = writeln!(o, "__constant__ {ty} {name}{dims} = {{{items}}};");
+}
+
+/// Whether some code uses the thread-scope `cuda::pipeline` statements.
+fn uses_pipeline(prog: &bc_graph::Program) -> bool {
+    prog.codes.iter().flat_map(|c| &c.instrs).any(|i| {
+        matches!(
+            i.kind,
+            bc_graph::InstrKind::AsyncGroup {
+                op: bc_graph::AsyncGroupOp::PipelineAcquire
+                    | bc_graph::AsyncGroupOp::PipelineCommit
+                    | bc_graph::AsyncGroupOp::PipelineWait
+                    | bc_graph::AsyncGroupOp::PipelineRelease,
+                ..
+            }
+        ) || (matches!(i.kind, bc_graph::InstrKind::CopyIssue { .. }) && i.text.starts_with("pipeline."))
+    })
 }
