@@ -24,6 +24,7 @@ const SHARED: &[FindingKind] = &[
     FindingKind::Ub(UbKind::ExpectedCountTooSmall),
     FindingKind::Ub(UbKind::CountMismatch),
     FindingKind::Ub(UbKind::ArriveTwice),
+    FindingKind::Ub(UbKind::CopyNotWaited),
     // phase-with on the AMDGPU models, token-phase on the CUDA ones (no
     // model has both), each decided by both sides.
     FindingKind::Ub(UbKind::StalePhase),

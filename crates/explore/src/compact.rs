@@ -378,11 +378,51 @@ impl<'p> System<'p> {
                 (*k, mask)
             })
             .collect();
+        // A copy's completion nothing of the program is ordered after yet
+        // stays (copy-not-waited judges it at the end).
+        let copy_rule = self.p.has_copies() && self.p.model.rules.has(bc_models::Rule::CopyNotWaited);
+        let users: Vec<usize> = (0..nt)
+            .filter(|&u| copy_rule && self.p.threads[u].kind != ThreadKind::Copy)
+            .filter_map(|u| lasts[u])
+            .collect();
+        let unobserved = |e: usize, ev: &bc_graph::Event, t: ThreadId| {
+            copy_rule
+                && self.p.copy_performer(t)
+                && match ev.kind {
+                    EventKind::Arrive { .. } => true,
+                    EventKind::Tx { delta } => delta < 0,
+                    _ => false,
+                }
+                && !users.iter().any(|&l| before[l].get(e))
+        };
+        // A copying agent's latest completion, once observed, is off the
+        // books (`COPY_PENDING_REG`): what orders it may be forgotten now.
+        if copy_rule {
+            for a in 0..nt {
+                let reg = bc_graph::COPY_PENDING_REG.index();
+                if !self.p.copy_performer(ThreadId(a as u32)) || s.threads[a].regs.get(reg) != Some(&1) {
+                    continue;
+                }
+                let latest = (0..s.hist[a].len()).rev().find(|&po| {
+                    matches!(s.hist[a][po].kind, HKind::Arrive(..))
+                        || matches!(s.hist[a][po].kind, HKind::Tx(d) if d < 0)
+                });
+                if let Some(po) = latest {
+                    let e = ids.at(a as u32, po as u32).index();
+                    if !unobserved(e, &exec.events[e], ThreadId(a as u32)) {
+                        s.threads[a].regs[reg] = 0;
+                    }
+                }
+            }
+        }
         let settled: Vec<bool> = (0..n)
             .map(|e| {
                 stop |= halted(e);
                 let ev = &exec.events[e];
                 let Some(t) = ev.thread else { return false };
+                if unobserved(e, ev, t) {
+                    return false;
+                }
                 let us = &touchers[&key(ev)];
                 if lasts[t.index()] == Some(e) && us.contains(&t.index()) {
                     let rows = rows_for(ev.target);

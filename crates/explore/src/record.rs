@@ -154,6 +154,9 @@ impl<'p> Explorer<'p> {
             }
         }
         self.sys.divergent_barrier_stuck(s, &stuck_waits, &mut self.worker);
+        if blocked.is_empty() {
+            self.sys.copy_not_waited(s, &mut self.worker);
+        }
         // A `__syncwarp` phase left open: a lane its mask names that
         // executed another mask meanwhile never comes.
         for b in 0..s.bars.len() {
@@ -185,7 +188,8 @@ impl<'p> Explorer<'p> {
         // (spinning threads) still locate a nontermination finding.
         self.flush_pending(s, &blocked);
         // The rule checker judges the execution.
-        let (exec, names) = self.execution(s, &stuck_waits);
+        let (mut exec, names) = self.execution(s, &stuck_waits);
+        exec.finished = blocked.is_empty();
         self.judge(&exec, &names);
         self.judge_history(s);
         self.judge_finished(s, blocked.is_empty(), &exec, &names);

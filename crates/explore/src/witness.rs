@@ -197,6 +197,9 @@ impl<'p> System<'p> {
                 warp: th.warp_id,
                 block: th.block_id,
                 cluster: th.cluster_id,
+                agent: th.kind == bc_graph::ThreadKind::Copy,
+                copies: p.copy_performer(ThreadId(t as u32))
+                    && s.threads[t].regs.get(bc_graph::COPY_PENDING_REG.index()) == Some(&1),
             };
             b.thread(ThreadId(t as u32), facts);
         }

@@ -223,6 +223,14 @@ fn agent_code(p: &Program, specs: &[SiteSpec], site: u32, k: usize) -> Code {
         value: CExpr::Binary(Op::Xor, Box::new(CExpr::Reg(COPY_PARITY_REG)), Box::new(CExpr::Int(1))),
     };
     let mut regs = vec!["parity@copy".to_string(), "bytes@copy".to_string()];
+    // A copying agent marks its completion as not yet observed.
+    let pending = InstrKind::Assign {
+        dest: COPY_PENDING_REG,
+        value: CExpr::Int(1),
+    };
+    if !matches!(spec.kind, SiteKind::Arrive { .. }) {
+        regs.push("pending@copy".to_string());
+    }
     let instrs = match spec.kind {
         SiteKind::Bulk { holds } => vec![
             instr(wait(CExpr::Reg(COPY_PARITY_REG), start), "the copy starts"),
@@ -240,6 +248,7 @@ fn agent_code(p: &Program, specs: &[SiteSpec], site: u32, k: usize) -> Code {
                 },
                 "completes its transactions",
             ),
+            instr(pending, "done"),
             instr(flip, "done"),
         ],
         SiteKind::Plain => vec![
@@ -254,6 +263,7 @@ fn agent_code(p: &Program, specs: &[SiteSpec], site: u32, k: usize) -> Code {
                 },
                 "completes",
             ),
+            instr(pending, "done"),
         ],
         SiteKind::Arrive { noinc } => {
             let CopySite::Arrive { tracks, .. } = &p.copy_sites[site as usize].kind else {

@@ -208,6 +208,18 @@ pub struct ThreadFacts {
     /// Its block and cluster (`ThreadInfo::block_id`, `cluster_id`).
     pub block: u32,
     pub cluster: u32,
+    /// A copy agent (`ThreadKind::Copy`): the hardware's, not the
+    /// program's.
+    pub agent: bool,
+    /// An agent that performs copies (not an arrive agent) whose latest
+    /// completion (its latest arrive or `complete_tx` event) the explorer
+    /// does not know to be observed: it must execute before some event of
+    /// a thread that is not an agent by the end of the execution
+    /// (copy-not-waited). Its earlier completions are observed (an agent
+    /// serves a new copy only once everything it did executes before the
+    /// issuer), and a completion observed before the explorer forgot what
+    /// orders it is cleared (a summary, like `extra_eb`).
+    pub copies: bool,
 }
 
 impl ThreadFacts {
@@ -276,6 +288,10 @@ pub struct Execution {
     /// a search stopped at a limit), not an end: a phase still open may
     /// yet gather the arrivals it lacks.
     pub partial: bool,
+    /// The run ended with every thread finished (not stuck, not spinning,
+    /// not a prefix): what copy-not-waited needs to know that no wait can
+    /// come any more.
+    pub finished: bool,
 }
 
 impl Execution {

@@ -759,6 +759,11 @@ pub const COPY_PARITY_REG: RegId = RegId(0);
 pub const COPY_BYTES_REG: RegId = RegId(1);
 /// An arrive agent's first tracking flag ([`CopySite::Arrive`]).
 pub const COPY_FLAGS_REG: RegId = RegId(2);
+/// A copying agent's flag: its latest completion is not known to be
+/// observed yet (set by its code at the completion; cleared by the
+/// explorer once some thread of the program is ordered after it; read by
+/// copy-not-waited).
+pub const COPY_PENDING_REG: RegId = RegId(2);
 
 /// What the agents of one copy site do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -841,6 +846,15 @@ impl Program {
     /// Whether barrier `b` is the start barrier of a copy agent.
     pub fn is_copy_start(&self, b: BarrierId) -> bool {
         self.copy_pools.iter().any(|c| c.agents.iter().any(|&(_, s)| s == b))
+    }
+    /// Whether thread `t` is an agent that performs copies (of a
+    /// `cp.async.bulk`, `memcpy_async` or `cp.async` site; not an arrive
+    /// agent).
+    pub fn copy_performer(&self, t: ThreadId) -> bool {
+        self.copy_pools.iter().any(|c| {
+            !matches!(self.copy_sites[c.site as usize].kind, CopySite::Arrive { .. })
+                && c.agents.iter().any(|&(a, _)| a == t)
+        })
     }
     /// Whether the program issues asynchronous copies.
     pub fn has_copies(&self) -> bool {

@@ -94,10 +94,16 @@ pub enum Rule {
     /// instruction (PTX ISA, `barrier{.cta}`: the `.aligned` modifier;
     /// issue 18's reading, per warp).
     AlignedBarrier,
+    /// Every asynchronous copy's completion is observed: some wait of a
+    /// thread of the program is ordered after it before the program ends
+    /// (CUDA guide, "Using TMA to transfer one-dimensional arrays": the
+    /// kernel waits at its end for the copy to be done with shared
+    /// memory; issue 18's reading, docs/semantics.md).
+    CopyNotWaited,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 23] = [
+    pub const ALL: [Rule; 24] = [
         Rule::FirstBmoInit,
         Rule::ParticipatesIn,
         Rule::JoinedBefore,
@@ -121,6 +127,7 @@ impl Rule {
         Rule::InvalidBarrier,
         Rule::ArriveTwice,
         Rule::AlignedBarrier,
+        Rule::CopyNotWaited,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -147,6 +154,7 @@ impl Rule {
             Rule::InvalidBarrier => "invalid-barrier",
             Rule::ArriveTwice => "arrive-twice",
             Rule::AlignedBarrier => "aligned-barrier",
+            Rule::CopyNotWaited => "copy-not-waited",
         }
     }
     pub fn from_name(s: &str) -> Option<Rule> {
@@ -181,6 +189,7 @@ impl Rule {
             Rule::InvalidBarrier => UbKind::InvalidBarrier,
             Rule::ArriveTwice => UbKind::ArriveTwice,
             Rule::AlignedBarrier => UbKind::DivergentBarrier,
+            Rule::CopyNotWaited => UbKind::CopyNotWaited,
         };
         Some(FindingKind::Ub(ub))
     }

@@ -21,7 +21,7 @@
 //! arrive-before-wait), `token.rs` (token-phase, token-misuse),
 //! `syncwarp.rs` (syncwarp-mask), `divergent.rs` (divergent-barrier),
 //! `usage.rs` (privileged-barrier, uncooperative-grid-sync,
-//! invalid-barrier) and `race.rs`.
+//! invalid-barrier), `copies.rs` (copy-not-waited) and `race.rs`.
 //! `docs/ARCHITECTURE.md` lists them with the explorer's counterparts.
 //!
 //! [`Violation::inconsistent`]: Violation::is_inconsistent
@@ -30,6 +30,7 @@ use bc_graph::{BarrierId, EventId, Execution};
 use bc_models::{Rule, RuleSet};
 use bc_syntax::FindingKind;
 
+mod copies;
 mod counts;
 mod divergent;
 mod facts;
@@ -155,6 +156,7 @@ impl Checker<'_> {
         self.phase_with(&f);
         self.syncwarp_mask(&f);
         self.invalid_barrier(&f);
+        self.copy_not_waited(&f);
         self.race(&f);
     }
 

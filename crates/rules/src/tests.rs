@@ -1703,3 +1703,58 @@ fn aligned_barrier_needs_one_site_per_warp() {
         Vec::<String>::new()
     );
 }
+
+/// copy-not-waited: a copying agent (thread 1) started by thread 0's arrive
+/// on its start barrier (B, count 1 at launch) completes with an arrive on
+/// it; the rule fires when no event of thread 0 follows that completion,
+/// and only on an execution that finished.
+#[test]
+fn copy_not_waited_fires_on_a_finished_execution_only() {
+    let build = |observed: bool, copies: bool| {
+        let mut b = ExecutionBuilder::new(2, 1);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        let issue = b.event(t(0), 0, arrive(), B);
+        b.bmo(issue);
+        let start = b.event(t(1), 0, wait(), B);
+        b.set_participants(start, vec![issue]);
+        b.event(t(1), 1, K::Write, Target::Loc(LocId(0)));
+        let done = b.event(t(1), 2, arrive(), B);
+        b.bmo(done);
+        if observed {
+            let w = b.event(t(0), 1, wait(), B);
+            b.set_participants(w, vec![done]);
+        }
+        b.thread(
+            ThreadId(1),
+            bc_graph::ThreadFacts {
+                agent: true,
+                copies,
+                ..Default::default()
+            },
+        );
+        b
+    };
+    let judge_ended = |b: ExecutionBuilder, finished: bool| {
+        let mut e = b.finish();
+        e.finished = finished;
+        kinds(&check(&e, only_copy_rules(), None, &Numbered))
+    };
+    // An agent joins nothing: the join rules are not what this judges.
+    fn only_copy_rules() -> RuleSet {
+        RuleSet::all().without(Rule::JoinedBefore).without(Rule::WaitNeedsJoin)
+    }
+    assert_eq!(judge_ended(build(false, true), true), ["ub(copy-not-waited)"]);
+    // A wait of the issuer on the completion phase observes it.
+    assert_eq!(judge_ended(build(true, true), true), Vec::<String>::new());
+    // Not an end: a wait may still come.
+    assert_eq!(judge_ended(build(false, true), false), Vec::<String>::new());
+    // The explorer knows the completion was observed (what ordered it is
+    // forgotten).
+    assert_eq!(judge_ended(build(false, false), true), Vec::<String>::new());
+    // Off where the model has no such rule.
+    let mut e = build(false, true).finish();
+    e.finished = true;
+    let rules = only_copy_rules().without(Rule::CopyNotWaited);
+    assert_eq!(kinds(&check(&e, rules, None, &Numbered)), Vec::<String>::new());
+}

@@ -22,10 +22,11 @@ pub enum UbKind {
     ArriveBeforeWait,
     InvalidBarrier,
     ArriveTwice,
+    CopyNotWaited,
 }
 
 impl UbKind {
-    pub const ALL: [UbKind; 17] = [
+    pub const ALL: [UbKind; 18] = [
         UbKind::UninitializedBarrier,
         UbKind::DropWithoutJoin,
         UbKind::NegativeExpectedCount,
@@ -43,6 +44,7 @@ impl UbKind {
         UbKind::ArriveBeforeWait,
         UbKind::InvalidBarrier,
         UbKind::ArriveTwice,
+        UbKind::CopyNotWaited,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +66,7 @@ impl UbKind {
             UbKind::ArriveBeforeWait => "arrive-before-wait",
             UbKind::InvalidBarrier => "invalid-barrier",
             UbKind::ArriveTwice => "arrive-twice",
+            UbKind::CopyNotWaited => "copy-not-waited",
         }
     }
 
@@ -135,6 +138,7 @@ impl UbKind {
             UbKind::ArriveBeforeWait => "a thread arrives again before waiting on its previous arrival",
             UbKind::InvalidBarrier => "a barrier is used after it is invalidated",
             UbKind::ArriveTwice => "a thread arrives twice in one phase of a named barrier",
+            UbKind::CopyNotWaited => "an asynchronous copy is still unobserved when its kernel ends",
         }
     }
 }
