@@ -8,6 +8,12 @@ check:
 test:
     cargo test --workspace --release
 
+# The property tests with fresh random seeds (cargo test and CI draw theirs
+# from a fixed seed): RUNS runs of CASES cases per property. A failure
+# prints its seed; add its shrunk case to the test's .proptest-regressions.
+props RUNS="3" CASES="1000":
+    for i in $(seq {{RUNS}}); do s=$(od -An -N8 -tu8 /dev/urandom | tr -d ' '); echo "PROPTEST_RNG_SEED=$s"; PROPTEST_RNG_SEED=$s PROPTEST_CASES={{CASES}} cargo test --release -p barrier-check --test reductions --test pipeline --test grammar || exit 1; done
+
 # What CI runs.
 ci:
     bash .ci/run

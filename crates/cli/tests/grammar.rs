@@ -484,7 +484,7 @@ fn internal(r: &TestReport) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..common::proptest_config(300) })]
 
     #[test]
     fn random_programs(seed in any::<u64>()) {

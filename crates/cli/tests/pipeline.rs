@@ -1,6 +1,8 @@
 //! Property test: the whole pipeline (decode, parse, lower, explore) never
 //! panics, whatever the bytes.
 
+mod common;
+
 use barrier_check::{check_bytes, CheckOptions};
 use bc_explore::{Limits, SearchOptions};
 use proptest::prelude::*;
@@ -32,7 +34,7 @@ fn internal(r: &bc_report::TestReport) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(600))]
+    #![proptest_config(common::proptest_config(600))]
 
     #[test]
     fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {

@@ -12,6 +12,8 @@
 //! named barriers, mbarrier parity waits, kernels, host threads and streams
 //! (`PROPTEST_CASES` sets their number of cases).
 
+mod common;
+
 use barrier_check::{check_bytes, CheckOptions};
 use bc_explore::{Limits, Reductions, SearchOptions, Stop};
 use bc_syntax::{FindingKind, UbKind};
@@ -182,7 +184,7 @@ fn compare(text: &str) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(250))]
+    #![proptest_config(common::proptest_config(250))]
 
     #[test]
     fn reductions_keep_verdicts(text in program()) {
@@ -253,7 +255,7 @@ fn cuda_program() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(150))]
+    #![proptest_config(common::proptest_config(150))]
 
     #[test]
     fn reductions_keep_cuda_verdicts(text in cuda_program()) {
@@ -309,7 +311,7 @@ fn block_program() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(60)))]
+    #![proptest_config(common::proptest_config(60))]
 
     #[test]
     fn reductions_keep_multi_block_verdicts(text in block_program()) {
@@ -389,7 +391,7 @@ fn pipeline_program() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(80)))]
+    #![proptest_config(common::proptest_config(80))]
 
     #[test]
     fn reductions_keep_pipeline_verdicts(text in pipeline_program()) {
@@ -399,12 +401,6 @@ proptest! {
 
 /// Cases for the wider agreement tests below: `PROPTEST_CASES` when set (run
 /// locally with 10,000), else a bound that keeps CI under a minute.
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 /// Abstract operations with re-init, drop, tokens and counted arrives.
 fn reinit_stmt() -> impl Strategy<Value = String> {
@@ -571,7 +567,7 @@ fn agree(text: &str) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(120)))]
+    #![proptest_config(common::proptest_config(120))]
 
     #[test]
     fn agreement_with_reinit(text in reinit_program()) {

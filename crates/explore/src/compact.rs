@@ -20,7 +20,9 @@
 //! future event, so it cannot race with one, a future drop follows every wait
 //! its arrive took part in, no future wait can take its phase, and it cannot
 //! sit between a still-open participant and its wait (it would not be
-//! forgettable). Executes-before between kept events that ran through
+//! forgettable); a barrier whose open phase sits between a completed wait
+//! and one of its participants keeps its completed phases (phase-with
+//! fires once that open phase is waited on). Executes-before between kept events that ran through
 //! forgotten ones is kept as explicit edges. The explorer's own history
 //! rules (`rules.rs`: phase-with, arrive-then-drop, race) judge the state
 //! at the same point.
@@ -43,6 +45,36 @@ type ListWaits<'a> = (&'a [(u32, u32)], Vec<usize>);
 /// Per code and pc, per declaration: whether some instruction reachable
 /// from there names it ([`reachable_decls`]).
 pub(crate) type Reach = Vec<Vec<Vec<bool>>>;
+
+/// Whether an arrive of the barrier's open phase executes between a
+/// participant of one of `events`' completed waits and that wait
+/// (`A -> X -> W` in executes-before). Such an `X` is phase-with nothing
+/// yet, so phase-with does not fire; it fires once a wait takes `X`'s
+/// phase ("Execution Model", barrier-phase-with), and both the rule checker
+/// and the explorer then need `A` and `W`: the barrier's completed phases
+/// are not forgotten while one is straddled.
+fn straddles_open_phase(
+    exec: &Execution,
+    before: &[Bits],
+    events: &[usize],
+    open: &[(u32, u32)],
+    ids: &crate::witness::EventIds,
+) -> bool {
+    let open: Vec<usize> = open.iter().filter_map(|k| ids.get(k)).map(|x| x.index()).collect();
+    if open.is_empty() {
+        return false;
+    }
+    events.iter().any(|&w| match &exec.events[w].kind {
+        EventKind::Wait {
+            completed: true,
+            participants,
+            ..
+        } => open
+            .iter()
+            .any(|&x| before[w].get(x) && participants.iter().any(|a| before[x].get(a.index()))),
+        _ => false,
+    })
+}
 
 /// Per code and pc, the declarations (of `n`) that some instruction
 /// reachable from there names, as `own` lists them per instruction (a
@@ -504,6 +536,7 @@ impl<'p> System<'p> {
         }
         let mut drop = vec![false; n];
         let mut forgotten = Vec::new();
+        let phase_with = self.p.model.rules.has(bc_models::Rule::PhaseWith);
         for b in 0..self.p.barriers.len() {
             let bar = &s.bars[b];
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as usize;
@@ -530,6 +563,9 @@ impl<'p> System<'p> {
             // barrier at all (an mbarrier's producers arrive and never
             // wait on it, and no thread drops it).
             let droppable = self.an.droppable[b];
+            if phase_with && straddles_open_phase(&exec, &before, &events, &open, &ids) {
+                continue;
+            }
             let ok = events.iter().all(|&e| match &exec.events[e].kind {
                 EventKind::Wait { completed: true, .. } => preds_settled[e],
                 EventKind::Arrive { .. } => closed[e] && (waited[e] || !droppable),

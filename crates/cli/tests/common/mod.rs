@@ -62,3 +62,19 @@ pub fn result_files(json: &[u8]) -> Vec<String> {
         .map(|r| r["file"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// A property test's configuration: `default` cases (`PROPTEST_CASES`
+/// sets another number), drawn from a fixed seed so that `cargo test` and
+/// CI explore the same programs on every run; `PROPTEST_RNG_SEED` picks
+/// another seed (`just props` draws fresh ones, to search further).
+pub fn proptest_config(default: u32) -> proptest::test_runner::Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
+    let mut config = proptest::test_runner::Config::with_cases(cases);
+    if std::env::var_os("PROPTEST_RNG_SEED").is_none() {
+        config.rng_seed = proptest::test_runner::RngSeed::Fixed(0x6261_7272_6965_7221);
+    }
+    config
+}
