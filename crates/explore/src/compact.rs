@@ -19,10 +19,10 @@
 //! before anything is forgotten, and a settled event executes before every
 //! future event, so it cannot race with one, a future drop follows every wait
 //! its arrive took part in, no future wait can take its phase, and it cannot
-//! sit between a still-open participant and its wait (it would not be
-//! forgettable); a barrier whose open phase sits between a completed wait
-//! and one of its participants keeps its completed phases (phase-with
-//! fires once that open phase is waited on). Executes-before between kept events that ran through
+//! sit between a participant and its wait of a phase that is still open:
+//! a barrier keeps its completed phases while some operation of its open
+//! phase executes before one of its completed waits (phase-with judges
+//! such a pair only once a wait takes the open phase). Executes-before between kept events that ran through
 //! forgotten ones is kept as explicit edges. The explorer's own history
 //! rules (`rules.rs`: phase-with, arrive-then-drop, race) judge the state
 //! at the same point.
@@ -46,14 +46,17 @@ type ListWaits<'a> = (&'a [(u32, u32)], Vec<usize>);
 /// from there names it ([`reachable_decls`]).
 pub(crate) type Reach = Vec<Vec<Vec<bool>>>;
 
-/// Whether an arrive of the barrier's open phase executes between a
-/// participant of one of `events`' completed waits and that wait
-/// (`A -> X -> W` in executes-before). Such an `X` is phase-with nothing
-/// yet, so phase-with does not fire; it fires once a wait takes `X`'s
-/// phase ("Execution Model", barrier-phase-with), and both the rule checker
-/// and the explorer then need `A` and `W`: the barrier's completed phases
-/// are not forgotten while one is straddled.
-fn straddles_open_phase(
+/// Whether an operation of the barrier's open phase executes before one
+/// of `events`' completed waits. Phase-with ("Execution Model",
+/// barrier-phase-with) then has a case it cannot judge yet: such an open
+/// `X` between a participant `A` of the wait `W` and `W`, or such an open
+/// `A` before a completed wait `X` of another phase and the future wait
+/// `W` on `A`'s phase, is a violation only once a wait takes the open
+/// phase. Both the rule checker and the explorer then need the completed
+/// wait and its participants, so the barrier's completed phases are not
+/// forgotten while this holds. (An open operation cannot execute before a
+/// completed phase's arrive or drop: bmo orders them the other way.)
+fn open_phase_before_completed_wait(
     exec: &Execution,
     before: &[Bits],
     events: &[usize],
@@ -61,19 +64,11 @@ fn straddles_open_phase(
     ids: &crate::witness::EventIds,
 ) -> bool {
     let open: Vec<usize> = open.iter().filter_map(|k| ids.get(k)).map(|x| x.index()).collect();
-    if open.is_empty() {
-        return false;
-    }
-    events.iter().any(|&w| match &exec.events[w].kind {
-        EventKind::Wait {
-            completed: true,
-            participants,
-            ..
-        } => open
-            .iter()
-            .any(|&x| before[w].get(x) && participants.iter().any(|a| before[x].get(a.index()))),
-        _ => false,
-    })
+    !open.is_empty()
+        && events.iter().any(|&w| {
+            matches!(exec.events[w].kind, EventKind::Wait { completed: true, .. })
+                && open.iter().any(|&x| before[w].get(x))
+        })
 }
 
 /// Per code and pc, the declarations (of `n`) that some instruction
@@ -422,7 +417,7 @@ impl<'p> System<'p> {
                 && self.p.copy_performer(t)
                 && match ev.kind {
                     EventKind::Arrive { .. } => true,
-                    EventKind::Tx { delta } => delta < 0,
+                    EventKind::Tx { delta } => delta <= 0,
                     _ => false,
                 }
                 && !users.iter().any(|&l| before[l].get(e))
@@ -437,7 +432,7 @@ impl<'p> System<'p> {
                 }
                 let latest = (0..s.hist[a].len()).rev().find(|&po| {
                     matches!(s.hist[a][po].kind, HKind::Arrive(..))
-                        || matches!(s.hist[a][po].kind, HKind::Tx(d) if d < 0)
+                        || matches!(s.hist[a][po].kind, HKind::Tx(d) if d <= 0)
                 });
                 if let Some(po) = latest {
                     let e = ids.at(a as u32, po as u32).index();
@@ -563,7 +558,7 @@ impl<'p> System<'p> {
             // barrier at all (an mbarrier's producers arrive and never
             // wait on it, and no thread drops it).
             let droppable = self.an.droppable[b];
-            if phase_with && straddles_open_phase(&exec, &before, &events, &open, &ids) {
+            if phase_with && open_phase_before_completed_wait(&exec, &before, &events, &open, &ids) {
                 continue;
             }
             let ok = events.iter().all(|&e| match &exec.events[e].kind {

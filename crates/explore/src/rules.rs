@@ -217,7 +217,7 @@ impl System<'_> {
             // reused only once all it did executes before its issuer.
             let latest = s.hist[a].iter().enumerate().rev().find(|(_, ev)| match ev.kind {
                 HKind::Arrive(..) => true,
-                HKind::Tx(d) => d < 0,
+                HKind::Tx(d) => d <= 0,
                 _ => false,
             });
             if let Some((i, ev)) = latest {
@@ -1101,9 +1101,10 @@ impl System<'_> {
     /// executes-before, lies no operation X on W's barrier that is linked
     /// by participates-in (either way, transitively) to some operation
     /// while not to W: such an X belongs to another phase. The message for
-    /// the first such A, X and W of `s`. Compaction forgets an event only
-    /// once it is settled and everything before it is too, so a forgotten
-    /// X cannot lie between a kept participant and its wait.
+    /// the first such A, X and W of `s`. Compaction keeps a barrier's
+    /// completed phases while an operation of its open phase executes
+    /// before one of its completed waits, so a forgotten X cannot lie
+    /// between a kept participant and its wait.
     pub(crate) fn phase_with(&self, s: &State, eb: &LazyEb, ident: &[u32]) -> Option<String> {
         // The phase-with classes, by union-find over event indices (a
         // launch participant has no index and links nothing).

@@ -31,7 +31,7 @@ impl Checker<'_> {
             }
             let latest = po.iter().rev().copied().find(|&e| match exec.event(e).kind {
                 EventKind::Arrive { .. } => true,
-                EventKind::Tx { delta } => delta < 0,
+                EventKind::Tx { delta } => delta <= 0,
                 _ => false,
             });
             let Some(e) = latest else { continue };
