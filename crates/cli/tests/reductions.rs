@@ -399,9 +399,6 @@ proptest! {
     }
 }
 
-/// Cases for the wider agreement tests below: `PROPTEST_CASES` when set (run
-/// locally with 10,000), else a bound that keeps CI under a minute.
-
 /// Abstract operations with re-init, drop, tokens and counted arrives.
 fn reinit_stmt() -> impl Strategy<Value = String> {
     prop::sample::select(vec![
