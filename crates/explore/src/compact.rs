@@ -293,6 +293,7 @@ impl<'p> System<'p> {
     ) -> Option<Compacted<'p>> {
         let over = || budget.is_some_and(|b| b.check().is_some());
         let halted = |i: usize| i % CHECK_EVERY == CHECK_EVERY - 1 && over();
+        self.observe_copies(s, eb);
         // Cheap test first: a barrier with forgettable complete phases, or
         // plain accesses, invals or operations with no effect that might be
         // forgotten (a loop of them must still repeat its state).
@@ -422,26 +423,6 @@ impl<'p> System<'p> {
                 }
                 && !users.iter().any(|&l| before[l].get(e))
         };
-        // A copying agent's latest completion, once observed, is off the
-        // books (`COPY_PENDING_REG`): what orders it may be forgotten now.
-        if copy_rule {
-            for a in 0..nt {
-                let reg = bc_graph::COPY_PENDING_REG.index();
-                if !self.p.copy_performer(ThreadId(a as u32)) || s.threads[a].regs.get(reg) != Some(&1) {
-                    continue;
-                }
-                let latest = (0..s.hist[a].len()).rev().find(|&po| {
-                    matches!(s.hist[a][po].kind, HKind::Arrive(..))
-                        || matches!(s.hist[a][po].kind, HKind::Tx(d) if d <= 0)
-                });
-                if let Some(po) = latest {
-                    let e = ids.at(a as u32, po as u32).index();
-                    if !unobserved(e, &exec.events[e], ThreadId(a as u32)) {
-                        s.threads[a].regs[reg] = 0;
-                    }
-                }
-            }
-        }
         let settled: Vec<bool> = (0..n)
             .map(|e| {
                 stop |= halted(e);
@@ -814,6 +795,45 @@ impl<'p> System<'p> {
             found,
             remap,
         })
+    }
+
+    /// Clears `COPY_PENDING_REG` of each copying agent whose latest
+    /// completion now executes before the latest event of some thread that
+    /// is not an agent: that copy was waited for, and compaction may forget
+    /// what orders it (copy-not-waited reads the flag at the end). Run on
+    /// every state compaction sees, before anything can return early, so
+    /// that the flag is a function of the history: clearing it only where
+    /// compaction went on to forget something let two paths reach one
+    /// history with different flags (the GEMM mainloop had 90,652 states
+    /// instead of 59,274).
+    fn observe_copies(&self, s: &mut State, eb: &mut Option<ExecutesBefore>) {
+        if !self.p.has_copies() || !self.p.model.rules.has(bc_models::Rule::CopyNotWaited) {
+            return;
+        }
+        let reg = bc_graph::COPY_PENDING_REG.index();
+        for a in 0..s.threads.len() {
+            if !self.p.copy_performer(ThreadId(a as u32)) || s.threads[a].regs.get(reg) != Some(&1) {
+                continue;
+            }
+            let Some(i) = s.hist[a].iter().rposition(|ev| match ev.kind {
+                HKind::Arrive(..) => true,
+                HKind::Tx(d) => d <= 0,
+                _ => false,
+            }) else {
+                continue;
+            };
+            let vc = eb.get_or_insert_with(|| ExecutesBefore::of(s));
+            let seen = (0..s.threads.len()).any(|u| {
+                self.p.threads[u].kind != ThreadKind::Copy
+                    && s.hist[u]
+                        .len()
+                        .checked_sub(1)
+                        .is_some_and(|last| vc.eb((a as u32, i as u32), (u as u32, last as u32)))
+            });
+            if seen {
+                s.threads[a].regs[reg] = 0;
+            }
+        }
     }
 
     /// Whether [`System::compact`] may forget anything of `s`: a necessary
