@@ -638,6 +638,16 @@ impl<'p> System<'p> {
                 }
             }
         }
+        // The tokens registers hold (barrier, phase), for `abandoned`.
+        let held: Vec<(usize, u32)> = if s.bars.iter().any(|b| !b.abandoned.is_empty()) {
+            s.threads
+                .iter()
+                .flat_map(|t| t.regs.iter())
+                .filter_map(|&v| crate::step::decode_token(v))
+                .collect()
+        } else {
+            Vec::new()
+        };
         for (b, order) in s.bmo.iter_mut().enumerate() {
             if forgotten.contains(&b) {
                 // A launch init stands for the forgotten complete phases.
@@ -665,8 +675,12 @@ impl<'p> System<'p> {
                     bar.epoch_start = 0;
                     bar.phase_base = p;
                 } else if self.an.token_barriers[b] {
-                    // Tokens hold phase numbers: keep counting.
+                    // Tokens hold phase numbers: keep counting. An
+                    // abandoned phase stays listed while a register may
+                    // still hold a token of it (tokens that can travel
+                    // through memory pin their barrier: `pinned_barriers`).
                     bar.phase_base = bar.open.as_ref().map_or(bar.next_phase, |ph| ph.number);
+                    bar.abandoned.retain(|n| held.contains(&(b, *n)));
                 } else {
                     match &mut bar.open {
                         Some(ph) => {

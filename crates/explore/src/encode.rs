@@ -214,6 +214,10 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
         w.u(b.next_phase);
         w.u(b.returned);
         w.u(b.epoch_start);
+        w.len(b.abandoned.len());
+        for &n in &b.abandoned {
+            w.u(n);
+        }
         match &b.open {
             Some(p) => {
                 w.u(1);
@@ -508,6 +512,11 @@ pub(crate) fn decode_into(words: &[u8], s: &mut State) {
         b.next_phase = r.u();
         b.returned = r.u();
         b.epoch_start = r.u();
+        let n = r.len();
+        b.abandoned.clear();
+        for _ in 0..n {
+            b.abandoned.push(r.u());
+        }
         if r.b() {
             r.phase_into(b.open.get_or_insert_with(empty_phase));
         } else {

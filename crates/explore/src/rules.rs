@@ -570,10 +570,12 @@ impl System<'_> {
             return Err((msg, tp));
         }
         // Waited on already: this thread's history has a wait for it, or
-        // the phase was forgotten (compaction forgets a phase only after
-        // each arriving thread waited on it; numbers never repeat). A phase
-        // not completed yet (the wait blocks) was waited on by nobody.
-        let forgotten = tp < s.bars[b].phase_base;
+        // the phase was forgotten (compaction forgets a completed phase
+        // only after each arriving thread waited on it; numbers never
+        // repeat). A phase not completed yet (the wait blocks) was waited
+        // on by nobody, nor was one an init abandoned (`abandoned`: it
+        // falls below `phase_base` once forgotten, yet never completed).
+        let forgotten = tp < s.bars[b].phase_base && !s.bars[b].abandoned.contains(&tp);
         // A token wait that returned on a phase taken by another form
         // (`WaitPlan::Taken`, marked `took`) used the token too.
         let used = forgotten

@@ -146,6 +146,12 @@ pub struct BState {
     /// The number of the first phase after the latest init: parity counts
     /// from it (`mbarrier.init` clears the parity).
     pub epoch_start: u32,
+    /// Barriers whose phase numbers matter (tokens): the numbers of phases
+    /// an init abandoned (open, never completed) that a register may still
+    /// name. A token of one of them below `phase_base` names no forgotten
+    /// completed phase and was never used: a wait on it blocks, as it does
+    /// while the history is whole.
+    pub abandoned: Vec<u32>,
     pub open: Option<Phase>,
     /// Completed phases some thread may still complete a wait on.
     pub done: Vec<Phase>,
@@ -439,6 +445,7 @@ impl BState {
             next_phase: 0,
             returned: 0,
             epoch_start: 0,
+            abandoned: Vec::new(),
             open: None,
             done: Vec::new(),
         }

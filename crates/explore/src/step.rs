@@ -532,6 +532,11 @@ impl System<'_> {
                 // see `System::token_phase`); parity counts from here
                 // ("Execution Model", barrier init and
                 // barrier-participates-in).
+                if self.an.token_barriers[b] {
+                    if let Some(ph) = &bar.open {
+                        bar.abandoned.push(ph.number);
+                    }
+                }
                 bar.open = None;
                 bar.epoch_start = bar.next_phase;
                 s.bmo[b].push((t as u32, po));
