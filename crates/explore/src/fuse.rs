@@ -25,8 +25,11 @@
 //! expected count never changes otherwise except by a thread's end (no
 //! explicit drop, arrive-drop, count or mask operation; a transaction
 //! count only holds a phase back), no parity wait, no operation through a joined-barrier
-//! group), every thread waits on it between two arrives, and no thread
-//! whose end drops it can end after an arrive without a wait in between.
+//! group), every thread waits on it between two arrives, every thread that
+//! waits on it also arrives on it (a thread that only waits holds back no
+//! phase, so later phases can complete while it sits at its wait), and no
+//! thread whose end drops it can end after an arrive without a wait in
+//! between.
 //! Then, by induction over phases, every phase needs one arrive of every
 //! thread that has not ended (a thread's end-drop falls in a phase after
 //! the one it waited on last, where it no longer arrives), so no phase
@@ -464,6 +467,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
     for (ti, t) in p.threads.iter().enumerate() {
         let code = &p.codes[t.code.index()];
         let mut arrives_on = vec![false; nb];
+        let mut waits_on = vec![false; nb];
         for ins in bc_graph::classes::live_instrs(p, ThreadId(ti as u32)) {
             let InstrKind::Barrier { op, sel, .. } = &ins.kind else {
                 continue;
@@ -507,6 +511,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
                     }
                 }
                 BarrierOp::Wait(w) => {
+                    waits_on[b] = true;
                     if w.parity.is_some() || w.poll {
                         ok[b] = false;
                     }
@@ -533,6 +538,9 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
         for (b, on) in arrives_on.iter().enumerate() {
             if *on {
                 arrivers[b] += 1;
+            } else if waits_on[b] {
+                // A waiter that never arrives: phases do not wait for it.
+                ok[b] = false;
             }
         }
         // Alternation: no arrive on a declaration is reachable from an
