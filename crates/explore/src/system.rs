@@ -278,7 +278,7 @@ impl Analyses {
             // could then look fair (each index steps) where one thread
             // starves, or unfair where every thread steps. Off wherever
             // that analysis runs (a program that may loop forever).
-            sym_classes: if reductions.symmetry && !(graph && !finite) {
+            sym_classes: if reductions.symmetry && (finite || !graph) {
                 symmetry::classes(p)
             } else {
                 Vec::new()
