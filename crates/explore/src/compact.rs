@@ -22,8 +22,9 @@
 //! sit between a participant and its wait of a phase that is still open:
 //! a barrier keeps its completed phases while some operation of its open
 //! phase executes before one of its completed waits (phase-with judges
-//! such a pair only once a wait takes the open phase). Executes-before between kept events that ran through
-//! forgotten ones is kept as explicit edges. The explorer's own history
+//! such a pair only once a wait takes the open phase). Executes-before
+//! between kept events that ran through forgotten ones is kept as explicit
+//! edges. The explorer's own history
 //! rules (`rules.rs`: phase-with, arrive-then-drop, race) judge the state
 //! at the same point.
 
@@ -824,28 +825,11 @@ impl<'p> System<'p> {
         if !self.p.has_copies() || !self.p.model.rules.has(bc_models::Rule::CopyNotWaited) {
             return;
         }
-        let reg = bc_graph::COPY_PENDING_REG.index();
-        for a in 0..s.threads.len() {
-            if !self.p.copy_performer(ThreadId(a as u32)) || s.threads[a].regs.get(reg) != Some(&1) {
-                continue;
-            }
-            let Some(i) = s.hist[a].iter().rposition(|ev| match ev.kind {
-                HKind::Arrive(..) => true,
-                HKind::Tx(d) => d <= 0,
-                _ => false,
-            }) else {
-                continue;
-            };
+        let pending: Vec<(usize, usize)> = self.pending_completions(s).collect();
+        for (a, i) in pending {
             let vc = eb.get_or_insert_with(|| ExecutesBefore::of(s));
-            let seen = (0..s.threads.len()).any(|u| {
-                self.p.threads[u].kind != ThreadKind::Copy
-                    && s.hist[u]
-                        .len()
-                        .checked_sub(1)
-                        .is_some_and(|last| vc.eb((a as u32, i as u32), (u as u32, last as u32)))
-            });
-            if seen {
-                s.threads[a].regs[reg] = 0;
+            if self.completion_observed(s, vc, a, i) {
+                s.threads[a].regs[bc_graph::COPY_PENDING_REG.index()] = 0;
             }
         }
     }

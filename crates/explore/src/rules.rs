@@ -193,53 +193,66 @@ impl System<'_> {
     }
 
     /// copy-not-waited, at an end state where every thread finished: the
-    /// latest completion of each copying agent (an arrive, or a
-    /// transaction count lowered), unless already known observed
-    /// (`COPY_PENDING_REG` clear), executes before the latest event of
-    /// some thread that is not an agent. Compaction forgets nothing after
-    /// a completion not observed yet, and clears the flag of one that is
-    /// before it forgets what orders it (`System::compact`). Earlier
-    /// completions of an agent are observed: it is reused only once
-    /// everything it did executes before its issuer. (CUDA guide, "Using TMA to transfer
-    /// one-dimensional arrays": the kernel waits at its end for the copy
-    /// to be done with shared memory.)
+    /// latest completion of each copying agent (an arrive, or its
+    /// transactions completed, zero bytes included), unless already known
+    /// observed (`COPY_PENDING_REG` clear), executes before the latest
+    /// event of some thread that is not an agent. Compaction forgets
+    /// nothing after a completion not observed yet, and clears the flag of
+    /// one that is, on every state it sees (`System::observe_copies`).
+    /// Earlier completions of an agent are observed: it is reused only
+    /// once everything it did executes before its issuer. (CUDA guide,
+    /// "Using TMA to transfer one-dimensional arrays": the kernel waits at
+    /// its end for the copy to be done with shared memory.)
     pub(crate) fn copy_not_waited(&self, s: &State, w: &mut Worker) {
         if !self.p.model.rules.has(Rule::CopyNotWaited) || !self.p.has_copies() {
             return;
         }
         let mut eb = None;
-        for a in 0..s.threads.len() {
-            let pending = s.threads[a].regs.get(bc_graph::COPY_PENDING_REG.index()) == Some(&1);
-            if !self.p.copy_performer(bc_graph::ThreadId(a as u32)) || !pending {
-                continue;
-            }
-            // Only the latest completion can be unobserved: an agent is
-            // reused only once all it did executes before its issuer.
-            let latest = s.hist[a].iter().enumerate().rev().find(|(_, ev)| match ev.kind {
-                HKind::Arrive(..) => true,
-                HKind::Tx(d) => d <= 0,
-                _ => false,
-            });
-            if let Some((i, ev)) = latest {
-                let eb = eb.get_or_insert_with(|| ExecutesBefore::of(s));
-                let seen = (0..s.threads.len()).any(|u| {
-                    self.p.threads[u].kind != bc_graph::ThreadKind::Copy
-                        && s.hist[u]
-                            .len()
-                            .checked_sub(1)
-                            .is_some_and(|last| eb.eb((a as u32, i as u32), (u as u32, last as u32)))
-                });
-                if !seen {
-                    let msg = format!(
-                        "{} completes its copy (`{}`) and no thread waits for it: nothing of the program is ordered after it",
-                        self.thread_name(&w.ident, a),
-                        self.p.instr(bc_graph::ThreadId(a as u32), ev.pc).map_or("", |i| i.text.as_str())
-                    );
-                    self.violated(Rule::CopyNotWaited, msg, w);
-                    return;
-                }
+        for (a, i) in self.pending_completions(s) {
+            let eb = eb.get_or_insert_with(|| ExecutesBefore::of(s));
+            if !self.completion_observed(s, eb, a, i) {
+                let msg = format!(
+                    "{} completes its copy (`{}`) and no thread waits for it: nothing of the program is ordered after it",
+                    self.thread_name(&w.ident, a),
+                    self.p.instr(bc_graph::ThreadId(a as u32), s.hist[a][i].pc).map_or("", |i| i.text.as_str())
+                );
+                self.violated(Rule::CopyNotWaited, msg, w);
+                return;
             }
         }
+    }
+
+    /// The copying agents of `s` whose latest completion (an arrive, or a
+    /// transaction count lowered) is not known observed yet
+    /// (`COPY_PENDING_REG` set), with that completion's index in the
+    /// agent's history. Only the latest completion can be unobserved: an
+    /// agent is reused only once all it did executes before its issuer.
+    pub(crate) fn pending_completions<'s>(&self, s: &'s State) -> impl Iterator<Item = (usize, usize)> + use<'s, '_> {
+        let reg = bc_graph::COPY_PENDING_REG.index();
+        (0..s.threads.len())
+            .filter(move |&a| {
+                self.p.copy_performer(bc_graph::ThreadId(a as u32)) && s.threads[a].regs.get(reg) == Some(&1)
+            })
+            .filter_map(move |a| {
+                let i = s.hist[a].iter().rposition(|ev| match ev.kind {
+                    HKind::Arrive(..) => true,
+                    HKind::Tx(d) => d <= 0,
+                    _ => false,
+                })?;
+                Some((a, i))
+            })
+    }
+
+    /// Whether agent `a`'s event `i` executes before the latest event of
+    /// some thread that is not an agent (the program waited for it).
+    pub(crate) fn completion_observed(&self, s: &State, eb: &ExecutesBefore, a: usize, i: usize) -> bool {
+        (0..s.threads.len()).any(|u| {
+            self.p.threads[u].kind != bc_graph::ThreadKind::Copy
+                && s.hist[u]
+                    .len()
+                    .checked_sub(1)
+                    .is_some_and(|last| eb.eb((a as u32, i as u32), (u as u32, last as u32)))
+        })
     }
 
     /// arrive-twice: a thread arrives at most once in one phase of a

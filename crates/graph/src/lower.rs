@@ -1683,15 +1683,7 @@ impl Lowerer<'_> {
     ) -> Option<Vec<InstrKind>> {
         use crate::copies::{SiteKind, SiteSpec};
         let n = name.name.as_str();
-        if self.form == ThreadForm::Host {
-            self.err(
-                name.span,
-                format!("`{n}` is a device operation: a host thread cannot run it"),
-            );
-            return None;
-        }
-        if let Some(d) = dest {
-            self.err(d.span, format!("`{n}` returns no value"));
+        if !self.device_statement_without_result(dest, name) {
             return None;
         }
         let arrive = n.starts_with("cp.async.mbarrier.arrive");
@@ -1802,21 +1794,32 @@ impl Lowerer<'_> {
         }])
     }
 
-    /// The async-group statements (PTX ISA, `cp.async.commit_group`,
-    /// `cp.async.wait_group`, `cp.async.wait_all`; libcudacxx
-    /// `pipeline<thread_scope_thread>`): a marker, expanded once every
-    /// copy site is known ([`crate::copies`]).
-    fn async_group_instr(&mut self, dest: Option<&Ident>, name: &Ident, args: &[Arg]) -> Option<Vec<InstrKind>> {
+    /// A copy or async-group statement runs on a device thread and returns
+    /// nothing: whether `name` (with `dest`, its result register if any)
+    /// is used so, with an error where it is not.
+    fn device_statement_without_result(&mut self, dest: Option<&Ident>, name: &Ident) -> bool {
         let n = name.name.as_str();
         if self.form == ThreadForm::Host {
             self.err(
                 name.span,
                 format!("`{n}` is a device operation: a host thread cannot run it"),
             );
-            return None;
+            return false;
         }
         if let Some(d) = dest {
             self.err(d.span, format!("`{n}` returns no value"));
+            return false;
+        }
+        true
+    }
+
+    /// The async-group statements (PTX ISA, `cp.async.commit_group`,
+    /// `cp.async.wait_group`, `cp.async.wait_all`; libcudacxx
+    /// `pipeline<thread_scope_thread>`): a marker, expanded once every
+    /// copy site is known ([`crate::copies`]).
+    fn async_group_instr(&mut self, dest: Option<&Ident>, name: &Ident, args: &[Arg]) -> Option<Vec<InstrKind>> {
+        let n = name.name.as_str();
+        if !self.device_statement_without_result(dest, name) {
             return None;
         }
         let op = match n {
