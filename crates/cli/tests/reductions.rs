@@ -263,6 +263,81 @@ proptest! {
     }
 }
 
+/// Endless tails: after its barrier operations, one thread loops forever
+/// (a load loop or an `await` on a location nobody writes, a poll that
+/// may never succeed), so some executions have no end state and are
+/// judged only on fair cycles and bottom components (issue 39: history
+/// compaction lost a `ub(syncwarp-mask)` there).
+fn endless_tail() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "r = 0; while r == 0 { r = load z }",
+        "await z == 1",
+        "while 1 == 1 { r = load f }",
+        "q = 0; while q == 0 { q = mbarrier.test_wait.parity M, 0 }",
+        "q = 0; while q == 0 { q = mbarrier.try_wait.parity M, 1 }",
+    ])
+    .prop_map(str::to_string)
+}
+
+/// CUDA programs in which the last thread ends in an endless tail, with
+/// `__syncwarp` masks that overlap, so that the rules judged on lassos
+/// meet every reduction.
+fn endless_program() -> impl Strategy<Value = String> {
+    let stmt = prop_oneof![
+        1 => cuda_stmt(),
+        1 => prop::sample::select(vec!["__syncwarp 0x1", "__syncwarp 0x2", "__syncwarp 0x3", "mbarrier.init M, 2"])
+            .prop_map(str::to_string),
+    ];
+    (
+        prop::collection::vec(prop::collection::vec(stmt, 1..3), 2..4),
+        endless_tail(),
+        prop::bool::ANY,
+    )
+        .prop_map(|(bodies, tail, kernel)| {
+            let mut s = "litmus \"e\"\nmodel cuda-sm80\nbarrier B = 2\nbarrier M\nvar x scope=block\nvar f = 0\nvar z = 0\n"
+                .to_string();
+            let init = "mbarrier.init M, 1";
+            let last = bodies.len() - 1;
+            if kernel {
+                s += &format!(
+                    "kernel blocks=1 threads={} {{ {init}; {}; if tid == {last} {{ {tail} }} }}\n",
+                    bodies.len(),
+                    bodies[0].join("; ")
+                );
+            } else {
+                for (i, body) in bodies.iter().enumerate() {
+                    let init = if i == 0 { format!("{init}; ") } else { String::new() };
+                    let tail = if i == last { format!("; {tail}") } else { String::new() };
+                    s += &format!("thread T{i} {{ {init}{}{tail} }}\n", body.join("; "));
+                }
+            }
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(300))]
+
+    #[test]
+    fn reductions_keep_verdicts_with_endless_threads(text in endless_program()) {
+        compare(&text)?;
+    }
+}
+
+/// The program of issue 39, which the generator above draws too: T1
+/// strays from T0's open mask and then spins forever; compaction forgot
+/// the stray while the rule was judged on the fair cycle.
+#[test]
+fn syncwarp_stray_before_an_endless_loop_is_found_with_every_reduction() {
+    let text = "litmus \"s\"\nmodel cuda-sm80\nvar x\nthread T0 { __syncwarp 0x3 }\nthread T1 { __syncwarp 0x2; r = 0; while r == 0 { r = load x } }\n";
+    let mask = FindingKind::Ub(UbKind::SyncwarpMask);
+    for on in [true, false] {
+        let out = run(text, on).expect("it lowers");
+        assert!(out.verdict().contains(&mask), "reductions {on}: {:?}", out.verdict());
+    }
+    compare(text).unwrap();
+}
+
 /// Statements of multi-block kernels: block-scoped barriers (the block
 /// barrier, a named barrier, a token barrier, an mbarrier) and locations,
 /// branches on `bid`, `tid` and `warp`, `while` loops and spins, and now

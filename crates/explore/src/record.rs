@@ -157,17 +157,7 @@ impl<'p> Explorer<'p> {
         if blocked.is_empty() {
             self.sys.copy_not_waited(s, &mut self.worker);
         }
-        // A `__syncwarp` phase left open: a lane its mask names that
-        // executed another mask meanwhile never comes.
-        for b in 0..s.bars.len() {
-            if let Some(msg) = s.bars[b]
-                .open
-                .as_ref()
-                .and_then(|ph| self.sys.syncwarp_mask_stray(b, ph, &self.worker.ident))
-            {
-                self.sys.violated(bc_models::Rule::SyncwarpMask, msg, &mut self.worker);
-            }
-        }
+        self.sys.syncwarp_left_open(s, &stuck_waits, &mut self.worker);
         if !blocked.is_empty() {
             let at = |ts: &[usize]| {
                 let names: Vec<String> = ts
@@ -200,6 +190,7 @@ impl<'p> Explorer<'p> {
     /// execution with them stuck.
     pub(crate) fn judge_stuck(&mut self, s: &State, stuck_waits: &[usize]) {
         self.sys.divergent_barrier_stuck(s, stuck_waits, &mut self.worker);
+        self.sys.syncwarp_left_open(s, stuck_waits, &mut self.worker);
         self.flush_pending(s, stuck_waits);
         let (exec, names) = self.execution(s, stuck_waits);
         self.judge(&exec, &names);

@@ -399,6 +399,31 @@ impl System<'_> {
         }
     }
 
+    /// syncwarp-mask, for waits stuck for good (at an end state, or
+    /// throughout a fair cycle): the open phase of a `__syncwarp` barrier
+    /// such a wait waits on never completes, so a lane its mask names that
+    /// executed another mask meanwhile never arrives in it (CUDA guide,
+    /// "Synchronization Functions"). The open phase's strays are state,
+    /// not history, so history compaction cannot hide them; only phases
+    /// with a wait stuck on them are judged, because in a fair cycle any
+    /// other open phase may still complete (issue 39).
+    pub(crate) fn syncwarp_left_open(&self, s: &State, stuck_waits: &[usize], w: &mut Worker) {
+        let mut bars: Vec<usize> = stuck_waits
+            .iter()
+            .filter_map(|&t| match self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind) {
+                Some(InstrKind::Barrier { sel, .. }) => self.resolve(s, t, *sel),
+                _ => None,
+            })
+            .collect();
+        bars.sort_unstable();
+        bars.dedup();
+        for b in bars {
+            if let Some(msg) = s.bars[b].open.as_ref().and_then(|ph| self.syncwarp_mask_stray(b, ph, &w.ident)) {
+                self.violated(Rule::SyncwarpMask, msg, w);
+            }
+        }
+    }
+
     /// wait-completes, at an end state: every wait completes
     /// ("Informational Notes": a wait that never completes is undefined;
     /// reported as `deadlock`). `at` names the threads whose waits never
