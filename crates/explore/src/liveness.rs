@@ -285,11 +285,17 @@ impl<'a> Analysis<'a> {
                         return true;
                     }
                     // Once a device thread has run, its cluster (its grid
-                    // under a cooperative launch) is fair.
+                    // under a cooperative launch) is fair: the execution
+                    // model's guarantee is for the device threads of the
+                    // cluster, whatever code they run, so explicit
+                    // `thread`s of one block share it (issue 32, point
+                    // 7; they used to count only when running one body).
+                    // `cluster_id` numbers clusters across grids; only a
+                    // kernel is launched cooperatively, and its threads
+                    // share its code.
                     threads.iter().enumerate().any(|(v, o)| {
                         o.kind == ThreadKind::Device
-                            && o.code == t.code
-                            && (o.cluster == t.cluster || t.cooperative)
+                            && (o.cluster_id == t.cluster_id || (t.cooperative && o.code == t.code))
                             && n.started.get(v)
                     })
                 })
