@@ -847,6 +847,10 @@ impl Lowerer<'_> {
         }
         let explicit = !per_block.is_empty();
         let mut index_in_block: BTreeMap<u32, u32> = BTreeMap::new();
+        // Lanes count within the warp: the n-th explicit thread placed in
+        // a (block, warp) is its lane n (a thread alone in `warp=1` is lane
+        // 0 of warp 1, not lane 1; issue 32, point 10).
+        let mut index_in_warp: BTreeMap<(u32, u32), u32> = BTreeMap::new();
         for (d, t) in lit.threads.iter().enumerate() {
             match t.form {
                 ThreadForm::Thread | ThreadForm::Host => {
@@ -891,16 +895,26 @@ impl Lowerer<'_> {
                     let idx = index_in_block.entry(block).or_default();
                     let tid = *idx;
                     *idx += 1;
+                    let warp = warp.unwrap_or(tid / warp_size);
+                    let in_warp = index_in_warp.entry((block, warp)).or_default();
+                    if *in_warp == warp_size && warp_size > 1 {
+                        self.err(
+                            t.span,
+                            format!("warp {warp} of block {block} already holds {warp_size} threads (its lanes 0 to {})", warp_size - 1),
+                        );
+                    }
+                    let lane = *in_warp % warp_size;
+                    *in_warp += 1;
                     out.push(Placed {
                         name,
                         kind: ThreadKind::Device,
                         decl: d,
                         block,
                         cluster: cluster.unwrap_or(block),
-                        warp: warp.unwrap_or(tid / warp_size),
+                        warp,
                         tid,
                         ntid: per_block[&block],
-                        lane: tid % warp_size,
+                        lane,
                         cooperative: false,
                         grid: Some(0),
                         grid_label: String::new(),
