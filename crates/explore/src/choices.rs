@@ -29,10 +29,11 @@ pub(crate) enum WaitPlan {
     /// No joined-before join: wait-needs-join is broken, and the wait has
     /// no effect.
     NoJoin,
-    /// token-misuse is broken (this message), and the wait has no effect:
-    /// an event with no participants that records the phase the token
-    /// names ([`NO_TOKEN_PHASE`] for none).
-    NoOp(String, u32),
+    /// A token rule is broken (token-misuse, or token-phase for a token
+    /// of a phase an init abandoned; this message), and the wait has no
+    /// effect: an event with no participants that records the phase the
+    /// token names ([`NO_TOKEN_PHASE`] for none).
+    NoOp(Rule, String, u32),
     Blocked,
     /// Complete on one of these completed phases (indices into `done`);
     /// the token's phase; why the token is stale, if it is.
@@ -112,7 +113,7 @@ impl System<'_> {
         let rules = self.p.model.rules;
         let misuse = |msg: String, phase: u32| {
             if rules.has(Rule::TokenMisuse) {
-                WaitPlan::NoOp(msg, phase)
+                WaitPlan::NoOp(Rule::TokenMisuse, msg, phase)
             } else {
                 WaitPlan::Blocked
             }
@@ -142,7 +143,6 @@ impl System<'_> {
             if tp >= System::current_phase(s, b) {
                 return WaitPlan::Blocked;
             }
-            // Not entitled, or a phase an init abandoned: it never completes.
             let idx = self.participates_in(s, t, b, WaitForm::Token(tp));
             let target = Target::Barrier(BarrierId(b as u32));
             let taken = || {
@@ -152,8 +152,25 @@ impl System<'_> {
                             && matches!(e.kind, HKind::Wait { token_phase: None, took: Some(n), .. } if n == tp)
                     })
             };
+            // No phase to take: not entitled, or a phase an init abandoned,
+            // which never completes. Under token-phase (CUDA) a token of
+            // the barrier's earlier life names neither its current nor its
+            // previous phase ("Memory Barrier Primitives API",
+            // `__mbarrier_test_wait`): UB, after which the wait does
+            // nothing. A GPU's token is a parity snapshot, so the wait may
+            // pass or hang; blocking for ever claimed the hang (issue 32,
+            // point 2; an H200 passes). A completed phase of the earlier
+            // life is judged where it is taken (`Phases`, `Taken`).
+            let earlier_life = tp < s.bars[b].epoch_start && rules.has(Rule::TokenPhase);
             return if idx.is_empty() && taken() {
                 WaitPlan::Taken(tp)
+            } else if idx.is_empty() && earlier_life {
+                let msg = format!(
+                    "{} waits on {} with a token of phase {tp}, from before the latest init: it is neither current nor previous",
+                    self.thread_name(ident, t),
+                    self.bname(b)
+                );
+                WaitPlan::NoOp(Rule::TokenPhase, msg, tp)
             } else if idx.is_empty() {
                 WaitPlan::Blocked
             } else {

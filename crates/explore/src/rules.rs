@@ -147,19 +147,24 @@ impl System<'_> {
         }
     }
 
-    /// count-overflow, a counted arrive (PTX `mbarrier.arrive` with a
-    /// count, `cuda::barrier::arrive(n)`): it counts at least one arrival
-    /// and no more than the open phase still expects (C++
-    /// [thread.barrier.class], `arrive(update)`'s precondition). Thread
-    /// `t` arrives on barrier `b` counting `n`, before its arrive changes
-    /// the counts.
+    /// count-overflow, every arrive (PTX `mbarrier.arrive` with or without
+    /// a count, `cuda::barrier::arrive(n)`, `barrier_arrive_tx`): it counts
+    /// at least one arrival and no more than the open phase still expects
+    /// (C++ [thread.barrier.class], `arrive(update)`'s precondition; CUDA
+    /// guide, "A Barrier's Phase": an arrive must come while the
+    /// barrier's counter is non-zero, and `__mbarrier_arrive`: the pending
+    /// count must not be zero). A plain arrive counts one, so it breaks
+    /// the rule only where no arrival is pending while the phase waits for
+    /// transaction bytes (issue 32, point 4: it used to wait as a surplus
+    /// arrival). Thread `t` arrives on barrier `b` counting `n`, before its
+    /// arrive changes the counts.
     pub(crate) fn arrivals_overflow(&self, s: &State, t: usize, b: usize, n: u32, w: &mut Worker) {
         let bar = &s.bars[b];
         if !bar.init {
             return;
         }
         let pending = bar.needed() - bar.arrived;
-        if n == 0 || (n > 1 && i64::from(n) > pending) {
+        if n == 0 || i64::from(n) > pending {
             let what = if n == 0 {
                 "no arrival (a count below one)".to_string()
             } else {

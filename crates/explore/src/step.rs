@@ -590,7 +590,11 @@ impl System<'_> {
                     .arrivals
                     .as_ref()
                     .map_or(1, |n| eval(self.p, s, t, n).clamp(0, i64::from(u32::MAX)) as u32);
-                if spec.arrivals.is_some() {
+                // A thread-counted arrive sets its phase's count: a surplus
+                // one starts the next phase (count-mismatch judges a count
+                // that differs), so only counted arrivals are held to the
+                // pending count.
+                if spec.arrivals.is_some() || !spec.count_match {
                     self.arrivals_overflow(s, t, b, arrivals, w);
                 }
                 // A thread-counted block barrier (`bar.sync ID[, COUNT]`,
@@ -750,8 +754,8 @@ impl System<'_> {
                 });
                 "no joined-before join: the wait has no effect".into()
             }
-            WaitPlan::NoOp(msg, tp) => {
-                self.violated(Rule::TokenMisuse, msg, w);
+            WaitPlan::NoOp(rule, msg, tp) => {
+                self.violated(rule, msg, w);
                 // The wait does nothing: an event with no participants,
                 // naming what its token named, for the rule checker.
                 s.hist[t].push(HEvent {

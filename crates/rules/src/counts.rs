@@ -166,25 +166,34 @@ impl Checker<'_> {
         }
     }
 
-    /// count-overflow, an arrive that counts several arrivals (PTX
-    /// `mbarrier.arrive` with a count, `cuda::barrier::arrive(n)`: the
-    /// count may not exceed the arrivals the current phase still expects,
-    /// C++ [thread.barrier.class], `arrive(update)`'s precondition): the
-    /// counts before it, replayed from the bmo, leave fewer pending
-    /// arrivals than it counts, or it counts none (a count below one).
+    /// count-overflow, every arrive (PTX `mbarrier.arrive` with or without
+    /// a count, `cuda::barrier::arrive(n)`: the count may not exceed the
+    /// arrivals the current phase still expects, C++
+    /// [thread.barrier.class], `arrive(update)`'s precondition; the CUDA
+    /// guide's `__mbarrier_arrive`: the pending count must not be zero):
+    /// the counts before it, replayed from the bmo, leave fewer pending
+    /// arrivals than it counts, or it counts none (a count below one). A
+    /// plain arrive counts one: it breaks the rule only on a phase with no
+    /// arrival pending that waits for transaction bytes.
     fn arrivals_overflow(&mut self, f: &Facts) {
         let exec = self.exec;
         let mut found = Vec::new();
         for b in 0..exec.bmo.len() {
             for (e, c) in f.replay.bmo(exec, b) {
-                let EventKind::Arrive { arrivals, .. } = exec.event(e).kind else {
+                let EventKind::Arrive { arrivals, count, .. } = exec.event(e).kind else {
                     continue;
                 };
+                // A thread-counted arrive sets its phase's count (a surplus
+                // one starts the next phase): only a count it gives in
+                // arrivals is held to the pending ones.
+                if arrivals == 1 && count.is_some() {
+                    continue;
+                }
                 let Some(x) = c.needed() else {
                     continue;
                 };
                 let pending = x - c.arrived;
-                if arrivals == 0 || (arrivals > 1 && i64::from(arrivals) > pending) {
+                if arrivals == 0 || i64::from(arrivals) > pending {
                     found.push((e, arrivals, pending));
                 }
             }
