@@ -338,6 +338,55 @@ fn syncwarp_stray_before_an_endless_loop_is_found_with_every_reduction() {
     compare(text).unwrap();
 }
 
+/// Statements of clustered and cooperative kernels where threads and
+/// blocks exit before the cluster or grid barrier (exits release both;
+/// the grid's is uniform, so an exit in its phase is divergent), beside
+/// re-inits of a token barrier whose old tokens are waited on later
+/// (issue 32, points 1 and 2).
+fn exit_stmt() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "cluster.sync",
+        "if bid == 0 { cluster.sync }",
+        "if tid == 0 { cluster.sync }",
+        "if tid == 0 { t = cluster.barrier_arrive; cluster.barrier_wait t }",
+        "if bid == 1 { exit }",
+        "if tid == 1 { exit }",
+        "grid.sync",
+        "if tid == 0 { grid.sync }",
+        "u = arrive B",
+        "wait B, u",
+        "if tid == 0 { init B, 1 }",
+        "if tid == 1 { init B, 2 }",
+        "__syncthreads",
+        "write x",
+        "read x",
+    ])
+    .prop_map(str::to_string)
+}
+
+fn exit_program() -> impl Strategy<Value = String> {
+    (prop::collection::vec(exit_stmt(), 1..5), 1u32..3, prop::bool::ANY).prop_map(|(body, threads, coop)| {
+        let shape = if coop { "cooperative" } else { "cluster_size=2" };
+        let body: Vec<String> = body
+            .into_iter()
+            .map(|st| if coop { st.replace("cluster.", "grid.") } else { st })
+            .collect();
+        format!(
+            "litmus \"x\"\nmodel cuda-sm90\nbarrier B = {threads} scope=block\nvar x scope=device\nkernel blocks=2 threads={threads} {shape} {{ {} }}\n",
+            body.join("; ")
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(120))]
+
+    #[test]
+    fn reductions_keep_verdicts_with_exits_and_reinits(text in exit_program()) {
+        compare(&text)?;
+    }
+}
+
 /// Statements of multi-block kernels: block-scoped barriers (the block
 /// barrier, a named barrier, a token barrier, an mbarrier) and locations,
 /// branches on `bid`, `tid` and `warp`, `while` loops and spins, and now
