@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Exit code when the report could not be written (stdout or stderr full,
 /// closed, or a broken pipe): the run's verdicts were lost, so it must not
@@ -13,6 +14,10 @@ pub const EXIT_OUTPUT: u8 = 3;
 /// Writes to stdout. Every byte the program prints goes through this or
 /// [`err`], so every write is checked (no `print!` anywhere).
 pub fn out(s: &str) -> io::Result<()> {
+    if s.is_empty() {
+        return Ok(());
+    }
+    stdout_open()?;
     io::stdout().lock().write_all(s.as_bytes())
 }
 
@@ -21,26 +26,40 @@ pub fn err(s: &str) -> io::Result<()> {
     io::stderr().lock().write_all(s.as_bytes())
 }
 
-/// Whether the process started with stdout closed (`>&-`). Rust's runtime
-/// reopens a closed standard descriptor on `/dev/null` (read-write) before
-/// `main`, so a report written there would vanish with exit 0. A shell's
-/// `> /dev/null` opens it write-only, so the two can be told apart (only a
-/// deliberate `1<>/dev/null` looks closed). Linux: `/proc/self/fdinfo`.
-pub fn stdout_was_closed() -> bool {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let (Ok(fd1), Ok(null)) = (std::fs::metadata("/proc/self/fd/1"), std::fs::metadata("/dev/null")) else {
-        return false;
-    };
-    if !(fd1.file_type().is_char_device() && fd1.rdev() == null.rdev()) {
-        return false;
+/// Whether descriptor 1 was closed when the process started (`>&-`).
+/// Rust's runtime reopens a closed standard descriptor on `/dev/null`
+/// (read-write) before `main`, after which it cannot be told from a
+/// `/dev/null` the caller handed over on purpose (Python's
+/// `subprocess.DEVNULL`, Node's `"ignore"`, daemon(3), `1<>/dev/null`:
+/// all read-write too). Those discard the report and must get the
+/// verdict; a closed stdout must not read as a pass. So the descriptor is
+/// looked at before the runtime's reopening: from `.init_array`, which the
+/// dynamic loader runs before the C `main` that starts Rust's runtime.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// The probe of [`STDOUT_CLOSED`], run by the loader before `main`.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static PROBE_STDOUT: extern "C" fn() = probe_stdout;
+
+#[cfg(target_os = "linux")]
+extern "C" fn probe_stdout() {
+    // SAFETY: fcntl(2) with F_GETFD reads a descriptor's flags: plain
+    // integers in and out, no memory; its only error is EBADF (closed).
+    let closed = unsafe { libc::fcntl(1, libc::F_GETFD) } == -1;
+    STDOUT_CLOSED.store(closed, Ordering::Relaxed);
+}
+
+/// Fails when stdout was closed at start ([`STDOUT_CLOSED`]), as a write
+/// to a closed descriptor fails: the report is lost (exit 3), but a
+/// command that writes only files (`emit cuda -o`) still does its work.
+pub fn stdout_open() -> io::Result<()> {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        Err(io::Error::other("stdout is closed"))
+    } else {
+        Ok(())
     }
-    // `flags:` is octal; O_ACCMODE is 3 and O_RDWR 2.
-    std::fs::read_to_string("/proc/self/fdinfo/1").is_ok_and(|info| {
-        info.lines()
-            .find_map(|l| l.strip_prefix("flags:"))
-            .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
-            .is_some_and(|f| f & 3 == 2)
-    })
 }
 
 /// Reports a usage error (bad flags, an unreadable or invalid input the

@@ -112,6 +112,79 @@ fn a_closed_stdout_exits_3() {
     assert_eq!(o.status.code(), Some(0));
 }
 
+/// Runs the binary with `args`, stdout handed over as `how` says:
+/// `python` (`subprocess.DEVNULL`, opened read-write),
+/// `rw` (the shell's `1<>/dev/null`) or `closed` (`>&-`). `None` when
+/// Python is not there.
+fn discarding(how: &str, args: &[&str]) -> Option<Output> {
+    let exe = env!("CARGO_BIN_EXE_barrier-check");
+    let mut c = match how {
+        "python" => {
+            let mut c = Command::new("python3");
+            c.args([
+                "-c",
+                "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode)",
+                exe,
+            ]);
+            c
+        }
+        _ => {
+            let redirect = if how == "rw" { "1<>/dev/null" } else { ">&-" };
+            let mut c = Command::new("sh");
+            c.args(["-c", &format!("exec \"$0\" \"$@\" {redirect}"), exe]);
+            c
+        }
+    };
+    c.args(args).stdin(Stdio::null()).output().ok()
+}
+
+/// An inherited `/dev/null` opened read-write (Python's
+/// `subprocess.DEVNULL`, Node's `"ignore"`, daemon(3), the shell's
+/// `1<>/dev/null`) is a caller discarding the report: the verdict's exit
+/// code, and every file the command writes. It read as a closed stdout
+/// (exit 3, no work). A stdout closed at exec (`>&-`) still loses the
+/// report (exit 3), but a command whose output is its files writes them.
+#[test]
+fn a_discarded_stdout_gives_the_verdict_and_the_files() {
+    let ok = corpus("amdgpu/phase-basic.litmus");
+    // A deadlock with no `expect`: a failing test.
+    let dl = scratch(
+        "discarded-stdout-fails.litmus",
+        b"litmus \"x\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { join B; arrive B; wait B }\n",
+    );
+    let cuda = corpus("cuda/syncthreads-basic.litmus");
+    let dir = scratch_dir("discarded-stdout");
+    for how in ["python", "rw"] {
+        let Some(o) = discarding(how, &["check", s(&ok)]) else {
+            eprintln!("python3 is not there: {how} skipped");
+            continue;
+        };
+        assert_eq!(o.status.code(), Some(0), "{how}: {}", stderr(&o));
+        let o = discarding(how, &["check", s(&dl)]).unwrap();
+        assert_eq!(o.status.code(), Some(1), "{how}: {}", stderr(&o));
+        let o = discarding(how, &["--version"]).unwrap();
+        assert_eq!(o.status.code(), Some(0), "{how}: {}", stderr(&o));
+        let baseline = dir.join(format!("{how}-baseline.json"));
+        let _ = std::fs::remove_file(&baseline);
+        let o = discarding(how, &["check", "--write-baseline", s(&baseline), s(&ok)]).unwrap();
+        assert_eq!(o.status.code(), Some(0), "{how}: {}", stderr(&o));
+        assert!(baseline.is_file(), "{how}: no baseline");
+        let out = dir.join(format!("{how}-emission"));
+        let _ = std::fs::remove_dir_all(&out);
+        let o = discarding(how, &["emit", "cuda", "-o", s(&out), s(&cuda)]).unwrap();
+        assert_eq!(o.status.code(), Some(0), "{how}: {}", stderr(&o));
+        assert!(out.join("manifest.json").is_file(), "{how}: no manifest");
+    }
+    // A closed stdout: the report is lost, the files are not.
+    let out = dir.join("closed-emission");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = discarding("closed", &["emit", "cuda", "-o", s(&out), s(&cuda)]).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.join("manifest.json").is_file());
+    let o = discarding("closed", &["--version"]).unwrap();
+    assert_eq!(o.status.code(), Some(EXIT_OUTPUT), "{}", stderr(&o));
+}
+
 /// A reader that goes away (`| head`): no message, and not exit 0. The
 /// read end is closed before the run starts, so every write fails with
 /// EPIPE and the test does not depend on timing.
