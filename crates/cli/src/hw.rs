@@ -5,7 +5,7 @@
 
 use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_secs};
 use crate::inputs::{check_files, read_capped, Input};
-use crate::output::{err, out, usage_error};
+use crate::output::{err, out, usage_error, write_file};
 use barrier_check::options::Search;
 use barrier_check::schedule::side_by_side;
 use barrier_check::{CheckOptions, ProgressChoice};
@@ -512,19 +512,10 @@ fn run(a: &RunArgs) -> io::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes OBSERVED.json: to a file beside it, then renamed over it, so a
-/// reader (or a kill) never sees half a record; a path that is not a plain
-/// file (`/dev/stdout`) is written in place.
+/// Writes OBSERVED.json whole ([`write_file`]), so a reader (or a kill)
+/// never sees half a record.
 fn write_record(path: &Path, record: &observed::Observed) -> io::Result<()> {
-    let text = observed::to_json(record);
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return std::fs::write(path, text);
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".part");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    write_file(path, observed::to_json(record).as_bytes())
 }
 
 /// What the model allows of a checked test: its outcome set (`check

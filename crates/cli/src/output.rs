@@ -1,8 +1,10 @@
 //! Everything the program prints goes through here, checked: a report that
 //! cannot be written (stdout closed or full, a broken pipe) is exit 3, never
-//! a silent pass.
+//! a silent pass. Every file it writes (baselines, emissions, hardware
+//! records) goes through [`write_file`], whole or not at all.
 
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -60,6 +62,52 @@ pub fn stdout_open() -> io::Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// Writes a file whole or not at all: into a new file beside it (in the
+/// same folder, so on the same file system), then renamed over it.
+/// A write that fails (a full disk, a file size limit, a kill) leaves the
+/// previous file as it was and no temporary file behind, and a reader never
+/// sees half a file (`hw run` rewrites its record while it runs). The
+/// folder must let a file be created beside the target. A symbolic link is
+/// followed (its target is replaced, the link kept); a path that is there
+/// and is not a plain file (`/dev/stdout`, a FIFO) is written in place.
+/// The file is not synced: that made an emission of the corpus (278
+/// files) take 1-2 s instead of 0.06 s, and what survives a power cut is
+/// the file system's (ext4 flushes a file renamed over another first).
+pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = if is_link {
+        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+    } else {
+        path.to_path_buf()
+    };
+    let old = std::fs::metadata(&target).ok();
+    if old.as_ref().is_some_and(|m| !m.is_file()) {
+        return std::fs::write(&target, bytes);
+    }
+    let name = target
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+    // Named after this process, so no other live one writes it: one that
+    // is there is left by a killed process that had this id.
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.part", std::process::id()));
+    let tmp: PathBuf = target.with_file_name(tmp_name);
+    let _ = std::fs::remove_file(&tmp);
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        if let Some(m) = &old {
+            f.set_permissions(m.permissions())?;
+        }
+        f.write_all(bytes)?;
+        std::fs::rename(&tmp, &target)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Reports a usage error (bad flags, an unreadable or invalid input the

@@ -185,6 +185,86 @@ fn a_discarded_stdout_gives_the_verdict_and_the_files() {
     assert_eq!(o.status.code(), Some(EXIT_OUTPUT), "{}", stderr(&o));
 }
 
+/// Runs the binary under a 1-block file size limit (`ulimit -f 1`, SIGXFSZ
+/// ignored): a write past the first 512 or 1,024 bytes of a file fails
+/// with EFBIG, after whatever truncation came before it.
+fn size_limited(args: &[&str]) -> Output {
+    Command::new("sh")
+        .args(["-c", "trap '' XFSZ; ulimit -f 1; exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_barrier-check"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The names in a folder.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut n: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    n.sort();
+    n
+}
+
+/// Every output file is written beside its target and renamed over it: a
+/// write that fails (here past a file size limit) leaves the previous
+/// baseline or emission as it was, and no temporary file behind. Before,
+/// `--write-baseline` and `emit cuda` truncated the old file in place and
+/// left the first kilobyte of the new one.
+#[test]
+fn a_failed_write_leaves_the_previous_file() {
+    let dir = scratch_dir("failed-write");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = corpus("amdgpu/phase-basic.litmus");
+    let all = corpus("amdgpu");
+    // The baseline of one file, then that of a folder (several kilobytes).
+    let baseline = dir.join("baseline.json");
+    let o = run(&["check", "-q", "--write-baseline", s(&baseline), s(&one)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let old = std::fs::read_to_string(&baseline).unwrap();
+    let o = size_limited(&["check", "-q", "--write-baseline", s(&baseline), s(&all)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("baseline.json"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&baseline).unwrap(),
+        old,
+        "the old baseline was damaged"
+    );
+    assert_eq!(names_in(&dir), ["baseline.json"]);
+    // A successful write replaces it whole; a link to it stays a link.
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink("baseline.json", &link).unwrap();
+    let o = run(&["check", "-q", "--write-baseline", s(&link), s(&all)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let new = std::fs::read_to_string(&baseline).unwrap();
+    assert!(new.len() > old.len());
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(names_in(&dir), ["baseline.json", "link.json"]);
+
+    // An emission over an earlier one: each program and the manifest.
+    let out = dir.join("emission");
+    let cuda = corpus("cuda/syncthreads-basic.litmus");
+    let o = run(&["emit", "cuda", "-o", s(&out), s(&cuda)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let before = names_in(&out);
+    let old_cu = std::fs::read_to_string(out.join("syncthreads-basic.cu")).unwrap();
+    let old_manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    let o = size_limited(&["emit", "cuda", "-o", s(&out), s(&cuda)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(out.join("syncthreads-basic.cu")).unwrap(),
+        old_cu
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("manifest.json")).unwrap(),
+        old_manifest
+    );
+    assert_eq!(names_in(&out), before);
+}
+
 /// A reader that goes away (`| head`): no message, and not exit 0. The
 /// read end is closed before the run starts, so every write fails with
 /// EPIPE and the test does not depend on timing.
