@@ -341,6 +341,31 @@ fn run_line(r: &Run) -> String {
     s
 }
 
+/// A path with its links, `.` and `..` resolved, also when its last part
+/// is not there yet (then its folder's are); `None` when its folder is not
+/// there either.
+fn resolved(p: &Path) -> Option<PathBuf> {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return Some(c);
+    }
+    let parent = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
+}
+
+/// What of its own input `hw run` would overwrite with its record at
+/// `output`: the emission's manifest or a program the manifest names (what
+/// it is, and its path). Paths are compared resolved, so `DIR/./a.cu`, a
+/// link to the manifest or `DIR/sub/../manifest.json` are caught too.
+fn own_input(output: &Path, dir: &Path, manifest: &observed::Manifest) -> Option<(&'static str, PathBuf)> {
+    let out = resolved(output)?;
+    std::iter::once(("the emission's manifest", dir.join("manifest.json")))
+        .chain(manifest.emitted.iter().map(|e| ("the program", dir.join(&e.cu))))
+        .find(|(_, p)| resolved(p).as_ref() == Some(&out))
+}
+
 /// `barrier-check hw run DIR -o OBSERVED.json`.
 fn run(a: &RunArgs) -> io::Result<ExitCode> {
     let manifest_path = a.dir.join("manifest.json");
@@ -351,6 +376,13 @@ fn run(a: &RunArgs) -> io::Result<ExitCode> {
         Ok(m) => m,
         Err(e) => return usage_error(&format!("{}: {e}", manifest_path.display())),
     };
+    if let Some((what, input)) = own_input(&a.output, &a.dir, &manifest) {
+        return usage_error(&format!(
+            "{}: is {what} {}, which `hw run` reads: the record would replace it (write it elsewhere)",
+            a.output.display(),
+            input.display()
+        ));
+    }
     let Some(nvcc) = find_tool("nvcc") else {
         return usage_error(
             "nvcc not found (on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin): \

@@ -247,6 +247,59 @@ fn hw_run_refuses_a_missing_or_foreign_manifest() {
     assert!(stderr(&o).contains("schema 7"), "{}", stderr(&o));
 }
 
+/// `hw run -o` onto its own input (the manifest, or a program the manifest
+/// names, however the path is spelt) is refused before anything runs: the
+/// record would replace the emission it runs. Before, the run overwrote
+/// it and exited 0.
+#[test]
+fn hw_run_refuses_to_write_over_its_own_input() {
+    let (_tools, path) = fake_tools("hw-tools-own-input");
+    let dir = emission("hw-run-own-input");
+    let link = dir.join("link.json");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("manifest.json", &link).unwrap();
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    for (target, names) in [
+        (dir.join("manifest.json"), "manifest.json"),
+        (sub.join("../manifest.json"), "manifest.json"),
+        (link.clone(), "manifest.json"),
+        (dir.join("ok.cu"), "ok.cu"),
+        (dir.join("./broken.cu"), "broken.cu"),
+    ] {
+        let o = bin()
+            .env("PATH", &path)
+            .env_remove("CUDA_HOME")
+            .args([
+                "hw",
+                "run",
+                "--iterations",
+                "1",
+                "--timeout-ms",
+                "100",
+                "--margin-ms",
+                "400",
+            ])
+            .arg(&dir)
+            .arg("-o")
+            .arg(&target)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}: {}", target.display(), stderr(&o));
+        assert!(
+            stderr(&o).contains(names) && stderr(&o).contains("reads"),
+            "{}: {}",
+            target.display(),
+            stderr(&o)
+        );
+        assert!(!dir.join("nvcc.log").exists(), "{}: something ran", target.display());
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("manifest.json")).unwrap(), manifest);
+    assert_eq!(std::fs::read_to_string(dir.join("ok.cu")).unwrap(), OK);
+    assert_eq!(std::fs::read_to_string(dir.join("broken.cu")).unwrap(), BROKEN);
+}
+
 /// `hw compare --format json` on a record, run from the repository root
 /// (the records name corpus files relative to it), with its parsed output.
 fn compare_json(record: &std::path::Path) -> (std::process::Output, serde_json::Value) {
