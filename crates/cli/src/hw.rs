@@ -410,7 +410,9 @@ fn run(a: &RunArgs) -> io::Result<ExitCode> {
         err(&format!("skipped  {}: {}\n", s.file, s.reason))?;
     }
     let start = Instant::now();
-    let stop_at = a.deadline.map(|d| start + d);
+    // A deadline beyond what the clock can hold never comes (as `check
+    // --timeout` saturates); `start + d` panicked there.
+    let stop_at = a.deadline.and_then(|d| start.checked_add(d));
     let device = device_name();
     let jobs = jobs_or_cores(a.jobs)?;
     let total = manifest.emitted.len();

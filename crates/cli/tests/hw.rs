@@ -457,6 +457,37 @@ fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
+/// Time flags too large for an `Instant`: `--deadline 1e30` panicked
+/// ("overflow when adding duration to instant", exit 101); like
+/// `check --timeout 1e30` it saturates, a deadline that never comes.
+#[test]
+fn hw_run_saturates_a_deadline_beyond_the_clock() {
+    let (child, observed) = hw_run_child(
+        "hw-run-far-deadline",
+        &[("ok", OK), ("hung", HUNG)],
+        &[
+            "--iterations",
+            "2",
+            "--deadline",
+            "1e30",
+            "--sanitizer",
+            "--sanitizer-timeout",
+            "1e30",
+            "--sanitizer-hung-timeout",
+            "1e30",
+        ],
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    let doc = read_json(&observed);
+    assert!(doc["partial"].is_null(), "the run ended: {doc}");
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["completed"], 2);
+    assert!(runs.iter().all(|r| r["not_run"].is_null()), "{doc}");
+    assert_eq!(runs[0]["sanitizer"]["synccheck"]["errors"], 2, "{doc}");
+}
+
 #[test]
 fn hw_run_stops_at_its_deadline_and_records_the_rest_as_not_run() {
     // One worker: `ok` runs, `stuck` would run 60 s but the deadline stops
