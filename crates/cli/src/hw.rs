@@ -597,9 +597,10 @@ fn row_of(run: &Run, report: &TestReport) -> Row {
         (bc_report::verdict_text(&v), v.iter().map(ToString::to_string).collect())
     };
     let allowed = allowed_of(report);
-    let comparison = match &allowed {
-        Ok(a) => compare::compare(a, &seen),
-        Err(why) => Comparison::error(why.clone()),
+    let comparison = match (&allowed, compare::inconsistency(run, report.test.as_deref())) {
+        (Err(why), _) => Comparison::error(why.clone()),
+        (Ok(_), Some(why)) => Comparison::error(why),
+        (Ok(a), None) => compare::compare(a, &seen),
     };
     Row {
         file: run.file.clone(),

@@ -381,6 +381,55 @@ fn hw_compare_reports_unreadable_inputs() {
     );
 }
 
+/// A record that contradicts itself or its litmus file compares as
+/// `error` (exit 2), never `sound`: outcome counts that do not add up to
+/// `completed` (also when their sum wraps past 2^64 onto it), more
+/// iterations completed than asked, a test name that is not the litmus
+/// file's. Each of these was `sound` before.
+#[test]
+fn hw_compare_refuses_an_impossible_record() {
+    let dir = scratch_dir("hw-compare-impossible");
+    let name = "__syncthreads_count counts the non-zero predicates of the block";
+    let run = |test: &str, completed: u64, counts: &[u64]| {
+        let outcomes: Vec<String> = counts
+            .iter()
+            .map(|n| format!(r#"{{"values":{{"b0t0:r":2,"b0t1:r":2,"b0t2:r":2}},"count":{n}}}"#))
+            .collect();
+        format!(
+            r#"{{"file":"litmus/cuda/syncthreads-count.litmus","test":"{test}","mapping":"warp","iterations":10,"completed":{completed},"hung":false,"cuda_error":null,"compile_error":null,"outcomes":[{}],"sanitizer":null}}"#,
+            outcomes.join(",")
+        )
+    };
+    let cases = [
+        (run(name, 10, &[10]), "sound", ""),
+        (run(name, 10, &[4, 6]), "sound", ""),
+        (run(name, 1000, &[]), "error", "completed 1000 of 10 iterations"),
+        (run(name, 10, &[u64::MAX, 11]), "error", "more than 2^64"),
+        (run(name, 10, &[5]), "error", "add up to 5, not the 10 completed"),
+        (run("another test", 10, &[10]), "error", "`another test`"),
+    ];
+    for (i, (r, status, why)) in cases.iter().enumerate() {
+        let record = dir.join(format!("case-{i}.json"));
+        std::fs::write(
+            &record,
+            format!(r#"{{"schema":1,"device":"d","iterations":10,"runs":[{r}]}}"#),
+        )
+        .unwrap();
+        let (o, doc) = compare_json(&record);
+        let test = &doc["tests"][0];
+        assert_eq!(test["status"], *status, "case {i}: {test}");
+        assert_eq!(
+            o.status.code(),
+            Some(if *status == "error" { 2 } else { 0 }),
+            "case {i}"
+        );
+        if !why.is_empty() {
+            let reason = test["reason"].as_str().unwrap_or("");
+            assert!(reason.contains(why), "case {i}: {reason}");
+        }
+    }
+}
+
 /// The H100 run of the CUDA corpus (docs/hardware.md, "Results"): the rows
 /// the device and the model disagree on, pinned so a model change that
 /// flips one is seen.
