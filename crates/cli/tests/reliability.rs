@@ -265,6 +265,21 @@ fn a_failed_write_leaves_the_previous_file() {
     assert_eq!(names_in(&out), before);
 }
 
+/// Two entries of one id or name in a model file that `extends` another
+/// were merged silently; like in any model file they are a usage error.
+#[test]
+fn a_duplicate_in_an_extending_model_file_is_a_usage_error() {
+    let m = scratch(
+        "extends-duplicate.toml",
+        b"format = 1\nextends = \"cuda-sm90\"\nname = \"x\"\ndescription = \"d\"\n\
+          [[barrier]]\nid = 0\norders_memory = false\n[[barrier]]\nid = 0\nuniform = true\n",
+    );
+    let ok = corpus("cuda/syncthreads-basic.litmus");
+    let o = run(&["check", "--model-file", s(&m), s(&ok)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("barrier id 0 is defined twice"), "{}", stderr(&o));
+}
+
 /// A reader that goes away (`| head`): no message, and not exit 0. The
 /// read end is closed before the run starts, so every write fails with
 /// EPIPE and the test does not depend on timing.
