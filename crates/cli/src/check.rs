@@ -5,7 +5,7 @@
 
 use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_mib, parse_secs, ModelArgs, ShardArg};
 use crate::inputs::{check_files, files_of, read_capped, MAX_BASELINE_BYTES};
-use crate::output::{err, out, usage_error, Refusal};
+use crate::output::{err, out, usage_error, write_file, Refusal};
 use crate::progress::Progress;
 use barrier_check::options::{default_max_states, Search};
 use barrier_check::{CheckOptions, ProgressChoice};
@@ -257,7 +257,7 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
     }
     io::stdout().flush()?;
     if let Some(path) = &run.write_baseline {
-        if let Err(e) = std::fs::write(path, bc_report::wire::baseline_json(&reports)) {
+        if let Err(e) = write_file(path, bc_report::wire::baseline_json(&reports).as_bytes()) {
             return usage_error(&format!("{}: {e}", path.display()));
         }
     }

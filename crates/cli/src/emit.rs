@@ -3,7 +3,7 @@
 //! test and a manifest of what was emitted and skipped.
 
 use crate::inputs::{collect, read_capped, Input, MAX_LITMUS_BYTES};
-use crate::output::{err, usage_error};
+use crate::output::{err, usage_error, write_file};
 use barrier_check::lower_bytes;
 use clap::Subcommand;
 use std::io;
@@ -101,7 +101,7 @@ fn emit_cuda(paths: &[PathBuf], dir: &Path) -> io::Result<ExitCode> {
         match bc_hw::emit::emit_cuda(&lit, &prog, &stem) {
             Ok(p) => {
                 let cu = format!("{stem}.cu");
-                if let Err(e) = std::fs::write(dir.join(&cu), &p.source) {
+                if let Err(e) = write_file(&dir.join(&cu), p.source.as_bytes()) {
                     return usage_error(&format!("{}: {e}", dir.join(&cu).display()));
                 }
                 emitted.push(Emitted {
@@ -124,7 +124,7 @@ fn emit_cuda(paths: &[PathBuf], dir: &Path) -> io::Result<ExitCode> {
     }
     let manifest = dir.join("manifest.json");
     let counts = (emitted.len(), skipped.len());
-    if let Err(e) = std::fs::write(&manifest, bc_hw::emit::manifest(emitted, skipped)) {
+    if let Err(e) = write_file(&manifest, bc_hw::emit::manifest(emitted, skipped).as_bytes()) {
         return usage_error(&format!("{}: {e}", manifest.display()));
     }
     err(&format!(

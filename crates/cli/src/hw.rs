@@ -5,7 +5,7 @@
 
 use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_secs};
 use crate::inputs::{check_files, read_capped, Input};
-use crate::output::{err, out, usage_error};
+use crate::output::{err, out, usage_error, write_file};
 use barrier_check::options::Search;
 use barrier_check::schedule::side_by_side;
 use barrier_check::{CheckOptions, ProgressChoice};
@@ -341,6 +341,31 @@ fn run_line(r: &Run) -> String {
     s
 }
 
+/// A path with its links, `.` and `..` resolved, also when its last part
+/// is not there yet (then its folder's are); `None` when its folder is not
+/// there either.
+fn resolved(p: &Path) -> Option<PathBuf> {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return Some(c);
+    }
+    let parent = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
+}
+
+/// What of its own input `hw run` would overwrite with its record at
+/// `output`: the emission's manifest or a program the manifest names (what
+/// it is, and its path). Paths are compared resolved, so `DIR/./a.cu`, a
+/// link to the manifest or `DIR/sub/../manifest.json` are caught too.
+fn own_input(output: &Path, dir: &Path, manifest: &observed::Manifest) -> Option<(&'static str, PathBuf)> {
+    let out = resolved(output)?;
+    std::iter::once(("the emission's manifest", dir.join("manifest.json")))
+        .chain(manifest.emitted.iter().map(|e| ("the program", dir.join(&e.cu))))
+        .find(|(_, p)| resolved(p).as_ref() == Some(&out))
+}
+
 /// `barrier-check hw run DIR -o OBSERVED.json`.
 fn run(a: &RunArgs) -> io::Result<ExitCode> {
     let manifest_path = a.dir.join("manifest.json");
@@ -351,6 +376,13 @@ fn run(a: &RunArgs) -> io::Result<ExitCode> {
         Ok(m) => m,
         Err(e) => return usage_error(&format!("{}: {e}", manifest_path.display())),
     };
+    if let Some((what, input)) = own_input(&a.output, &a.dir, &manifest) {
+        return usage_error(&format!(
+            "{}: is {what} {}, which `hw run` reads: the record would replace it (write it elsewhere)",
+            a.output.display(),
+            input.display()
+        ));
+    }
     let Some(nvcc) = find_tool("nvcc") else {
         return usage_error(
             "nvcc not found (on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin): \
@@ -378,7 +410,9 @@ fn run(a: &RunArgs) -> io::Result<ExitCode> {
         err(&format!("skipped  {}: {}\n", s.file, s.reason))?;
     }
     let start = Instant::now();
-    let stop_at = a.deadline.map(|d| start + d);
+    // A deadline beyond what the clock can hold never comes (as `check
+    // --timeout` saturates); `start + d` panicked there.
+    let stop_at = a.deadline.and_then(|d| start.checked_add(d));
     let device = device_name();
     let jobs = jobs_or_cores(a.jobs)?;
     let total = manifest.emitted.len();
@@ -512,19 +546,10 @@ fn run(a: &RunArgs) -> io::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes OBSERVED.json: to a file beside it, then renamed over it, so a
-/// reader (or a kill) never sees half a record; a path that is not a plain
-/// file (`/dev/stdout`) is written in place.
+/// Writes OBSERVED.json whole ([`write_file`]), so a reader (or a kill)
+/// never sees half a record.
 fn write_record(path: &Path, record: &observed::Observed) -> io::Result<()> {
-    let text = observed::to_json(record);
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return std::fs::write(path, text);
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".part");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    write_file(path, observed::to_json(record).as_bytes())
 }
 
 /// What the model allows of a checked test: its outcome set (`check
@@ -572,9 +597,10 @@ fn row_of(run: &Run, report: &TestReport) -> Row {
         (bc_report::verdict_text(&v), v.iter().map(ToString::to_string).collect())
     };
     let allowed = allowed_of(report);
-    let comparison = match &allowed {
-        Ok(a) => compare::compare(a, &seen),
-        Err(why) => Comparison::error(why.clone()),
+    let comparison = match (&allowed, compare::inconsistency(run, report.test.as_deref())) {
+        (Err(why), _) => Comparison::error(why.clone()),
+        (Ok(_), Some(why)) => Comparison::error(why),
+        (Ok(a), None) => compare::compare(a, &seen),
     };
     Row {
         file: run.file.clone(),

@@ -20,7 +20,7 @@ mod output;
 mod progress;
 
 use clap::{Parser, Subcommand};
-use output::{err, stdout_was_closed, EXIT_OUTPUT};
+use output::{err, stdout_open, EXIT_OUTPUT};
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -66,10 +66,6 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    if stdout_was_closed() {
-        let _ = err("barrier-check: error: stdout is closed: the report cannot be written\n");
-        return ExitCode::from(EXIT_OUTPUT);
-    }
     match run().and_then(|code| io::stdout().flush().map(|()| code)) {
         Ok(code) => code,
         // A reader that stops early (`| head`): no message, but not a pass.
@@ -88,6 +84,10 @@ fn run() -> io::Result<ExitCode> {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
+            if !e.use_stderr() {
+                // Help and version are the report.
+                stdout_open()?;
+            }
             e.print()?;
             return Ok(ExitCode::from(if e.use_stderr() { 2 } else { 0 }));
         }

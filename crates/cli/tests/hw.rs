@@ -247,6 +247,59 @@ fn hw_run_refuses_a_missing_or_foreign_manifest() {
     assert!(stderr(&o).contains("schema 7"), "{}", stderr(&o));
 }
 
+/// `hw run -o` onto its own input (the manifest, or a program the manifest
+/// names, however the path is spelt) is refused before anything runs: the
+/// record would replace the emission it runs. Before, the run overwrote
+/// it and exited 0.
+#[test]
+fn hw_run_refuses_to_write_over_its_own_input() {
+    let (_tools, path) = fake_tools("hw-tools-own-input");
+    let dir = emission("hw-run-own-input");
+    let link = dir.join("link.json");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("manifest.json", &link).unwrap();
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+    for (target, names) in [
+        (dir.join("manifest.json"), "manifest.json"),
+        (sub.join("../manifest.json"), "manifest.json"),
+        (link.clone(), "manifest.json"),
+        (dir.join("ok.cu"), "ok.cu"),
+        (dir.join("./broken.cu"), "broken.cu"),
+    ] {
+        let o = bin()
+            .env("PATH", &path)
+            .env_remove("CUDA_HOME")
+            .args([
+                "hw",
+                "run",
+                "--iterations",
+                "1",
+                "--timeout-ms",
+                "100",
+                "--margin-ms",
+                "400",
+            ])
+            .arg(&dir)
+            .arg("-o")
+            .arg(&target)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}: {}", target.display(), stderr(&o));
+        assert!(
+            stderr(&o).contains(names) && stderr(&o).contains("reads"),
+            "{}: {}",
+            target.display(),
+            stderr(&o)
+        );
+        assert!(!dir.join("nvcc.log").exists(), "{}: something ran", target.display());
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("manifest.json")).unwrap(), manifest);
+    assert_eq!(std::fs::read_to_string(dir.join("ok.cu")).unwrap(), OK);
+    assert_eq!(std::fs::read_to_string(dir.join("broken.cu")).unwrap(), BROKEN);
+}
+
 /// `hw compare --format json` on a record, run from the repository root
 /// (the records name corpus files relative to it), with its parsed output.
 fn compare_json(record: &std::path::Path) -> (std::process::Output, serde_json::Value) {
@@ -328,6 +381,55 @@ fn hw_compare_reports_unreadable_inputs() {
     );
 }
 
+/// A record that contradicts itself or its litmus file compares as
+/// `error` (exit 2), never `sound`: outcome counts that do not add up to
+/// `completed` (also when their sum wraps past 2^64 onto it), more
+/// iterations completed than asked, a test name that is not the litmus
+/// file's. Each of these was `sound` before.
+#[test]
+fn hw_compare_refuses_an_impossible_record() {
+    let dir = scratch_dir("hw-compare-impossible");
+    let name = "__syncthreads_count counts the non-zero predicates of the block";
+    let run = |test: &str, completed: u64, counts: &[u64]| {
+        let outcomes: Vec<String> = counts
+            .iter()
+            .map(|n| format!(r#"{{"values":{{"b0t0:r":2,"b0t1:r":2,"b0t2:r":2}},"count":{n}}}"#))
+            .collect();
+        format!(
+            r#"{{"file":"litmus/cuda/syncthreads-count.litmus","test":"{test}","mapping":"warp","iterations":10,"completed":{completed},"hung":false,"cuda_error":null,"compile_error":null,"outcomes":[{}],"sanitizer":null}}"#,
+            outcomes.join(",")
+        )
+    };
+    let cases = [
+        (run(name, 10, &[10]), "sound", ""),
+        (run(name, 10, &[4, 6]), "sound", ""),
+        (run(name, 1000, &[]), "error", "completed 1000 of 10 iterations"),
+        (run(name, 10, &[u64::MAX, 11]), "error", "more than 2^64"),
+        (run(name, 10, &[5]), "error", "add up to 5, not the 10 completed"),
+        (run("another test", 10, &[10]), "error", "`another test`"),
+    ];
+    for (i, (r, status, why)) in cases.iter().enumerate() {
+        let record = dir.join(format!("case-{i}.json"));
+        std::fs::write(
+            &record,
+            format!(r#"{{"schema":1,"device":"d","iterations":10,"runs":[{r}]}}"#),
+        )
+        .unwrap();
+        let (o, doc) = compare_json(&record);
+        let test = &doc["tests"][0];
+        assert_eq!(test["status"], *status, "case {i}: {test}");
+        assert_eq!(
+            o.status.code(),
+            Some(if *status == "error" { 2 } else { 0 }),
+            "case {i}"
+        );
+        if !why.is_empty() {
+            let reason = test["reason"].as_str().unwrap_or("");
+            assert!(reason.contains(why), "case {i}: {reason}");
+        }
+    }
+}
+
 /// The H100 run of the CUDA corpus (docs/hardware.md, "Results"): the rows
 /// the device and the model disagree on, pinned so a model change that
 /// flips one is seen.
@@ -402,6 +504,37 @@ fn hw_run_child(name: &str, tests: &[(&str, &str)], args: &[&str]) -> (std::proc
 
 fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Time flags too large for an `Instant`: `--deadline 1e30` panicked
+/// ("overflow when adding duration to instant", exit 101); like
+/// `check --timeout 1e30` it saturates, a deadline that never comes.
+#[test]
+fn hw_run_saturates_a_deadline_beyond_the_clock() {
+    let (child, observed) = hw_run_child(
+        "hw-run-far-deadline",
+        &[("ok", OK), ("hung", HUNG)],
+        &[
+            "--iterations",
+            "2",
+            "--deadline",
+            "1e30",
+            "--sanitizer",
+            "--sanitizer-timeout",
+            "1e30",
+            "--sanitizer-hung-timeout",
+            "1e30",
+        ],
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    let doc = read_json(&observed);
+    assert!(doc["partial"].is_null(), "the run ended: {doc}");
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs[0]["completed"], 2);
+    assert!(runs.iter().all(|r| r["not_run"].is_null()), "{doc}");
+    assert_eq!(runs[0]["sanitizer"]["synccheck"]["errors"], 2, "{doc}");
 }
 
 #[test]

@@ -112,6 +112,174 @@ fn a_closed_stdout_exits_3() {
     assert_eq!(o.status.code(), Some(0));
 }
 
+/// Runs the binary with `args`, stdout handed over as `how` says:
+/// `python` (`subprocess.DEVNULL`, opened read-write),
+/// `rw` (the shell's `1<>/dev/null`) or `closed` (`>&-`). `None` when
+/// Python is not there.
+fn discarding(how: &str, args: &[&str]) -> Option<Output> {
+    let exe = env!("CARGO_BIN_EXE_barrier-check");
+    let mut c = match how {
+        "python" => {
+            let mut c = Command::new("python3");
+            c.args([
+                "-c",
+                "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode)",
+                exe,
+            ]);
+            c
+        }
+        _ => {
+            let redirect = if how == "rw" { "1<>/dev/null" } else { ">&-" };
+            let mut c = Command::new("sh");
+            c.args(["-c", &format!("exec \"$0\" \"$@\" {redirect}"), exe]);
+            c
+        }
+    };
+    c.args(args).stdin(Stdio::null()).output().ok()
+}
+
+/// An inherited `/dev/null` opened read-write (Python's
+/// `subprocess.DEVNULL`, Node's `"ignore"`, daemon(3), the shell's
+/// `1<>/dev/null`) is a caller discarding the report: the verdict's exit
+/// code, and every file the command writes. It read as a closed stdout
+/// (exit 3, no work). A stdout closed at exec (`>&-`) still loses the
+/// report (exit 3), but a command whose output is its files writes them.
+#[test]
+fn a_discarded_stdout_gives_the_verdict_and_the_files() {
+    let ok = corpus("amdgpu/phase-basic.litmus");
+    // A deadlock with no `expect`: a failing test.
+    let dl = scratch(
+        "discarded-stdout-fails.litmus",
+        b"litmus \"x\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { join B; arrive B; wait B }\n",
+    );
+    let cuda = corpus("cuda/syncthreads-basic.litmus");
+    let dir = scratch_dir("discarded-stdout");
+    for how in ["python", "rw"] {
+        let Some(o) = discarding(how, &["check", s(&ok)]) else {
+            eprintln!("python3 is not there: {how} skipped");
+            continue;
+        };
+        assert_eq!(o.status.code(), Some(0), "{how}: {}", stderr(&o));
+        let o = discarding(how, &["check", s(&dl)]).unwrap();
+        assert_eq!(o.status.code(), Some(1), "{how}: {}", stderr(&o));
+        let o = discarding(how, &["--version"]).unwrap();
+        assert_eq!(o.status.code(), Some(0), "{how}: {}", stderr(&o));
+        let baseline = dir.join(format!("{how}-baseline.json"));
+        let _ = std::fs::remove_file(&baseline);
+        let o = discarding(how, &["check", "--write-baseline", s(&baseline), s(&ok)]).unwrap();
+        assert_eq!(o.status.code(), Some(0), "{how}: {}", stderr(&o));
+        assert!(baseline.is_file(), "{how}: no baseline");
+        let out = dir.join(format!("{how}-emission"));
+        let _ = std::fs::remove_dir_all(&out);
+        let o = discarding(how, &["emit", "cuda", "-o", s(&out), s(&cuda)]).unwrap();
+        assert_eq!(o.status.code(), Some(0), "{how}: {}", stderr(&o));
+        assert!(out.join("manifest.json").is_file(), "{how}: no manifest");
+    }
+    // A closed stdout: the report is lost, the files are not.
+    let out = dir.join("closed-emission");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = discarding("closed", &["emit", "cuda", "-o", s(&out), s(&cuda)]).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.join("manifest.json").is_file());
+    let o = discarding("closed", &["--version"]).unwrap();
+    assert_eq!(o.status.code(), Some(EXIT_OUTPUT), "{}", stderr(&o));
+}
+
+/// Runs the binary under a 1-block file size limit (`ulimit -f 1`, SIGXFSZ
+/// ignored): a write past the first 512 or 1,024 bytes of a file fails
+/// with EFBIG, after whatever truncation came before it.
+fn size_limited(args: &[&str]) -> Output {
+    Command::new("sh")
+        .args(["-c", "trap '' XFSZ; ulimit -f 1; exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_barrier-check"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The names in a folder.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut n: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    n.sort();
+    n
+}
+
+/// Every output file is written beside its target and renamed over it: a
+/// write that fails (here past a file size limit) leaves the previous
+/// baseline or emission as it was, and no temporary file behind. Before,
+/// `--write-baseline` and `emit cuda` truncated the old file in place and
+/// left the first kilobyte of the new one.
+#[test]
+fn a_failed_write_leaves_the_previous_file() {
+    let dir = scratch_dir("failed-write");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = corpus("amdgpu/phase-basic.litmus");
+    let all = corpus("amdgpu");
+    // The baseline of one file, then that of a folder (several kilobytes).
+    let baseline = dir.join("baseline.json");
+    let o = run(&["check", "-q", "--write-baseline", s(&baseline), s(&one)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let old = std::fs::read_to_string(&baseline).unwrap();
+    let o = size_limited(&["check", "-q", "--write-baseline", s(&baseline), s(&all)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("baseline.json"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(&baseline).unwrap(),
+        old,
+        "the old baseline was damaged"
+    );
+    assert_eq!(names_in(&dir), ["baseline.json"]);
+    // A successful write replaces it whole; a link to it stays a link.
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink("baseline.json", &link).unwrap();
+    let o = run(&["check", "-q", "--write-baseline", s(&link), s(&all)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let new = std::fs::read_to_string(&baseline).unwrap();
+    assert!(new.len() > old.len());
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(names_in(&dir), ["baseline.json", "link.json"]);
+
+    // An emission over an earlier one: each program and the manifest.
+    let out = dir.join("emission");
+    let cuda = corpus("cuda/syncthreads-basic.litmus");
+    let o = run(&["emit", "cuda", "-o", s(&out), s(&cuda)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let before = names_in(&out);
+    let old_cu = std::fs::read_to_string(out.join("syncthreads-basic.cu")).unwrap();
+    let old_manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    let o = size_limited(&["emit", "cuda", "-o", s(&out), s(&cuda)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(out.join("syncthreads-basic.cu")).unwrap(),
+        old_cu
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("manifest.json")).unwrap(),
+        old_manifest
+    );
+    assert_eq!(names_in(&out), before);
+}
+
+/// Two entries of one id or name in a model file that `extends` another
+/// were merged silently; like in any model file they are a usage error.
+#[test]
+fn a_duplicate_in_an_extending_model_file_is_a_usage_error() {
+    let m = scratch(
+        "extends-duplicate.toml",
+        b"format = 1\nextends = \"cuda-sm90\"\nname = \"x\"\ndescription = \"d\"\n\
+          [[barrier]]\nid = 0\norders_memory = false\n[[barrier]]\nid = 0\nuniform = true\n",
+    );
+    let ok = corpus("cuda/syncthreads-basic.litmus");
+    let o = run(&["check", "--model-file", s(&m), s(&ok)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("barrier id 0 is defined twice"), "{}", stderr(&o));
+}
+
 /// A reader that goes away (`| head`): no message, and not exit 0. The
 /// read end is closed before the run starts, so every write fails with
 /// EPIPE and the test does not depend on timing.

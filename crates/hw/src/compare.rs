@@ -82,7 +82,10 @@ impl Observed {
         let mut finals = BTreeMap::new();
         for o in &r.outcomes {
             let f = final_of(o.values.iter().map(|(k, v)| (k.clone(), *v)));
-            *finals.entry(f).or_insert(0) += o.count;
+            // Saturating: a record whose counts pass 2^64 is refused by
+            // [`inconsistency`], and must not panic on the way.
+            let n = finals.entry(f).or_insert(0u64);
+            *n = n.saturating_add(o.count);
         }
         let tool = |t: &observed::ToolReport| ToolSeen {
             errors: t.errors,
@@ -102,6 +105,37 @@ impl Observed {
             synccheck: r.sanitizer.as_ref().map(|s| tool(&s.synccheck)),
             racecheck: r.sanitizer.as_ref().map(|s| tool(&s.racecheck)),
         }
+    }
+}
+
+/// Why a run record cannot be what a harness observed of the litmus test
+/// named `litmus` (its `litmus "NAME"`; `None` when the file did not
+/// parse), or `None` when it can: its outcome counts add up, with checked
+/// arithmetic, to `completed`, which is at most the iterations asked, and
+/// it names that test. A harness counts each completed iteration's outcome
+/// once, so a record that breaks this was edited, damaged, or is paired
+/// with a litmus file that changed since the run; compared anyway, it
+/// could read as `sound` on observations that never happened.
+pub fn inconsistency(run: &observed::Run, litmus: Option<&str>) -> Option<String> {
+    if let Some(name) = litmus.filter(|n| *n != run.test) {
+        return Some(format!(
+            "the record is of test `{}`, the litmus file's is `{name}` (did the file change since the run?)",
+            run.test
+        ));
+    }
+    if run.completed > run.iterations {
+        return Some(format!(
+            "the record completed {} of {} iterations",
+            run.completed, run.iterations
+        ));
+    }
+    match run.outcomes.iter().try_fold(0u64, |sum, o| sum.checked_add(o.count)) {
+        None => Some("the record's outcome counts add up to more than 2^64".into()),
+        Some(sum) if sum != run.completed => Some(format!(
+            "the record's outcome counts add up to {sum}, not the {} completed",
+            run.completed
+        )),
+        Some(_) => None,
     }
 }
 

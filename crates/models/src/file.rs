@@ -296,6 +296,9 @@ fn resolved(text: &str, depth: usize) -> Result<toml::Table, ModelError> {
             "group" | "instruction" => Some("name"),
             _ => None,
         };
+        if let (Some(by), toml::Value::Array(entries)) = (by, &value) {
+            defined_once(&key, by, entries)?;
+        }
         match (by, value, merged.get_mut(&key)) {
             (Some(by), toml::Value::Array(entries), Some(toml::Value::Array(base_entries))) => {
                 for entry in entries {
@@ -318,6 +321,27 @@ fn resolved(text: &str, depth: usize) -> Result<toml::Table, ModelError> {
         }
     }
     Ok(merged)
+}
+
+/// Fails when two of a file's own `key` entries have one `by` (a
+/// `[[barrier]]` id, a `[[group]]` or `[[instruction]]` name). Merged into
+/// a base, the second would silently update the first; in a file that
+/// extends nothing, [`parse`] refuses the same duplicate with the same
+/// words.
+fn defined_once(key: &str, by: &str, entries: &[toml::Value]) -> Result<(), ModelError> {
+    let ids: Vec<&toml::Value> = entries.iter().filter_map(|e| e.get(by)).collect();
+    let Some(dup) = ids
+        .iter()
+        .enumerate()
+        .find(|(i, v)| ids[..*i].contains(v))
+        .map(|(_, v)| v)
+    else {
+        return Ok(());
+    };
+    match dup.as_str() {
+        Some(name) => err(format!("{key} `{name}` is defined twice")),
+        None => err(format!("{key} id {dup} is defined twice")),
+    }
 }
 
 pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {

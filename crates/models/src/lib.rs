@@ -542,4 +542,35 @@ mod target_tests {
             assert!(e.0.contains(msg), "{bad}: {e}");
         }
     }
+    /// A file that `extends` a model merges its entries into the base's by
+    /// id or name, and merged two of its own of one id or name silently
+    /// (the second's keys over the first's): within the file itself every
+    /// duplicate is an error, as it is in a file that extends nothing.
+    #[test]
+    fn a_duplicate_in_an_extending_file_is_an_error() {
+        let head = "format = 1\nextends = \"cuda-sm90\"\nname = \"x\"\ndescription = \"d\"\n";
+        let with = |body: &str| Model::from_toml(&format!("{head}{body}"));
+        assert!(with("[[barrier]]\nid = 0\norders_memory = false\n").is_ok());
+        for (body, msg) in [
+            (
+                "[[barrier]]\nid = 0\norders_memory = false\n[[barrier]]\nid = 0\nuniform = true\n",
+                "barrier id 0 is defined twice",
+            ),
+            (
+                "[[barrier]]\nid = 99\nname = \"a\"\nscope = \"block\"\ncount = 2\n[[barrier]]\nid = 99\nname = \"b\"\nscope = \"block\"\ncount = 2\n",
+                "barrier id 99 is defined twice",
+            ),
+            (
+                "[[instruction]]\nname = \"bar.sync\"\nlowering = \"arrive 0; wait 0\"\n[[instruction]]\nname = \"bar.sync\"\nlowering = \"wait 0\"\n",
+                "instruction `bar.sync` is defined twice",
+            ),
+            (
+                "[[group]]\nname = \"g\"\nids = [1]\n[[group]]\nname = \"g\"\nids = [2]\n",
+                "group `g` is defined twice",
+            ),
+        ] {
+            let e = with(body).unwrap_err();
+            assert!(e.0.contains(msg), "{body}: {e}");
+        }
+    }
 }

@@ -295,3 +295,46 @@ fn renderings_of_the_fixture() {
     assert_eq!(json["tests"][3]["sanitizer"]["synccheck_side"], "both");
     assert_eq!(json["tests"][4]["sanitizer"]["racecheck_side"], "model only");
 }
+
+/// A record's counts must add up, with checked arithmetic, to the
+/// iterations it completed, at most those asked, and it must name the
+/// litmus test; every run of the recorded fixture does.
+#[test]
+fn an_impossible_record_is_an_inconsistency() {
+    let record = parse_observed(FIXTURE).unwrap();
+    for run in &record.runs {
+        assert_eq!(inconsistency(run, Some(&run.test)), None, "{}", run.file);
+    }
+    let ok = &record.runs[0];
+    assert!(ok.completed > 0 && ok.outcomes.len() == 1);
+    let with = |f: &dyn Fn(&mut observed::Run)| {
+        let mut r = ok.clone();
+        f(&mut r);
+        inconsistency(&r, Some(&ok.test)).unwrap_or_default()
+    };
+    assert!(with(&|r| r.completed = r.iterations + 1).contains("completed 1001 of 1000"));
+    assert!(with(&|r| {
+        r.outcomes.clear();
+        r.iterations = 10;
+        r.completed = 10;
+    })
+    .contains("add up to 0, not the 10 completed"));
+    // Two counts whose sum wraps past 2^64 onto `completed`.
+    assert!(with(&|r| {
+        let mut twice = r.outcomes[0].clone();
+        twice.count = u64::MAX;
+        r.outcomes.push(twice);
+        r.outcomes[0].count = r.completed + 1;
+    })
+    .contains("more than 2^64"));
+    assert!(with(&|r| r.test = "another".into()).contains("`another`"));
+    // A litmus file that did not parse has no name to hold it to.
+    let mut other = ok.clone();
+    other.test = "another".into();
+    assert_eq!(inconsistency(&other, None), None);
+    // The view of such a record saturates instead of overflowing.
+    let mut wrapped = ok.clone();
+    wrapped.outcomes.push(wrapped.outcomes[0].clone());
+    wrapped.outcomes[1].count = u64::MAX;
+    assert_eq!(Observed::of_run(&wrapped).finals.values().next(), Some(&u64::MAX));
+}
