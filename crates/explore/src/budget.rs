@@ -163,7 +163,7 @@ pub(crate) fn state_bytes(s: &State) -> u64 {
         n += size_of::<crate::state::TState>()
             + t.regs.len() * 8
             + t.jmask.bytes()
-            + (t.joined.len() + t.owes.len()) * 4;
+            + (t.joined.len() + 2 * t.owes.len()) * 4;
     }
     // Member lists are shared by a phase and its waits: each counts once.
     let mut lists = std::collections::HashSet::new();

@@ -696,6 +696,16 @@ impl<'p> System<'p> {
                 *order = order.iter().filter_map(re).collect();
             }
         }
+        // A debt of arrive-before-wait on a forgotten phase: no wait can take
+        // that phase any more (a barrier is forgotten only with no completed
+        // phase left to wait on), and its number may come again.
+        for th in &mut s.threads {
+            for debt in &mut th.owes {
+                if forgotten.contains(&(debt.0 as usize)) {
+                    debt.1 = crate::state::FORGOTTEN_PHASE;
+                }
+            }
+        }
         for bar in &mut s.bars {
             for ph in bar.open.iter_mut().chain(bar.done.iter_mut()) {
                 lists.apply(&mut ph.members);

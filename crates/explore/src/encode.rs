@@ -193,7 +193,11 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
         }
         w.joins(&t.jmask);
         w.us(&t.joined);
-        w.us(&t.owes);
+        w.len(t.owes.len());
+        for &(b, n) in &t.owes {
+            w.u(b);
+            w.u(n);
+        }
     }
     w.len(s.mem.len());
     for &m in &s.mem {
@@ -491,7 +495,9 @@ pub(crate) fn decode_into(words: &[u8], s: &mut State) {
         t.regs.extend((0..nr).map(|_| r.i()));
         t.jmask = r.joins();
         r.us_into(&mut t.joined);
-        r.us_into(&mut t.owes);
+        let n = r.len();
+        t.owes.clear();
+        t.owes.extend((0..n).map(|_| (r.u(), r.u())));
     }
     let nm = r.len();
     s.mem.clear();

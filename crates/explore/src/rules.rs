@@ -282,7 +282,7 @@ impl System<'_> {
     /// holds the barriers it owes a wait on (kept by `barrier_step` and
     /// `bind`). Thread `t` arrives on barrier `b`.
     pub(crate) fn arrive_before_wait(&self, s: &State, t: usize, b: usize, w: &mut Worker) {
-        if s.threads[t].owes.contains(&(b as u32)) {
+        if s.threads[t].owes.iter().any(|&(x, _)| x == b as u32) {
             let msg = format!(
                 "{} arrives on {} again before waiting on the phase its arrive completed",
                 self.thread_name(&w.ident, t),

@@ -6,6 +6,9 @@ pub use crate::jmask::JoinMask;
 use bc_graph::bits::Bits;
 use bc_graph::{ArriveCount, Program, Target};
 
+/// The phase of an `owes` debt whose phase compaction forgot.
+pub const FORGOTTEN_PHASE: u32 = u32::MAX;
+
 /// Marks launch operations in bmo entries (`(LAUNCH, barrier)`).
 pub const LAUNCH: u32 = u32::MAX;
 
@@ -37,9 +40,14 @@ pub struct TState {
     pub jmask: JoinMask,
     /// Barriers this thread has a joined-before join on (sorted).
     pub joined: Vec<u32>,
-    /// Barriers on which this thread's arrive completed a phase it has not
-    /// waited on yet (CUDA `arrive-before-wait`).
-    pub owes: Vec<u32>,
+    /// (barrier, phase number): this thread's arrive completed that phase
+    /// of the barrier and no wait has observed it yet (CUDA
+    /// `arrive-before-wait`): a wait of this thread on the barrier, or any
+    /// thread's wait on that phase, pays the debt. [`FORGOTTEN_PHASE`]
+    /// once history compaction forgot the phase (no wait can take it any
+    /// more, and phase numbers restart), so only this thread's own wait
+    /// pays.
+    pub owes: Vec<(u32, u32)>,
     /// The thread has taken a step (progress models: "a block has started").
     pub started: bool,
 }

@@ -661,8 +661,8 @@ impl System<'_> {
                     arrivals,
                 };
                 let (effect, completed) = self.modify(s, t, b, po, arrive, w);
-                if completed && owes_rule && !s.threads[t].owes.contains(&(b as u32)) {
-                    s.threads[t].owes.push(b as u32);
+                if completed && owes_rule && !s.threads[t].owes.iter().any(|&(x, _)| x == b as u32) {
+                    s.threads[t].owes.push((b as u32, number));
                     s.threads[t].owes.sort_unstable();
                 }
                 effect
@@ -868,7 +868,16 @@ impl System<'_> {
         ph.bound.set(t);
         let ph = ph.clone();
         s.threads[t].jmask.union_with(&ph.mask);
-        s.threads[t].owes.retain(|&x| x != b as u32);
+        // arrive-before-wait: this thread's own wait pays its debt on `b`,
+        // and a wait of any thread on this phase pays the debt of the
+        // thread whose arrive completed it (the guide: a wait must observe
+        // the completion before the barrier is reused, not the completing
+        // thread's own wait; issue 32, point 3).
+        let number = ph.number;
+        s.threads[t].owes.retain(|&(x, _)| x != b as u32);
+        for th in &mut s.threads {
+            th.owes.retain(|&(x, n)| (x, n) != (b as u32, number));
+        }
         if w.quiet {
             return (String::new(), ph);
         }

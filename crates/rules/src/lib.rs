@@ -137,7 +137,6 @@ impl Checker<'_> {
         self.count_mismatch(&f);
         self.arrive_twice(&f);
         self.count_overflow(&f);
-        self.arrive_before_wait(&f);
         self.divergent_barrier(&f);
         self.aligned_barrier(&f);
         self.privileged_barrier();
@@ -149,6 +148,7 @@ impl Checker<'_> {
         };
         self.drop_needs_join(&f);
         self.arrive_then_drop(&f);
+        self.arrive_before_wait(&f);
         self.token_misuse(&f);
         self.token_phase(&f);
         self.wait_needs_join(&f);

@@ -5,9 +5,9 @@
 //! for `cuda::barrier` objects, a thread waits on the phase its arrive
 //! completed before it arrives again (arrive-before-wait).
 
-use crate::facts::{Facts, Ordered};
+use crate::facts::Ordered;
 use crate::Checker;
-use bc_graph::{BarrierId, EventKind, Target};
+use bc_graph::{BarrierId, EventId, EventKind, Target};
 use bc_models::Rule;
 
 impl Checker<'_> {
@@ -160,17 +160,33 @@ impl Checker<'_> {
 impl Checker<'_> {
     /// arrive-before-wait (project notes section 3, `cuda::barrier`; CUDA
     /// guide, "A Barrier's Phase: Arrival, Countdown, Completion, and
-    /// Reset": a thread's arrive returns a token for the phase it joins,
-    /// and the thread waits on that phase before it arrives for the next
-    /// one). Per thread in program order: once an arrive on a
+    /// Reset": "a call to bar.wait(...) must happen before the barrier can
+    /// be reused"). Per thread in program order: once an arrive on a
     /// `cuda::barrier` object completes its phase, the thread owes a wait
-    /// on that barrier; a wait of it that completes on a phase (one with
-    /// participants) pays the debt; an arrive on the object while the debt
-    /// is open is the violation.
-    pub(crate) fn arrive_before_wait(&mut self, f: &Facts) {
+    /// on that phase; a wait of the thread itself that completes on a
+    /// phase of the barrier pays the debt, and so does any thread's wait
+    /// on that phase that executes before the thread's next arrive (the
+    /// guide's producer/consumer: the consumer only arrives, the producer
+    /// waits). An arrive on the object while the debt is open is the
+    /// violation. Executes-before is exact here: some interleaving runs
+    /// the next arrive before every wait on the phase exactly when none of
+    /// them executes before it, which is what the explorer sees.
+    pub(crate) fn arrive_before_wait(&mut self, f: &Ordered) {
+        if !self.rules.has(Rule::ArriveBeforeWait) {
+            return;
+        }
         let exec = self.exec;
+        let mut waits_on: Vec<Vec<EventId>> = vec![Vec::new(); f.replay.phases.len()];
+        for w in exec.ids() {
+            if let EventKind::Wait { completed: true, .. } = exec.event(w).kind {
+                if let Some(pi) = f.phase_of_wait(w) {
+                    waits_on[pi].push(w);
+                }
+            }
+        }
         for evs in &exec.program_order {
-            let mut owes: Vec<BarrierId> = Vec::new();
+            // (barrier, index of the phase the thread's arrive completed)
+            let mut owes: Vec<(BarrierId, usize)> = Vec::new();
             for &e in evs {
                 let ev = exec.event(e);
                 let Some(b) = ev.barrier() else {
@@ -178,26 +194,31 @@ impl Checker<'_> {
                 };
                 match &ev.kind {
                     EventKind::Arrive { object: true, .. } => {
-                        if owes.contains(&b) {
+                        owes.retain(|&(x, pi)| x != b || !waits_on[pi].iter().any(|&w| f.eb(w, e)));
+                        if owes.iter().any(|&(x, _)| x == b) {
                             let msg = format!(
-                                "{} arrives on {} again before waiting on the phase its earlier arrive completed",
+                                "{} arrives on {} again before any wait observed the phase its earlier arrive completed",
                                 self.n(e),
                                 self.barrier_name(b)
                             );
                             self.report(Rule::ArriveBeforeWait, msg, vec![e]);
                         }
-                        let completes = f.replay.phase_of[e.index()]
-                            .map(|pi| &f.replay.phases[pi])
-                            .is_some_and(|p| p.completed && p.members.last() == Some(&e));
-                        if completes && !owes.contains(&b) {
-                            owes.push(b);
+                        let completed = f.replay.phase_of[e.index()]
+                            .filter(|&pi| {
+                                let p = &f.replay.phases[pi];
+                                p.completed && p.members.last() == Some(&e)
+                            });
+                        if let Some(pi) = completed {
+                            if !owes.iter().any(|&(x, _)| x == b) {
+                                owes.push((b, pi));
+                            }
                         }
                     }
                     EventKind::Wait {
                         participants,
                         completed: true,
                         ..
-                    } if !participants.is_empty() => owes.retain(|&x| x != b),
+                    } if !participants.is_empty() => owes.retain(|&(x, _)| x != b),
                     _ => {}
                 }
             }
