@@ -92,6 +92,9 @@ impl System<'_> {
         if let Some(msg) = self.out_of_range(t, b, ident) {
             return Some((Some(Rule::InvalidBarrier), msg));
         }
+        if let Some(msg) = self.wait_before_init(s, t, b, op, ident) {
+            return Some((Some(Rule::WaitAfterInit), msg));
+        }
         None
     }
 
@@ -100,11 +103,11 @@ impl System<'_> {
     /// judges them too: whether the operation may be used at all does not
     /// depend on the interleaving (privileged-barrier,
     /// uncooperative-grid-sync) or follows from the recorded invals and
-    /// inits (invalid-barrier).
+    /// inits (invalid-barrier, wait-after-init).
     pub(crate) fn records_no_effect(rule: Rule) -> bool {
         matches!(
             rule,
-            Rule::PrivilegedBarrier | Rule::CooperativeGridSync | Rule::InvalidBarrier
+            Rule::PrivilegedBarrier | Rule::CooperativeGridSync | Rule::InvalidBarrier | Rule::WaitAfterInit
         )
     }
 

@@ -504,6 +504,24 @@ impl System<'_> {
         ))
     }
 
+    /// wait-after-init: a wait or poll comes after an init of its barrier
+    /// (CUDA guide, "Initialization": before any thread participates the
+    /// barrier must be initialized; an mbarrier poll reads state only an
+    /// init defines). The message when thread `t` is at wait `op` on
+    /// barrier `b`, which no init has reached yet: the wait may run now,
+    /// and then does nothing (a poll answers nothing either), so the
+    /// interleaving that runs it before the init is explored even where
+    /// the wait could not complete.
+    pub(crate) fn wait_before_init(&self, s: &State, t: usize, b: usize, op: &BarrierOp, ident: &[u32]) -> Option<String> {
+        (matches!(op, BarrierOp::Wait(_)) && !s.bars[b].init && self.p.model.rules.has(Rule::WaitAfterInit)).then(|| {
+            format!(
+                "{} waits on {} before any init of it",
+                self.thread_name(ident, t),
+                self.bname(b)
+            )
+        })
+    }
+
     /// invalid-barrier: no use of a barrier after `inval` but a new init
     /// (CUDA guide, "Memory Barrier Primitives API", `__mbarrier_inval`).
     /// The message when thread `t`'s operation `op` uses the invalidated

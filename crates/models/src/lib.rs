@@ -100,10 +100,18 @@ pub enum Rule {
     /// kernel waits at its end for the copy to be done with shared
     /// memory; issue 18's reading, docs/semantics.md).
     CopyNotWaited,
+    /// A wait or poll on a barrier comes after an init of it (CUDA guide,
+    /// "Initialization": before any thread can participate in a
+    /// `cuda::barrier` it must be initialized; an mbarrier poll reads the
+    /// barrier's state, which only an init defines). Waits are no bmo
+    /// elements, so `first-bmo-init` does not see them; the AMDGPU formal
+    /// model leaves them out, so this is CUDA model data (issue 32,
+    /// points 6 and 11).
+    WaitAfterInit,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 24] = [
+    pub const ALL: [Rule; 25] = [
         Rule::FirstBmoInit,
         Rule::ParticipatesIn,
         Rule::JoinedBefore,
@@ -128,6 +136,7 @@ impl Rule {
         Rule::ArriveTwice,
         Rule::AlignedBarrier,
         Rule::CopyNotWaited,
+        Rule::WaitAfterInit,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -155,6 +164,7 @@ impl Rule {
             Rule::ArriveTwice => "arrive-twice",
             Rule::AlignedBarrier => "aligned-barrier",
             Rule::CopyNotWaited => "copy-not-waited",
+            Rule::WaitAfterInit => "wait-after-init",
         }
     }
     pub fn from_name(s: &str) -> Option<Rule> {
@@ -190,6 +200,7 @@ impl Rule {
             Rule::ArriveTwice => UbKind::ArriveTwice,
             Rule::AlignedBarrier => UbKind::DivergentBarrier,
             Rule::CopyNotWaited => UbKind::CopyNotWaited,
+            Rule::WaitAfterInit => UbKind::UninitializedBarrier,
         };
         Some(FindingKind::Ub(ub))
     }

@@ -156,6 +156,7 @@ impl Checker<'_> {
         self.phase_with(&f);
         self.syncwarp_mask(&f);
         self.invalid_barrier(&f);
+        self.wait_after_init(&f);
         self.copy_not_waited(&f);
         self.race(&f);
     }

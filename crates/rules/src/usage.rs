@@ -1,7 +1,8 @@
 //! The rules on which barriers a thread may use at all: privileged
 //! barriers (privileged-barrier), grid barriers outside a cooperative launch
-//! (uncooperative-grid-sync) and barriers after `mbarrier.inval`
-//! (invalid-barrier). An explorer makes the offending operation have no
+//! (uncooperative-grid-sync), barriers after `mbarrier.inval`
+//! (invalid-barrier) and waits on barriers no init has reached
+//! (wait-after-init). An explorer makes the offending operation have no
 //! effect and records it as an [`EventKind::NoEffect`] event; the inval is
 //! an [`EventKind::Inval`] event. The implicit joins at launch and drops at
 //! a thread's end ([`Event::is_implicit`]) are no use by the thread.
@@ -10,7 +11,7 @@
 
 use crate::facts::Ordered;
 use crate::Checker;
-use bc_graph::{BarrierId, EventId, EventKind};
+use bc_graph::{BarrierId, BarrierOpName, EventId, EventKind};
 use bc_models::Rule;
 
 impl Checker<'_> {
@@ -118,6 +119,41 @@ impl Checker<'_> {
                 self.n(i)
             );
             self.report(Rule::InvalidBarrier, msg, vec![u, i]);
+        }
+    }
+
+    /// wait-after-init (CUDA guide, "Initialization": before any thread
+    /// participates in a barrier it must be initialized; an mbarrier poll
+    /// reads state only an init defines). A wait of a thread (one that took
+    /// a phase, or the no-effect event an explorer leaves for a wait it ran
+    /// before any init) on a barrier with no init at launch, where every
+    /// init of the barrier executes after the wait, or there is none: no
+    /// interleaving initializes the barrier first. Where an init is
+    /// unordered with the wait, only the interleaving decides, and that is
+    /// the explorer's to judge: the checker's findings of this rule are a
+    /// subset of the explorer's.
+    pub(crate) fn wait_after_init(&mut self, f: &Ordered) {
+        if !self.rules.has(Rule::WaitAfterInit) {
+            return;
+        }
+        let exec = self.exec;
+        let is_wait = |e: EventId| {
+            matches!(
+                exec.event(e).kind,
+                EventKind::Wait { .. } | EventKind::NoEffect { op: BarrierOpName::Wait }
+            )
+        };
+        let inits_of = |b: BarrierId| {
+            exec.ids()
+                .filter(move |&x| exec.event(x).barrier() == Some(b) && matches!(exec.event(x).kind, EventKind::Init { .. }))
+        };
+        let found: Vec<(EventId, BarrierId)> = self
+            .uses()
+            .filter(|&(e, b)| is_wait(e) && inits_of(b).all(|i| exec.event(i).thread.is_some() && f.eb(e, i)))
+            .collect();
+        for (e, b) in found {
+            let msg = format!("{} waits on {} before any init of it", self.n(e), self.barrier_name(b));
+            self.report(Rule::WaitAfterInit, msg, vec![e]);
         }
     }
 }
