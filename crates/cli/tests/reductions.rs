@@ -228,6 +228,10 @@ fn cuda_stmt() -> impl Strategy<Value = String> {
         "r = load f",
         "__syncwarp 0x3",
         "cluster.sync",
+        // Cooperative groups' split barrier beside collectives of the group.
+        "g = block.barrier_arrive",
+        "block.barrier_wait g",
+        "block.sync",
         // Place-dependent code: thread classes (bc_graph::classes).
         "if tid == 0 { write x }",
         "if tid < 1 { bar.arrive 1, 2 } else { bar.sync 1, 2 }",

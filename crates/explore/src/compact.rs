@@ -701,7 +701,7 @@ impl<'p> System<'p> {
         // phase left to wait on), and its number may come again.
         for th in &mut s.threads {
             for debt in &mut th.owes {
-                if forgotten.contains(&(debt.0 as usize)) {
+                if forgotten.contains(&(debt.0 as usize)) && debt.1 != crate::state::COLLECTIVE_DEBT {
                     debt.1 = crate::state::FORGOTTEN_PHASE;
                 }
             }

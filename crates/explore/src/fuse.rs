@@ -171,10 +171,11 @@ impl System<'_> {
     }
 
     /// Whether thread `t`'s next instruction is an arrive on a
-    /// `cuda::barrier` object where arrive-before-wait is judged (the
-    /// arrive that completes a phase leaves its thread owing a wait).
+    /// `cuda::barrier` object or a cooperative-groups `barrier_arrive`,
+    /// where arrive-before-wait is judged (the arrive that completes a
+    /// phase, or any group arrival, leaves its thread owing a wait).
     pub(crate) fn owes_on_arrive(&self, t: usize, s: &State) -> bool {
-        matches!(self.next_barrier_op(s, t), Some((BarrierOp::Arrive(spec), _)) if spec.object)
+        matches!(self.next_barrier_op(s, t), Some((BarrierOp::Arrive(spec), _)) if spec.object || spec.collective)
             && self.p.model.rules.has(bc_models::Rule::ArriveBeforeWait)
     }
 

@@ -280,11 +280,25 @@ impl System<'_> {
     /// notes section 3, `cuda::barrier`; CUDA guide, "A Barrier's Phase:
     /// Arrival, Countdown, Completion, and Reset"). The thread's `owes` set
     /// holds the barriers it owes a wait on (kept by `barrier_step` and
-    /// `bind`). Thread `t` arrives on barrier `b`.
-    pub(crate) fn arrive_before_wait(&self, s: &State, t: usize, b: usize, w: &mut Worker) {
-        if s.threads[t].owes.iter().any(|&(x, _)| x == b as u32) {
+    /// `bind`). Thread `t` arrives on barrier `b`; `object`: a
+    /// `cuda::barrier` arrive, which any debt forbids (another arrive only a
+    /// cooperative-groups `barrier_arrive`'s: CUDA guide, `barrier_arrive`
+    /// and `barrier_wait`: any collective operation or another arrival
+    /// with the group is undefined until the thread's `barrier_wait` has
+    /// observed the phase).
+    pub(crate) fn arrive_before_wait(&self, s: &State, t: usize, b: usize, object: bool, w: &mut Worker) {
+        let debt = s.threads[t]
+            .owes
+            .iter()
+            .find(|&&(x, n)| x == b as u32 && (object || n == crate::state::COLLECTIVE_DEBT));
+        if let Some(&(_, n)) = debt {
+            let what = if n == crate::state::COLLECTIVE_DEBT {
+                "its barrier_wait observed the phase of its barrier_arrive"
+            } else {
+                "a wait observed the phase its arrive completed"
+            };
             let msg = format!(
-                "{} arrives on {} again before waiting on the phase its arrive completed",
+                "{} arrives on {} again before {what}",
                 self.thread_name(&w.ident, t),
                 self.bname(b)
             );

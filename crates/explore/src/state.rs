@@ -9,6 +9,11 @@ use bc_graph::{ArriveCount, Program, Target};
 /// The phase of an `owes` debt whose phase compaction forgot.
 pub const FORGOTTEN_PHASE: u32 = u32::MAX;
 
+/// The phase of an `owes` debt a cooperative-groups `barrier_arrive` left:
+/// any arrival of the thread on the barrier breaks it, and only the
+/// thread's own wait pays it.
+pub const COLLECTIVE_DEBT: u32 = u32::MAX - 1;
+
 /// Marks launch operations in bmo entries (`(LAUNCH, barrier)`).
 pub const LAUNCH: u32 = u32::MAX;
 
@@ -46,7 +51,8 @@ pub struct TState {
     /// thread's wait on that phase, pays the debt. [`FORGOTTEN_PHASE`]
     /// once history compaction forgot the phase (no wait can take it any
     /// more, and phase numbers restart), so only this thread's own wait
-    /// pays.
+    /// pays; [`COLLECTIVE_DEBT`] after a cooperative-groups
+    /// `barrier_arrive`, until the thread's own wait.
     pub owes: Vec<(u32, u32)>,
     /// The thread has taken a step (progress models: "a block has started").
     pub started: bool,

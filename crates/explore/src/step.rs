@@ -629,9 +629,13 @@ impl System<'_> {
                 if self.p.barriers[b].syncwarp.is_some() {
                     self.other_mask(s, t, b);
                 }
-                let owes_rule = spec.object && rules.has(Rule::ArriveBeforeWait);
-                if owes_rule {
-                    self.arrive_before_wait(s, t, b, w);
+                // arrive-before-wait: a `cuda::barrier` arrive (`object`)
+                // breaks any debt on the barrier; every other arrive only a
+                // cooperative-groups `barrier_arrive`'s.
+                let abw = rules.has(Rule::ArriveBeforeWait);
+                let owes_rule = spec.object && abw;
+                if abw {
+                    self.arrive_before_wait(s, t, b, spec.object, w);
                 }
                 if let Some(k) = set {
                     if s.bars[b].init {
@@ -661,9 +665,16 @@ impl System<'_> {
                     arrivals,
                 };
                 let (effect, completed) = self.modify(s, t, b, po, arrive, w);
-                if completed && owes_rule && !s.threads[t].owes.iter().any(|&(x, _)| x == b as u32) {
-                    s.threads[t].owes.push((b as u32, number));
-                    s.threads[t].owes.sort_unstable();
+                let debt = if spec.collective && abw {
+                    Some(crate::state::COLLECTIVE_DEBT)
+                } else {
+                    (completed && owes_rule).then_some(number)
+                };
+                if let Some(n) = debt {
+                    if !s.threads[t].owes.iter().any(|&(x, _)| x == b as u32) {
+                        s.threads[t].owes.push((b as u32, n));
+                        s.threads[t].owes.sort_unstable();
+                    }
                 }
                 effect
             }

@@ -254,6 +254,7 @@ impl<'p> System<'p> {
                             count: *c,
                             arrivals: *n,
                             object: spec.is_some_and(|s| s.object),
+                            collective: spec.is_some_and(|s| s.collective),
                             aligned: spec.is_some_and(|s| s.aligned),
                         }
                     }

@@ -67,11 +67,14 @@ pub enum EventKind {
     /// `count` is set for an arrival on a thread-counted CUDA block barrier
     /// (`bar.sync`, `bar.arrive`, `__syncthreads`): the count its phase
     /// completes at. `object`: an arrive on a `cuda::barrier` object, which
-    /// the arrive-before-wait rule judges.
+    /// the arrive-before-wait rule judges; `collective`: a cooperative
+    /// groups `barrier_arrive`, after which the thread's next arrival on
+    /// the barrier must follow its own wait (the same rule).
     Arrive {
         set_count: Option<i64>,
         count: Option<ArriveCount>,
         object: bool,
+        collective: bool,
         /// How many arrivals it counts as: one but for a counted arrive
         /// (`ArriveSpec::arrivals`), whose count is clamped to 0 ..=
         /// `u32::MAX` (a count below one counts none, and is

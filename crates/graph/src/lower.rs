@@ -1573,6 +1573,7 @@ impl Lowerer<'_> {
                     },
                     pred: operand(l.pred, self),
                     object: l.object,
+                    collective: l.collective,
                     tx: operand(l.tx, self),
                     arrivals: operand(l.arrivals, self),
                     aligned: l.aligned,

@@ -223,6 +223,9 @@ pub struct ArriveSpec {
     /// A `cuda::barrier`-style arrive (the abstract `arrive` statement):
     /// the arrive-before-wait rule applies to it.
     pub object: bool,
+    /// A cooperative-groups `barrier_arrive` ([`bc_models::LoweredOp::collective`]):
+    /// the thread's next arrival on the barrier must follow its own wait.
+    pub collective: bool,
     /// Raise the transaction count of the current phase by this much
     /// before arriving, in one step (`mbarrier.arrive.expect_tx`: PTX
     /// performs the expect-tx operation, then the arrive-on operation, as

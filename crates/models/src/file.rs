@@ -203,6 +203,7 @@ fn lowering(
                 ("mask", Some(v)) if op == AbstractOp::Arrive => l.mask = Some(operand(v)?),
                 ("tile", Some(v)) if op == AbstractOp::Arrive => l.tile = Some(operand(v)?),
                 ("object", None) if op == AbstractOp::Arrive => l.object = true,
+                ("collective", None) if op == AbstractOp::Arrive => l.collective = true,
                 ("aligned", None) if op == AbstractOp::Arrive => l.aligned = true,
                 ("pred", Some(v)) if arrive => l.pred = Some(operand(v)?),
                 ("popc", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::Popc),

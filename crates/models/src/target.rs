@@ -172,10 +172,16 @@ pub struct LoweredOp {
     /// arrive in one phase do so through this one instruction, all of
     /// them (`ub(divergent-barrier)`, rule `aligned-barrier`).
     pub aligned: bool,
-    /// An arrive of a split-phase barrier whose thread must wait on the
-    /// phase before it arrives again (`ub(arrive-before-wait)`): the
-    /// abstract `arrive`, cooperative groups' `barrier_arrive`.
+    /// An arrive of a split-phase barrier whose phase some wait must
+    /// observe before the thread arrives again (`ub(arrive-before-wait)`):
+    /// the abstract `arrive` (`cuda::barrier`).
     pub object: bool,
+    /// A cooperative-groups `barrier_arrive`: until the thread's own wait
+    /// on the barrier completes, any other arrival of the thread on it (a
+    /// collective of the group, another `barrier_arrive`) is
+    /// `ub(arrive-before-wait)` (CUDA guide, `barrier_arrive` and
+    /// `barrier_wait`).
+    pub collective: bool,
     /// A predicate operand, reduced over the phase by the wait's `reduce`.
     pub pred: Option<usize>,
     pub reduce: Option<Reduce>,

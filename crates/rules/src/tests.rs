@@ -16,6 +16,7 @@ fn arrive() -> K {
         set_count: None,
         count: None,
         object: false,
+        collective: false,
         arrivals: 1,
         aligned: false,
     }
@@ -315,6 +316,7 @@ fn expected_count_update_bound() {
                 set_count: Some(set),
                 count: None,
                 object: false,
+                collective: false,
                 arrivals: 1,
                 aligned: false,
             },
@@ -841,6 +843,7 @@ fn counted(c: ArriveCount) -> K {
         set_count: None,
         count: Some(c),
         object: false,
+        collective: false,
         arrivals: 1,
         aligned: false,
     }
@@ -1195,6 +1198,7 @@ fn counted_arrive_binds_the_wait_to_its_phase() {
         set_count: None,
         count: Some(ArriveCount::Threads(2)),
         object: false,
+        collective: false,
         arrivals: 1,
         aligned: false,
     };
@@ -1287,6 +1291,7 @@ fn count_overflow_fires_above_the_maximum_only() {
                 set_count: None,
                 count: Some(ArriveCount::Threads(k)),
                 object: false,
+                collective: false,
                 arrivals: 1,
                 aligned: false,
             }
@@ -1325,6 +1330,7 @@ fn arrive_before_wait_fires_without_the_wait_between() {
             set_count: None,
             count: None,
             object,
+            collective: false,
             arrivals: 1,
             aligned: false,
         };
@@ -1343,6 +1349,86 @@ fn arrive_before_wait_fires_without_the_wait_between() {
     assert_eq!(judge(build(false, true)), ["ub(arrive-before-wait)"]);
     assert_eq!(judge(build(true, true)), Vec::<String>::new());
     assert_eq!(judge(build(false, false)), Vec::<String>::new());
+}
+
+/// arrive-before-wait, the guide's producer/consumer (issue 32, point 3):
+/// thread 1's arrive completes phase 0 and thread 1 arrives again; thread
+/// 0's wait on phase 0 pays the debt when it executes before the second
+/// arrive (here through a second barrier C), not when it is unordered.
+#[test]
+fn arrive_before_wait_is_paid_by_another_threads_wait_before_the_reuse() {
+    const C: Target = Target::Barrier(BarrierId(1));
+    let object = || K::Arrive {
+        set_count: None,
+        count: None,
+        object: true,
+        collective: false,
+        arrivals: 1,
+        aligned: false,
+    };
+    let build = |ordered: bool| {
+        let mut b = ExecutionBuilder::new(2, 2);
+        let init = b.event(None, 0, K::Init { count: 2 }, B);
+        b.bmo(init);
+        let init_c = b.event(None, 0, K::Init { count: 1 }, C);
+        b.bmo(init_c);
+        let a0 = b.event(t(0), 0, object(), B);
+        b.bmo(a0);
+        let a1 = b.event(t(1), 0, object(), B);
+        b.bmo(a1);
+        let w0 = b.event(t(0), 1, wait(), B);
+        b.set_participants(w0, vec![a0, a1]);
+        let mut po = 1;
+        if ordered {
+            // Thread 0 signals C after its wait; thread 1 waits on C.
+            let s = b.event(t(0), 2, arrive(), C);
+            b.bmo(s);
+            let wc = b.event(t(1), 1, wait(), C);
+            b.set_participants(wc, vec![s]);
+            po = 2;
+        }
+        let again = b.event(t(1), po, object(), B);
+        b.bmo(again);
+        b
+    };
+    let rules = RuleSet::all().without(Rule::JoinedBefore);
+    let judge = |b: ExecutionBuilder| kinds(&check(&b.finish(), rules, None, &Numbered));
+    assert!(!judge(build(true)).contains(&"ub(arrive-before-wait)".to_string()));
+    assert!(judge(build(false)).contains(&"ub(arrive-before-wait)".to_string()));
+}
+
+/// arrive-before-wait, cooperative groups (issue 32, point 5): after a
+/// `barrier_arrive` (`collective`), any arrival of the thread on the
+/// barrier before its own wait breaks the rule, a plain one included; the
+/// thread's own wait in between pays.
+#[test]
+fn arrive_before_wait_after_a_group_arrival_fires_on_any_arrival() {
+    let build = |wait_between: bool| {
+        let mut b = ExecutionBuilder::new(1, 1);
+        let init = b.event(None, 0, K::Init { count: 1 }, B);
+        b.bmo(init);
+        let group = K::Arrive {
+            set_count: None,
+            count: None,
+            object: false,
+            collective: true,
+            arrivals: 1,
+            aligned: false,
+        };
+        let a1 = b.event(t(0), 0, group, B);
+        b.bmo(a1);
+        if wait_between {
+            let w = b.event(t(0), 1, wait(), B);
+            b.set_participants(w, vec![a1]);
+        }
+        let a2 = b.event(t(0), 2, arrive(), B);
+        b.bmo(a2);
+        b
+    };
+    let rules = RuleSet::all().without(Rule::JoinedBefore);
+    let judge = |b: ExecutionBuilder| kinds(&check(&b.finish(), rules, None, &Numbered));
+    assert!(judge(build(false)).contains(&"ub(arrive-before-wait)".to_string()));
+    assert!(!judge(build(true)).contains(&"ub(arrive-before-wait)".to_string()));
 }
 
 /// divergent-barrier: a block-wide phase of a uniform barrier completed
@@ -1367,6 +1453,7 @@ fn divergent_barrier_fires_on_mixed_sites_exits_and_stuck_waits() {
                     set_count: None,
                     count,
                     object: false,
+                    collective: false,
                     arrivals: 1,
                     aligned: false,
                 };
@@ -1610,6 +1697,7 @@ fn counted_arrive(count: i64, n: u32) -> ExecutionBuilder {
             set_count: None,
             count: None,
             object: false,
+            collective: false,
             arrivals: n,
             aligned: false,
         },
@@ -1658,6 +1746,7 @@ fn aligned_phase(pcs: [u32; 2], aligned: [bool; 2], warps: [u32; 2]) -> Executio
                 set_count: None,
                 count: Some(ArriveCount::Threads(2)),
                 object: false,
+                collective: false,
                 arrivals: 1,
                 aligned: aligned[i as usize],
             },

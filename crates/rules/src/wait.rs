@@ -170,7 +170,12 @@ impl Checker<'_> {
     /// waits). An arrive on the object while the debt is open is the
     /// violation. Executes-before is exact here: some interleaving runs
     /// the next arrive before every wait on the phase exactly when none of
-    /// them executes before it, which is what the explorer sees.
+    /// them executes before it, which is what the explorer sees. A
+    /// cooperative-groups `barrier_arrive` (`collective`) leaves a debt
+    /// that only the thread's own wait pays and that any arrival of the
+    /// thread on the barrier breaks (the guide, `barrier_arrive` and
+    /// `barrier_wait`: a collective or another arrival with the group is
+    /// undefined until `barrier_wait` observed the phase).
     pub(crate) fn arrive_before_wait(&mut self, f: &Ordered) {
         if !self.rules.has(Rule::ArriveBeforeWait) {
             return;
@@ -185,32 +190,40 @@ impl Checker<'_> {
             }
         }
         for evs in &exec.program_order {
-            // (barrier, index of the phase the thread's arrive completed)
-            let mut owes: Vec<(BarrierId, usize)> = Vec::new();
+            // (barrier, the index of the phase the thread's arrive
+            // completed; `None` for a group arrival's debt)
+            let mut owes: Vec<(BarrierId, Option<usize>)> = Vec::new();
             for &e in evs {
                 let ev = exec.event(e);
                 let Some(b) = ev.barrier() else {
                     continue;
                 };
                 match &ev.kind {
-                    EventKind::Arrive { object: true, .. } => {
-                        owes.retain(|&(x, pi)| x != b || !waits_on[pi].iter().any(|&w| f.eb(w, e)));
-                        if owes.iter().any(|&(x, _)| x == b) {
-                            let msg = format!(
-                                "{} arrives on {} again before any wait observed the phase its earlier arrive completed",
-                                self.n(e),
-                                self.barrier_name(b)
-                            );
+                    &EventKind::Arrive { object, collective, .. } => {
+                        owes.retain(|&(x, pi)| {
+                            x != b || pi.is_none_or(|pi| !waits_on[pi].iter().any(|&w| f.eb(w, e)))
+                        });
+                        if let Some(&(_, debt)) = owes.iter().find(|&&(x, pi)| x == b && (object || pi.is_none())) {
+                            let what = if debt.is_none() {
+                                "its barrier_wait observed the phase of its barrier_arrive"
+                            } else {
+                                "any wait observed the phase its earlier arrive completed"
+                            };
+                            let msg = format!("{} arrives on {} again before {what}", self.n(e), self.barrier_name(b));
                             self.report(Rule::ArriveBeforeWait, msg, vec![e]);
                         }
-                        let completed = f.replay.phase_of[e.index()]
-                            .filter(|&pi| {
-                                let p = &f.replay.phases[pi];
-                                p.completed && p.members.last() == Some(&e)
-                            });
-                        if let Some(pi) = completed {
+                        let completed = f.replay.phase_of[e.index()].filter(|&pi| {
+                            let p = &f.replay.phases[pi];
+                            p.completed && p.members.last() == Some(&e)
+                        });
+                        let debt = if collective {
+                            Some(None)
+                        } else {
+                            completed.filter(|_| object).map(Some)
+                        };
+                        if let Some(debt) = debt {
                             if !owes.iter().any(|&(x, _)| x == b) {
-                                owes.push((b, pi));
+                                owes.push((b, debt));
                             }
                         }
                     }
