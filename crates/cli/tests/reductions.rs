@@ -294,8 +294,9 @@ fn endless_program() -> impl Strategy<Value = String> {
         prop::bool::ANY,
     )
         .prop_map(|(bodies, tail, kernel)| {
-            let mut s = "litmus \"e\"\nmodel cuda-sm80\nbarrier B = 2\nbarrier M\nvar x scope=block\nvar f = 0\nvar z = 0\n"
-                .to_string();
+            let mut s =
+                "litmus \"e\"\nmodel cuda-sm80\nbarrier B = 2\nbarrier M\nvar x scope=block\nvar f = 0\nvar z = 0\n"
+                    .to_string();
             let init = "mbarrier.init M, 1";
             let last = bodies.len() - 1;
             if kernel {

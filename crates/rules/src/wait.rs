@@ -203,11 +203,10 @@ impl Checker<'_> {
                             );
                             self.report(Rule::ArriveBeforeWait, msg, vec![e]);
                         }
-                        let completed = f.replay.phase_of[e.index()]
-                            .filter(|&pi| {
-                                let p = &f.replay.phases[pi];
-                                p.completed && p.members.last() == Some(&e)
-                            });
+                        let completed = f.replay.phase_of[e.index()].filter(|&pi| {
+                            let p = &f.replay.phases[pi];
+                            p.completed && p.members.last() == Some(&e)
+                        });
                         if let Some(pi) = completed {
                             if !owes.iter().any(|&(x, _)| x == b) {
                                 owes.push((b, pi));
