@@ -2,8 +2,9 @@
 //! every `await` by the load loop `Lk: rk = load x; if !(rk OP v) { goto Lk }`
 //! (fresh label and register) must never change a verdict, under every
 //! progress model, weak and strong (docs/semantics.md, "Termination and
-//! forward progress": strong fairness is per step, and the loop's steps are
-//! the await's spin and exit). Random small programs - explicit threads in
+//! forward progress": strong fairness is per transition, and the loop's
+//! states differ from the await's only in its register, which no step
+//! reads before overwriting it). Random small programs - explicit threads in
 //! one or two blocks doing stores, atomics, awaits and barrier operations,
 //! straight, in `repeat` loops or in loops that run until a flag is set -
 //! are checked in both forms; when both searches finish, the verdicts must

@@ -312,8 +312,9 @@ fn endless_program() -> impl Strategy<Value = String> {
         prop::bool::ANY,
     )
         .prop_map(|(bodies, tail, kernel)| {
-            let mut s = "litmus \"e\"\nmodel cuda-sm80\nbarrier B = 2\nbarrier M\nvar x scope=block\nvar f = 0\nvar z = 0\n"
-                .to_string();
+            let mut s =
+                "litmus \"e\"\nmodel cuda-sm80\nbarrier B = 2\nbarrier M\nvar x scope=block\nvar f = 0\nvar z = 0\n"
+                    .to_string();
             let init = "mbarrier.init M, 1";
             let last = bodies.len() - 1;
             if kernel {
@@ -354,6 +355,66 @@ fn syncwarp_stray_before_an_endless_loop_is_found_with_every_reduction() {
         assert!(out.verdict().contains(&mask), "reductions {on}: {:?}", out.verdict());
     }
     compare(text).unwrap();
+}
+
+/// Statements of spin programs in the style of the OOPSLA'21 progress
+/// suite (Sorensen et al.): stores, exchanges, loads and awaits on a flag,
+/// a second flag that ends loops, a location `z` that a thread may use
+/// alone (its own partial-order group), and a barrier.
+fn spin_stmt() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "store x, 0",
+        "store x, 1",
+        "r = exch x, 1",
+        "r = exch x, 0",
+        "r = load x",
+        "await x == 1",
+        "await x == 0",
+        "store y, 1",
+        "s = load y",
+        "store z, 1",
+        "q = load z",
+        "arrive_wait B",
+    ])
+    .prop_map(str::to_string)
+}
+
+/// Two or three explicit threads in one or two blocks under a random
+/// strong progress model, each straight, looping until its exchange or
+/// load of `x` reads nonzero, or looping until `y` is set.
+fn spin_program() -> impl Strategy<Value = String> {
+    let thread = (0u8..2, prop::collection::vec(spin_stmt(), 1..4), 0u8..3);
+    let progress = prop::sample::select(vec!["fair", "unfair", "hsa", "obe", "lobe", "hsa-obe"]);
+    (prop::collection::vec(thread, 2..4), progress).prop_map(|(threads, progress)| {
+        let mut s = format!(
+            "litmus \"s\"\nmodel amdgpu\nprogress {progress}-strong\nbarrier B = 2\nvar x = 0\nvar y = 0\nvar z = 0\n"
+        );
+        for (i, (block, stmts, shape)) in threads.iter().enumerate() {
+            let inner = stmts.join("; ");
+            let join = if inner.contains(" B") { "join B; " } else { "" };
+            // A loop on `r` needs a statement that writes it.
+            let body = match shape {
+                0 => inner,
+                1 if inner.contains("r = ") => format!("L: {inner}; if r == 0 {{ goto L }}"),
+                _ => format!("L: {inner}; s = load y; if s == 0 {{ goto L }}"),
+            };
+            s += &format!("thread T{i} block={block} {{ {join}{body} }}\n");
+        }
+        s
+    })
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(150))]
+
+    /// Strong fairness is per transition of the state graph (issue 32,
+    /// point 8), so every reduction active where the liveness analysis
+    /// runs must keep each enabled edge it reads, or the analysis must not
+    /// depend on it (docs/explorer.md, "Liveness").
+    #[test]
+    fn reductions_keep_strong_fairness_verdicts(text in spin_program()) {
+        compare(&text)?;
+    }
 }
 
 /// Statements of clustered and cooperative kernels where threads and

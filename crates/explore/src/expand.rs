@@ -126,7 +126,6 @@ impl<'p> Explorer<'p> {
                 self.budget.halt(why);
             }
             self.path.push(step);
-            let key = self.sys.step_key(s, &n, choice);
             let fused = self.sys.fused_steps(&mut n, &mut self.worker, Some(&self.budget));
             self.path.extend(fused);
             self.flush_pending(&n, &[]);
@@ -161,7 +160,6 @@ impl<'p> Explorer<'p> {
                 slot,
                 ident: self.ident_arc(),
                 query,
-                key,
             };
             self.budget.charge(succ.bytes());
             succs.push(succ);
@@ -187,7 +185,7 @@ impl<'p> Explorer<'p> {
         choices: &[Choice],
         parent: u32,
         via: Option<Choice>,
-        edges: &mut Vec<(liveness::Edge, liveness::StepKey)>,
+        edges: &mut Vec<liveness::Edge>,
         me: u32,
     ) -> liveness::Node {
         let n = self.p.threads.len();
@@ -225,13 +223,11 @@ impl<'p> Explorer<'p> {
                     from: me,
                     to: me,
                     thread: t as u32,
-                    label: u32::MAX,
                     query: false,
                     spin: true,
                     choice,
                 };
-                let key = (t as u32, th.pc, liveness::NO_PHASE, th.pc);
-                edges.push((edge, key));
+                edges.push(edge);
             } else if self.sys.at_wait(s, t) {
                 node.at_wait.set(t);
             } else if matches!(ins, Some(InstrKind::DeviceSync)) && self.p.threads[t].kind == ThreadKind::Host {
@@ -243,18 +239,6 @@ impl<'p> Explorer<'p> {
 }
 
 impl System<'_> {
-    /// The step thread `c.thread` took from `before` to `after` (before
-    /// fusion and normalization), without its thread: its site, the phase
-    /// a wait chose, and its outcome class (liveness::StepKey).
-    pub(crate) fn step_key(&self, before: &State, after: &State, c: Choice) -> (u32, u32, u32) {
-        let t = c.thread as usize;
-        let outcome = match after.threads[t].status {
-            Status::Running => after.threads[t].pc,
-            _ => liveness::OUTCOME_END,
-        };
-        (before.threads[t].pc, c.phase.unwrap_or(liveness::NO_PHASE), outcome)
-    }
-
     /// Whether thread `c.thread`'s next step in `s` is a `stream_query`.
     pub(crate) fn is_query(&self, s: &State, c: Choice) -> bool {
         let t = c.thread as usize;

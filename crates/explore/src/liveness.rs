@@ -14,15 +14,21 @@
 //! condition is enabled and steps (once it has started, its spin is a
 //! self-loop; its first spin is a step into the state where it has).
 //!
-//! Strong fairness is about steps: a step enabled infinitely often is
-//! eventually taken (the litmus spec's words). A step is a program-level
-//! action - thread, instruction site and outcome class - named by an
-//! interned [`Edge::label`] (see [`StepKey`]). A component is strongly fair
-//! as a whole iff every label of a fair thread that is enabled in one of
-//! its states is taken on one of its edges; otherwise the states where an
-//! untaken label is enabled cannot recur forever, so they are removed and
+//! Strong fairness is about the transitions of the state graph: an edge
+//! enabled infinitely often is taken infinitely often (Sorensen et al.'s
+//! `FreeFromStrongDeadlockLasso`: from every reachable state, termination
+//! stays reachable by steps of fair threads). A strongly fair run stays,
+//! from some point on, in a set of states that it visits infinitely often
+//! and that every edge of a fair thread leaving one of them leads back
+//! into. So a state of a component with an edge of a fair thread that
+//! leaves the component cannot recur forever; such states are removed and
 //! the sub-components searched again (the Streett / Emerson-Lei
-//! refinement; each round removes states, so it ends).
+//! refinement; each round removes states, so it ends). A nontrivial
+//! component that keeps every fair edge of its states inside admits a
+//! strongly fair cycle: one through every state and every edge. (A step
+//! taken from one state does not serve the same step avoided from another:
+//! the earlier reading by program-level step labels let the lasso
+//! S1 -> S3 -> S1 -> S2 -> S1 look fair with a store taken only from S2.)
 //!
 //! The analysis runs under the search's budget (docs/reliability.md,
 //! "Resource guarantees"): what it allocates is charged while it holds it,
@@ -86,29 +92,11 @@ pub(crate) fn stem(nodes: &[Node], id: u32) -> Vec<crate::Choice> {
     stem
 }
 
-/// A step's identity before interning: (thread, instruction site, the
-/// completed phase a wait chose ([`NO_PHASE`] for other steps), outcome).
-/// The outcome is the thread's control-flow continuation: the pc of its
-/// next visible operation after the step and the local steps fused into it,
-/// [`OUTCOME_END`] when the thread ends (an `await` spin stays at its own
-/// pc). So `await x == 1` has two steps at its site (spin, exit), and its
-/// load-loop form `L: r = load x; if r != 1 { goto L }` has the same two
-/// (back to `L`, past the loop); two reads that go on the same way are one
-/// step, whatever value they read (the value is in the register, so it is
-/// in the state anyway).
-pub(crate) type StepKey = (u32, u32, u32, u32);
-
-pub(crate) const NO_PHASE: u32 = u32::MAX;
-pub(crate) const OUTCOME_END: u32 = u32::MAX - 1;
-
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Edge {
     pub from: u32,
     pub to: u32,
     pub thread: u32,
-    /// The step taken, as an interned [`StepKey`] (equal keys, equal
-    /// labels; numbered in merge order, so the same for any `--jobs`).
-    pub label: u32,
     /// The step is a `stream_query` call (repeated calls guarantee device progress).
     pub query: bool,
     /// An `await` spin (a self-loop), not a real step.
@@ -124,22 +112,24 @@ pub(crate) struct FairCycle {
     /// Threads that wait on a barrier throughout it (then it is a deadlock).
     pub stuck: Vec<u32>,
     /// What the witness cycle must take: a step of each of these threads
-    /// (weak fairness), or each of these step labels (strong fairness).
+    /// (weak fairness; a device thread's under a host that waits for one).
     pub must_take: Vec<Goal>,
+    /// Strong fairness: the fair threads, every edge of which out of a
+    /// state the witness cycle visits it must take (empty under weak
+    /// fairness).
+    pub closed: Vec<u32>,
 }
 
 /// One edge the witness cycle must take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Goal {
     Thread(u32),
-    Label(u32),
 }
 
 impl Goal {
     fn hit(self, e: &Edge) -> bool {
         match self {
             Goal::Thread(u) => e.thread == u,
-            Goal::Label(l) => e.label == l,
         }
     }
 }
@@ -321,8 +311,8 @@ impl<'a> Analysis<'a> {
         if internal.is_empty() {
             return Ok(());
         }
-        // The internal edges, the threads stepping on them, the labels taken.
-        held.add(internal.len() as u64 * 12 + set_bytes(internal.len()));
+        // The internal edges and the threads stepping on them.
+        held.add(internal.len() as u64 * 12);
         self.budget.go_on()?;
         let rep = &self.nodes[scc[0] as usize];
         if (0..self.nthreads()).all(|u| !rep.alive.get(u)) {
@@ -339,24 +329,19 @@ impl<'a> Analysis<'a> {
             is_fair[u as usize] = true;
         }
         let steps = |u: u32| internal.iter().any(|e| e.thread == u);
-        let taken: std::collections::HashSet<u32> = internal.iter().map(|e| e.label).collect();
-        // The steps of fair threads enabled in state `n` (its edges, the
-        // ones leaving the component included).
-        let fair_labels = |n: u32| {
-            self.out[n as usize]
-                .iter()
-                .map(|&ei| &self.edges[ei as usize])
-                .filter(|e| is_fair[e.thread as usize])
-                .map(|e| e.label)
-        };
         if self.strong {
-            // States where a step enabled there is never taken in the
-            // component cannot recur forever in a strongly fair run.
-            let rest: Vec<u32> = scc
-                .iter()
-                .copied()
-                .filter(|&n| fair_labels(n).all(|l| taken.contains(&l)))
-                .collect();
+            // A state with an edge of a fair thread that leaves the
+            // component cannot recur forever in a strongly fair run: that
+            // edge would be taken infinitely often, and the run would
+            // leave. (Starting and ending are monotone, so the fair set is
+            // the same in every state of a component.)
+            let escapes = |n: u32| {
+                self.out[n as usize].iter().any(|&ei| {
+                    let e = &self.edges[ei as usize];
+                    is_fair[e.thread as usize] && !inside.contains(&e.to)
+                })
+            };
+            let rest: Vec<u32> = scc.iter().copied().filter(|&n| !escapes(n)).collect();
             if rest.len() < scc.len() {
                 held.add(rest.len() as u64 * 4);
                 let comps = self.sccs(&rest)?;
@@ -400,13 +385,16 @@ impl<'a> Analysis<'a> {
         if stuck.is_empty() && found.iter().any(|c| c.stuck.is_empty()) {
             return Ok(());
         }
-        let mut must_take: Vec<Goal> = if self.strong {
-            let mut labels: Vec<u32> = scc.iter().flat_map(|&n| fair_labels(n)).collect();
-            labels.sort_unstable();
-            labels.dedup();
-            labels.into_iter().map(Goal::Label).collect()
+        // Under strong fairness the witness takes every fair edge of the
+        // states it visits (`closed`), which serves every fair thread that
+        // steps; under weak fairness, a step of each.
+        let (mut must_take, closed): (Vec<Goal>, Vec<u32>) = if self.strong {
+            (Vec::new(), fair.clone())
         } else {
-            fair.iter().copied().filter(|&u| steps(u)).map(Goal::Thread).collect()
+            (
+                fair.iter().copied().filter(|&u| steps(u)).map(Goal::Thread).collect(),
+                Vec::new(),
+            )
         };
         if needs_device {
             if let Some(e) = device_step {
@@ -417,14 +405,18 @@ impl<'a> Analysis<'a> {
             must_take.push(Goal::Thread(internal[0].thread));
         }
         must_take.dedup();
-        self.kept
-            .borrow_mut()
-            .add(std::mem::size_of::<FairCycle>() as u64 + scc.len() as u64 * 4 + must_take.len() as u64 * 8);
+        self.kept.borrow_mut().add(
+            std::mem::size_of::<FairCycle>() as u64
+                + scc.len() as u64 * 4
+                + must_take.len() as u64 * 8
+                + closed.len() as u64 * 4,
+        );
         found.push(FairCycle {
             nodes: scc.to_vec(),
             entry: scc[0],
             stuck,
             must_take,
+            closed,
         });
         Ok(())
     }
@@ -504,7 +496,9 @@ impl<'a> Analysis<'a> {
     }
 
     /// A cycle from `entry` back to itself inside `nodes` that takes an
-    /// edge of every goal in `must_take`: edge indices in order.
+    /// edge of every goal in `must_take` and, under strong fairness, every
+    /// edge of a thread of `closed` out of every state it visits: edge
+    /// indices in order.
     pub fn cycle(&self, c: &FairCycle) -> Result<Vec<u32>, Stop> {
         // The component's set, and each walk's queue, seen set and links.
         let _held = self
@@ -516,15 +510,78 @@ impl<'a> Analysis<'a> {
         let mut at = c.entry;
         for &g in &c.must_take {
             // Shortest path (BFS) from `at` to an edge that meets `g`.
-            if let Some(p) = self.bfs(at, &inside, |e| g.hit(e))? {
+            if let Some(p) = self.bfs(at, &inside, |_, e| g.hit(e))? {
                 at = self.edges[*p.last().expect("non-empty") as usize].to;
                 path.extend(p);
             }
         }
+        if !c.closed.is_empty() {
+            return self.closed_cycle(c, &inside, path, at);
+        }
         if at != c.entry || path.is_empty() {
-            if let Some(p) = self.bfs(at, &inside, |e| e.to == c.entry)? {
+            if let Some(p) = self.bfs(at, &inside, |_, e| e.to == c.entry)? {
                 path.extend(p);
             }
+        }
+        Ok(path)
+    }
+
+    /// Strong fairness: extends `path` (from `c.entry` to `at`) to a cycle
+    /// back to `c.entry` that takes every edge of a thread of `c.closed`
+    /// out of every state it visits. Greedy: the nearest such edge not
+    /// taken yet, until none is left, then back to the entry (and again,
+    /// for the states that way visits). Each round takes a pending edge or
+    /// returns to the entry, and the component keeps every fair edge of
+    /// its states inside, so it ends.
+    fn closed_cycle(
+        &self,
+        c: &FairCycle,
+        inside: &std::collections::HashSet<u32>,
+        mut path: Vec<u32>,
+        mut at: u32,
+    ) -> Result<Vec<u32>, Stop> {
+        let edges: usize = c.nodes.iter().map(|&n| self.out[n as usize].len()).sum();
+        let _held = self.budget.hold(set_bytes(edges) * 2 + set_bytes(c.nodes.len()));
+        self.budget.go_on()?;
+        let mut fair = vec![false; self.nthreads()];
+        for &u in &c.closed {
+            fair[u as usize] = true;
+        }
+        let mut visited = std::collections::HashSet::new();
+        let mut taken: std::collections::HashSet<u32> = path.iter().copied().collect();
+        let mut pending = std::collections::HashSet::new();
+        let mut visit =
+            |n: u32, taken: &std::collections::HashSet<u32>, pending: &mut std::collections::HashSet<u32>| {
+                if visited.insert(n) {
+                    for &ei in &self.out[n as usize] {
+                        if fair[self.edges[ei as usize].thread as usize] && !taken.contains(&ei) {
+                            pending.insert(ei);
+                        }
+                    }
+                }
+            };
+        visit(c.entry, &taken, &mut pending);
+        for &ei in &path {
+            visit(self.edges[ei as usize].to, &taken, &mut pending);
+        }
+        loop {
+            let next = if !pending.is_empty() {
+                self.bfs(at, inside, |ei, _| pending.contains(&ei))?
+            } else if at != c.entry || path.is_empty() {
+                self.bfs(at, inside, |_, e| e.to == c.entry)?
+            } else {
+                break;
+            };
+            let Some(p) = next else {
+                break;
+            };
+            for &ei in &p {
+                taken.insert(ei);
+                pending.remove(&ei);
+                visit(self.edges[ei as usize].to, &taken, &mut pending);
+            }
+            at = self.edges[*p.last().expect("non-empty") as usize].to;
+            path.extend(p);
         }
         Ok(path)
     }
@@ -535,7 +592,7 @@ impl<'a> Analysis<'a> {
         &self,
         from: u32,
         inside: &std::collections::HashSet<u32>,
-        goal: impl Fn(&Edge) -> bool,
+        goal: impl Fn(u32, &Edge) -> bool,
     ) -> Result<Option<Vec<u32>>, Stop> {
         let mut prev: std::collections::HashMap<u32, (u32, u32)> = std::collections::HashMap::new();
         let mut queue = std::collections::VecDeque::from([from]);
@@ -551,7 +608,7 @@ impl<'a> Analysis<'a> {
                 if !inside.contains(&e.to) {
                     continue;
                 }
-                if goal(e) {
+                if goal(ei, e) {
                     let mut path = vec![ei];
                     let mut cur = v;
                     while cur != from {
@@ -609,7 +666,6 @@ mod tests {
             from: i,
             to: (i + 1) % n,
             thread: i % 2,
-            label: i % 2,
             query: false,
             spin: false,
             choice: Choice {
@@ -618,6 +674,161 @@ mod tests {
             },
         };
         ((0..n).map(node).collect(), (0..n).map(edge).collect())
+    }
+
+    /// A graph of `n` states, both threads alive and started everywhere,
+    /// with the edges `(from, to, thread)`.
+    fn graph(n: u32, edges: &[(u32, u32, u32)]) -> (Vec<Node>, Vec<Edge>) {
+        let mut all = Bits::new(2);
+        all.set(0);
+        all.set(1);
+        let nodes = (0..n)
+            .map(|i| {
+                let mut enabled = Bits::new(2);
+                for &(_, _, u) in edges.iter().filter(|e| e.0 == i) {
+                    enabled.set(u as usize);
+                }
+                Node {
+                    parent: 0,
+                    via: None,
+                    enabled,
+                    alive: all.clone(),
+                    started: all.clone(),
+                    at_wait: Bits::new(2),
+                    host_sync: false,
+                }
+            })
+            .collect();
+        let edges = edges
+            .iter()
+            .map(|&(from, to, thread)| Edge {
+                from,
+                to,
+                thread,
+                query: false,
+                spin: false,
+                choice: Choice { thread, phase: None },
+            })
+            .collect();
+        (nodes, edges)
+    }
+
+    /// Whether some set of states is strongly connected by its own edges
+    /// (one at least), and keeps inside every edge leaving one of its
+    /// states: a strongly fair run (every thread fair) can stay in it
+    /// forever. Brute force over the subsets.
+    fn strongly_fair_by_subsets(n: u32, edges: &[(u32, u32, u32)]) -> bool {
+        (1u32..1 << n).any(|set| {
+            let inside = |v: u32| set >> v & 1 == 1;
+            let closed = edges.iter().all(|&(f, t, _)| !inside(f) || inside(t));
+            if !closed || !edges.iter().any(|&(f, _, _)| inside(f)) {
+                return false;
+            }
+            // Every member reaches every member (within the set).
+            (0..n).filter(|&v| inside(v)).all(|v| {
+                let mut seen = 1u32 << v;
+                loop {
+                    let more = edges
+                        .iter()
+                        .filter(|&&(f, t, _)| seen >> f & 1 == 1 && inside(t))
+                        .fold(seen, |acc, &(_, t, _)| acc | 1 << t);
+                    if more == seen {
+                        break;
+                    }
+                    seen = more;
+                }
+                seen & set == set
+            })
+        })
+    }
+
+    /// Checks the analysis against the brute force, and its witness: a
+    /// cycle from the entry back to it that takes every edge out of every
+    /// state it visits.
+    fn check_strong(n: u32, edges: &[(u32, u32, u32)]) -> bool {
+        let p = program();
+        let (nodes, es) = graph(n, edges);
+        let b = budget(None, 1 << 30);
+        let a = Analysis::new(&p, Progress::Fair, true, &nodes, &es, &b).unwrap();
+        let (cycles, _) = a.find().unwrap();
+        assert_eq!(
+            !cycles.is_empty(),
+            strongly_fair_by_subsets(n, edges),
+            "strong fairness on {edges:?}"
+        );
+        for c in &cycles {
+            let path = a.cycle(c).unwrap();
+            assert!(!path.is_empty());
+            let mut at = c.entry;
+            for &e in &path {
+                assert_eq!(es[e as usize].from, at, "a path: {path:?} on {edges:?}");
+                at = es[e as usize].to;
+            }
+            assert_eq!(at, c.entry, "a cycle: {path:?} on {edges:?}");
+            for &e in &path {
+                let from = es[e as usize].from;
+                for (i, _) in es.iter().enumerate().filter(|(_, x)| x.from == from) {
+                    assert!(path.contains(&(i as u32)), "edge {i} not taken: {path:?} on {edges:?}");
+                }
+            }
+        }
+        !cycles.is_empty()
+    }
+
+    /// Issue 32, point 8: strong fairness is per transition. Thread 0
+    /// toggles S1 -> S3 -> S1; thread 1 goes S1 -> S2 and stores back
+    /// S2 -> S1. The store is enabled in S3 too, where it leads to S4 and
+    /// on to the end (S5). The lasso S1 -> S3 -> S1 -> S2 -> S1 takes the
+    /// store from S2 but never from S3: per program-level step it looked
+    /// fair; per transition S3 cannot recur forever, then S1 cannot (its
+    /// edge to S3), and no fair cycle is left. Without the way out from S3
+    /// (the store from S3 back to S1) it is fair.
+    #[test]
+    fn strong_fairness_is_per_transition() {
+        let (s1, s2, s3, s4, s5) = (0, 1, 2, 3, 4);
+        let escape = [
+            (s1, s3, 0),
+            (s3, s1, 0),
+            (s1, s2, 1),
+            (s2, s1, 1),
+            (s3, s4, 1),
+            (s4, s5, 0),
+        ];
+        assert!(!check_strong(5, &escape));
+        let back = [(s1, s3, 0), (s3, s1, 0), (s1, s2, 1), (s2, s1, 1), (s3, s1, 1)];
+        assert!(check_strong(3, &back));
+        // Weak fairness stays per thread: both threads step on the lasso.
+        let p = program();
+        let (nodes, es) = graph(5, &escape);
+        let b = budget(None, 1 << 30);
+        let a = Analysis::new(&p, Progress::Fair, false, &nodes, &es, &b).unwrap();
+        assert_eq!(a.find().unwrap().0.len(), 1);
+    }
+
+    /// Random graphs of up to 7 states: the refinement finds a strongly
+    /// fair cycle exactly when some set of states is closed and strongly
+    /// connected, and its witness takes every edge out of every state it
+    /// visits.
+    #[test]
+    fn strong_fairness_agrees_with_brute_force() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |k: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % k
+        };
+        let mut fair = 0;
+        for _ in 0..3000 {
+            let n = 2 + next(6) as u32;
+            let m = next(3 * n as u64) as usize;
+            let edges: Vec<(u32, u32, u32)> = (0..m)
+                .map(|_| (next(n as u64) as u32, next(n as u64) as u32, next(2) as u32))
+                .collect();
+            fair += check_strong(n, &edges) as u32;
+        }
+        // Both answers are exercised.
+        assert!(fair > 100 && fair < 2900, "{fair} of 3000 fair");
     }
 
     fn budget(timeout: Option<Duration>, max_memory: u64) -> Budget {

@@ -429,15 +429,21 @@ impl System<'_> {
     pub(crate) fn syncwarp_left_open(&self, s: &State, stuck_waits: &[usize], w: &mut Worker) {
         let mut bars: Vec<usize> = stuck_waits
             .iter()
-            .filter_map(|&t| match self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind) {
-                Some(InstrKind::Barrier { sel, .. }) => self.resolve(s, t, *sel),
-                _ => None,
-            })
+            .filter_map(
+                |&t| match self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind) {
+                    Some(InstrKind::Barrier { sel, .. }) => self.resolve(s, t, *sel),
+                    _ => None,
+                },
+            )
             .collect();
         bars.sort_unstable();
         bars.dedup();
         for b in bars {
-            if let Some(msg) = s.bars[b].open.as_ref().and_then(|ph| self.syncwarp_mask_stray(b, ph, &w.ident)) {
+            if let Some(msg) = s.bars[b]
+                .open
+                .as_ref()
+                .and_then(|ph| self.syncwarp_mask_stray(b, ph, &w.ident))
+            {
                 self.violated(Rule::SyncwarpMask, msg, w);
             }
         }

@@ -177,8 +177,6 @@ pub(crate) struct Search {
     /// The state graph for the liveness analysis (when it runs).
     pub(crate) nodes: Vec<liveness::Node>,
     pub(crate) edges: Vec<liveness::Edge>,
-    /// Step labels: each distinct step key gets the next number.
-    pub(crate) labels: std::collections::HashMap<liveness::StepKey, u32>,
     /// New states: the next level.
     pub(crate) next: Vec<Item>,
     /// Search-tree entries of this merge, appended to the tree at its end.
@@ -188,14 +186,6 @@ pub(crate) struct Search {
     pub(crate) graph_bytes: u64,
     /// The heap bytes of the state graph's nodes (their large sets).
     pub(crate) node_heap: u64,
-}
-
-impl Search {
-    /// The label of step `key`, numbered on first sight.
-    pub(crate) fn label(labels: &mut std::collections::HashMap<liveness::StepKey, u32>, key: liveness::StepKey) -> u32 {
-        let next = labels.len() as u32;
-        *labels.entry(key).or_insert(next)
-    }
 }
 
 /// A state of the current search level, with its number, its parent's
@@ -213,8 +203,8 @@ pub(crate) struct Item {
 pub(crate) struct Expanded {
     pub(crate) id: u32,
     pub(crate) node: Option<liveness::Node>,
-    /// The self-loops of its `await` spins, with their step keys.
-    pub(crate) spin_edges: Vec<(liveness::Edge, liveness::StepKey)>,
+    /// The self-loops of its `await` spins.
+    pub(crate) spin_edges: Vec<liveness::Edge>,
     pub(crate) nsuccs: u32,
 }
 
@@ -227,8 +217,6 @@ pub(crate) struct Succ {
     pub(crate) slot: par::SlotRef<par::Bytes>,
     pub(crate) ident: Option<std::sync::Arc<[u32]>>,
     pub(crate) query: bool,
-    /// The step taken, without its thread: (site, phase, outcome).
-    pub(crate) key: (u32, u32, u32),
 }
 
 impl Succ {
@@ -501,10 +489,7 @@ impl<'p> Explorer<'p> {
                 if let Some(node) = ex.node {
                     search.node_heap += node_heap(&node);
                     search.nodes.push(node);
-                    for (mut e, key) in ex.spin_edges {
-                        e.label = Search::label(&mut search.labels, key);
-                        search.edges.push(e);
-                    }
+                    search.edges.extend(ex.spin_edges);
                 }
                 for ci in 0..ex.nsuccs {
                     let succ = succs.next().expect("a part holds its states' successors");
@@ -514,13 +499,10 @@ impl<'p> Explorer<'p> {
                     let to = seen.unwrap_or(search.count);
                     if record {
                         let c = succ.choice;
-                        let (site, phase, outcome) = succ.key;
-                        let label = Search::label(&mut search.labels, (c.thread, site, phase, outcome));
                         search.edges.push(liveness::Edge {
                             from: ex.id,
                             to,
                             thread: c.thread,
-                            label,
                             query: succ.query,
                             spin: false,
                             choice: c,
@@ -529,12 +511,10 @@ impl<'p> Explorer<'p> {
                         // edge counts for its thread (fairness) and replays as
                         // the representative's choice (witnesses).
                         for &u in &succ.twins {
-                            let label = Search::label(&mut search.labels, (u, site, phase, outcome));
                             search.edges.push(liveness::Edge {
                                 from: ex.id,
                                 to,
                                 thread: u,
-                                label,
                                 query: succ.query,
                                 spin: false,
                                 choice: c,

@@ -900,7 +900,10 @@ impl Lowerer<'_> {
                     if *in_warp == warp_size && warp_size > 1 {
                         self.err(
                             t.span,
-                            format!("warp {warp} of block {block} already holds {warp_size} threads (its lanes 0 to {})", warp_size - 1),
+                            format!(
+                                "warp {warp} of block {block} already holds {warp_size} threads (its lanes 0 to {})",
+                                warp_size - 1
+                            ),
                         );
                     }
                     let lane = *in_warp % warp_size;

@@ -183,11 +183,9 @@ fn the_cuda_corpus_is_emitted_with_few_reasoned_skips() {
         "{skipped:#?}"
     );
     assert!(
-        skipped
-            .iter()
-            .all(|(_, r)| r.contains("token")
-                || r.contains("positive multiple of 16")
-                || r.contains("in the lane mapping a thread's warp is its index / 32")),
+        skipped.iter().all(|(_, r)| r.contains("token")
+            || r.contains("positive multiple of 16")
+            || r.contains("in the lane mapping a thread's warp is its index / 32")),
         "{skipped:#?}"
     );
     assert!(emitted.len() >= 100, "{}", emitted.len());
