@@ -167,9 +167,7 @@ fn compare(text: &str) -> Result<(), TestCaseError> {
         let wait_init = model_has(text, bc_models::Rule::WaitAfterInit);
         let uninit = FindingKind::Ub(UbKind::UninitializedBarrier);
         let shared = |k: &&FindingKind| {
-            shared(k)
-                && !(token_phase && **k == FindingKind::Ub(UbKind::StalePhase))
-                && !(wait_init && **k == uninit)
+            shared(k) && !(token_phase && **k == FindingKind::Ub(UbKind::StalePhase)) && !(wait_init && **k == uninit)
         };
         let op: Vec<_> = full.operational.iter().filter(shared).collect();
         let judged: Vec<_> = full.judged.iter().filter(shared).collect();

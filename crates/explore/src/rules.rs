@@ -532,14 +532,23 @@ impl System<'_> {
     /// and then does nothing (a poll answers nothing either), so the
     /// interleaving that runs it before the init is explored even where
     /// the wait could not complete.
-    pub(crate) fn wait_before_init(&self, s: &State, t: usize, b: usize, op: &BarrierOp, ident: &[u32]) -> Option<String> {
-        (matches!(op, BarrierOp::Wait(_)) && !s.bars[b].init && self.p.model.rules.has(Rule::WaitAfterInit)).then(|| {
-            format!(
-                "{} waits on {} before any init of it",
-                self.thread_name(ident, t),
-                self.bname(b)
-            )
-        })
+    pub(crate) fn wait_before_init(
+        &self,
+        s: &State,
+        t: usize,
+        b: usize,
+        op: &BarrierOp,
+        ident: &[u32],
+    ) -> Option<String> {
+        (matches!(op, BarrierOp::Wait(_)) && !s.bars[b].init && self.p.model.rules.has(Rule::WaitAfterInit)).then(
+            || {
+                format!(
+                    "{} waits on {} before any init of it",
+                    self.thread_name(ident, t),
+                    self.bname(b)
+                )
+            },
+        )
     }
 
     /// invalid-barrier: no use of a barrier after `inval` but a new init

@@ -140,12 +140,16 @@ impl Checker<'_> {
         let is_wait = |e: EventId| {
             matches!(
                 exec.event(e).kind,
-                EventKind::Wait { .. } | EventKind::NoEffect { op: BarrierOpName::Wait }
+                EventKind::Wait { .. }
+                    | EventKind::NoEffect {
+                        op: BarrierOpName::Wait
+                    }
             )
         };
         let inits_of = |b: BarrierId| {
-            exec.ids()
-                .filter(move |&x| exec.event(x).barrier() == Some(b) && matches!(exec.event(x).kind, EventKind::Init { .. }))
+            exec.ids().filter(move |&x| {
+                exec.event(x).barrier() == Some(b) && matches!(exec.event(x).kind, EventKind::Init { .. })
+            })
         };
         let found: Vec<(EventId, BarrierId)> = self
             .uses()

@@ -200,9 +200,7 @@ impl Checker<'_> {
                 };
                 match &ev.kind {
                     &EventKind::Arrive { object, collective, .. } => {
-                        owes.retain(|&(x, pi)| {
-                            x != b || pi.is_none_or(|pi| !waits_on[pi].iter().any(|&w| f.eb(w, e)))
-                        });
+                        owes.retain(|&(x, pi)| x != b || pi.is_none_or(|pi| !waits_on[pi].iter().any(|&w| f.eb(w, e))));
                         if let Some(&(_, debt)) = owes.iter().find(|&&(x, pi)| x == b && (object || pi.is_none())) {
                             let what = if debt.is_none() {
                                 "its barrier_wait observed the phase of its barrier_arrive"
