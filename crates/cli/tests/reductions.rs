@@ -426,6 +426,8 @@ fn exit_stmt() -> impl Strategy<Value = String> {
         "if bid == 0 { cluster.sync }",
         "if tid == 0 { cluster.sync }",
         "if tid == 0 { t = cluster.barrier_arrive; cluster.barrier_wait t }",
+        "barrier.cluster.arrive.relaxed; write x; barrier.cluster.wait",
+        "if bid == 0 { write x }; fence.acq_rel.cluster; barrier.cluster.arrive.relaxed.aligned; barrier.cluster.wait.aligned",
         "if bid == 1 { exit }",
         "if tid == 1 { exit }",
         "grid.sync",
@@ -446,7 +448,18 @@ fn exit_program() -> impl Strategy<Value = String> {
         let shape = if coop { "cooperative" } else { "cluster_size=2" };
         let body: Vec<String> = body
             .into_iter()
-            .map(|st| if coop { st.replace("cluster.", "grid.") } else { st })
+            .map(|st| {
+                if coop {
+                    // The grid has no PTX barrier: its cluster forms become
+                    // grid.sync.
+                    let st = st.replace("barrier.cluster.arrive.relaxed.aligned; barrier.cluster.wait.aligned", "grid.sync");
+                    st.replace("barrier.cluster.arrive.relaxed; write x; barrier.cluster.wait", "grid.sync; write x")
+                        .replace("fence.acq_rel.cluster", "__threadfence")
+                        .replace("cluster.", "grid.")
+                } else {
+                    st
+                }
+            })
             .collect();
         format!(
             "litmus \"x\"\nmodel cuda-sm90\nbarrier B = {threads} scope=block\nvar x scope=device\nkernel blocks=2 threads={threads} {shape} {{ {} }}\n",

@@ -775,7 +775,8 @@ impl ExecutesBefore {
     /// is the rule checker's, and docs/semantics.md "Barriers and memory"
     /// the reading): its `eb` answers "memory-ordered before". Rows as
     /// [`ExecutesBefore::of`]'s, from program order, the summaries, the
-    /// participants of waits on barriers that order memory, and, into each
+    /// participants of waits on barriers that order memory (but relaxed
+    /// arrives), and, into each
     /// event, the rows of the latest fence of each other thread that
     /// executes before it and whose scope holds both threads.
     pub(crate) fn memory(s: &State, p: &Program) -> ExecutesBefore {
@@ -830,7 +831,15 @@ impl ExecutesBefore {
             let ev = &s.hist[t as usize][po as usize];
             if let (HKind::Wait { participants, .. }, Target::Barrier(b)) = (&ev.kind, ev.target) {
                 if !p.barriers[b.index()].props.needs_fence {
-                    for &x in participants.iter().filter(|&&x| exists(x)) {
+                    // A relaxed arrive orders no memory: only a fence
+                    // before it does (the fence rows below).
+                    let relaxed = |(u, k): (u32, u32)| {
+                        matches!(
+                            p.instr(ThreadId(u), s.hist[u as usize][k as usize].pc).map(|i| &i.kind),
+                            Some(InstrKind::Barrier { op: BarrierOp::Arrive(spec), .. }) if spec.relaxed
+                        )
+                    };
+                    for &x in participants.iter().filter(|&&x| exists(x) && !relaxed(x)) {
                         join(&mut acc, &seen, x);
                     }
                 }

@@ -255,6 +255,7 @@ impl<'p> System<'p> {
                             arrivals: *n,
                             object: spec.is_some_and(|s| s.object),
                             collective: spec.is_some_and(|s| s.collective),
+                            relaxed: spec.is_some_and(|s| s.relaxed),
                             aligned: spec.is_some_and(|s| s.aligned),
                         }
                     }

@@ -75,6 +75,9 @@ pub enum EventKind {
         count: Option<ArriveCount>,
         object: bool,
         collective: bool,
+        /// A relaxed arrive (`ArriveSpec::relaxed`): its participation in
+        /// a wait orders no memory (`memory_order`).
+        relaxed: bool,
         /// How many arrivals it counts as: one but for a counted arrive
         /// (`ArriveSpec::arrivals`), whose count is clamped to 0 ..=
         /// `u32::MAX` (a count below one counts none, and is

@@ -83,10 +83,15 @@ struct Lowerer<'a> {
 }
 
 /// Sets [`Program::fence_events`]: a barrier of the program orders memory
-/// only through fences, and some code makes plain accesses (a copy agent's
-/// code too) for the race rule to judge.
+/// only through fences, or some arrive is relaxed, and some code makes
+/// plain accesses (a copy agent's code too) for the race rule to judge.
 fn with_fence_events(mut p: Program) -> Program {
-    let fenced = p.barriers.iter().any(|b| b.props.needs_fence);
+    let relaxed = p
+        .codes
+        .iter()
+        .flat_map(|c| &c.instrs)
+        .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(spec), .. } if spec.relaxed));
+    let fenced = relaxed || p.barriers.iter().any(|b| b.props.needs_fence);
     let accesses = p.codes.iter().flat_map(|c| &c.instrs).any(|i| {
         matches!(
             i.kind,
@@ -1580,6 +1585,7 @@ impl Lowerer<'_> {
                     tx: operand(l.tx, self),
                     arrivals: operand(l.arrivals, self),
                     aligned: l.aligned,
+                    relaxed: l.relaxed,
                 }),
                 AbstractOp::Wait => BarrierOp::Wait(WaitSpec {
                     token: l.token.and_then(|i| regs[i]),

@@ -233,6 +233,9 @@ pub struct ArriveSpec {
     pub tx: Option<CExpr>,
     /// An `.aligned` instruction's arrive ([`bc_models::LoweredOp::aligned`]).
     pub aligned: bool,
+    /// A relaxed arrive ([`bc_models::LoweredOp::relaxed`]): its
+    /// participation in a wait orders no memory.
+    pub relaxed: bool,
     /// Count as this many arrivals, in one step (PTX `mbarrier.arrive B,
     /// count`, `cuda::barrier::arrive(n)`); `None` is one. Fewer than one,
     /// or more than the phase still expects, is `ub(count-overflow)`.
@@ -737,8 +740,9 @@ pub struct Program {
     pub copy_first_decl: u32,
     pub copy_first_code: u32,
     /// Fences leave events in the history: some barrier of the program
-    /// orders memory only through fences ([`BarrierProps::needs_fence`])
-    /// and the program has plain accesses, which the race rule judges.
+    /// orders memory only through fences ([`BarrierProps::needs_fence`]),
+    /// or some arrive is relaxed ([`ArriveSpec::relaxed`]), and the program
+    /// has plain accesses, which the race rule judges.
     pub fence_events: bool,
 }
 

@@ -205,6 +205,7 @@ fn lowering(
                 ("object", None) if op == AbstractOp::Arrive => l.object = true,
                 ("collective", None) if op == AbstractOp::Arrive => l.collective = true,
                 ("aligned", None) if op == AbstractOp::Arrive => l.aligned = true,
+                ("relaxed", None) if op == AbstractOp::Arrive => l.relaxed = true,
                 ("pred", Some(v)) if arrive => l.pred = Some(operand(v)?),
                 ("popc", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::Popc),
                 ("and", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::And),

@@ -172,6 +172,10 @@ pub struct LoweredOp {
     /// arrive in one phase do so through this one instruction, all of
     /// them (`ub(divergent-barrier)`, rule `aligned-barrier`).
     pub aligned: bool,
+    /// A relaxed arrive (PTX `barrier.cluster.arrive.relaxed`): it orders
+    /// no memory, so the accesses before it are ordered for a waiter only
+    /// through a fence (docs/semantics.md, "Barriers and memory").
+    pub relaxed: bool,
     /// An arrive of a split-phase barrier whose phase some wait must
     /// observe before the thread arrives again (`ub(arrive-before-wait)`):
     /// the abstract `arrive` (`cuda::barrier`).

@@ -182,9 +182,10 @@ pub fn executes_before(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
 
 /// The order the race rule reads where some barrier orders memory only
 /// through fences (`BarrierProps::needs_fence`; docs/semantics.md,
-/// "Barriers and memory"): `mo[e]` holds the events memory-ordered before
-/// `e`. Its edges are program order, the launch, the summaries, the
-/// participants of waits on barriers that order memory, and one edge from
+/// "Barriers and memory"), or some arrive is relaxed: `mo[e]` holds the
+/// events memory-ordered before `e`. Its edges are program order, the
+/// launch, the summaries, the participants of waits on barriers that order
+/// memory (but relaxed arrives), and one edge from
 /// each fence to every event of another thread it executes before, where
 /// the fence's scope holds both threads: a completed `membar` has performed
 /// its thread's earlier accesses (and those memory-ordered before them:
@@ -213,7 +214,9 @@ pub fn memory_order(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
             _ => true,
         };
         if ordering {
-            preds[w.index()].extend(exec.participants(w).iter().map(|x| x.index()));
+            // A relaxed arrive orders no memory: only a fence before it.
+            let relaxed = |x: EventId| matches!(exec.event(x).kind, EventKind::Arrive { relaxed: true, .. });
+            preds[w.index()].extend(exec.participants(w).iter().filter(|&&x| !relaxed(x)).map(|x| x.index()));
         }
     }
     for &(a, b) in &exec.extra_eb {

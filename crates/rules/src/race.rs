@@ -12,11 +12,15 @@ impl Checker<'_> {
     /// race: plain accesses of one location from different threads, one a
     /// write, unordered by executes-before. Always on (no model data name).
     /// Where some barrier orders memory only through fences
-    /// (`BarrierProps::needs_fence`), unordered by
+    /// (`BarrierProps::needs_fence`), or some arrive is relaxed, unordered by
     /// [`crate::facts::memory_order`] instead.
     pub(crate) fn race(&mut self, f: &Ordered) {
         let exec = self.exec;
-        let fenced = exec.props.iter().any(|p| p.needs_fence);
+        let fenced = exec.props.iter().any(|p| p.needs_fence)
+            || exec
+                .events
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::Arrive { relaxed: true, .. }));
         let memory = if fenced {
             match crate::facts::memory_order(exec) {
                 Ok(m) => Some(m),

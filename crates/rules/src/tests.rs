@@ -17,6 +17,7 @@ fn arrive() -> K {
         count: None,
         object: false,
         collective: false,
+        relaxed: false,
         arrivals: 1,
         aligned: false,
     }
@@ -317,6 +318,7 @@ fn expected_count_update_bound() {
                 count: None,
                 object: false,
                 collective: false,
+                relaxed: false,
                 arrivals: 1,
                 aligned: false,
             },
@@ -844,6 +846,7 @@ fn counted(c: ArriveCount) -> K {
         count: Some(c),
         object: false,
         collective: false,
+        relaxed: false,
         arrivals: 1,
         aligned: false,
     }
@@ -1199,6 +1202,7 @@ fn counted_arrive_binds_the_wait_to_its_phase() {
         count: Some(ArriveCount::Threads(2)),
         object: false,
         collective: false,
+        relaxed: false,
         arrivals: 1,
         aligned: false,
     };
@@ -1292,6 +1296,7 @@ fn count_overflow_fires_above_the_maximum_only() {
                 count: Some(ArriveCount::Threads(k)),
                 object: false,
                 collective: false,
+                relaxed: false,
                 arrivals: 1,
                 aligned: false,
             }
@@ -1331,6 +1336,7 @@ fn arrive_before_wait_fires_without_the_wait_between() {
             count: None,
             object,
             collective: false,
+            relaxed: false,
             arrivals: 1,
             aligned: false,
         };
@@ -1363,6 +1369,7 @@ fn arrive_before_wait_is_paid_by_another_threads_wait_before_the_reuse() {
         count: None,
         object: true,
         collective: false,
+        relaxed: false,
         arrivals: 1,
         aligned: false,
     };
@@ -1412,6 +1419,7 @@ fn arrive_before_wait_after_a_group_arrival_fires_on_any_arrival() {
             count: None,
             object: false,
             collective: true,
+            relaxed: false,
             arrivals: 1,
             aligned: false,
         };
@@ -1454,6 +1462,7 @@ fn divergent_barrier_fires_on_mixed_sites_exits_and_stuck_waits() {
                     count,
                     object: false,
                     collective: false,
+                    relaxed: false,
                     arrivals: 1,
                     aligned: false,
                 };
@@ -1698,6 +1707,7 @@ fn counted_arrive(count: i64, n: u32) -> ExecutionBuilder {
             count: None,
             object: false,
             collective: false,
+            relaxed: false,
             arrivals: n,
             aligned: false,
         },
@@ -1747,6 +1757,7 @@ fn aligned_phase(pcs: [u32; 2], aligned: [bool; 2], warps: [u32; 2]) -> Executio
                 count: Some(ArriveCount::Threads(2)),
                 object: false,
                 collective: false,
+                relaxed: false,
                 arrivals: 1,
                 aligned: aligned[i as usize],
             },

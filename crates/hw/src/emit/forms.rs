@@ -488,6 +488,9 @@ impl Emit<'_> {
             // integer tokens).
             "cluster.barrier_arrive" => "asm volatile(\"barrier.cluster.arrive;\" ::: \"memory\");".to_string(),
             "cluster.barrier_wait" => "asm volatile(\"barrier.cluster.wait;\" ::: \"memory\");".to_string(),
+            // The PTX spellings, as written (all lanes of the warp run
+            // them, which the .aligned forms require).
+            ptx if ptx.starts_with("barrier.cluster.") => format!("asm volatile(\"{ptx};\" ::: \"memory\");"),
             // Cooperative groups' split barriers, by every lane (they are
             // collectives of the whole group). The block's token is an
             // empty struct (CUDA 13's thread_block::arrival_token), so the
