@@ -6,7 +6,9 @@
 //! states differ from the await's only in its register, which no step
 //! reads before overwriting it). Random small programs - explicit threads in
 //! one or two blocks doing stores, atomics, awaits and barrier operations,
-//! straight, in `repeat` loops or in loops that run until a flag is set -
+//! straight, in `repeat` loops or in loops that run until a flag is set;
+//! the CUDA ones in one cluster, with exits, cluster syncs and re-inits of
+//! a token barrier -
 //! are checked in both forms; when both searches finish, the verdicts must
 //! agree. Most searches must finish (a search that stops at its limit is
 //! not compared).
@@ -59,6 +61,12 @@ const CUDA: &[&str] = &[
     "__syncthreads",
     "bar.sync 1, 2",
     "arrive_wait B",
+    // Both blocks share one cluster (see `render`): exits release the
+    // cluster barrier, and tokens of a re-initialized barrier go stale.
+    "cluster.sync",
+    "exit",
+    "t = arrive B; wait B, t",
+    "init B, 1",
 ];
 
 fn thread(cuda: bool) -> impl Strategy<Value = Thread> {
@@ -106,7 +114,8 @@ fn render(c: &Case, progress: &str, loops: bool) -> String {
             _ => format!("W: {inner}; u = load g; if u == 0 {{ goto W }}"),
         };
         let join = if c.cuda { "" } else { "join B; " };
-        s += &format!("thread T{i} block={} {{ {join}{body} }}\n", t.block);
+        let cluster = if c.cuda { " cluster=0" } else { "" };
+        s += &format!("thread T{i} block={}{cluster} {{ {join}{body} }}\n", t.block);
     }
     s
 }
