@@ -726,3 +726,58 @@ fn idle_barrier_declarations_cost_memory_linearly() {
         );
     }
 }
+
+/// `--outcomes` expands each symmetry orbit the search stored into every
+/// arrangement of its threads: 11 states of `fetch_add` by 10 threads are
+/// 3,628,800 outcomes. The expansion used to run outside the budget and
+/// the deadline (5-11 s, 1.4 GB in text, 5 GB in JSON, exit 0 whatever
+/// the limits); now it is charged to them and stops with the search's
+/// stop and a partial set.
+#[test]
+fn outcome_expansion_stays_within_the_budget_and_the_deadline() {
+    let dir = scratch_dir("outcomes");
+    let file = dir.join("fetch-add.litmus");
+    std::fs::write(
+        &file,
+        "litmus \"f\"\nmodel cuda-sm90\nvar x\nkernel threads=10 { r = fetch_add x, 1 }\n",
+    )
+    .unwrap();
+    for format in ["text", "json"] {
+        let memory = [
+            "check",
+            "--outcomes",
+            "--format",
+            format,
+            "--max-memory",
+            "128",
+            s(&file),
+        ];
+        let (code, peak, wall) = measured(&memory, Duration::from_secs(30));
+        assert_eq!(code, Some(1), "{memory:?}: stopped at the memory limit");
+        assert!(
+            peak <= (128 << 10) + MEMORY_SLACK_KIB,
+            "{memory:?}: peak {peak} KiB over 128 MiB + 64 MiB (after {wall:?})"
+        );
+        let time = ["check", "--outcomes", "--format", format, "--timeout", "1", s(&file)];
+        let (code, _, wall) = measured(&time, Duration::from_secs(30));
+        assert_eq!(code, Some(1), "{time:?}: stopped at the deadline");
+        assert!(wall < Duration::from_secs(3), "{time:?} took {wall:?}");
+    }
+    let o = bin()
+        .args([
+            "check",
+            "--outcomes",
+            "--format",
+            "json",
+            "--max-memory",
+            "64",
+            s(&file),
+        ])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let result = &doc["results"][0];
+    assert_eq!(result["stop"], "memory-limit", "{result:?}");
+    let listed = result["outcomes"].as_array().expect("a partial set").len();
+    assert!(listed > 0 && listed < 3_628_800, "{listed} outcomes listed");
+}
