@@ -781,3 +781,43 @@ fn outcome_expansion_stays_within_the_budget_and_the_deadline() {
     let listed = result["outcomes"].as_array().expect("a partial set").len();
     assert!(listed > 0 && listed < 3_628_800, "{listed} outcomes listed");
 }
+
+/// Lowering builds every barrier and location instance before a search,
+/// and so before its memory budget, exists: 43,960 arrays of 64 barriers
+/// took 1.8 GB under `--max-memory 64`, and 100 block-scope arrays of 64
+/// in 4,096 blocks (a 3 KB file) aborted ("memory allocation of
+/// 4294967296 bytes failed", SIGABRT). Past a cap on declarations,
+/// instances and per-thread tables the file is an input error at the
+/// declaration that passes it.
+#[test]
+fn lowering_caps_the_instances_it_builds() {
+    let dir = scratch_dir("instances");
+    let many = dir.join("many.litmus");
+    let decls: String = (0..43_960).map(|i| format!("barrier b{i}[64] = 1\n")).collect();
+    std::fs::write(
+        &many,
+        format!("litmus \"m\"\nmodel cuda-sm90\n{decls}kernel blocks=1 threads=1 {{ __syncthreads }}\n"),
+    )
+    .unwrap();
+    let blocks = dir.join("blocks.litmus");
+    let decls: String = (0..100)
+        .map(|i| format!("barrier c{i}[64] = 1 scope=block\n"))
+        .collect();
+    std::fs::write(
+        &blocks,
+        format!("litmus \"b\"\nmodel cuda-sm90\n{decls}kernel blocks=4096 threads=1 {{ __syncthreads }}\n"),
+    )
+    .unwrap();
+    for (file, at) in [
+        (&many, ":4035:1: error: the test declares more than"),
+        (&blocks, ":6:1: error: with this declaration"),
+    ] {
+        let args = ["check", "-q", "--max-memory", "64", s(file)];
+        let (code, peak, wall) = measured(&args, Duration::from_secs(30));
+        assert_eq!(code, Some(2), "{args:?}: an input error, not an abort");
+        assert!(peak <= 128 << 10, "{args:?}: peak {peak} KiB (after {wall:?})");
+        let o = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(at), "{err}");
+    }
+}
