@@ -398,7 +398,6 @@ pub(crate) fn outcome_set<'a>(
             }
         }
     }
-    drop(add);
     // A class only fair cycles show counts one (a spinning end state is
     // also a cycle of spins: counted as the end configuration it is).
     for end in cycles {
