@@ -19,6 +19,7 @@ use std::convert::Infallible;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Caps on what is read: a manifest or an observation record, and a
@@ -129,6 +130,45 @@ fn drain(mut r: impl Read) -> String {
     String::from_utf8_lossy(&kept).into_owned()
 }
 
+/// The signal (SIGINT or SIGTERM) that interrupted `hw run`, 0 while none
+/// has. Every program, nvcc and compute-sanitizer runs in its own process
+/// group (so the watchdog can end all it started), which a terminal's
+/// Ctrl-C does not reach: `hw run` catches the signal, and each
+/// [`run_limited`] that sees it kills its group, and nothing new starts.
+static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
+
+/// The handler of SIGINT and SIGTERM: records the signal; a second one
+/// ends the process at once (async-signal-safe: an atomic swap, `_exit`).
+extern "C" fn on_interrupt(sig: libc::c_int) {
+    if INTERRUPTED.swap(sig, Ordering::SeqCst) != 0 {
+        // SAFETY: _exit(2) is async-signal-safe and takes an integer.
+        unsafe { libc::_exit(128 + sig) }
+    }
+}
+
+/// Catches SIGINT and SIGTERM for the rest of the process (`hw run` only),
+/// leaving a signal ignored at start (`nohup`, a background job) ignored.
+fn catch_interrupts() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: signal(2) with a handler that only touches an atomic and
+        // calls `_exit`; the previous disposition is a plain value.
+        unsafe {
+            let handler: extern "C" fn(libc::c_int) = on_interrupt;
+            if libc::signal(sig, handler as libc::sighandler_t) == libc::SIG_IGN {
+                libc::signal(sig, libc::SIG_IGN);
+            }
+        }
+    }
+}
+
+/// The signal that interrupted the run, if one has.
+fn interrupted() -> Option<i32> {
+    match INTERRUPTED.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
 /// Kills process group `pgid` (a program and whatever it started).
 fn kill_group(pgid: u32) {
     if let Ok(id) = i32::try_from(pgid) {
@@ -150,7 +190,7 @@ fn kill_group(pgid: u32) {
 fn run_limited(mut cmd: Command, limit: Duration, stop_at: Option<Instant>) -> Finished {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     let (limit, by_deadline) = runner::within(limit, stop_at.map(|t| t.saturating_duration_since(Instant::now())));
-    if by_deadline && limit.is_zero() {
+    if (by_deadline && limit.is_zero()) || interrupted().is_some() {
         return Finished {
             end: End::Stopped(limit),
             stdout: String::new(),
@@ -184,7 +224,16 @@ fn run_limited(mut cmd: Command, limit: Duration, stop_at: Option<Instant>) -> F
                     (None, None) => End::Exited(-1),
                 }
             }
-            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(5)),
+            // Checked after the spawn: a signal before it is seen here.
+            Ok(None) if start.elapsed() < limit && interrupted().is_none() => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            _ if interrupted().is_some() => {
+                kill_group(pid);
+                let _ = child.kill();
+                let _ = child.wait();
+                break End::Stopped(start.elapsed());
+            }
             _ => {
                 kill_group(pid);
                 let _ = child.kill();
@@ -202,7 +251,7 @@ fn run_limited(mut cmd: Command, limit: Duration, stop_at: Option<Instant>) -> F
     let deadline = Instant::now() + Duration::from_secs(2);
     let finished = |h: &Option<std::thread::JoinHandle<String>>| h.as_ref().is_none_or(|h| h.is_finished());
     while !(finished(&stdout) && finished(&stderr)) {
-        if Instant::now() > deadline {
+        if Instant::now() > deadline || interrupted().is_some() {
             kill_group(pid);
             break;
         }
@@ -409,6 +458,7 @@ fn run(a: &RunArgs) -> io::Result<ExitCode> {
     for s in &manifest.skipped {
         err(&format!("skipped  {}: {}\n", s.file, s.reason))?;
     }
+    catch_interrupts();
     let start = Instant::now();
     // A deadline beyond what the clock can hold never comes (as `check
     // --timeout` saturates); `start + d` panicked there.
@@ -457,14 +507,15 @@ fn run(a: &RunArgs) -> io::Result<ExitCode> {
         }
     };
     // Nothing starts once the deadline has passed.
-    let open = || stop_at.is_none_or(|t| Instant::now() < t);
+    let open = || stop_at.is_none_or(|t| Instant::now() < t) && interrupted().is_none();
     let mut done = 0;
     let ran = side_by_side(
         &manifest.emitted,
         jobs,
         |e| open().then(|| run_one(e, &dir, &nvcc, a, stop_at)),
         |i, ran| {
-            if let Some((r, binary)) = ran {
+            // A run the interruption cut short is not recorded (pending).
+            if let Some((r, binary)) = ran.filter(|_| interrupted().is_none()) {
                 done += 1;
                 let _ = err(&format!("[{done}/{total}] {}: {}\n", r.file, run_line(&r)));
                 binaries[i] = binary;
@@ -500,6 +551,7 @@ fn run(a: &RunArgs) -> io::Result<ExitCode> {
             jobs,
             |(_, r, binary)| open().then(|| sanitize_one(r, binary, tool, a, stop_at)),
             |j, s| {
+                let s = s.filter(|_| interrupted().is_none());
                 if let (Some(s), Some(r)) = (s, runs[plain[j].0].as_mut()) {
                     sanitized += 1;
                     r.sanitizer = Some(s);
@@ -510,6 +562,15 @@ fn run(a: &RunArgs) -> io::Result<ExitCode> {
             },
         );
         let Ok(()) = ran;
+    }
+    if let Some(sig) = interrupted() {
+        // Every group this run started is gone (each `run_limited` killed
+        // its own); the record keeps what finished, marked partial.
+        let name = if sig == libc::SIGINT { "SIGINT" } else { "SIGTERM" };
+        let partial = format!("interrupted by {name}: {done} of {total} plain runs finished");
+        let _ = write_record(&a.output, &record(&runs, Some(partial), &pending));
+        let _ = err(&format!("barrier-check: interrupted by {name}\n"));
+        return Ok(ExitCode::from(128 + sig as u8));
     }
     if let Some(d) = a.deadline {
         // What the deadline kept from starting says so.

@@ -471,7 +471,20 @@ fn recorded_h100_run_compares_as_documented() {
 /// `hw run` with the fake tools on `tests` (names of the programs above,
 /// in manifest order), returning the child so a test can kill it.
 fn hw_run_child(name: &str, tests: &[(&str, &str)], args: &[&str]) -> (std::process::Child, std::path::PathBuf) {
-    let (_tools, path) = fake_tools(&format!("{name}-tools"));
+    hw_run_child_with(name, tests, args, None)
+}
+
+/// [`hw_run_child`], with `nvcc` (a shell script) in place of the fake one.
+fn hw_run_child_with(
+    name: &str,
+    tests: &[(&str, &str)],
+    args: &[&str],
+    nvcc: Option<&str>,
+) -> (std::process::Child, std::path::PathBuf) {
+    let (tools, path) = fake_tools(&format!("{name}-tools"));
+    if let Some(script) = nvcc {
+        write_exec(&tools.join("nvcc"), script);
+    }
     let dir = scratch_dir(name);
     for (cu, text) in tests {
         std::fs::write(dir.join(format!("{cu}.cu")), text).unwrap();
@@ -865,4 +878,67 @@ fn recorded_h100_sanitizer_run_compares_as_documented() {
     // Tools killed at --sanitizer-hung-timeout on programs that hung: no count.
     assert_eq!(rows("synccheck_side", "-").len(), 2);
     assert_eq!(rows("racecheck_side", "-").len(), 8);
+}
+
+/// Whether process group `pgid` still has a member.
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 only asks; plain integers.
+    unsafe { libc::kill(-pgid, 0) == 0 }
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM to `hw run` ends the process groups it
+/// started: here an "nvcc" that sleeps in its own group, which the
+/// terminal's signal never reaches. Before, `hw run` died of the signal
+/// and the compiler (or a program, or compute-sanitizer) ran on.
+#[test]
+fn an_interrupted_hw_run_ends_the_processes_it_started() {
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let name = format!("hw-run-interrupted-{sig}");
+        // An nvcc that never ends, its `sleep` a child in its group.
+        let nvcc = "#!/bin/sh\necho $$ > nvcc.pid\nsleep 1000\n";
+        let _ = std::fs::remove_file(scratch_dir(&name).join("nvcc.pid"));
+        let (mut child, observed) = hw_run_child_with(&name, &[("ok", OK)], &["--jobs", "1"], Some(nvcc));
+        let dir = observed.parent().unwrap().to_path_buf();
+        let pid_file = dir.join("nvcc.pid");
+        let start = Instant::now();
+        let pgid = loop {
+            if let Some(p) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|t| t.trim().parse::<i32>().ok())
+            {
+                break p;
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "nvcc never started");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        // SAFETY: plain integers; the child is ours and not yet reaped.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let start = Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                break child.wait().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut gone = false;
+        for _ in 0..100 {
+            if !group_alive(pgid) {
+                gone = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if !gone {
+            // SAFETY: as above; the test's own leftover.
+            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        }
+        assert!(gone, "signal {sig}: nvcc's group {pgid} outlived hw run ({status:?})");
+        assert_eq!(status.code(), Some(code), "signal {sig}");
+        let doc = read_json(&observed);
+        assert!(doc["partial"].as_str().unwrap().contains("interrupted"), "{doc}");
+    }
 }

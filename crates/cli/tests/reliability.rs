@@ -726,3 +726,98 @@ fn idle_barrier_declarations_cost_memory_linearly() {
         );
     }
 }
+
+/// `--outcomes` expands each symmetry orbit the search stored into every
+/// arrangement of its threads: 11 states of `fetch_add` by 10 threads are
+/// 3,628,800 outcomes. The expansion used to run outside the budget and
+/// the deadline (5-11 s, 1.4 GB in text, 5 GB in JSON, exit 0 whatever
+/// the limits); now it is charged to them and stops with the search's
+/// stop and a partial set.
+#[test]
+fn outcome_expansion_stays_within_the_budget_and_the_deadline() {
+    let dir = scratch_dir("outcomes");
+    let file = dir.join("fetch-add.litmus");
+    std::fs::write(
+        &file,
+        "litmus \"f\"\nmodel cuda-sm90\nvar x\nkernel threads=10 { r = fetch_add x, 1 }\n",
+    )
+    .unwrap();
+    for format in ["text", "json"] {
+        let memory = [
+            "check",
+            "--outcomes",
+            "--format",
+            format,
+            "--max-memory",
+            "128",
+            s(&file),
+        ];
+        let (code, peak, wall) = measured(&memory, Duration::from_secs(30));
+        assert_eq!(code, Some(1), "{memory:?}: stopped at the memory limit");
+        assert!(
+            peak <= (128 << 10) + MEMORY_SLACK_KIB,
+            "{memory:?}: peak {peak} KiB over 128 MiB + 64 MiB (after {wall:?})"
+        );
+        let time = ["check", "--outcomes", "--format", format, "--timeout", "1", s(&file)];
+        let (code, _, wall) = measured(&time, Duration::from_secs(30));
+        assert_eq!(code, Some(1), "{time:?}: stopped at the deadline");
+        assert!(wall < Duration::from_secs(3), "{time:?} took {wall:?}");
+    }
+    let o = bin()
+        .args([
+            "check",
+            "--outcomes",
+            "--format",
+            "json",
+            "--max-memory",
+            "64",
+            s(&file),
+        ])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let result = &doc["results"][0];
+    assert_eq!(result["stop"], "memory-limit", "{result:?}");
+    let listed = result["outcomes"].as_array().expect("a partial set").len();
+    assert!(listed > 0 && listed < 3_628_800, "{listed} outcomes listed");
+}
+
+/// Lowering builds every barrier and location instance before a search,
+/// and so before its memory budget, exists: 43,960 arrays of 64 barriers
+/// took 1.8 GB under `--max-memory 64`, and 100 block-scope arrays of 64
+/// in 4,096 blocks (a 3 KB file) aborted ("memory allocation of
+/// 4294967296 bytes failed", SIGABRT). Past a cap on declarations,
+/// instances and per-thread tables the file is an input error at the
+/// declaration that passes it.
+#[test]
+fn lowering_caps_the_instances_it_builds() {
+    let dir = scratch_dir("instances");
+    let many = dir.join("many.litmus");
+    let decls: String = (0..43_960).map(|i| format!("barrier b{i}[64] = 1\n")).collect();
+    std::fs::write(
+        &many,
+        format!("litmus \"m\"\nmodel cuda-sm90\n{decls}kernel blocks=1 threads=1 {{ __syncthreads }}\n"),
+    )
+    .unwrap();
+    let blocks = dir.join("blocks.litmus");
+    let decls: String = (0..100)
+        .map(|i| format!("barrier c{i}[64] = 1 scope=block\n"))
+        .collect();
+    std::fs::write(
+        &blocks,
+        format!("litmus \"b\"\nmodel cuda-sm90\n{decls}kernel blocks=4096 threads=1 {{ __syncthreads }}\n"),
+    )
+    .unwrap();
+    for (file, at) in [
+        (&many, ":4035:1: error: the test declares more than"),
+        (&blocks, ":6:1: error: with this declaration"),
+    ] {
+        let args = ["check", "-q", "--max-memory", "64", s(file)];
+        let (code, peak, wall) = measured(&args, Duration::from_secs(30));
+        assert_eq!(code, Some(2), "{args:?}: an input error, not an abort");
+        assert!(peak <= 128 << 10, "{args:?}: peak {peak} KiB (after {wall:?})");
+        let o = bin().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(at), "{err}");
+    }
+}

@@ -115,6 +115,11 @@ impl Budget {
         let _ = self.halt.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
     }
 
+    /// The time left before the deadline (zero once passed), if there is one.
+    pub(crate) fn time_left(&self) -> Option<std::time::Duration> {
+        self.limits.time.map(|t| t.saturating_sub(self.start.elapsed()))
+    }
+
     /// Checks the memory bound and the deadline, halting the search on the
     /// first one passed; returns why the search is halted, if it is.
     pub(crate) fn check(&self) -> Option<Stop> {

@@ -198,12 +198,19 @@ impl<'p> Explorer<'p> {
         self.found.internal_errors.dedup();
         self.found.internal_errors.truncate(8);
         let outcomes = self.opts.outcomes.then(|| {
-            outcomes::outcome_set(
+            let (set, why) = outcomes::outcome_set(
                 self.p,
                 &self.sys.an.sym_classes,
                 &self.found.ends,
                 &self.found.cycle_ends,
-            )
+                &self.budget,
+            );
+            // An expansion stopped at a limit is a stopped check: the set
+            // is partial (a search stopped earlier keeps its own stop).
+            if let (Some(why), Stop::Exhausted) = (why, stop) {
+                stop = why;
+            }
+            set
         });
         Outcome {
             findings: self.found.findings.into_values().collect(),

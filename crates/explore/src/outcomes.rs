@@ -38,8 +38,19 @@
 //! members' *observed* values are enumerated (each is an outcome to list);
 //! how many distinct configurations each stands for is a product of
 //! multinomial coefficients.
+//!
+//! **Budget.** An orbit can be far larger than the search that found it
+//! (`kernel threads=12 { r = fetch_add x, 1 }`: 13 states, 479,001,600
+//! outcomes), so the expansion runs under the search's budget: each
+//! outcome listed is charged (with what the report holds of it), and the
+//! deadline and the memory bound are checked as arrangements are
+//! enumerated. At a limit every end configuration the search stored still
+//! lists its own arrangement, and the set is partial like that of any
+//! stopped search.
 
+use crate::budget::Budget;
 use crate::state::{State, Status};
+use crate::Stop;
 use bc_graph::{Observable, Program};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -199,20 +210,67 @@ fn next_permutation(v: &mut [usize]) -> bool {
     true
 }
 
+/// The bytes the report holds per observed value of an outcome, charged
+/// with the outcome itself: the JSON wire form copies the observable's
+/// name into each outcome (a `String` and its heap block) beside the
+/// number, and either format renders the pair as text.
+const REPORT_BYTES_PER_VALUE: u64 = 96;
+
+/// The bytes an outcome with `n` values holds in the set: its map entry
+/// (key, count and the tree's share of a node) and its values.
+fn outcome_bytes(n: usize) -> u64 {
+    (std::mem::size_of::<OutcomeKind>() + 8 + 16) as u64 + n as u64 * (8 + REPORT_BYTES_PER_VALUE)
+}
+
+/// How many arrangements are listed between two checks of the budget.
+const CHECK_EVERY: u32 = 256;
+
+/// The share of the time left that the expansion may take: the report of
+/// the outcomes listed takes 5 (text) to 10 (JSON) times as long to render
+/// as listing them (measured on `kernel threads=10 { r = fetch_add x, 1 }`),
+/// and the command should end near its deadline, not ten deadlines later.
+const EXPANSION_SHARE: u32 = 12;
+
 /// The outcome set of a search: its end configurations (canonical, each
 /// once) expanded over the symmetry `classes`, and the kinds fair cycles
-/// showed.
+/// showed. The expansion is charged to `budget` and ends at its limits
+/// (see the module documentation): then the set is partial and the stop
+/// is returned with it.
 pub(crate) fn outcome_set<'a>(
     p: &Program,
     classes: &[Vec<usize>],
     configs: impl IntoIterator<Item = &'a EndConfig>,
     cycles: &BTreeSet<End>,
-) -> Outcomes {
+    budget: &Budget,
+) -> (Outcomes, Option<Stop>) {
     let observables = p.observables();
     let mut counts: BTreeMap<OutcomeKind, u64> = BTreeMap::new();
+    // What the listed outcomes hold, released when the set is handed on
+    // (the caller's report holds it from there).
+    let mut held = budget.hold(0);
     let mut add = |kind: OutcomeKind, n: u64| {
-        let c = counts.entry(kind).or_insert(0);
+        let c = match counts.entry(kind) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                held.add(outcome_bytes(match e.key() {
+                    OutcomeKind::Final(v) => v.len(),
+                    _ => 0,
+                }));
+                e.insert(0)
+            }
+        };
         *c = c.saturating_add(n);
+    };
+    let mut stopped: Option<Stop> = None;
+    let mut since_check = 0u32;
+    let until = budget
+        .time_left()
+        .map(|left| std::time::Instant::now() + left / EXPANSION_SHARE);
+    let check = || {
+        if until.is_some_and(|u| std::time::Instant::now() >= u) {
+            budget.halt(Stop::Timeout);
+        }
+        budget.check()
     };
     // Per thread position: its class and its place in it.
     let mut class_of: Vec<Option<(usize, usize)>> = vec![None; p.threads.len()];
@@ -314,6 +372,16 @@ pub(crate) fn outcome_set<'a>(
                         })
                         .collect();
                     add(OutcomeKind::Final(values), weight);
+                    // At a limit, each configuration lists only its own
+                    // arrangement (the first).
+                    since_check += 1;
+                    if stopped.is_none() && since_check >= CHECK_EVERY {
+                        since_check = 0;
+                        stopped = check();
+                    }
+                    if stopped.is_some() {
+                        break;
+                    }
                     // The next combination: the first class that has a next
                     // arrangement steps, the ones before it start over.
                     let mut stepped = false;
@@ -340,13 +408,14 @@ pub(crate) fn outcome_set<'a>(
         };
         counts.entry(kind).or_insert(1);
     }
-    Outcomes {
+    let set = Outcomes {
         observables: observables.into_iter().map(|(_, n)| n).collect(),
         classes: counts
             .into_iter()
             .map(|(kind, executions)| OutcomeClass { kind, executions })
             .collect(),
-    }
+    };
+    (set, stopped)
 }
 
 #[cfg(test)]

@@ -226,6 +226,13 @@ impl Lowerer<'_> {
             let scope = self.scope_attr(&b.attrs, "barrier");
             let count = b.count.map(|(c, _)| c);
             match b.len {
+                None if barrier_decls.len() >= MAX_BARRIER_DECLS => {
+                    self.err(
+                        b.span,
+                        format!("the test declares more than {MAX_BARRIER_DECLS} barriers; at most {MAX_BARRIER_DECLS} are supported"),
+                    );
+                    return None;
+                }
                 None => barrier_decls.push(ExpandedBarrier {
                     name: b.name.name.clone(),
                     scope,
@@ -241,6 +248,16 @@ impl Lowerer<'_> {
                         );
                     }
                     let n = n.clamp(1, MAX_ARRAY);
+                    if barrier_decls.len() + n as usize + 1 > MAX_BARRIER_DECLS {
+                        self.err(
+                            b.span,
+                            format!(
+                                "the test declares more than {MAX_BARRIER_DECLS} barriers \
+                                 (an array of N declares N + 1); at most {MAX_BARRIER_DECLS} are supported"
+                            ),
+                        );
+                        return None;
+                    }
                     arrays.push(BarrierArray {
                         name: b.name.name.clone(),
                         first: barrier_decls.len() as u32,
@@ -421,6 +438,50 @@ impl Lowerer<'_> {
         };
         let block_ids = number(&|p| (p.grid, p.block));
         let cluster_ids = number(&|p| (p.grid, p.cluster));
+        // What the instances below will take, counted before any is built
+        // (issue 33, point 8): each declaration has one instance per
+        // instance of its scope, and each thread a table entry per
+        // declaration.
+        let mut scope_instances: Vec<(Scope, u64)> = Vec::new();
+        let mut instances_of = |s: Scope| -> u64 {
+            if let Some(&(_, n)) = scope_instances.iter().find(|(x, _)| *x == s) {
+                return n;
+            }
+            let n = (placed.iter().enumerate())
+                .filter_map(|(i, p)| key(p, i, s))
+                .collect::<BTreeSet<_>>()
+                .len()
+                .max(1) as u64;
+            scope_instances.push((s, n));
+            n
+        };
+        let fallback = lit.threads.first().map(|t| t.span).unwrap_or_default();
+        let (mut instances, mut entries) = (0u64, 0u64);
+        let sized = (decls.iter().map(|b| (b.scope, b.span)))
+            .chain(lit.vars.iter().zip(&var_scopes).map(|(v, &s)| (s, v.name.span)));
+        for (scope, span) in sized {
+            instances += instances_of(scope);
+            entries += placed.len() as u64;
+            if instances > MAX_INSTANCES || entries > MAX_THREAD_ENTRIES {
+                let span = if span == Span::default() { fallback } else { span };
+                let msg = if instances > MAX_INSTANCES {
+                    format!(
+                        "with this declaration the test has more than {MAX_INSTANCES} barrier and location \
+                         instances (one per instance of each declaration's scope: {} thread(s)); \
+                         at most {MAX_INSTANCES} are supported",
+                        placed.len()
+                    )
+                } else {
+                    format!(
+                        "with this declaration the test has more than {MAX_THREAD_ENTRIES} (thread, declaration) \
+                         pairs ({} thread(s)); at most {MAX_THREAD_ENTRIES} are supported",
+                        placed.len()
+                    )
+                };
+                self.err(span, msg);
+                return None;
+            }
+        }
         let mut barriers = Vec::new();
         let mut thread_barriers = vec![Vec::new(); placed.len()];
         for b in &decls {
@@ -2282,6 +2343,21 @@ struct Names<'a> {
 
 /// The most elements of one barrier array.
 const MAX_ARRAY: i64 = 64;
+
+/// Caps on what lowering builds before any search budget exists (issue 33,
+/// point 8): declarations multiply by the threads and by the instances of
+/// their scope, so a 2 KB file (100 block-scope arrays of 64 in 4,096
+/// blocks: 26 million instances) asked for gigabytes and aborted. Past a
+/// cap the input is an error at the declaration that passes it. The caps
+/// are far above what a search can explore (1 MiB of plain declarations is
+/// about 70,000 barriers), and the largest shapes the project measures
+/// (64 block barriers in 4,096 blocks: 266,240 instances) stay below them.
+/// Barrier declarations, arrays expanded (an array of N is N + 1).
+const MAX_BARRIER_DECLS: usize = 1 << 18;
+/// Barrier and location instances.
+const MAX_INSTANCES: u64 = 1 << 20;
+/// Entries of the threads' declaration tables (threads times declarations).
+const MAX_THREAD_ENTRIES: u64 = 1 << 23;
 
 /// A `barrier` line of the file, or one element of an array line.
 struct ExpandedBarrier {

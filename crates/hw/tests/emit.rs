@@ -191,6 +191,21 @@ fn the_cuda_corpus_is_emitted_with_few_reasoned_skips() {
     assert!(emitted.len() >= 100, "{}", emitted.len());
 }
 
+/// Shapes the corpus lacks, checked with it by the host syntax check.
+const SYNTAX_CASES: &[(&str, &str)] = &[
+    // A grid of explicit threads that copies (`cp.async.bulk`) beside a
+    // kernel that copies nothing: the copy's shared destination belongs to
+    // the copying grid alone (an unused `__shared__` array fails
+    // `-Wall -Wextra -Werror`; issue 39).
+    (
+        "copying-grid-beside-one-without.litmus",
+        "litmus \"t\"\nmodel cuda-sm90\nbarrier M\nvar stage scope=block\nvar tile\n\
+         thread T0 { mbarrier.init M, 1; write tile; t = mbarrier.arrive.expect_tx M, 128; \
+         cp.async.bulk stage, tile, 128, M; mbarrier.try_wait.parity M, 0; read stage }\n\
+         kernel K blocks=1 threads=2 { __syncthreads }\n",
+    ),
+];
+
 /// The emitted programs parse and type-check as C++ against the stand-in
 /// CUDA headers: emitter bugs show without nvcc or a GPU.
 #[test]
@@ -199,7 +214,11 @@ fn every_emitted_program_passes_a_host_syntax_check() {
         eprintln!("g++ not found: host syntax check skipped");
         return;
     }
-    let (emitted, _) = corpus();
+    let (mut emitted, _) = corpus();
+    for (name, text) in SYNTAX_CASES {
+        let p = emit_text(text, name).unwrap_or_else(|r| panic!("{name}: skipped: {r}"));
+        emitted.push((name.to_string(), p));
+    }
     let dir = std::env::temp_dir().join(format!("bc-hw-emit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut paths = Vec::new();

@@ -103,14 +103,20 @@ pub struct OutcomeClass {
     pub executions: u64,
 }
 
-/// Observable values as a JSON object in the observables' order.
-pub struct Values(pub Vec<(String, i64)>);
+/// Observable values as a JSON object in the observables' order. The
+/// names are shared by every outcome of a set: a copy per outcome made
+/// the wire form of a large set (millions of outcomes) several times the
+/// size of the set itself (issue 33, point 9).
+pub struct Values {
+    pub names: std::sync::Arc<[String]>,
+    pub values: Vec<i64>,
+}
 
 impl Serialize for Values {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut m = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
+        let mut m = s.serialize_map(Some(self.values.len()))?;
+        for (k, v) in self.names.iter().zip(&self.values) {
             m.serialize_entry(k, v)?;
         }
         m.end()
@@ -119,14 +125,16 @@ impl Serialize for Values {
 
 /// The wire form of an outcome set.
 fn outcome_classes(set: &bc_explore::Outcomes) -> Vec<OutcomeClass> {
+    let names: std::sync::Arc<[String]> = set.observables.clone().into();
     set.classes
         .iter()
         .map(|c| match &c.kind {
             bc_explore::OutcomeKind::Final(values) => OutcomeClass {
                 kind: "final",
-                values: Some(Values(
-                    set.observables.iter().cloned().zip(values.iter().copied()).collect(),
-                )),
+                values: Some(Values {
+                    names: names.clone(),
+                    values: values.clone(),
+                }),
                 executions: c.executions,
             },
             bc_explore::OutcomeKind::Deadlock => OutcomeClass {

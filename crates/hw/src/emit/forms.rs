@@ -631,6 +631,18 @@ impl Emit<'_> {
     }
 }
 
+/// Whether `code` issues a copy that writes the grid's scratch
+/// destination `bc_tma_dst` (every copy issue but
+/// `cp.async.mbarrier.arrive`, which copies nothing).
+pub fn copies_into_scratch(prog: &Program, code: &Code) -> bool {
+    code.instrs.iter().any(|i| match &i.kind {
+        InstrKind::CopyIssue { site, .. } => {
+            !matches!(prog.copy_sites[*site as usize].kind, bc_graph::CopySite::Arrive { .. })
+        }
+        _ => false,
+    })
+}
+
 /// Whether code `c` names location or barrier declarations (for the
 /// kernel's shared declarations).
 pub fn uses_barrier(prog: &Program, code: &Code, d: u32) -> bool {

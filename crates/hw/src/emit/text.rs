@@ -174,7 +174,14 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
     if !shared.is_empty() {
         let _ = writeln!(o, "  __shared__ unsigned int bc_done;");
     }
-    if plan.copy_bytes > 0 {
+    // Only a grid whose code copies declares the destination buffer: an
+    // unused `__shared__` array is a warning nvcc's host pass and g++ turn
+    // into an error under `-Werror` (issue 39).
+    if plan.copy_bytes > 0
+        && g.codes
+            .iter()
+            .any(|c| forms::copies_into_scratch(plan.prog, &prog.codes[*c]))
+    {
         let _ = writeln!(
             o,
             "  __shared__ __align__(16) unsigned char bc_tma_dst[{}];  // cp.async.bulk destinations",
