@@ -164,7 +164,10 @@ impl System<'_> {
             return;
         }
         let pending = bar.needed() - bar.arrived;
-        if n == 0 || i64::from(n) > pending {
+        // A copy's hold raised the pending count in the hardware, where the
+        // model counts a transaction: one arrival may be that one.
+        let held = n == 1 && self.p.barriers[b].props.held;
+        if n == 0 || (i64::from(n) > pending && !held) {
             let what = if n == 0 {
                 "no arrival (a count below one)".to_string()
             } else {

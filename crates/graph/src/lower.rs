@@ -57,7 +57,8 @@ pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diag
     let program = l
         .program(lit)
         .map(|p| crate::copies::add_copy_agents(p, &l.copy_sites))
-        .map(with_fence_events);
+        .map(with_fence_events)
+        .map(with_held_barriers);
     l.diags.sort_by_key(|d| d.span.map(|s| s.start));
     match program {
         Some(p) if l.diags.is_empty() => Ok(p),
@@ -80,6 +81,33 @@ struct Lowerer<'a> {
     form: ThreadForm,
     /// The `cp.async.bulk` statements, by site number.
     copy_sites: Vec<crate::copies::SiteSpec>,
+}
+
+/// Marks [`BarrierProps::held`] on every instance of a barrier declaration
+/// a copy issue holds (`InstrKind::CopyIssue::hold`).
+fn with_held_barriers(mut p: Program) -> Program {
+    let held: Vec<u32> = p
+        .codes
+        .iter()
+        .flat_map(|c| &c.instrs)
+        .filter_map(|i| match i.kind {
+            InstrKind::CopyIssue { hold, .. } => hold,
+            _ => None,
+        })
+        .collect();
+    if held.is_empty() {
+        return p;
+    }
+    let instances: Vec<usize> = p
+        .threads
+        .iter()
+        .flat_map(|t| held.iter().filter_map(|&d| t.barriers.get(d as usize).copied().flatten()))
+        .map(|b| b.index())
+        .collect();
+    for b in instances {
+        p.barriers[b].props.held = true;
+    }
+    p
 }
 
 /// Sets [`Program::fence_events`]: a barrier of the program orders memory

@@ -113,6 +113,7 @@ fn barrier(b: BarrierFile) -> Result<PredefinedBarrier, ModelError> {
             cooperative: b.cooperative,
             out_of_range: false,
             needs_fence: !b.orders_memory,
+            held: false,
         },
         operand: b.operand,
     })

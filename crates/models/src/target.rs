@@ -266,4 +266,12 @@ pub struct BarrierProps {
     /// without a `membar.cta` is a reorder hazard) sets it
     /// (`cuda-sm90-nofence`).
     pub needs_fence: bool,
+    /// A copy holds its phases (set by lowering, never by a model file):
+    /// `memcpy_async` with the barrier, or `cp.async.mbarrier.arrive`
+    /// without `.noinc`, raises the pending count of the current phase,
+    /// which the model keeps as one more transaction. So a plain arrive
+    /// that finds no arrival pending while transactions are outstanding
+    /// may be one the raised count absorbs: count-overflow does not judge
+    /// it here (docs/semantics.md, "Counted arrivals").
+    pub held: bool,
 }

@@ -193,7 +193,10 @@ impl Checker<'_> {
                     continue;
                 };
                 let pending = x - c.arrived;
-                if arrivals == 0 || i64::from(arrivals) > pending {
+                // A copy's hold raised the pending count in the hardware
+                // (`BarrierProps::held`): one arrival may be that one.
+                let held = arrivals == 1 && exec.props(BarrierId(b as u32)).held;
+                if arrivals == 0 || (i64::from(arrivals) > pending && !held) {
                     found.push((e, arrivals, pending));
                 }
             }

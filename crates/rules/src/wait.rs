@@ -165,12 +165,15 @@ impl Checker<'_> {
     /// `cuda::barrier` object completes its phase, the thread owes a wait
     /// on that phase; a wait of the thread itself that completes on a
     /// phase of the barrier pays the debt, and so does any thread's wait
-    /// on that phase that executes before the thread's next arrive (the
-    /// guide's producer/consumer: the consumer only arrives, the producer
-    /// waits). An arrive on the object while the debt is open is the
-    /// violation. Executes-before is exact here: some interleaving runs
-    /// the next arrive before every wait on the phase exactly when none of
-    /// them executes before it, which is what the explorer sees. A
+    /// on that phase that came before the thread's next arrive (the guide's
+    /// producer/consumer: the consumer only arrives, the producer waits).
+    /// An arrive on the object while the debt is open is the violation.
+    /// "Came before" is the interleaving's order, which the explorer sees
+    /// (a flag the waiter sets after its wait orders the reuse after it,
+    /// though executes-before has no edge for it); the execution fixes it
+    /// only where the next arrive executes before every wait on the phase,
+    /// so that is when the checker reports: its findings are a subset of
+    /// the explorer's, as for token-phase and invalid-barrier. A
     /// cooperative-groups `barrier_arrive` (`collective`) leaves a debt
     /// that only the thread's own wait pays and that any arrival of the
     /// thread on the barrier breaks (the guide, `barrier_arrive` and
@@ -200,7 +203,7 @@ impl Checker<'_> {
                 };
                 match &ev.kind {
                     &EventKind::Arrive { object, collective, .. } => {
-                        owes.retain(|&(x, pi)| x != b || pi.is_none_or(|pi| !waits_on[pi].iter().any(|&w| f.eb(w, e))));
+                        owes.retain(|&(x, pi)| x != b || pi.is_none_or(|pi| waits_on[pi].iter().all(|&w| f.eb(e, w))));
                         if let Some(&(_, debt)) = owes.iter().find(|&&(x, pi)| x == b && (object || pi.is_none())) {
                             let what = if debt.is_none() {
                                 "its barrier_wait observed the phase of its barrier_arrive"
