@@ -221,7 +221,7 @@ impl Analyses {
             }
         }
         let mut droppable: Vec<bool> = (p.barriers.iter())
-            .map(|inst| (0..p.threads.len()).any(|t| inst.dropped_at_end_by(ThreadId(t as u32))))
+            .map(|inst| inst.dropped_at_end_by_some(p.threads.len()))
             .collect();
         let mut parity_only = vec![true; p.barriers.len()];
         Self::for_each_barrier_op(p, |op, _, sel, b| match op {
