@@ -693,6 +693,45 @@ fn the_timeout_and_the_state_limit_stop_long_expansions() {
     }
 }
 
+/// The analyses before the first state run under the deadline, and are
+/// near-linear in the program: a 4,096-block kernel with a 64-barrier
+/// array spent 49-92 s there under `--timeout 1` (scans of every barrier
+/// instance per thread), ten `cp.async` sites in a 64x64 kernel 377 s
+/// under `--timeout 5`. Both now stop at the deadline (about 1.3 s and
+/// 1.2 s); the 20 s bound is wide for slow machines and fails on the
+/// quadratic. A deadline that falls in the analyses stops the search
+/// before its first state, never with `ok`.
+#[test]
+fn setup_is_near_linear_and_stops_at_the_deadline() {
+    let dir = scratch_dir("setup");
+    let array = dir.join("array.litmus");
+    std::fs::write(
+        &array,
+        "litmus \"a\"\nmodel cuda-sm80\nbarrier b0[64] = 1\nkernel blocks=4096 threads=1 { t = arrive b0[0]; wait b0[0], t }\n",
+    )
+    .unwrap();
+    let copies = dir.join("copies.litmus");
+    let sites = "cp.async a, b; cp.async b, a; ".repeat(5);
+    std::fs::write(
+        &copies,
+        format!(
+            "litmus \"c\"\nmodel cuda-sm80\nvar a scope=block\nvar b scope=block\nkernel blocks=64 threads=64 {{ {sites}cp.async.wait_all }}\n"
+        ),
+    )
+    .unwrap();
+    for file in [&array, &copies] {
+        for timeout in ["1", "0.01"] {
+            let args = ["check", "--format", "json", "--timeout", timeout, s(file)];
+            let (code, _, wall) = measured(&args, Duration::from_secs(20));
+            assert_eq!(code, Some(1), "{args:?}: stopped at the deadline");
+            assert!(wall < Duration::from_secs(20), "{args:?} took {wall:?}");
+            let out = bin().args(args).output().unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["results"][0]["stop"], "timeout", "{args:?}: {v}");
+        }
+    }
+}
+
 /// Barrier declarations no operation touches cost memory linearly: with
 /// 60,000 of them (about as many as the 1 MiB input cap holds) a 4- or
 /// 8-state search peaked at 1.17 GB, because each one's launch init was an

@@ -214,8 +214,13 @@ pub(crate) fn pinned_barriers(p: &Program) -> Vec<bool> {
 pub(crate) fn mixed_waits(p: &Program) -> Vec<bool> {
     let nb = p.barriers.len();
     let mut out = vec![false; nb];
+    // Per barrier, the last thread (plus one) seen to reach a token wait
+    // on it, and a wait of another form: marks of earlier threads are
+    // stale, so no per-thread table of every barrier is cleared (that was
+    // quadratic, issue 33).
+    let (mut token, mut other) = (vec![0usize; nb], vec![0usize; nb]);
     for (i, t) in p.threads.iter().enumerate() {
-        let (mut token, mut other) = (vec![false; nb], vec![false; nb]);
+        let mark = i + 1;
         for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
             let InstrKind::Barrier {
                 op: BarrierOp::Wait(w),
@@ -227,16 +232,15 @@ pub(crate) fn mixed_waits(p: &Program) -> Vec<bool> {
             };
             for d in sel.decls(&p.groups) {
                 if let Some(b) = t.barriers[d as usize] {
+                    let b = b.index();
                     if w.token.is_some() {
-                        token[b.index()] = true;
+                        token[b] = mark;
                     } else {
-                        other[b.index()] = true;
+                        other[b] = mark;
                     }
+                    out[b] |= token[b] == mark && other[b] == mark;
                 }
             }
-        }
-        for b in 0..nb {
-            out[b] |= token[b] && other[b];
         }
     }
     out

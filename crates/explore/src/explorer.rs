@@ -85,7 +85,15 @@ pub(crate) struct Explorer<'p> {
 }
 
 impl<'p> Explorer<'p> {
-    pub(crate) fn new(p: &'p Program, mut opts: SearchOptions) -> Explorer<'p> {
+    pub(crate) fn new(p: &'p Program, opts: SearchOptions) -> Explorer<'p> {
+        Explorer::new_at(p, opts, Instant::now())
+    }
+
+    /// [`Explorer::new`], its limits counted from `start`. The deadline
+    /// counts from before the analyses, which run under the search's
+    /// budget (a huge program once spent minutes there under `--timeout
+    /// 1`, issue 33).
+    pub(crate) fn new_at(p: &'p Program, mut opts: SearchOptions, start: Instant) -> Explorer<'p> {
         if p.has_copies() {
             // FIXME: partial-order reduction's groups and required steps
             // know nothing of copy agents (threads that start when another
@@ -100,8 +108,12 @@ impl<'p> Explorer<'p> {
                 ..Reductions::NONE
             };
         }
-        let sys = std::sync::Arc::new(System::new(p, opts.reductions, opts.liveness));
-        Explorer::with(p, opts, sys, std::sync::Arc::new(par::VisitedSet::new(64)))
+        let budget = std::sync::Arc::new(budget::Budget::new(&opts.limits, start));
+        let sys = std::sync::Arc::new(System::new(p, opts.reductions, opts.liveness, &budget));
+        let mut e = Explorer::with(p, opts, sys, std::sync::Arc::new(par::VisitedSet::new(64)));
+        e.start = start;
+        e.budget = budget;
+        e
     }
 
     /// An explorer with nothing found yet, on given analyses and visited set.
@@ -145,9 +157,7 @@ impl<'p> Explorer<'p> {
             let mut opts = self.opts;
             opts.reductions.por = false;
             drop((search, workers, self));
-            let mut again = Explorer::new(p, opts);
-            again.start = start;
-            again.budget = std::sync::Arc::new(budget::Budget::new(&opts.limits, start));
+            let mut again = Explorer::new_at(p, opts, start);
             again.counter = counter;
             return again.run();
         }

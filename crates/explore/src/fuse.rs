@@ -74,6 +74,7 @@ use crate::system::System;
 use crate::worker::Worker;
 use crate::{Choice, Step};
 use bc_graph::*;
+use std::collections::HashMap;
 
 impl System<'_> {
     /// Whether some thread may still init barrier `b`: one not finished
@@ -435,6 +436,15 @@ pub(crate) fn uniform_thread_counts(p: &Program) -> Vec<Option<i64>> {
 /// masks the order of that arrive and another mask's phase completion is
 /// observable, so those instances are neither sorted nor fused.
 pub(crate) fn lone_masks(p: &Program) -> Vec<bool> {
+    // The mask barriers of each warp: a mask is compared with its warp's
+    // others only (comparing every pair of instances was quadratic in the
+    // program, issue 33).
+    let mut by_warp: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (b, inst) in p.barriers.iter().enumerate() {
+        if let Some(w) = &inst.syncwarp {
+            by_warp.entry(w.warp).or_default().push(b);
+        }
+    }
     p.barriers
         .iter()
         .enumerate()
@@ -442,12 +452,12 @@ pub(crate) fn lone_masks(p: &Program) -> Vec<bool> {
             let Some(w) = &inst.syncwarp else {
                 return true;
             };
-            !p.barriers.iter().enumerate().any(|(o, other)| {
+            !by_warp[&w.warp].iter().any(|&o| {
                 o != b
-                    && other
+                    && p.barriers[o]
                         .syncwarp
                         .as_ref()
-                        .is_some_and(|x| x.warp == w.warp && x.named.iter().any(|t| w.named.contains(t)))
+                        .is_some_and(|x| x.named.iter().any(|t| w.named.contains(t)))
             })
         })
         .collect()
@@ -465,10 +475,18 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
     // is not a constant).
     let mut inits: Vec<Option<Vec<i64>>> = vec![Some(Vec::new()); nb];
     let mut arrivers = vec![0i64; nb];
+    // Per instance, the last thread (plus one) that arrives on it and that
+    // waits on it, and the instances the current thread touches: no table
+    // of every instance per thread (quadratic, issue 33).
+    let (mut arrives_on, mut waits_on) = (vec![0usize; nb], vec![0usize; nb]);
+    let mut touched: Vec<usize> = Vec::new();
+    // Per (code, declarations), the declarations the alternation analysis
+    // below rejects: computed once per code, not per thread.
+    let mut alternation: HashMap<(usize, usize), (Vec<usize>, Vec<usize>)> = HashMap::new();
     for (ti, t) in p.threads.iter().enumerate() {
         let code = &p.codes[t.code.index()];
-        let mut arrives_on = vec![false; nb];
-        let mut waits_on = vec![false; nb];
+        let mark = ti + 1;
+        touched.clear();
         for ins in bc_graph::classes::live_instrs(p, ThreadId(ti as u32)) {
             let InstrKind::Barrier { op, sel, .. } = &ins.kind else {
                 continue;
@@ -495,9 +513,12 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
             let Some(b) = t.barriers[d as usize].map(|b| b.index()) else {
                 continue;
             };
+            if matches!(op, BarrierOp::Arrive(_) | BarrierOp::Wait(_)) && arrives_on[b] != mark && waits_on[b] != mark {
+                touched.push(b);
+            }
             match op {
                 BarrierOp::Arrive(a) => {
-                    arrives_on[b] = true;
+                    arrives_on[b] = mark;
                     // A thread-counted arrive without a count
                     // (`__syncthreads`) counts the whole block, like a
                     // plain arrive; with one it sets the phase's count,
@@ -512,7 +533,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
                     }
                 }
                 BarrierOp::Wait(w) => {
-                    waits_on[b] = true;
+                    waits_on[b] = mark;
                     if w.parity.is_some() || w.poll {
                         ok[b] = false;
                     }
@@ -536,52 +557,21 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
                 BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => ok[b] = false,
             }
         }
-        for (b, on) in arrives_on.iter().enumerate() {
-            if *on {
+        for &b in &touched {
+            if arrives_on[b] == mark {
                 arrivers[b] += 1;
-            } else if waits_on[b] {
+            } else if waits_on[b] == mark {
                 // A waiter that never arrives: phases do not wait for it.
                 ok[b] = false;
             }
         }
-        // Alternation: no arrive on a declaration is reachable from an
-        // arrive on it without a wait on it in between (a forward
-        // may-analysis of "arrived since the last wait" per declaration).
         let nd = t.barriers.len();
-        let len = code.instrs.len();
-        let mut armed = vec![vec![false; nd]; len + 1];
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for pc in 0..len {
-                let mut out = armed[pc].clone();
-                if let InstrKind::Barrier {
-                    op,
-                    sel: BarrierSel::Decl(d),
-                    ..
-                } = &code.instrs[pc].kind
-                {
-                    let d = *d as usize;
-                    match op {
-                        BarrierOp::Arrive(_) => {
-                            if let (true, Some(b)) = (out[d], t.barriers[d]) {
-                                ok[b.index()] = false;
-                            }
-                            out[d] = true;
-                        }
-                        BarrierOp::Wait(_) => out[d] = false,
-                        _ => {}
-                    }
-                }
-                for succ in code.successors(pc as u32) {
-                    let target = &mut armed[succ as usize];
-                    for (x, y) in target.iter_mut().zip(&out) {
-                        if *y && !*x {
-                            *x = true;
-                            changed = true;
-                        }
-                    }
-                }
+        let (rearmed, armed_at_end) = alternation
+            .entry((t.code.index(), nd))
+            .or_insert_with(|| alternation_of(code, nd));
+        for &d in rearmed.iter() {
+            if let Some(b) = t.barriers[d] {
+                ok[b.index()] = false;
             }
         }
         // An end reachable from an arrive with no wait in between: when the
@@ -590,15 +580,10 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
         // an arrive *and* a drop of one thread and one live thread short,
         // and a later phase can complete while another thread still sits at
         // its wait (gfx1250 `s_barrier_signal -1` at a wave's end).
-        for (pc, at) in armed.iter().enumerate() {
-            if pc < len && !matches!(code.instrs[pc].kind, InstrKind::Exit) {
-                continue;
-            }
-            for (d, &on) in at.iter().enumerate() {
-                if let (true, Some(b)) = (on, t.barriers[d]) {
-                    if p.barriers[b.index()].dropped_at_end_by(ThreadId(ti as u32)) {
-                        ok[b.index()] = false;
-                    }
+        for &d in armed_at_end.iter() {
+            if let Some(b) = t.barriers[d] {
+                if p.barriers[b.index()].dropped_at_end_by(ThreadId(ti as u32)) {
+                    ok[b.index()] = false;
                 }
             }
         }
@@ -616,6 +601,61 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
     }
     let inited = inits.iter().map(|v| v.as_ref().is_none_or(|v| !v.is_empty())).collect();
     (ok, inited)
+}
+
+/// Alternation (for [`lockstep_barriers`]): no arrive on a declaration is
+/// reachable from an arrive on it without a wait on it in between (a
+/// forward may-analysis of "arrived since the last wait" per declaration,
+/// over `code` with `nd` declarations). Returns the declarations an arrive
+/// reaches again with no wait between, and those an end (an `exit` or the
+/// end of the code) is reached on with an arrive not waited for.
+fn alternation_of(code: &Code, nd: usize) -> (Vec<usize>, Vec<usize>) {
+    let len = code.instrs.len();
+    let mut armed = vec![vec![false; nd]; len + 1];
+    let mut rearmed = vec![false; nd];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for pc in 0..len {
+            let mut out = armed[pc].clone();
+            if let InstrKind::Barrier {
+                op,
+                sel: BarrierSel::Decl(d),
+                ..
+            } = &code.instrs[pc].kind
+            {
+                let d = *d as usize;
+                match op {
+                    BarrierOp::Arrive(_) => {
+                        rearmed[d] |= out[d];
+                        out[d] = true;
+                    }
+                    BarrierOp::Wait(_) => out[d] = false,
+                    _ => {}
+                }
+            }
+            for succ in code.successors(pc as u32) {
+                let target = &mut armed[succ as usize];
+                for (x, y) in target.iter_mut().zip(&out) {
+                    if *y && !*x {
+                        *x = true;
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    let mut at_end = vec![false; nd];
+    for (pc, at) in armed.iter().enumerate() {
+        if pc < len && !matches!(code.instrs[pc].kind, InstrKind::Exit) {
+            continue;
+        }
+        for (e, &on) in at_end.iter_mut().zip(at) {
+            *e |= on;
+        }
+    }
+    let list = |v: Vec<bool>| v.iter().enumerate().filter(|(_, &x)| x).map(|(d, _)| d).collect();
+    (list(rearmed), list(at_end))
 }
 
 /// Per barrier instance, whether its arrives may be fused (see

@@ -83,7 +83,7 @@ const WALK_BUDGET: usize = 4096;
 pub(crate) fn phase_counted_barriers(p: &Program, sortable: &[bool]) -> Vec<bool> {
     let mut out: Vec<bool> = sortable.to_vec();
     for (i, b) in p.barriers.iter().enumerate() {
-        if (0..p.threads.len()).any(|t| b.dropped_at_end_by(ThreadId(t as u32))) {
+        if b.dropped_at_end_by_some(p.threads.len()) {
             out[i] = false;
         }
     }

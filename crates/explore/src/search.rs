@@ -251,8 +251,18 @@ impl<'p> Explorer<'p> {
     /// record (the state count and the state graph) and the workers, whose
     /// findings the caller absorbs.
     pub(crate) fn search(&mut self) -> (Stop, Search, Vec<Explorer<'p>>) {
+        // A limit the analyses met (`System::new`) stops the search before
+        // its first state; building that state is checked too.
+        if let Some(why) = self.budget.check() {
+            return (why, Search::default(), Vec::new());
+        }
         let mut init = State::initial(self.p);
         for t in 0..self.p.threads.len() {
+            if t % 64 == 63 {
+                if let Some(why) = self.budget.check() {
+                    return (why, Search::default(), Vec::new());
+                }
+            }
             self.sys.run_local(&mut init, t, &mut self.worker);
         }
         self.flush_pending(&init, &[]);

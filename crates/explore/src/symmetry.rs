@@ -48,15 +48,26 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
     // warp barrier instances, which `barriers` compares. Per thread, once:
     // every mask of the program names it or not, not only those it holds
     // (another lane's mask may name it: a mask that depends on the lane).
-    let named_by: Vec<Vec<bool>> = (0..p.threads.len())
-        .map(|r| {
-            (p.barriers.iter())
-                .filter_map(|b| b.syncwarp.as_ref())
-                .map(|w| w.named.contains(&ThreadId(r as u32)))
-                .collect()
-        })
+    let named_by: Vec<Vec<bc_graph::BarrierId>> = (0..p.threads.len())
+        .map(|r| p.masks_naming(ThreadId(r as u32)).collect())
         .collect();
     let mut classes: Vec<(Vec<usize>, usize)> = Vec::new();
+    // The classes whose representative agrees with a thread on the fields
+    // `same` compares by equality, in the order they were opened: a
+    // thread is compared with those only (a search of every class made
+    // this quadratic in the threads, issue 33).
+    type Key<'a> = (
+        u32,
+        u32,
+        Option<u32>,
+        bool,
+        u64,
+        &'a [i64],
+        &'a [bc_graph::BarrierId],
+        &'a [Option<bc_graph::BarrierId>],
+        &'a [Option<bc_graph::LocId>],
+    );
+    let mut buckets: rustc_hash::FxHashMap<Key, Vec<usize>> = Default::default();
     for (t, info) in p.threads.iter().enumerate() {
         let code = &p.codes[info.code.index()];
         // A thread whose code reads builtins stays interchangeable with
@@ -66,7 +77,7 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         // own), is interchangeable with none.
         let eligible = info.kind == ThreadKind::Device
             && !p.asserts.iter().any(|a| names_thread(&a.cond, t as u32))
-            && !p.copy_pools.iter().any(|c| c.issuer.index() == t);
+            && !p.copy_issuer(ThreadId(t as u32));
         if !eligible {
             continue;
         }
@@ -99,9 +110,24 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
                 && o.barriers == info.barriers
                 && o.locs == info.locs
         };
-        match classes.iter_mut().find(|(_, rep)| same(*rep)) {
-            Some((members, _)) => members.push(t),
-            None => classes.push((vec![t], t)),
+        let key: Key = (
+            info.block,
+            info.cluster,
+            info.kernel,
+            info.cooperative,
+            info.warp_lanes,
+            &signature[t],
+            &named_by[t],
+            &info.barriers,
+            &info.locs,
+        );
+        let bucket = buckets.entry(key).or_default();
+        match bucket.iter().find(|&&c| same(classes[c].1)) {
+            Some(&c) => classes[c].0.push(t),
+            None => {
+                bucket.push(classes.len());
+                classes.push((vec![t], t));
+            }
         }
     }
     classes.into_iter().map(|(m, _)| m).filter(|m| m.len() > 1).collect()

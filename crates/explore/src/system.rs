@@ -16,7 +16,10 @@ pub(crate) struct Choice {
 }
 
 /// What the explorer computes once per program, before the search, and
-/// shares with its workers (read-only).
+/// shares with its workers (read-only). The default (nothing computed)
+/// stands in for analyses a limit stopped: the search then stops before
+/// its first state.
+#[derive(Default)]
 pub(crate) struct Analyses {
     /// The aligned-barrier rule can fire (`symmetry::aligned_rule_live`):
     /// phase completions check it only then.
@@ -116,10 +119,18 @@ pub(crate) struct System<'p> {
 impl<'p> System<'p> {
     /// The system of `p` under `reductions`; `graph`: the search records
     /// its state graph where the program has loops.
-    pub(crate) fn new(p: &'p Program, reductions: Reductions, graph: bool) -> System<'p> {
+    /// The analyses run under the search's `budget`: at its deadline or
+    /// memory bound they stop, the budget is halted, and the search stops
+    /// before its first state (docs/reliability.md, "Setup").
+    pub(crate) fn new(
+        p: &'p Program,
+        reductions: Reductions,
+        graph: bool,
+        budget: &crate::budget::Budget,
+    ) -> System<'p> {
         System {
             p,
-            an: Analyses::new(p, &reductions, graph),
+            an: Analyses::new(p, &reductions, graph, budget).unwrap_or_default(),
             reductions,
         }
     }
@@ -160,8 +171,17 @@ impl Analyses {
     /// The analyses of `p`, for a search with `reductions`.
     /// `graph`: the search records its state graph where a program has
     /// loops (the liveness analysis is on).
-    pub(crate) fn new(p: &Program, reductions: &Reductions, graph: bool) -> Analyses {
+    /// Checks `budget` between analyses (each is near-linear in the
+    /// program: issue 33), and ends with the stop it reports.
+    pub(crate) fn new(
+        p: &Program,
+        reductions: &Reductions,
+        graph: bool,
+        budget: &crate::budget::Budget,
+    ) -> Result<Analyses, crate::Stop> {
+        budget.go_on()?;
         let (lockstep, inited) = fuse::lockstep_barriers(p);
+        budget.go_on()?;
         // Sorting and arrive fusion read lockstep statically: not for a
         // barrier a thread inits (wait fusion checks that no init can
         // still come, `System::init_pending`).
@@ -185,9 +205,11 @@ impl Analyses {
         } else {
             vec![false; p.barriers.len()]
         };
+        budget.go_on()?;
         let finite = p.threads.iter().all(|t| p.codes[t.code.index()].terminates());
         // A program with loops needs its state graph to tell whether the
         // reduced search met a cycle (`por.rs`): no reduction without it.
+        budget.go_on()?;
         let groups = if reductions.por && (finite || graph) {
             let g = crate::por::groups(p);
             if g.iter().any(|&x| x != g[0]) {
@@ -198,6 +220,7 @@ impl Analyses {
         } else {
             Vec::new()
         };
+        budget.go_on()?;
         let fused_arrives = if reductions.fuse {
             // Not where a transaction count decides which member
             // completes a phase (an arrive and a complete_tx do not
@@ -207,11 +230,13 @@ impl Analyses {
         } else {
             vec![false; p.barriers.len()]
         };
+        budget.go_on()?;
         let phase_counted = if reductions.por && finite {
             crate::required::phase_counted_barriers(p, &sortable)
         } else {
             vec![false; p.barriers.len()]
         };
+        budget.go_on()?;
         let mut walk_class: Vec<usize> = (0..p.threads.len()).collect();
         if phase_counted.iter().any(|&x| x) {
             for class in symmetry::classes(p) {
@@ -220,9 +245,11 @@ impl Analyses {
                 }
             }
         }
+        budget.go_on()?;
         let mut droppable: Vec<bool> = (p.barriers.iter())
-            .map(|inst| (0..p.threads.len()).any(|t| inst.dropped_at_end_by(ThreadId(t as u32))))
+            .map(|inst| inst.dropped_at_end_by_some(p.threads.len()))
             .collect();
+        budget.go_on()?;
         let mut parity_only = vec![true; p.barriers.len()];
         Self::for_each_barrier_op(p, |op, _, sel, b| match op {
             BarrierOp::Drop => droppable[b.index()] = true,
@@ -231,32 +258,29 @@ impl Analyses {
             }
             _ => {}
         });
+        budget.go_on()?;
         let parity_barriers = Self::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some()));
+        budget.go_on()?;
         let tokens = Self::barriers_where(p, |op, result| {
             matches!(op, BarrierOp::Wait(w) if w.token.is_some()) || matches!(result, Some(BarrierResult::Token(_)))
         });
         // Phase numbers matter to tokens, and their parity to parity waits.
         let token_barriers = tokens.iter().zip(&parity_barriers).map(|(&t, &p)| t || p).collect();
-        Analyses {
-            aligned: symmetry::aligned_rule_live(p),
-            parity_only,
-            droppable,
-            phase_counted,
-            walk_class,
-            must_end: fuse::must_end(p),
-            may_end: fuse::may_end(p),
-            fused_arrives,
-            groups,
-            parity_barriers,
-            reach_barriers: compact::reachable_barriers(p),
-            reach_parity: compact::reachable_parity_waits(p),
-            reach_accesses: compact::reachable_accesses(p, false),
-            plain_writes: compact::reachable_accesses(p, true),
-            finite,
-            lockstep,
-            inited,
-            sortable_after_init,
-            reach_inits: compact::reachable_decls(p, p.threads.first().map_or(0, |t| t.barriers.len()), |kind, acc| {
+        budget.go_on()?;
+        let must_end = fuse::must_end(p);
+        budget.go_on()?;
+        let may_end = fuse::may_end(p);
+        budget.go_on()?;
+        let reach_barriers = compact::reachable_barriers(p);
+        budget.go_on()?;
+        let reach_parity = compact::reachable_parity_waits(p);
+        budget.go_on()?;
+        let reach_accesses = compact::reachable_accesses(p, false);
+        budget.go_on()?;
+        let plain_writes = compact::reachable_accesses(p, true);
+        budget.go_on()?;
+        let reach_inits =
+            compact::reachable_decls(p, p.threads.first().map_or(0, |t| t.barriers.len()), |kind, acc| {
                 if let InstrKind::Barrier {
                     op: BarrierOp::Init(_),
                     sel,
@@ -267,25 +291,52 @@ impl Analyses {
                         acc[d as usize] = true;
                     }
                 }
-            }),
-            pinned: compact::pinned_barriers(p),
-            mixed_waits: compact::mixed_waits(p),
+            });
+        budget.go_on()?;
+        let pinned = compact::pinned_barriers(p);
+        budget.go_on()?;
+        let mixed_waits = compact::mixed_waits(p);
+        budget.go_on()?;
+        // The liveness analysis reads the state graph per thread index,
+        // and symmetry renames threads from state to state: a cycle
+        // could then look fair (each index steps) where one thread
+        // starves, or unfair where every thread steps. Off wherever
+        // that analysis runs (a program that may loop forever).
+        let sym_classes = if reductions.symmetry && (finite || !graph) {
+            symmetry::classes(p)
+        } else {
+            Vec::new()
+        };
+        budget.go_on()?;
+        Ok(Analyses {
+            aligned: symmetry::aligned_rule_live(p),
+            parity_only,
+            droppable,
+            phase_counted,
+            walk_class,
+            must_end,
+            may_end,
+            fused_arrives,
+            groups,
+            parity_barriers,
+            reach_barriers,
+            reach_parity,
+            reach_accesses,
+            plain_writes,
+            finite,
+            lockstep,
+            inited,
+            sortable_after_init,
+            reach_inits,
+            pinned,
+            mixed_waits,
             sortable,
             isolated,
             segmented,
-            // The liveness analysis reads the state graph per thread index,
-            // and symmetry renames threads from state to state: a cycle
-            // could then look fair (each index steps) where one thread
-            // starves, or unfair where every thread steps. Off wherever
-            // that analysis runs (a program that may loop forever).
-            sym_classes: if reductions.symmetry && (finite || !graph) {
-                symmetry::classes(p)
-            } else {
-                Vec::new()
-            },
+            sym_classes,
             token_barriers,
             tokens,
-        }
+        })
     }
 
     /// Calls `f` with every barrier instruction of every thread and each

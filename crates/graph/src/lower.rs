@@ -58,7 +58,12 @@ pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diag
         .program(lit)
         .map(|p| crate::copies::add_copy_agents(p, &l.copy_sites))
         .map(with_fence_events)
-        .map(with_held_barriers);
+        .map(with_held_barriers)
+        .map(|mut p| {
+            // Whatever lowering asked before the program was complete.
+            p.index = Default::default();
+            p
+        });
     l.diags.sort_by_key(|d| d.span.map(|s| s.start));
     match program {
         Some(p) if l.diags.is_empty() => Ok(p),
@@ -804,6 +809,7 @@ impl Lowerer<'_> {
             copy_first_decl: 0,
             copy_first_code: 0,
             fence_events: false,
+            index: Default::default(),
         })
     }
 

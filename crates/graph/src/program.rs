@@ -49,6 +49,16 @@ impl BarrierInstance {
     pub fn dropped_at_end_by(&self, t: ThreadId) -> bool {
         self.exit_drops && self.syncwarp.as_ref().is_none_or(|w| w.named.contains(&t))
     }
+    /// Whether some thread of a program of `threads` threads drops this
+    /// barrier when it ends: [`BarrierInstance::dropped_at_end_by`] for
+    /// some thread, without asking each.
+    pub fn dropped_at_end_by_some(&self, threads: usize) -> bool {
+        self.exit_drops
+            && match &self.syncwarp {
+                None => threads > 0,
+                Some(w) => w.named.iter().any(|t| t.index() < threads),
+            }
+    }
 }
 
 pub use bc_models::BarrierProps;
@@ -744,6 +754,62 @@ pub struct Program {
     /// or some arrive is relaxed ([`ArriveSpec::relaxed`]), and the program
     /// has plain accesses, which the race rule judges.
     pub fence_events: bool,
+    /// Per-thread and per-barrier lookups built once, on first use
+    /// ([`ProgramIndex`]): the setup analyses ask them per thread and per
+    /// instance, and a scan of every barrier or copy pool for each made
+    /// setup quadratic (issue 33).
+    pub(crate) index: std::sync::OnceLock<Box<ProgramIndex>>,
+}
+
+/// Lookups over a [`Program`] that would otherwise scan every barrier
+/// instance or copy pool per question (built once, lazily: the program
+/// is complete by the time anything asks).
+#[derive(Clone, Debug, Default)]
+pub struct ProgramIndex {
+    /// Per thread, the `__syncwarp` mask barriers naming it, ascending.
+    masks_naming: Vec<Vec<BarrierId>>,
+    /// Per thread, whether it is an agent that performs copies.
+    copy_performer: Vec<bool>,
+    /// Per thread, whether it issues copies (has a copy pool).
+    copy_issuer: Vec<bool>,
+    /// Per barrier instance, whether it is a copy agent's start barrier.
+    copy_start: Vec<bool>,
+    /// The copy pool of each (issuer, site).
+    copy_pool: std::collections::HashMap<(u32, u32), usize>,
+}
+
+impl ProgramIndex {
+    fn build(p: &Program) -> ProgramIndex {
+        let mut ix = ProgramIndex {
+            masks_naming: vec![Vec::new(); p.threads.len()],
+            copy_performer: vec![false; p.threads.len()],
+            copy_issuer: vec![false; p.threads.len()],
+            copy_start: vec![false; p.barriers.len()],
+            copy_pool: Default::default(),
+        };
+        for (b, inst) in p.barriers.iter().enumerate() {
+            if let Some(w) = &inst.syncwarp {
+                for t in &w.named {
+                    let list = &mut ix.masks_naming[t.index()];
+                    // Barriers come in order: a lane named twice by one
+                    // mask is listed once.
+                    if list.last() != Some(&BarrierId(b as u32)) {
+                        list.push(BarrierId(b as u32));
+                    }
+                }
+            }
+        }
+        for (i, c) in p.copy_pools.iter().enumerate() {
+            ix.copy_pool.entry((c.issuer.0, c.site)).or_insert(i);
+            ix.copy_issuer[c.issuer.index()] = true;
+            let performs = !matches!(p.copy_sites[c.site as usize].kind, CopySite::Arrive { .. });
+            for &(a, s) in &c.agents {
+                ix.copy_performer[a.index()] |= performs;
+                ix.copy_start[s.index()] = true;
+            }
+        }
+        ix
+    }
 }
 
 /// The agents of one thread's copies from one `cp.async.bulk` site. A copy
@@ -802,9 +868,15 @@ impl Program {
     /// The `__syncwarp` mask barriers whose mask names thread `t`'s lane,
     /// held by `t` or not (a mask another lane computed may name it).
     pub fn masks_naming(&self, t: ThreadId) -> impl Iterator<Item = BarrierId> + '_ {
-        (self.barriers.iter().enumerate())
-            .filter(move |(_, b)| b.syncwarp.as_ref().is_some_and(|w| w.named.contains(&t)))
-            .map(|(i, _)| BarrierId(i as u32))
+        self.index().masks_naming[t.index()].iter().copied()
+    }
+    /// The program's lookups, built on first use.
+    pub fn index(&self) -> &ProgramIndex {
+        self.index.get_or_init(|| Box::new(ProgramIndex::build(self)))
+    }
+    /// Whether thread `t` issues asynchronous copies (has agents of its own).
+    pub fn copy_issuer(&self, t: ThreadId) -> bool {
+        self.index().copy_issuer[t.index()]
     }
     pub fn thread(&self, t: ThreadId) -> &ThreadInfo {
         &self.threads[t.index()]
@@ -818,10 +890,7 @@ impl Program {
     /// The agents thread `t` issues copy `site` to (none for a thread that
     /// cannot reach the site).
     pub fn copy_agents(&self, t: ThreadId, site: u32) -> &[(ThreadId, BarrierId)] {
-        self.copy_pools
-            .iter()
-            .find(|c| c.issuer == t && c.site == site)
-            .map_or(&[], |c| &c.agents[..])
+        (self.index().copy_pool.get(&(t.0, site))).map_or(&[], |&i| &self.copy_pools[i].agents[..])
     }
     /// The declaration of the start barrier of agent `k` of copy `site`
     /// (an issuer holds the instances of its agents, an agent its own).
@@ -852,16 +921,13 @@ impl Program {
     }
     /// Whether barrier `b` is the start barrier of a copy agent.
     pub fn is_copy_start(&self, b: BarrierId) -> bool {
-        self.copy_pools.iter().any(|c| c.agents.iter().any(|&(_, s)| s == b))
+        self.index().copy_start[b.index()]
     }
     /// Whether thread `t` is an agent that performs copies (of a
     /// `cp.async.bulk`, `memcpy_async` or `cp.async` site; not an arrive
     /// agent).
     pub fn copy_performer(&self, t: ThreadId) -> bool {
-        self.copy_pools.iter().any(|c| {
-            !matches!(self.copy_sites[c.site as usize].kind, CopySite::Arrive { .. })
-                && c.agents.iter().any(|&(a, _)| a == t)
-        })
+        self.index().copy_performer[t.index()]
     }
     /// Whether the program issues asynchronous copies.
     pub fn has_copies(&self) -> bool {
