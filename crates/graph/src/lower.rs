@@ -106,7 +106,10 @@ fn with_held_barriers(mut p: Program) -> Program {
     let instances: Vec<usize> = p
         .threads
         .iter()
-        .flat_map(|t| held.iter().filter_map(|&d| t.barriers.get(d as usize).copied().flatten()))
+        .flat_map(|t| {
+            held.iter()
+                .filter_map(|&d| t.barriers.get(d as usize).copied().flatten())
+        })
         .map(|b| b.index())
         .collect();
     for b in instances {
