@@ -82,11 +82,9 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     // `cuda/cuda-barrier-stale-token.litmus`), so there the checker's
     // findings are a subset of the explorer's.
     let stale = FindingKind::Ub(UbKind::StalePhase);
-    let token_phase = r
-        .model
-        .as_deref()
-        .and_then(|m| bc_models::lookup(m).ok())
-        .is_some_and(|m| m.rules.has(bc_models::Rule::TokenPhase));
+    let model = r.model.as_deref().and_then(|m| bc_models::lookup(m).ok());
+    let has = |rule| model.as_ref().is_some_and(|m| m.rules.has(rule));
+    let token_phase = has(bc_models::Rule::TokenPhase);
     // `ub(invalid-barrier)`: likewise, the rule checker sees a use after
     // an inval only where executes-before orders the inval before the use
     // and every init of the barrier outside them (`usage.rs`), the
@@ -100,11 +98,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     // execution fixes.
     let abw = FindingKind::Ub(UbKind::ArriveBeforeWait);
     let uninit = FindingKind::Ub(UbKind::UninitializedBarrier);
-    let wait_init = r
-        .model
-        .as_deref()
-        .and_then(|m| bc_models::lookup(m).ok())
-        .is_some_and(|m| m.rules.has(bc_models::Rule::WaitAfterInit));
+    let wait_init = has(bc_models::Rule::WaitAfterInit);
     let one_sided =
         |k: &FindingKind| *k == invalid || *k == abw || (token_phase && *k == stale) || (wait_init && *k == uninit);
     let shared = |k: &&FindingKind| SHARED.contains(k) && !one_sided(k);

@@ -106,14 +106,15 @@ fn run_jobs(text: &str, on: bool, jobs: usize) -> Option<bc_explore::Outcome> {
     .outcome
 }
 
-/// Whether the model the program names enables `rule` (token-phase: the
-/// CUDA models judge stale phases by tokens rather than phase-with;
-/// wait-after-init: they judge waits before an init).
-fn model_has(text: &str, rule: bc_models::Rule) -> bool {
+/// The rules of the model the program names (token-phase: the CUDA models
+/// judge stale phases by tokens rather than phase-with; wait-after-init:
+/// they judge waits before an init).
+fn model_rules(text: &str) -> bc_models::RuleSet {
     text.lines()
         .find_map(|l| l.strip_prefix("model "))
         .and_then(|m| bc_models::lookup(m.trim()).ok())
-        .is_some_and(|m| m.rules.has(rule))
+        .map(|m| m.rules)
+        .unwrap_or_default()
 }
 
 /// Reductions on and off give the same verdict, every explored execution
@@ -160,45 +161,34 @@ fn compare(text: &str) -> Result<(), TestCaseError> {
         // Under token-phase (CUDA) the rule checker sees a stale token
         // only where executes-before fixes it, the explorer in every
         // interleaving: there the checker's stale phases are a subset.
-        let token_phase = model_has(text, bc_models::Rule::TokenPhase);
+        let rules = model_rules(text);
+        let stale = FindingKind::Ub(UbKind::StalePhase);
         // Likewise a wait before any init (wait-after-init), which shares
         // its kind with first-bmo-init: the checker's are a subset.
-        let wait_init = model_has(text, bc_models::Rule::WaitAfterInit);
         let uninit = FindingKind::Ub(UbKind::UninitializedBarrier);
         let shared = |k: &&FindingKind| {
-            shared(k) && !(token_phase && **k == FindingKind::Ub(UbKind::StalePhase)) && !(wait_init && **k == uninit)
+            shared(k)
+                && !(rules.has(bc_models::Rule::TokenPhase) && **k == stale)
+                && !(rules.has(bc_models::Rule::WaitAfterInit) && **k == uninit)
         };
         let op: Vec<_> = full.operational.iter().filter(shared).collect();
         let judged: Vec<_> = full.judged.iter().filter(shared).collect();
         prop_assert_eq!(op, judged, "{}", text);
-        let stale = FindingKind::Ub(UbKind::StalePhase);
-        prop_assert!(
-            !full.judged.contains(&stale) || full.operational.contains(&stale),
-            "the rule checker judged a stale token the explorer did not see\n{}",
-            text
-        );
-        // arrive-before-wait: the explorer goes by the interleaving (a wait
-        // that took the phase before the reuse), the checker reports only
-        // where the execution fixes it.
+        // The kinds the checker reports only where the execution fixes
+        // them, the explorer in every interleaving: a stale token, an
+        // arrive-before-wait (the explorer goes by a wait that took the
+        // phase before the reuse), a wait before any init, a use after an
+        // inval. The checker's are a subset.
         let abw = FindingKind::Ub(UbKind::ArriveBeforeWait);
-        prop_assert!(
-            !full.judged.contains(&abw) || full.operational.contains(&abw),
-            "the rule checker judged an arrive-before-wait the explorer did not see\n{}",
-            text
-        );
-        prop_assert!(
-            !full.judged.contains(&uninit) || full.operational.contains(&uninit),
-            "the rule checker judged an uninitialized barrier the explorer did not see\n{}",
-            text
-        );
-        // invalid-barrier: the checker sees a use after an inval only where
-        // executes-before fixes it, the explorer in every interleaving.
         let invalid = FindingKind::Ub(UbKind::InvalidBarrier);
-        prop_assert!(
-            !full.judged.contains(&invalid) || full.operational.contains(&invalid),
-            "the rule checker judged a use of an invalidated barrier the explorer did not see\n{}",
-            text
-        );
+        for k in [stale, abw, uninit, invalid] {
+            prop_assert!(
+                !full.judged.contains(&k) || full.operational.contains(&k),
+                "the rule checker judged {} where the explorer did not\n{}",
+                k,
+                text
+            );
+        }
     }
     Ok(())
 }
