@@ -404,21 +404,26 @@ impl System<'_> {
     /// threads of its scope reached while the others never will (CUDA
     /// guide, "Synchronization Functions").
     pub(crate) fn divergent_barrier_stuck(&self, s: &State, stuck_waits: &[usize], w: &mut Worker) {
-        for &t in stuck_waits {
-            if let Some(InstrKind::Barrier { sel, .. }) =
-                self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
-            {
-                if let Some(b) = self.resolve(s, t, *sel) {
-                    if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.is_block_wide()) {
-                        let msg = format!(
-                            "{} is reached by only some threads of its scope",
-                            self.p.barriers[b].name
-                        );
-                        self.violated(Rule::DivergentBarrier, msg, w);
-                    }
-                }
+        for b in self.stuck_barriers(s, stuck_waits) {
+            if self.p.barriers[b].props.uniform && s.bars[b].open.as_ref().is_some_and(|p| p.is_block_wide()) {
+                let msg = format!(
+                    "{} is reached by only some threads of its scope",
+                    self.p.barriers[b].name
+                );
+                self.violated(Rule::DivergentBarrier, msg, w);
             }
         }
+    }
+
+    /// The barrier each of the waits `stuck_waits` (threads at a wait in
+    /// `s`) waits on, in their order.
+    fn stuck_barriers<'a>(&'a self, s: &'a State, stuck_waits: &'a [usize]) -> impl Iterator<Item = usize> + 'a {
+        stuck_waits.iter().filter_map(move |&t| {
+            match self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind) {
+                Some(InstrKind::Barrier { sel, .. }) => self.resolve(s, t, *sel),
+                _ => None,
+            }
+        })
     }
 
     /// syncwarp-mask, for waits stuck for good (at an end state, or
@@ -430,15 +435,7 @@ impl System<'_> {
     /// with a wait stuck on them are judged, because in a fair cycle any
     /// other open phase may still complete (issue 39).
     pub(crate) fn syncwarp_left_open(&self, s: &State, stuck_waits: &[usize], w: &mut Worker) {
-        let mut bars: Vec<usize> = stuck_waits
-            .iter()
-            .filter_map(
-                |&t| match self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind) {
-                    Some(InstrKind::Barrier { sel, .. }) => self.resolve(s, t, *sel),
-                    _ => None,
-                },
-            )
-            .collect();
+        let mut bars: Vec<usize> = self.stuck_barriers(s, stuck_waits).collect();
         bars.sort_unstable();
         bars.dedup();
         for b in bars {
