@@ -18,6 +18,12 @@ props RUNS="3" CASES="1000":
 ci:
     bash .ci/run
 
+# The explorer's floors (docs/ARCHITECTURE.md, "The explore crate, floor by
+# floor"): prints the import arrows between floors and fails on an arrow up
+# a floor, a reduction importing another, a circle or a file of 900 lines.
+layers:
+    cargo test --release -p bc-explore --test layers -- --nocapture
+
 # Formatting and lints, as kept on main (clean with warnings denied).
 lint:
     cargo fmt --all --check

@@ -16,113 +16,25 @@
 //! stuck execution to the independent rule checker (`bc-rules`); the two
 //! verdicts are kept apart in [`Outcome`] so tests can compare them.
 
-mod budget;
-mod canon;
-mod choices;
-mod compact;
-mod encode;
-mod eval;
-mod expand;
+mod analysis;
 mod explorer;
-mod fair;
-mod fuse;
-mod jmask;
-pub mod liveness;
-mod options;
-mod outcomes;
-pub mod par;
-mod por;
-mod record;
-mod replay;
-mod required;
-mod rules;
+mod reductions;
 mod search;
+mod semantics;
 mod state;
-mod step;
-mod symmetry;
-mod system;
-pub(crate) mod witness;
-mod worker;
 
-pub use options::{Limits, Reductions, SearchOptions, DEFAULT_MAX_MEMORY, DEFAULT_MAX_STATES};
-pub use outcomes::{OutcomeClass, OutcomeKind, Outcomes};
-pub use search::WORKER_STACK;
-pub(crate) use system::Choice;
+pub use search::driver::WORKER_STACK;
+pub use search::liveness;
+pub use search::outcomes::{OutcomeClass, OutcomeKind, Outcomes};
+pub use state::answer::{Finding, Step, Stop, Witness};
+pub use state::options::{Limits, Reductions, SearchOptions, DEFAULT_MAX_MEMORY, DEFAULT_MAX_STATES};
+pub use state::par;
 
 use bc_graph::Program;
-use bc_syntax::{FindingKind, Span};
-use explorer::Explorer;
+use bc_syntax::FindingKind;
+use search::Explorer;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
-
-/// Why the search ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stop {
-    /// Every reachable state was visited.
-    Exhausted,
-    StateLimit,
-    /// The stored executions grew past the memory budget (a loop that
-    /// performs barrier operations or plain accesses forever: each
-    /// iteration extends the execution, so no state repeats).
-    MemoryLimit,
-    Timeout,
-    /// A thread issued a copy while every agent of its copy site was still
-    /// busy ([`bc_graph::copies::COPY_AGENTS`] and the other pool sizes there): the search cannot run the
-    /// copy without ordering it after another.
-    CopyLimit,
-}
-
-impl Stop {
-    pub fn name(self) -> &'static str {
-        match self {
-            Stop::Exhausted => "exhausted",
-            Stop::StateLimit => "state-limit",
-            Stop::MemoryLimit => "memory-limit",
-            Stop::Timeout => "timeout",
-            Stop::CopyLimit => "copy-limit",
-        }
-    }
-}
-
-/// One visible step of a witness.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Step {
-    pub thread: String,
-    pub span: Span,
-    /// The statement, e.g. `arrive B`.
-    pub text: String,
-    /// What it did, e.g. `B: arrive count 1 of 2`.
-    pub effect: String,
-}
-
-/// A witness execution: the interleaving that reached the finding, and the
-/// execution in formal terms (bmo per barrier, participates-in per wait).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Witness {
-    pub steps: Vec<Step>,
-    /// Per barrier instance with operations: (name, labels of its ops in bmo).
-    pub bmo: Vec<(String, Vec<String>)>,
-    /// Per completed wait: (label of the wait, labels of its participants).
-    pub participates_in: Vec<(String, Vec<String>)>,
-    /// Labels of waits that never complete.
-    pub stuck: Vec<String>,
-    /// Labels of the events the finding is about.
-    pub focus: Vec<String>,
-    /// For a lasso (a fair infinite execution): the step where the cycle
-    /// begins; the steps from there on repeat forever.
-    pub cycle_start: Option<usize>,
-    /// Where the finding is in the source: the statements of the `focus`
-    /// events, else of the stuck waits, else of the violated assertion.
-    /// Empty when none of these exists (the last step is then the place).
-    pub spans: Vec<Span>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finding {
-    pub kind: FindingKind,
-    pub message: String,
-    pub witness: Witness,
-}
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {

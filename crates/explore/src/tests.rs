@@ -1,6 +1,6 @@
 //! Explorer tests that need its internals (fault injection, outcome sets).
 
-use crate::explorer::Explorer;
+use crate::search::Explorer;
 use crate::*;
 use bc_graph::Program;
 
@@ -179,7 +179,7 @@ fn history_rules_decide_by_themselves() {
 /// its block barrier even where the body never names it).
 #[test]
 fn threads_are_grouped_by_the_objects_they_may_touch() {
-    let groups = |text: &str| crate::por::groups(&program(text));
+    let groups = |text: &str| crate::analysis::groups::groups(&program(text));
     let head = "litmus \"g\"\nmodel cuda-sm80\nvar s scope=block\nvar g\n";
     assert_eq!(
         groups(&format!(

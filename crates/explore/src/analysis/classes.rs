@@ -1,0 +1,124 @@
+//! Classes of interchangeable threads (`reductions/symmetry.rs`, module
+//! doc: the same body at the same place, observing the same builtins, named
+//! by no assertion), and whether the aligned-barrier rule can fire at all.
+
+use bc_graph::*;
+
+/// Interchangeable thread classes (each with at least two threads).
+pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
+    fn names_thread(e: &CExpr, t: u32) -> bool {
+        match e {
+            CExpr::ThreadReg(x, _) => x.0 == t,
+            CExpr::Unary(_, x) => names_thread(x, t),
+            CExpr::Binary(_, a, b) => names_thread(a, t) || names_thread(b, t),
+            _ => false,
+        }
+    }
+    let signature: Vec<Vec<i64>> = (0..p.threads.len())
+        .map(|t| bc_graph::classes::builtin_signature(p, ThreadId(t as u32)))
+        .collect();
+    // The aligned-barrier rule compares the instruction sites of a warp's
+    // threads: where it can fire, a class keeps to one warp and one code.
+    let aligned = aligned_rule_live(p);
+    // A lane mask names lanes: whether a mask names a thread decides
+    // whether it may call it (syncwarp-mask), whether the mask's phase
+    // waits for it, and whether its end drops the mask's barrier. Two
+    // threads of one warp that every mask of their warp names alike are
+    // interchangeable (the masks a thread uses are builtin expressions, in
+    // its signature); a renaming within such a class maps each mask's
+    // named lanes onto themselves. Otherwise a warp is only a place for
+    // warp barrier instances, which `barriers` compares. Per thread, once:
+    // every mask of the program names it or not, not only those it holds
+    // (another lane's mask may name it: a mask that depends on the lane).
+    let named_by: Vec<Vec<bc_graph::BarrierId>> = (0..p.threads.len())
+        .map(|r| p.masks_naming(ThreadId(r as u32)).collect())
+        .collect();
+    let mut classes: Vec<(Vec<usize>, usize)> = Vec::new();
+    // The classes whose representative agrees with a thread on the fields
+    // `same` compares by equality, in the order they were opened: a
+    // thread is compared with those only (a search of every class made
+    // this quadratic in the threads, issue 33).
+    type Key<'a> = (
+        u32,
+        u32,
+        Option<u32>,
+        bool,
+        u64,
+        &'a [i64],
+        &'a [bc_graph::BarrierId],
+        &'a [Option<bc_graph::BarrierId>],
+        &'a [Option<bc_graph::LocId>],
+    );
+    let mut buckets: rustc_hash::FxHashMap<Key, Vec<usize>> = Default::default();
+    for (t, info) in p.threads.iter().enumerate() {
+        let code = &p.codes[info.code.index()];
+        // A thread whose code reads builtins stays interchangeable with
+        // those that observe the same values of them (its thread class,
+        // `bc_graph::classes`).
+        // A copy agent, or a thread that issues copies (its agents are its
+        // own), is interchangeable with none.
+        let eligible = info.kind == ThreadKind::Device
+            && !p.asserts.iter().any(|a| names_thread(&a.cond, t as u32))
+            && !p.copy_issuer(ThreadId(t as u32));
+        if !eligible {
+            continue;
+        }
+        // Explicit threads declared with the same body are interchangeable
+        // too, unless a uniform barrier compares instruction sites (sites
+        // name the body).
+        let uniform = info
+            .barriers
+            .iter()
+            .flatten()
+            .any(|b| p.barriers[b.index()].props.uniform);
+        let same = |r: usize| {
+            let o = &p.threads[r];
+            let same_code = o.code == info.code
+                || (!uniform && {
+                    let other = &p.codes[o.code.index()];
+                    other.regs.len() == code.regs.len()
+                        && other.instrs.len() == code.instrs.len()
+                        && other.instrs.iter().zip(&code.instrs).all(|(x, y)| x.kind == y.kind)
+                });
+            same_code
+                && (!aligned || (o.code == info.code && o.warp_id == info.warp_id))
+                && signature[r] == signature[t]
+                && o.block == info.block
+                && o.cluster == info.cluster
+                && o.warp_lanes == info.warp_lanes
+                && named_by[r] == named_by[t]
+                && o.kernel == info.kernel
+                && o.cooperative == info.cooperative
+                && o.barriers == info.barriers
+                && o.locs == info.locs
+        };
+        let key: Key = (
+            info.block,
+            info.cluster,
+            info.kernel,
+            info.cooperative,
+            info.warp_lanes,
+            &signature[t],
+            &named_by[t],
+            &info.barriers,
+            &info.locs,
+        );
+        let bucket = buckets.entry(key).or_default();
+        match bucket.iter().find(|&&c| same(classes[c].1)) {
+            Some(&c) => classes[c].0.push(t),
+            None => {
+                bucket.push(classes.len());
+                classes.push((vec![t], t));
+            }
+        }
+    }
+    classes.into_iter().map(|(m, _)| m).filter(|m| m.len() > 1).collect()
+}
+
+/// Whether the aligned-barrier rule can fire in `p`: the model has it and
+/// some instruction arrives through an `.aligned` form.
+pub(crate) fn aligned_rule_live(p: &Program) -> bool {
+    p.model.rules.has(bc_models::Rule::AlignedBarrier)
+        && (p.codes.iter().flat_map(|c| &c.instrs))
+            .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.aligned))
+}

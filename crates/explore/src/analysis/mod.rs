@@ -1,0 +1,282 @@
+//! The analyses: what the explorer computes once per program, before the
+//! search, as pure functions of the [`Program`] (reach sets, lockstep and
+//! sortable barriers, classes of interchangeable threads, must/may end,
+//! pinned barriers, independent groups, phase-counted barriers), and the
+//! history relations that several reductions and rules read
+//! (`history.rs`: executes-before over a state's history). Nothing here
+//! reads the search or a reduction; the reductions and the transition
+//! system read these.
+
+pub(crate) mod classes;
+pub(crate) mod groups;
+pub(crate) mod history;
+pub(crate) mod lockstep;
+pub(crate) mod ops;
+pub(crate) mod phase_counted;
+pub(crate) mod pinned;
+pub(crate) mod reach;
+pub(crate) mod sortable;
+
+use crate::state::answer::Stop;
+use crate::state::budget::Budget;
+use crate::state::options::Reductions;
+use bc_graph::*;
+use reach::Reach;
+
+/// What the explorer computes once per program, before the search, and
+/// shares with its workers (read-only). The default (nothing computed)
+/// stands in for analyses a limit stopped: the search then stops before
+/// its first state.
+#[derive(Default)]
+pub(crate) struct Analyses {
+    /// The aligned-barrier rule can fire (`classes::aligned_rule_live`):
+    /// phase completions check it only then.
+    pub(crate) aligned: bool,
+    /// Barriers some parity wait uses: their last completed phase is kept
+    /// while a parity wait may take it (`System::collect`).
+    pub(crate) parity_barriers: Vec<bool>,
+    /// Barriers every wait on which is a parity wait (through its
+    /// declaration: no joined-group selector may reach the barrier), so
+    /// that no wait can take a completed phase but the last.
+    pub(crate) parity_only: Vec<bool>,
+    /// Per code and pc: the barrier declarations a parity wait reachable
+    /// from there waits on.
+    pub(crate) reach_parity: Reach,
+    /// Per barrier instance, whether its phases are kept sorted (canon.rs).
+    pub(crate) sortable: Vec<bool>,
+    /// Sortable barriers no thread shares with another barrier (canon.rs):
+    /// their phases sort without executes-before.
+    pub(crate) isolated: Vec<bool>,
+    /// Sortable barriers with transaction operations: only the runs of
+    /// plain arrivals between the other members are sorted (canon.rs).
+    pub(crate) segmented: Vec<bool>,
+    /// Classes of interchangeable threads (symmetry.rs).
+    pub(crate) sym_classes: Vec<Vec<usize>>,
+    /// Barriers whose phase numbers matter (tokens, parity).
+    pub(crate) token_barriers: Vec<bool>,
+    /// Barriers of tokens: an arrive returns one, or a wait takes one
+    /// (their phase numbers matter whole, not only their parity).
+    pub(crate) tokens: Vec<bool>,
+    /// Barriers whose history is never forgotten: token barriers when a
+    /// token may reach memory (compact.rs).
+    pub(crate) pinned: Vec<bool>,
+    /// Barriers some thread waits on both with a token and by parity or
+    /// plainly (`pinned::mixed_waits`; pinned too).
+    pub(crate) mixed_waits: Vec<bool>,
+    /// Barriers some thread may drop: an explicit drop, or its end
+    /// (arrive-then-drop can judge their arrives; compaction).
+    pub(crate) droppable: Vec<bool>,
+    /// Barriers whose completed waits may be fused (fuse.rs).
+    pub(crate) lockstep: Vec<bool>,
+    /// Barriers a thread inits: lockstep (wait fusion) only once no init
+    /// can come (`System::init_pending`).
+    pub(crate) inited: Vec<bool>,
+    /// Barriers a thread inits whose phases are sorted once no init can
+    /// come (`System::sorted_now`).
+    pub(crate) sortable_after_init: Vec<bool>,
+    /// Per code and pc: the barrier declarations an init reachable from
+    /// there initializes.
+    pub(crate) reach_inits: Reach,
+    /// Barriers whose arrives may be fused (fuse.rs, "Arrive fusion"):
+    /// lockstep and sorted, no arrive returns isfirst, in a program whose
+    /// every execution is finite.
+    pub(crate) fused_arrives: Vec<bool>,
+    /// Per code and pc: every run of local steps from there ends the
+    /// thread (fuse.rs `must_end`).
+    pub(crate) must_end: Vec<Vec<bool>>,
+    /// Per code and pc: some run of local steps from there ends the
+    /// thread (required.rs).
+    pub(crate) may_end: Vec<Vec<bool>>,
+    /// Per code and pc: the barrier declarations the thread may still
+    /// operate on from there (history compaction).
+    pub(crate) reach_barriers: Reach,
+    /// Per code and pc: the location declarations the thread may still
+    /// access with a plain access from there (history compaction, access
+    /// fusion).
+    pub(crate) reach_accesses: Reach,
+    /// Per code and pc: the location declarations the thread may still
+    /// write with a plain access from there (access fusion, fuse.rs).
+    pub(crate) plain_writes: Reach,
+    /// Every thread's body ends (no `await`, no loop but `repeat`): every
+    /// execution is finite, so the state graph has no cycle, there is no
+    /// fair cycle to look for and no graph to record.
+    pub(crate) finite: bool,
+    /// Phase-counted barriers (`required.rs`), where partial-order
+    /// reduction is on and every execution is finite; else none.
+    pub(crate) phase_counted: Vec<bool>,
+    /// Per thread, a number shared by the threads that walk alike from
+    /// equal pcs and registers (`required.rs`): its symmetry class's
+    /// first thread, or its own index.
+    pub(crate) walk_class: Vec<usize>,
+    /// Per thread, its independent group (`por.rs`), where the reduction
+    /// applies (on, more than one group, and every execution finite or the
+    /// state graph recorded); else empty.
+    pub(crate) groups: Vec<u32>,
+}
+
+impl Analyses {
+    /// The analyses of `p`, for a search with `reductions`.
+    /// `graph`: the search records its state graph where a program has
+    /// loops (the liveness analysis is on).
+    /// Checks `budget` between analyses (each is near-linear in the
+    /// program: issue 33), and ends with the stop it reports.
+    pub(crate) fn new(p: &Program, reductions: &Reductions, graph: bool, budget: &Budget) -> Result<Analyses, Stop> {
+        budget.go_on()?;
+        let (lockstep, inited) = lockstep::lockstep_barriers(p);
+        budget.go_on()?;
+        // Sorting and arrive fusion read lockstep statically: not for a
+        // barrier a thread inits (wait fusion checks that no init can
+        // still come, `System::init_pending`).
+        let static_lockstep: Vec<bool> = lockstep.iter().zip(&inited).map(|(&l, &i)| l && !i).collect();
+        let (sortable, isolated, mut segmented) = if reductions.canonical {
+            sortable::sortable_barriers(p, &static_lockstep)
+        } else {
+            let none = vec![false; p.barriers.len()];
+            (none.clone(), none.clone(), none)
+        };
+        // Sortable once no init can come: the phases after the last init
+        // are those of a lockstep barrier (`System::sorted_now`).
+        let sortable_after_init: Vec<bool> = if reductions.canonical && inited.iter().any(|&i| i) {
+            let (relaxed, _, relaxed_segmented) = sortable::sortable_barriers(p, &lockstep);
+            for (g, r) in segmented.iter_mut().zip(&relaxed_segmented) {
+                *g |= *r;
+            }
+            (0..p.barriers.len())
+                .map(|b| inited[b] && relaxed[b] && !sortable[b])
+                .collect()
+        } else {
+            vec![false; p.barriers.len()]
+        };
+        budget.go_on()?;
+        let finite = p.threads.iter().all(|t| p.codes[t.code.index()].terminates());
+        // A program with loops needs its state graph to tell whether the
+        // reduced search met a cycle (`por.rs`): no reduction without it.
+        budget.go_on()?;
+        let groups = if reductions.por && (finite || graph) {
+            let g = groups::groups(p);
+            if g.iter().any(|&x| x != g[0]) {
+                g
+            } else {
+                Vec::new()
+            }
+        } else {
+            Vec::new()
+        };
+        budget.go_on()?;
+        let fused_arrives = if reductions.fuse {
+            // Not where a transaction count decides which member
+            // completes a phase (an arrive and a complete_tx do not
+            // commute).
+            let plain_sorted: Vec<bool> = sortable.iter().zip(&segmented).map(|(&s, &g)| s && !g).collect();
+            lockstep::arrive_fusible_barriers(p, &static_lockstep, &plain_sorted, finite)
+        } else {
+            vec![false; p.barriers.len()]
+        };
+        budget.go_on()?;
+        let phase_counted = if reductions.por && finite {
+            phase_counted::phase_counted_barriers(p, &sortable)
+        } else {
+            vec![false; p.barriers.len()]
+        };
+        budget.go_on()?;
+        let mut walk_class: Vec<usize> = (0..p.threads.len()).collect();
+        if phase_counted.iter().any(|&x| x) {
+            for class in classes::classes(p) {
+                for &t in &class {
+                    walk_class[t] = class[0];
+                }
+            }
+        }
+        budget.go_on()?;
+        let mut droppable: Vec<bool> = (p.barriers.iter())
+            .map(|inst| inst.dropped_at_end_by_some(p.threads.len()))
+            .collect();
+        budget.go_on()?;
+        let mut parity_only = vec![true; p.barriers.len()];
+        ops::for_each_barrier_op(p, |op, _, sel, b| match op {
+            BarrierOp::Drop => droppable[b.index()] = true,
+            BarrierOp::Wait(w) if w.parity.is_none() || !matches!(sel, BarrierSel::Decl(_)) => {
+                parity_only[b.index()] = false
+            }
+            _ => {}
+        });
+        budget.go_on()?;
+        let parity_barriers = ops::barriers_where(p, |op, _| matches!(op, BarrierOp::Wait(w) if w.parity.is_some()));
+        budget.go_on()?;
+        let tokens = ops::barriers_where(p, |op, result| {
+            matches!(op, BarrierOp::Wait(w) if w.token.is_some()) || matches!(result, Some(BarrierResult::Token(_)))
+        });
+        // Phase numbers matter to tokens, and their parity to parity waits.
+        let token_barriers = tokens.iter().zip(&parity_barriers).map(|(&t, &p)| t || p).collect();
+        budget.go_on()?;
+        let must_end = lockstep::must_end(p);
+        budget.go_on()?;
+        let may_end = lockstep::may_end(p);
+        budget.go_on()?;
+        let reach_barriers = reach::reachable_barriers(p);
+        budget.go_on()?;
+        let reach_parity = reach::reachable_parity_waits(p);
+        budget.go_on()?;
+        let reach_accesses = reach::reachable_accesses(p, false);
+        budget.go_on()?;
+        let plain_writes = reach::reachable_accesses(p, true);
+        budget.go_on()?;
+        let reach_inits = reach::reachable_decls(p, p.threads.first().map_or(0, |t| t.barriers.len()), |kind, acc| {
+            if let InstrKind::Barrier {
+                op: BarrierOp::Init(_),
+                sel,
+                ..
+            } = kind
+            {
+                for d in sel.decls(&p.groups) {
+                    acc[d as usize] = true;
+                }
+            }
+        });
+        budget.go_on()?;
+        let pinned = pinned::pinned_barriers(p);
+        budget.go_on()?;
+        let mixed_waits = pinned::mixed_waits(p);
+        budget.go_on()?;
+        // The liveness analysis reads the state graph per thread index,
+        // and symmetry renames threads from state to state: a cycle
+        // could then look fair (each index steps) where one thread
+        // starves, or unfair where every thread steps. Off wherever
+        // that analysis runs (a program that may loop forever).
+        let sym_classes = if reductions.symmetry && (finite || !graph) {
+            classes::classes(p)
+        } else {
+            Vec::new()
+        };
+        budget.go_on()?;
+        Ok(Analyses {
+            aligned: classes::aligned_rule_live(p),
+            parity_only,
+            droppable,
+            phase_counted,
+            walk_class,
+            must_end,
+            may_end,
+            fused_arrives,
+            groups,
+            parity_barriers,
+            reach_barriers,
+            reach_parity,
+            reach_accesses,
+            plain_writes,
+            finite,
+            lockstep,
+            inited,
+            sortable_after_init,
+            reach_inits,
+            pinned,
+            mixed_waits,
+            sortable,
+            isolated,
+            segmented,
+            sym_classes,
+            token_barriers,
+            tokens,
+        })
+    }
+}

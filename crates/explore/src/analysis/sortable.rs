@@ -1,0 +1,74 @@
+//! Which barrier instances keep their phases' members sorted
+//! (`reductions/canon.rs`, module doc: no order-sensitive operation), which
+//! of them are isolated (no thread shares them with another barrier) and
+//! which are sorted by segments (transaction operations).
+
+use bc_graph::*;
+
+/// Per barrier instance, whether its phases may be sorted, whether it is
+/// isolated, and whether it is sorted by segments (it has transaction
+/// operations: see [`System::sort_phases`]) (see the module text).
+pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, Vec<bool>, Vec<bool>) {
+    let nb = p.barriers.len();
+    let mut sortable = vec![true; nb];
+    let mut tx = vec![false; nb];
+    let mut isolated = vec![true; nb];
+    let mut grouped = vec![false; nb];
+    let uniform = crate::analysis::lockstep::uniform_thread_counts(p);
+    let lone = crate::analysis::lockstep::lone_masks(p);
+    for (i, t) in p.threads.iter().enumerate() {
+        let named: Vec<usize> = crate::analysis::groups::barrier_instances(p, i)
+            .iter()
+            .map(|b| b.index())
+            .collect();
+        if named.len() > 1 {
+            for &b in &named {
+                isolated[b] = false;
+            }
+        }
+        for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
+            let InstrKind::Barrier { op, sel, result } = &ins.kind else {
+                continue;
+            };
+            let group = !matches!(sel, BarrierSel::Decl(_));
+            for b in sel.decls(&p.groups).into_iter().filter_map(|d| t.barriers[d as usize]) {
+                let b = b.index();
+                let (tokens_ok, counted_ok) = (lockstep[b], uniform[b].is_some());
+                let plain = match op {
+                    // A thread-counted arrive without a count
+                    // (`__syncthreads`) always counts the whole block: a
+                    // plain arrive.
+                    BarrierOp::Arrive(a) => {
+                        tx[b] |= a.tx.is_some();
+                        (a.set_count.is_none() || (a.count_match && counted_ok))
+                            && (a.mask.is_none() || lone[b])
+                            && a.arrivals.is_none()
+                    }
+                    BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && !w.poll,
+                    BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Init(_) => true,
+                    // Sorted by segments: a transaction operation stays
+                    // where it is.
+                    BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) => {
+                        tx[b] = true;
+                        true
+                    }
+                    BarrierOp::Inval => false,
+                };
+                let token = matches!(result, Some(BarrierResult::Token(_)));
+                grouped[b] |= group;
+                if !plain || (!tokens_ok && token) {
+                    sortable[b] = false;
+                }
+            }
+        }
+    }
+    // A group selector may reach any instance of its group: where that is
+    // not the thread's only instance, the instance stays unsorted.
+    for b in 0..nb {
+        if grouped[b] && !isolated[b] {
+            sortable[b] = false;
+        }
+    }
+    let segmented = (0..nb).map(|b| sortable[b] && tx[b]).collect();
+    (sortable, isolated, segmented)
+}

@@ -1,0 +1,249 @@
+//! Phase-order canonicalization: the arrivals of one phase are kept sorted
+//! by (thread, program order) instead of in the order they happened, so the
+//! N! arrival orders of a phase meet in one state (docs/explorer.md).
+//!
+//! For barrier instances whose operations carry no expected-count update,
+//! count (but one thread count written alike on every arrive of the
+//! instance) or mask key, transaction count or token (tokens are fine on
+//! a lockstep barrier, see fuse.rs; inits are fine: an init is no member
+//! of a phase, and only a phase's contiguous stretch of the bmo is
+//! permuted, so the count it set is met at the same member count; parity
+//! waits read a phase's number and its members as a set), and that no thread reaches
+//! through a joined-barrier group: then every order of a phase's members
+//! gives the same counts and completes at the same member count (no proper
+//! prefix of a phase completes it, whatever its order), and the rules read
+//! the order of a phase's members only through executes-before.
+//!
+//! The order kept is the canonical one among the orders consistent with
+//! executes-before: the least in (thread, program order) of the phase's
+//! linear extensions. On an *isolated* instance - every thread that may
+//! operate on it (its body names it, or its end may drop it) may operate
+//! on no other barrier instance (a program's single barrier; each block's
+//! `__syncthreads` barrier) - no member of a phase executes before another
+//! member of another thread (that would need a wait, by a thread of the
+//! barrier, so on the barrier itself, on a completed phase containing an
+//! operation after the first member, and phases are contiguous in bmo), so
+//! that order is the sorted one. On another instance (a producer/consumer
+//! pair of named barriers) a member can execute before another through a
+//! wait on the other barrier: executes-before over the history decides
+//! (computed only when a phase is out of order). Any two interleavings of
+//! a phase's arrivals that are consistent with executes-before meet in one
+//! state.
+
+use crate::semantics::System;
+use crate::state::{HKind, Members, State, LAUNCH};
+
+impl System<'_> {
+    /// Sorts the arrivals of each phase of the sortable barriers, where
+    /// sound (see above).
+    pub(crate) fn canonicalize(&self, s: &mut State) {
+        self.canonicalize_reusing(s, &mut None, None);
+    }
+
+    /// [`System::canonicalize`], with executes-before over the history
+    /// kept in `cache` for a later call: computed once, when a phase of an
+    /// instance that is not isolated is out of order, and reused by the
+    /// next call on the same history, or on it renamed by `renamed` (new
+    /// thread `k` is the cached history's thread `renamed[k]`; sorting
+    /// leaves executes-before as it was). A caller that changes the
+    /// history otherwise clears the cache.
+    pub(crate) fn canonicalize_reusing(
+        &self,
+        s: &mut State,
+        cache: &mut Option<crate::analysis::history::ExecutesBefore>,
+        renamed: Option<&[usize]>,
+    ) {
+        let mut eb = Eb { cache, renamed };
+        for b in 0..self.an.sortable.len() {
+            if self.sorted_now(s, b) {
+                self.sort_phases(s, b, &mut eb);
+            }
+        }
+    }
+
+    /// Puts the arrivals of each phase of barrier `b` in canonical order
+    /// (module text).
+    fn sort_phases(&self, s: &mut State, b: usize, eb: &mut Eb) {
+        let nphases = s.bars[b].open.iter().count() + s.bars[b].done.len();
+        for i in 0..nphases {
+            let members = {
+                let bar = &s.bars[b];
+                let ph = if i < bar.open.iter().count() {
+                    bar.open.as_ref()
+                } else {
+                    bar.done.get(i - bar.open.iter().count())
+                };
+                match ph {
+                    Some(p) => p.members.clone(),
+                    None => continue,
+                }
+            };
+            if members.len() < 2 || members.windows(2).all(|w| w[0] <= w[1]) {
+                continue;
+            }
+            let mut sorted = members.to_vec();
+            sorted.sort_unstable();
+            // The members sit in one contiguous run of bmo.
+            let positions: Vec<usize> = s.bmo[b]
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| sorted.binary_search(k).is_ok())
+                .map(|(j, _)| j)
+                .collect();
+            // In a phase order consistent with executes-before: the least
+            // linear extension (by key, Kahn's algorithm taking the least
+            // ready member each time). `sorted` stays the key-sorted set
+            // for the lookups below; `order` is the order kept.
+            let isolated = self.an.isolated[b];
+            let mut extend = |run: &[(u32, u32)], s: &State| {
+                let mut run = run.to_vec();
+                run.sort_unstable();
+                if isolated {
+                    run
+                } else {
+                    let eb = eb.get(s);
+                    least_extension(&run, |x, y| x.0 != y.0 && x.0 != LAUNCH && eb(x, y))
+                }
+            };
+            let order = if self.an.segmented[b] {
+                // A barrier with a transaction count: its transaction
+                // operations, arrivals of `arrive.expect_tx` and anything
+                // but a single plain arrival stay in place, and only the
+                // runs of plain arrivals between them are sorted. Every
+                // position of the phase then has the pending and
+                // transaction counts it had, so the phase completes at
+                // the same member, and executes-before between runs is as
+                // it was.
+                let movable = |k: &(u32, u32)| {
+                    let h = &s.hist[k.0 as usize];
+                    matches!(h[k.1 as usize].kind, HKind::Arrive(_, _, 1))
+                        && !(k.1 > 0
+                            && matches!(h[k.1 as usize - 1].kind, HKind::Tx(_))
+                            && h[k.1 as usize - 1].pc == h[k.1 as usize].pc)
+                };
+                let mut order = Vec::with_capacity(members.len());
+                let mut run: Vec<(u32, u32)> = Vec::new();
+                for k in members.iter() {
+                    if k.0 != LAUNCH && movable(k) {
+                        run.push(*k);
+                    } else {
+                        order.extend(extend(&run, s));
+                        run.clear();
+                        order.push(*k);
+                    }
+                }
+                order.extend(extend(&run, s));
+                order
+            } else {
+                extend(&sorted, s)
+            };
+            if positions.len() != members.len() || positions.windows(2).any(|w| w[1] != w[0] + 1) {
+                continue;
+            }
+            if order == members.to_vec() {
+                continue;
+            }
+            for (j, k) in positions.iter().zip(&order) {
+                s.bmo[b][*j] = *k;
+            }
+            // The phase record: members, and the first instruction site
+            // of an arrive (a drop sets none: a phase of a block's exit
+            // drops had none in one order and the end pc in another).
+            let site = sorted
+                .iter()
+                .filter(|&&(t, po)| matches!(s.hist[t as usize][po as usize].kind, HKind::Arrive(..)))
+                .map(|&(t, po)| (self.p.threads[t as usize].code.0, s.hist[t as usize][po as usize].pc))
+                .min();
+            let kept = Members::new(order);
+            let bar = &mut s.bars[b];
+            let open_n = bar.open.iter().count();
+            let ph = if i < open_n {
+                bar.open.as_mut()
+            } else {
+                bar.done.get_mut(i - open_n)
+            };
+            if let Some(ph) = ph {
+                ph.members = kept.clone();
+                ph.site = site;
+            }
+            // Waits that took this phase list it sorted too, sharing the
+            // record's list. A list that is the record's old one (shared,
+            // or equal to it) is one; one whose first entry is no member is
+            // none (the test in between sorts a copy).
+            for evs in &mut s.hist {
+                for ev in evs {
+                    if let HKind::Wait { participants, .. } = &mut ev.kind {
+                        if participants.len() != sorted.len() || sorted.binary_search(&participants[0]).is_err() {
+                            continue;
+                        }
+                        let same = *participants == members || {
+                            let mut p = participants.to_vec();
+                            p.sort_unstable();
+                            p == sorted
+                        };
+                        if same {
+                            *participants = kept.clone();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Executes-before for [`System::canonicalize_reusing`]: the cache, and
+/// the renaming from the cached history's threads.
+struct Eb<'a, 'r> {
+    cache: &'a mut Option<crate::analysis::history::ExecutesBefore>,
+    renamed: Option<&'r [usize]>,
+}
+
+impl Eb<'_, '_> {
+    /// Executes-before over `s`'s history, as a relation on its event
+    /// keys.
+    fn get(&mut self, s: &State) -> impl Fn((u32, u32), (u32, u32)) -> bool + '_ {
+        if self.cache.is_none() {
+            *self.cache = Some(crate::analysis::history::ExecutesBefore::of(s));
+            self.renamed = None;
+        }
+        let eb = self.cache.as_ref().expect("just computed");
+        let renamed = self.renamed;
+        move |x: (u32, u32), y: (u32, u32)| {
+            let old = |k: (u32, u32)| renamed.map_or(k, |r| (r[k.0 as usize] as u32, k.1));
+            eb.eb(old(x), old(y))
+        }
+    }
+}
+
+/// The least linear extension of `before` over `sorted` (sorted keys): at
+/// each step the least member that no remaining member precedes.
+fn least_extension(sorted: &[(u32, u32)], before: impl Fn((u32, u32), (u32, u32)) -> bool) -> Vec<(u32, u32)> {
+    let k = sorted.len();
+    let mut preds = vec![0usize; k];
+    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); k];
+    for (i, &x) in sorted.iter().enumerate() {
+        for (j, &y) in sorted.iter().enumerate() {
+            if i != j && before(x, y) {
+                preds[j] += 1;
+                succs[i].push(j);
+            }
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> = (0..k).filter(|&i| preds[i] == 0).collect();
+    let mut out = Vec::with_capacity(k);
+    while let Some(i) = ready.pop_first() {
+        out.push(sorted[i]);
+        for &j in &succs[i] {
+            preds[j] -= 1;
+            if preds[j] == 0 {
+                ready.insert(j);
+            }
+        }
+    }
+    // A cycle cannot happen (executes-before is acyclic on a history the
+    // search built); keep the members whole if it did.
+    if out.len() != k {
+        return sorted.to_vec();
+    }
+    out
+}

@@ -1,0 +1,414 @@
+//! Partial-order reduction on phase-counted barriers: a step that the
+//! phase it acts on cannot do without is a persistent set on its own
+//! (docs/explorer.md, "Reductions", item 8).
+//!
+//! A *phase-counted* barrier (an `mbarrier` of a warp-specialized
+//! pipeline) is one whose every operation, in every thread, is an
+//! initialization, an arrive that counts one (no expected-count update,
+//! thread count, mask, predicate, transaction count or `cuda::barrier`
+//! owing), or a parity wait; no thread's end drops it, and its phases are
+//! kept sorted (canon.rs). Its current phase completes exactly when its
+//! arrivals reach the expected count ("Execution Model": a phase's
+//! modifications complete it; the mbarrier's pending count in the CUDA
+//! guide's "Asynchronous Barrier" section), and a parity wait passes
+//! exactly when the current phase's parity, counted from the latest
+//! init, differs from its operand (the H100 test_wait.parity table,
+//! docs/semantics.md).
+//!
+//! **Which phases may complete without a thread.** Freeze thread `t` in
+//! state `s` and ask which current phases of phase-counted barriers can
+//! complete in some run from `s` in which `t` takes no step. The answer
+//! is a greatest fixed point: assume that none can; walk each other
+//! thread's code from its pc (registers it knows exactly, values read from
+//! memory or returned by other threads' operations unknown, both ways at
+//! a branch on an unknown value) until it ends or reaches a parity wait on
+//! a barrier assumed stuck that waits for the current phase (it cannot
+//! pass while that phase is open); count the arrives each barrier could
+//! get that way; a barrier whose count could reach its pending count, or
+//! that a walk could initialize, may complete: drop the assumption and
+//! walk again. What stays assumed is sound: in a run where the first of
+//! them completed, every thread before that point followed one of its
+//! walks (every parity wait it passed on an assumed barrier waited for a
+//! phase already complete, since none of theirs had completed yet, and
+//! no init had reset one), so that phase got at most its walks' count of
+//! arrivals, fewer than it needs.
+//!
+//! **Persistent steps.** Thread `t`'s next step `x` on phase-counted
+//! barrier `b` is a persistent set on its own when `b`'s current phase
+//! cannot complete without `t` and no walk initializes `b`:
+//! - `x` an arrive: in a run from `s` without `x`, every other step on `b`
+//!   is an arrive into the same phase (it commutes with `x` up to the
+//!   sorted order of the phase's members) or a parity wait, which `x`
+//!   enables or disables only by completing the phase; so when `x` may be
+//!   the completing arrive (the others could bring the pending count down
+//!   to one) no walk may reach a parity wait on `b` that passes now.
+//!   Steps on other objects are independent of it.
+//! - `x` a parity wait that passes now: it reads the last completed phase
+//!   and the current phase's number, which no step can change before `x`
+//!   (that takes a completion, or an init), and marks the phase waited by
+//!   `t`, which commutes with every other wait.
+//!
+//! - `x` a plain read (write) of a location that no walk writes (reads or
+//!   writes): it only appends an event to its thread's history, and no
+//!   conflicting access can come before it (access fusion's argument,
+//!   fuse.rs, with the walks in place of static reachability).
+//!
+//! The transition runs the thread's local steps after `x`, and its end if
+//! they reach it: allowed only where the end drops nothing but barriers
+//! whose arrives fuse (a phase needs every live thread's arrive or end, so
+//! the drop commutes with the other members), and not for a named
+//! kernel's thread.
+//!
+//! Where every execution is finite (no cycle to ignore a thread on) a
+//! search that takes such a step alone reaches every terminal state and
+//! execution up to the order of independent steps, as item 7 argues
+//! (Godefroid's persistent sets). Off with `--no-por`. A warp-specialized
+//! pipeline then runs each thread until it blocks instead of
+//! interleaving every thread's every step.
+
+use crate::semantics::System;
+use crate::state::Choice;
+use crate::state::{State, Status};
+use bc_graph::*;
+use std::collections::HashMap;
+
+/// Abstract steps one walk may take before the analysis gives up (and the
+/// state keeps every choice).
+const WALK_BUDGET: usize = 4096;
+
+/// A step [`System::required_step`] asks about.
+#[derive(Clone, Copy)]
+enum Needed<'a> {
+    /// An operation on a phase-counted barrier.
+    Barrier(usize, &'a BarrierOp),
+    /// A plain access of a location instance; whether it writes.
+    Access(usize, bool),
+}
+
+/// What the walks of the other threads found, for one frozen thread.
+struct Frozen {
+    /// Phase-counted barriers whose current phase may complete.
+    may_complete: Vec<bool>,
+    /// Per barrier, the arrives the walks could make on it.
+    arrives: Vec<u64>,
+    /// Per barrier, whether a walk reaches a parity wait on it that passes
+    /// while its current phase is open.
+    passing_wait: Vec<bool>,
+    /// Per barrier, whether a walk reaches an init of it.
+    init: Vec<bool>,
+    /// Per location instance, whether a walk reaches a plain read of it,
+    /// and a plain write.
+    reads: Vec<bool>,
+    writes: Vec<bool>,
+}
+
+/// One walk's findings ([`Frozen`], per thread).
+#[derive(Clone)]
+struct Walk {
+    arrives: Vec<u64>,
+    passing_wait: Vec<bool>,
+    init: Vec<bool>,
+    reads: Vec<bool>,
+    writes: Vec<bool>,
+}
+
+impl Walk {
+    fn new(nb: usize, nl: usize) -> Walk {
+        Walk {
+            arrives: vec![0; nb],
+            passing_wait: vec![false; nb],
+            init: vec![false; nb],
+            reads: vec![false; nl],
+            writes: vec![false; nl],
+        }
+    }
+
+    fn add(&mut self, w: &Walk) {
+        for (x, y) in self.arrives.iter_mut().zip(&w.arrives) {
+            *x = x.saturating_add(*y);
+        }
+        for (x, y) in (self
+            .passing_wait
+            .iter_mut()
+            .chain(&mut self.init)
+            .chain(&mut self.reads))
+        .chain(&mut self.writes)
+        .zip(w.passing_wait.iter().chain(&w.init).chain(&w.reads).chain(&w.writes))
+        {
+            *x |= *y;
+        }
+    }
+}
+
+impl System<'_> {
+    /// A choice of `choices` that is a persistent set on its own because
+    /// the phase it acts on needs it (module text), if any.
+    pub(crate) fn required_step(&self, s: &State, choices: &[Choice], ident: &[u32]) -> Option<Choice> {
+        if !self.an.phase_counted.iter().any(|&x| x) {
+            return None;
+        }
+        if s.threads.iter().any(|th| th.status == Status::NotLaunched) {
+            return None;
+        }
+        let mut tried: HashMap<(usize, u32, Vec<i64>), bool> = HashMap::new();
+        for &c in choices {
+            let t = c.thread as usize;
+            let th = &s.threads[t];
+            let Some(kind) = self.p.instr(ThreadId(t as u32), th.pc).map(|i| &i.kind) else {
+                continue;
+            };
+            let step = match kind {
+                InstrKind::Barrier { op, sel, .. } => {
+                    let Some(b) = self.resolve(s, t, *sel) else { continue };
+                    if !self.an.phase_counted[b] || self.neutral(s, t, b, op, ident).is_some() {
+                        continue;
+                    }
+                    Needed::Barrier(b, op)
+                }
+                InstrKind::Read { decl } | InstrKind::Write { decl } if th.started => {
+                    let Some(l) = self.p.threads[t].locs[*decl as usize] else {
+                        continue;
+                    };
+                    Needed::Access(l.index(), matches!(kind, InstrKind::Write { .. }))
+                }
+                _ => continue,
+            };
+            // The transition runs the thread's local steps after it, and
+            // its end if they reach it: the end's drops must commute too.
+            if !self.end_commutes(s, t) {
+                continue;
+            }
+            let key = (self.an.walk_class[t], th.pc, th.regs.clone());
+            if let Some(&ok) = tried.get(&key) {
+                if ok {
+                    return Some(c);
+                }
+                continue;
+            }
+            let ok = self.needs(s, t, step);
+            tried.insert(key, ok);
+            if ok {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// Whether thread `t`'s end, if the local steps after its next
+    /// instruction may reach it, drops only barriers whose arrives fuse
+    /// (lockstep and sorted, fuse.rs: a phase needs every live thread's
+    /// arrive or end, so the drop commutes with the other members as an
+    /// arrive into the open phase does), and `t` is no named kernel's
+    /// thread (whose last thread starts the next kernel).
+    fn end_commutes(&self, s: &State, t: usize) -> bool {
+        let code = self.p.threads[t].code.index();
+        let next = s.threads[t].pc as usize + 1;
+        let rows = &self.an.may_end[code];
+        if !rows[next.min(rows.len() - 1)] {
+            return true;
+        }
+        self.p.threads[t].kernel.is_none()
+            && s.threads[t].joined.iter().all(|&d| {
+                self.an.fused_arrives[d as usize] || !self.p.barriers[d as usize].dropped_at_end_by(ThreadId(t as u32))
+            })
+    }
+
+    /// Whether thread `t`'s operation `op` on phase-counted barrier `b` is
+    /// a persistent set on its own (module text).
+    fn needs(&self, s: &State, t: usize, step: Needed) -> bool {
+        match step {
+            Needed::Barrier(b, op) => {
+                let Some(pending) = self.pending(s, b) else {
+                    return false;
+                };
+                let Some(f) = self.frozen(s, t) else {
+                    return false;
+                };
+                if f.may_complete[b] || f.init[b] {
+                    return false;
+                }
+                match op {
+                    // May it complete the phase? Only if the others can
+                    // bring the pending count down to one.
+                    BarrierOp::Arrive(_) => f.arrives[b] + 1 < pending || !f.passing_wait[b],
+                    BarrierOp::Wait(_) => true,
+                    _ => false,
+                }
+            }
+            Needed::Access(l, write) => self
+                .frozen(s, t)
+                .is_some_and(|f| !(f.writes[l] || (write && f.reads[l]))),
+        }
+    }
+
+    /// The arrivals phase-counted barrier `b`'s current phase still needs,
+    /// when that alone decides its completion (initialized, valid, no
+    /// transaction count or pending drop, short of its count).
+    fn pending(&self, s: &State, b: usize) -> Option<u64> {
+        let bar = &s.bars[b];
+        (bar.init && !bar.invalid && bar.tx == 0 && bar.pending_drop == 0 && bar.arrived < bar.expected)
+            .then(|| (bar.expected - bar.arrived) as u64)
+    }
+
+    /// The greatest fixed point of the module text with thread `t` frozen;
+    /// `None` when a walk ran past its budget.
+    fn frozen(&self, s: &State, t: usize) -> Option<Frozen> {
+        let nb = self.p.barriers.len();
+        // Barriers whose completion is not decided by arrivals alone may
+        // complete for all the analysis knows.
+        let mut may_complete: Vec<bool> = (0..nb)
+            .map(|c| !self.an.phase_counted[c] || self.pending(s, c).is_none())
+            .collect();
+        loop {
+            // Threads that walk alike (same class, pc and registers) walk
+            // once.
+            let mut cache: HashMap<(usize, u32, &[i64]), Walk> = HashMap::new();
+            let mut total = Walk::new(nb, self.p.locs.len());
+            for (u, th) in s.threads.iter().enumerate() {
+                if u == t || th.status != Status::Running {
+                    continue;
+                }
+                let key = (self.an.walk_class[u], th.pc, th.regs.as_slice());
+                let w = match cache.get(&key) {
+                    Some(w) => w,
+                    None => {
+                        let w = self.walk(s, u, &may_complete)?;
+                        cache.entry(key).or_insert(w)
+                    }
+                };
+                total.add(w);
+            }
+            let mut changed = false;
+            for (c, may) in may_complete.iter_mut().enumerate() {
+                if !*may && (total.init[c] || self.pending(s, c).is_none_or(|r| total.arrives[c] >= r)) {
+                    *may = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return Some(Frozen {
+                    may_complete,
+                    arrives: total.arrives,
+                    passing_wait: total.passing_wait,
+                    init: total.init,
+                    reads: total.reads,
+                    writes: total.writes,
+                });
+            }
+        }
+    }
+
+    /// Thread `u`'s walk from its pc (module text), with the barriers of
+    /// `may_complete` free to complete; `None` past the budget.
+    fn walk(&self, s: &State, u: usize, may_complete: &[bool]) -> Option<Walk> {
+        let nb = self.p.barriers.len();
+        let info = &self.p.threads[u];
+        let code = &self.p.codes[info.code.index()];
+        let mut out = Walk::new(nb, self.p.locs.len());
+        let th = &s.threads[u];
+        let regs: Vec<Option<i64>> = th.regs.iter().map(|&v| Some(v)).collect();
+        let mut stack = vec![(th.pc, regs)];
+        let mut steps = 0usize;
+        while let Some((pc, mut regs)) = stack.pop() {
+            steps += 1;
+            if steps > WALK_BUDGET {
+                return None;
+            }
+            let Some(ins) = code.instrs.get(pc as usize) else {
+                continue;
+            };
+            let value = |e: &CExpr, regs: &[Option<i64>]| known(e, info, regs);
+            let next = pc + 1;
+            match &ins.kind {
+                InstrKind::Exit => continue,
+                InstrKind::Jump(to) => stack.push((*to, regs)),
+                InstrKind::Branch { cond, then, els } => match value(cond, &regs) {
+                    Some(v) => stack.push((if v != 0 { *then } else { *els }, regs)),
+                    None => {
+                        stack.push((*els, regs.clone()));
+                        stack.push((*then, regs));
+                    }
+                },
+                InstrKind::Assign { dest, value: e } => {
+                    regs[dest.index()] = value(e, &regs);
+                    stack.push((next, regs));
+                }
+                InstrKind::Read { decl } | InstrKind::Write { decl } => {
+                    if let Some(l) = info.locs[*decl as usize] {
+                        if matches!(ins.kind, InstrKind::Read { .. }) {
+                            out.reads[l.index()] = true;
+                        } else {
+                            out.writes[l.index()] = true;
+                        }
+                    }
+                    stack.push((next, regs));
+                }
+                InstrKind::Load { dest, .. }
+                | InstrKind::Rmw { dest, .. }
+                | InstrKind::Cas { dest, .. }
+                | InstrKind::StreamQuery { dest, .. } => {
+                    if let Some(d) = dest {
+                        regs[d.index()] = None;
+                    }
+                    stack.push((next, regs));
+                }
+                InstrKind::Barrier { op, sel, result } => {
+                    if let Some(
+                        BarrierResult::Token(r)
+                        | BarrierResult::IsFirst(r)
+                        | BarrierResult::Reduce(r)
+                        | BarrierResult::Poll(r),
+                    ) = result
+                    {
+                        regs[r.index()] = None;
+                    }
+                    let c = self.resolve(s, u, *sel).filter(|&c| self.an.phase_counted[c]);
+                    if let Some(c) = c {
+                        match op {
+                            BarrierOp::Init(_) => out.init[c] = true,
+                            BarrierOp::Arrive(_) => out.arrives[c] = out.arrives[c].saturating_add(1),
+                            BarrierOp::Wait(w) => {
+                                let parity = w.parity.as_ref().and_then(|e| value(e, &regs)).map(|v| v & 1);
+                                if !may_complete[c] {
+                                    let bar = &s.bars[c];
+                                    let cur = Self::current_phase(s, c).saturating_sub(bar.epoch_start) as i64 & 1;
+                                    if parity == Some(cur) {
+                                        // Waits for the current phase,
+                                        // which stays open: blocked here.
+                                        continue;
+                                    }
+                                    out.passing_wait[c] = true;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    stack.push((next, regs));
+                }
+                _ => stack.push((next, regs)),
+            }
+        }
+        Some(out)
+    }
+}
+
+/// The value of `e` for a thread whose registers are `regs` (`None`:
+/// unknown), if every leaf is known: memory is not.
+fn known(e: &CExpr, info: &ThreadInfo, regs: &[Option<i64>]) -> Option<i64> {
+    fn leaves_known(e: &CExpr, regs: &[Option<i64>]) -> bool {
+        match e {
+            CExpr::Int(_) | CExpr::Builtin(_) => true,
+            CExpr::Reg(r) => regs[r.index()].is_some(),
+            CExpr::Unary(_, x) => leaves_known(x, regs),
+            CExpr::Binary(_, a, b) => leaves_known(a, regs) && leaves_known(b, regs),
+            CExpr::Loc(_) | CExpr::ThreadReg(..) | CExpr::LocInst(_) => false,
+        }
+    }
+    leaves_known(e, regs).then(|| {
+        eval_with(e, &|leaf| match leaf {
+            CExpr::Reg(r) => regs[r.index()].unwrap_or(0),
+            CExpr::Builtin(b) => bc_graph::classes::builtin_value(info, *b),
+            _ => 0,
+        })
+    })
+}

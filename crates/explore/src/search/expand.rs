@@ -1,0 +1,252 @@
+//! A worker's job: expanding one state of the frontier into its
+//! successors (stepped, fused, normalized, encoded and interned), with the
+//! state-graph record the liveness analysis needs.
+
+use crate::reductions;
+use crate::search::driver::{hash_of, Expanded, Item, Succ, STATE_OVERHEAD};
+use crate::search::liveness;
+use crate::search::Explorer;
+use crate::semantics::System;
+use crate::state::{budget, encode, Choice};
+use crate::state::{State, Status};
+use bc_graph::bits::Bits;
+use bc_graph::*;
+
+impl<'p> Explorer<'p> {
+    /// Expands one state of the frontier: its analysis record, whether it
+    /// ends an execution (judged here), and its successors, normalized and
+    /// hashed, in choice order.
+    ///
+    /// `spent`: the state limit is reached already, by the `Some(n)` states
+    /// numbered before this level. The merge then stops at the first
+    /// successor, in frontier order, not numbered before this level, so the
+    /// expansion stops after its own first such successor (nothing after it
+    /// is ever merged), and symmetric choices are not pruned (only the
+    /// order up to that successor matters). Whether a successor was
+    /// numbered before the level does not depend on the workers' timing.
+    ///
+    /// A budget limit (memory, deadline) stops the expansion at once; the
+    /// partial result is never merged.
+    pub(crate) fn expand(&mut self, it: &Item, succs: &mut Vec<Succ>, spent: Option<u32>) -> Expanded {
+        let halted = Expanded {
+            id: it.id,
+            node: None,
+            spin_edges: Vec::new(),
+            nsuccs: 0,
+        };
+        #[cfg(test)]
+        if self.fault_at == Some(it.id) {
+            panic!("injected fault expanding state {}", it.id);
+        }
+        if self.budget.check().is_some() {
+            return halted;
+        }
+        // SAFETY: the visited set is cleared only after the search.
+        let key = unsafe { &it.state.get().key };
+        let parent = match self.work.parent.take() {
+            Some(mut p) => {
+                encode::decode_into(key, &mut p);
+                p
+            }
+            None => encode::decode(key),
+        };
+        if self.opts.verify_encoding {
+            assert!(parent == encode::decode(key), "decoding into a used state");
+        }
+        // The copies of a state this worker holds while expanding it.
+        let working = budget::WORKING_COPIES * budget::state_bytes(&parent);
+        if working > self.work.charged {
+            self.budget.charge(working - self.work.charged);
+            self.work.charged = working;
+        }
+        if self.budget.check().is_some() {
+            self.work.parent = Some(parent);
+            return halted;
+        }
+        let head = self.expand_decoded(it, &parent, succs, spent);
+        self.work.parent = Some(parent);
+        head
+    }
+
+    /// [`Explorer::expand`] on the decoded state `s`.
+    pub(crate) fn expand_decoded(
+        &mut self,
+        it: &Item,
+        s: &State,
+        succs: &mut Vec<Succ>,
+        spent: Option<u32>,
+    ) -> Expanded {
+        self.key = (it.id, 0);
+        self.prefix = Some(it.id);
+        self.path.clear();
+        self.set_ident(&it.ident);
+        let choices = self.sys.choices(s, &self.worker.ident);
+        let mut spin_edges = Vec::new();
+        let node = self
+            .graph()
+            .then(|| self.node(s, &choices, it.parent, it.via, &mut spin_edges, it.id));
+        let choices = if self.opts.verify_encoding {
+            let kept = reductions::persistent(&self.sys, s, choices.clone(), &self.worker.ident);
+            reductions::check_independent(&self.sys, s, &kept, &choices);
+            kept
+        } else {
+            reductions::persistent(&self.sys, s, choices, &self.worker.ident)
+        };
+        let (choices, twins) = if spent.is_some() {
+            let n = choices.len();
+            (choices, vec![Vec::new(); n])
+        } else {
+            reductions::prune_symmetric(&self.sys, s, choices, &self.budget)
+        };
+        if self.budget.check().is_some() {
+            return Expanded {
+                id: it.id,
+                node: None,
+                spin_edges: Vec::new(),
+                nsuccs: 0,
+            };
+        }
+        if choices.is_empty() {
+            self.at_end(s);
+        }
+        let mut nsuccs = 0;
+        for (ci, (choice, twins)) in choices.into_iter().zip(twins).enumerate() {
+            if self.budget.check().is_some() {
+                break;
+            }
+            self.key = (it.id, ci as u32 + 1);
+            self.prefix = Some(it.id);
+            self.set_ident(&it.ident);
+            self.path.clear();
+            self.current = Some(choice);
+            self.worker.quiet = true;
+            // The successor is built in the scratch state (its vectors
+            // reused) and copied out only when it is new.
+            let mut n = State::copy_in(&mut self.work.successor, s);
+            let step = self.sys.step(&mut n, choice, &mut self.worker);
+            if let Some(why) = self.worker.halt.take() {
+                self.budget.halt(why);
+            }
+            self.path.push(step);
+            let fused = reductions::fused_steps(&self.sys, &mut n, &mut self.worker, Some(&self.budget));
+            self.path.extend(fused);
+            self.flush_pending(&n, &[]);
+            self.normalize(&mut n);
+            self.worker.quiet = false;
+            self.current = None;
+            let query = self.sys.is_query(s, choice);
+            if self.budget.halted().is_some() {
+                // Normalizing stopped part way: the state is not whole.
+                self.work.successor = Some(n);
+                break;
+            }
+            let mut words = std::mem::take(&mut self.work.words);
+            words.clear();
+            encode::encode(&n, &mut words);
+            if self.opts.verify_encoding {
+                assert!(encode::decode(&words) == n, "a state decodes to itself");
+            }
+            let mut new = false;
+            let slot = self.visited.intern_ref(hash_of(&words), &words[..], |w, arena| {
+                new = true;
+                arena.store(w)
+            });
+            if new {
+                self.budget.charge(words.len() as u64 + STATE_OVERHEAD);
+            }
+            self.work.words = words;
+            self.work.successor = Some(n);
+            let succ = Succ {
+                choice,
+                twins,
+                slot,
+                ident: self.ident_arc(),
+                query,
+            };
+            self.budget.charge(succ.bytes());
+            succs.push(succ);
+            nsuccs += 1;
+            // SAFETY: the visited set is cleared only after the search.
+            let before_level = unsafe { slot.get() }.id().is_some_and(|id| Some(id) < spent);
+            if spent.is_some() && !before_level {
+                break;
+            }
+        }
+        Expanded {
+            id: it.id,
+            node,
+            spin_edges,
+            nsuccs,
+        }
+    }
+
+    /// The analysis record of a new state, and the self-loops of its spins.
+    pub(crate) fn node(
+        &self,
+        s: &State,
+        choices: &[Choice],
+        parent: u32,
+        via: Option<Choice>,
+        edges: &mut Vec<liveness::Edge>,
+        me: u32,
+    ) -> liveness::Node {
+        let n = self.p.threads.len();
+        let mut node = liveness::Node {
+            parent,
+            via,
+            enabled: Bits::new(n),
+            alive: Bits::new(n),
+            started: Bits::new(n),
+            at_wait: Bits::new(n),
+            host_sync: false,
+        };
+        for c in choices {
+            node.enabled.set(c.thread as usize);
+        }
+        for (t, th) in s.threads.iter().enumerate() {
+            if !matches!(th.status, Status::Done | Status::NotLaunched) {
+                node.alive.set(t);
+            }
+            if th.started {
+                node.started.set(t);
+            }
+            if node.enabled.get(t) || matches!(th.status, Status::Done | Status::NotLaunched) {
+                continue;
+            }
+            let ins = self.p.instr(ThreadId(t as u32), th.pc).map(|i| &i.kind);
+            let spins = matches!(ins, Some(InstrKind::Await(_)));
+            if spins {
+                node.enabled.set(t);
+                let choice = Choice {
+                    thread: t as u32,
+                    phase: None,
+                };
+                let edge = liveness::Edge {
+                    from: me,
+                    to: me,
+                    thread: t as u32,
+                    query: false,
+                    spin: true,
+                    choice,
+                };
+                edges.push(edge);
+            } else if self.sys.at_wait(s, t) {
+                node.at_wait.set(t);
+            } else if matches!(ins, Some(InstrKind::DeviceSync)) && self.p.threads[t].kind == ThreadKind::Host {
+                node.host_sync = true;
+            }
+        }
+        node
+    }
+}
+
+impl System<'_> {
+    /// Whether thread `c.thread`'s next step in `s` is a `stream_query`.
+    pub(crate) fn is_query(&self, s: &State, c: Choice) -> bool {
+        let t = c.thread as usize;
+        matches!(
+            self.p.instr(ThreadId(c.thread), s.threads[t].pc).map(|i| &i.kind),
+            Some(InstrKind::StreamQuery { .. })
+        )
+    }
+}

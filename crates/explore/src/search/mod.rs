@@ -1,0 +1,251 @@
+//! The search and its liveness analysis: floor 5 of the explorer
+//! (docs/ARCHITECTURE.md, "The explore crate"). The [`Explorer`] here is
+//! the search's context: the shared transition system, search tree,
+//! visited set and budget, what it found so far, and a worker's
+//! bookkeeping and scratch. The merging thread's explorer drives the
+//! search (`driver.rs`) and absorbs its workers' findings (`found.rs`);
+//! each worker expands states (`expand.rs`) and records findings with
+//! their witnesses (`record.rs`, `replay.rs`); after the search, the
+//! fair-cycle analysis (`liveness.rs`, `fair.rs`) and the outcome sets
+//! (`outcomes.rs`). It sees the transition system through `System` and
+//! the reductions through `reductions.rs`'s one pipeline.
+
+pub(crate) mod driver;
+pub(crate) mod expand;
+pub(crate) mod fair;
+pub(crate) mod found;
+pub mod liveness;
+pub(crate) mod outcomes;
+pub(crate) mod record;
+pub(crate) mod replay;
+
+use crate::reductions;
+use crate::search::found::Found;
+use crate::semantics::witness::ExecNames;
+use crate::semantics::worker::Worker;
+use crate::semantics::System;
+use crate::state::answer::{Step, Witness};
+use crate::state::options::{Reductions, SearchOptions};
+use crate::state::{budget, par, Choice, State};
+use bc_graph::*;
+use bc_syntax::Span;
+use std::sync::atomic::AtomicU64;
+use std::time::Instant;
+
+/// Per state number: its parent's number and the choice that reached it
+/// (`u32::MAX` and `None` for the initial state).
+pub(crate) type SearchTree = Vec<(u32, Option<Choice>)>;
+
+/// A worker's scratch: states and buffers reused from one expansion to
+/// the next (`expand.rs`), and what they are charged to the
+/// budget.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    /// The state successors are built in.
+    pub(crate) successor: Option<State>,
+    /// The buffer successors are encoded in.
+    pub(crate) words: Vec<u8>,
+    /// The state expanded states are decoded into.
+    pub(crate) parent: Option<State>,
+    /// The bytes of working states this worker has charged to the budget.
+    pub(crate) charged: u64,
+}
+
+/// One explorer: the merging thread's, or a worker's (`worker_explorer`).
+/// What it shares with the others (the system, the search tree, the
+/// visited set, the budget) sits behind `Arc`s; what it found is its
+/// [`Found`]; the rest is its own bookkeeping for the state it works on
+/// (position, path, and the [`Worker`] context it steps with: renaming,
+/// step mode, pending findings) and scratch states reused between
+/// expansions.
+pub(crate) struct Explorer<'p> {
+    // Shared with the other explorers of the search.
+    pub(crate) p: &'p Program,
+    pub(crate) opts: SearchOptions,
+    /// The transition system (the program, its analyses, the reductions),
+    /// shared by the workers.
+    pub(crate) sys: std::sync::Arc<System<'p>>,
+    pub(crate) start: Instant,
+    /// The search tree: per state number, its parent and the choice that
+    /// reached it (shared by the workers; written between levels).
+    pub(crate) tree: std::sync::Arc<std::sync::RwLock<SearchTree>>,
+    /// The visited set of encoded states, shared by the workers.
+    pub(crate) visited: std::sync::Arc<par::VisitedSet<par::Bytes>>,
+    /// The resource budget, shared by the workers.
+    pub(crate) budget: std::sync::Arc<budget::Budget>,
+    /// Where to count stored states for a progress display, if anywhere.
+    pub(crate) counter: Option<std::sync::Arc<AtomicU64>>,
+    // What it found.
+    /// What this explorer found (a worker's findings are absorbed into
+    /// the merging thread's).
+    pub(crate) found: Found,
+    // Its bookkeeping for the state it works on.
+    /// The search position being worked on (the key of new findings).
+    pub(crate) key: (u32, u32),
+    /// While a worker expands a state, `path` holds only the current
+    /// transition's steps; this is the state the path starts from.
+    pub(crate) prefix: Option<u32>,
+    /// The choice being expanded from the state `prefix` names.
+    pub(crate) current: Option<Choice>,
+    pub(crate) path: Vec<Step>,
+    /// What the transitions record into and read: the current step's
+    /// findings, the thread renaming, the step mode, fusion's scratch.
+    pub(crate) worker: Worker,
+    /// Replaying a path for a witness: record nothing.
+    pub(crate) replaying: bool,
+    // A worker's scratch.
+    /// A worker's scratch states and buffers, reused between expansions.
+    pub(crate) work: Scratch,
+    /// Testing aid: expanding the state with this number panics (a stand-in
+    /// for any bug in a step), to check that a worker's panic ends the
+    /// search instead of hanging it.
+    #[cfg(test)]
+    pub(crate) fault_at: Option<u32>,
+}
+
+impl<'p> Explorer<'p> {
+    pub(crate) fn new(p: &'p Program, opts: SearchOptions) -> Explorer<'p> {
+        Explorer::new_at(p, opts, Instant::now())
+    }
+
+    /// [`Explorer::new`], its limits counted from `start`. The deadline
+    /// counts from before the analyses, which run under the search's
+    /// budget (a huge program once spent minutes there under `--timeout
+    /// 1`, issue 33).
+    pub(crate) fn new_at(p: &'p Program, mut opts: SearchOptions, start: Instant) -> Explorer<'p> {
+        if p.has_copies() {
+            // FIXME: partial-order reduction's groups and required steps
+            // know nothing of copy agents (threads that start when another
+            // issues a copy): off for programs with copies. (Symmetry
+            // leaves issuers and agents out of its classes; sorting and
+            // fusion read an issue as naming what its agents' code names.)
+            opts.reductions = Reductions {
+                compact: opts.reductions.compact,
+                symmetry: opts.reductions.symmetry,
+                canonical: opts.reductions.canonical,
+                fuse: opts.reductions.fuse,
+                ..Reductions::NONE
+            };
+        }
+        let budget = std::sync::Arc::new(budget::Budget::new(&opts.limits, start));
+        let sys = std::sync::Arc::new(System::new(p, opts.reductions, opts.liveness, &budget));
+        let mut e = Explorer::with(p, opts, sys, std::sync::Arc::new(par::VisitedSet::new(64)));
+        e.start = start;
+        e.budget = budget;
+        e
+    }
+
+    /// An explorer with nothing found yet, on given analyses and visited set.
+    pub(crate) fn with(
+        p: &'p Program,
+        opts: SearchOptions,
+        sys: std::sync::Arc<System<'p>>,
+        visited: std::sync::Arc<par::VisitedSet<par::Bytes>>,
+    ) -> Explorer<'p> {
+        Explorer {
+            p,
+            opts,
+            found: Found::new(p.asserts.len()),
+            work: Scratch::default(),
+            start: Instant::now(),
+            path: Vec::new(),
+            key: (0, 0),
+            prefix: None,
+            tree: Default::default(),
+            replaying: false,
+            visited,
+            current: None,
+            worker: Worker::new(p.threads.len()),
+            sys,
+            counter: None,
+            #[cfg(test)]
+            fault_at: None,
+            budget: std::sync::Arc::new(budget::Budget::new(&opts.limits, Instant::now())),
+        }
+    }
+
+    /// Whether the search records the state graph, for the liveness
+    /// analysis after it.
+    pub(crate) fn graph(&self) -> bool {
+        self.opts.liveness && !self.sys.an.finite
+    }
+
+    /// A worker: this explorer's configuration, with nothing found yet.
+    pub(crate) fn worker_explorer(&self) -> Explorer<'p> {
+        let mut w = Explorer::with(self.p, self.opts, self.sys.clone(), self.visited.clone());
+        w.start = self.start;
+        w.tree = self.tree.clone();
+        #[cfg(test)]
+        {
+            w.fault_at = self.fault_at;
+        }
+        w.budget = self.budget.clone();
+        w
+    }
+
+    /// The reductions applied to every new state, in the order
+    /// `reductions.rs` states (steps 2-4): the rule checker judges the
+    /// history compaction forgets; renames `self.worker.ident` along with
+    /// the threads.
+    pub(crate) fn normalize(&mut self, s: &mut State) {
+        let mut n = reductions::Normalizer::default();
+        let budget = (!self.replaying).then_some(&*self.budget);
+        if let Some(c) = n.compact(&self.sys, s, &self.worker.ident, budget, self.opts.verify_encoding) {
+            // A halted search discards `s`: nothing to judge.
+            if self.replaying || self.budget.check().is_none() {
+                self.judge_ordered(&c.exec, Some(c.before), &c.names);
+                self.seen_operationally(c.found);
+            }
+        }
+        if self.sys.reductions.compact && !self.replaying && self.budget.halted().is_some() {
+            // Compaction stopped part way: the caller discards `s`.
+            return;
+        }
+        let budget = (!self.replaying).then_some(&*self.budget);
+        n.symmetrize(&self.sys, s, &mut self.worker.ident, budget);
+    }
+
+    /// The span and text of instruction `pc` in the body of the thread that
+    /// index `t` stands for (symmetry may map a thread onto another one's
+    /// identical body).
+    pub(crate) fn declared_site(&self, t: usize, pc: u32) -> (Span, String) {
+        self.sys.declared_site(t, pc, &self.worker.ident)
+    }
+
+    /// `self.worker.ident` to keep with a state: `None` for the identity (no
+    /// allocation in the common case).
+    pub(crate) fn ident_arc(&self) -> Option<std::sync::Arc<[u32]>> {
+        let identity = self.worker.ident.iter().enumerate().all(|(i, &t)| i as u32 == t);
+        (!identity).then(|| self.worker.ident.as_slice().into())
+    }
+
+    /// Sets `self.worker.ident` from a state's kept renaming.
+    pub(crate) fn set_ident(&mut self, ident: &Option<std::sync::Arc<[u32]>>) {
+        self.worker.ident.clear();
+        match ident {
+            Some(v) => self.worker.ident.extend_from_slice(v),
+            None => self.worker.ident.extend(0..self.p.threads.len() as u32),
+        }
+    }
+
+    /// The declared name of thread index `t` in the current state.
+    pub(crate) fn name_of(&self, t: usize) -> &str {
+        self.sys.thread_name(&self.worker.ident, t)
+    }
+
+    /// [`System::execution`] under the current renaming.
+    pub(crate) fn execution(&self, s: &State, stuck: &[usize]) -> (Execution, ExecNames<'p>) {
+        self.sys.execution(s, stuck, &self.worker.ident)
+    }
+
+    /// [`System::witness`] under the current renaming, along the current
+    /// path.
+    pub(crate) fn witness(&self, s: &State, stuck: &[usize], focus: &[EventId]) -> Witness {
+        self.sys.witness(s, stuck, focus, &self.worker.ident, &self.path)
+    }
+
+    /// [`System::witness_with`] along the current path.
+    pub(crate) fn witness_with(&self, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
+        self.sys.witness_with(exec, names, focus, &self.path)
+    }
+}

@@ -1,0 +1,466 @@
+//! Transitions, the state's side: which choices a state offers
+//! (`System::choices`), what a wait can do now (`System::wait_plan`, with
+//! the phases it may participate in:
+//! `System::participates_in`), operations that have no effect
+//! (`System::neutral`), and the barrier a selector names. They read the
+//! program, its analyses and the state alone; thread names in their
+//! messages follow the renaming passed in.
+
+use crate::semantics::eval::eval;
+use crate::semantics::System;
+use crate::state::Choice;
+use crate::state::{HKind, JoinMask, Phase, State, Status};
+use bc_graph::*;
+use bc_models::Rule;
+
+/// The form of a wait, for [`System::participates_in`].
+#[derive(Clone, Copy)]
+pub(crate) enum WaitForm {
+    /// A wait with neither token nor parity.
+    Plain,
+    /// A token wait naming this phase.
+    Token(u32),
+    /// A parity wait.
+    Parity,
+}
+
+/// What a wait can do now.
+pub(crate) enum WaitPlan {
+    /// No joined-before join: wait-needs-join is broken, and the wait has
+    /// no effect.
+    NoJoin,
+    /// A token rule is broken (token-misuse, or token-phase for a token
+    /// of a phase an init abandoned; this message), and the wait has no
+    /// effect: an event with no participants that records the phase the
+    /// token names ([`NO_TOKEN_PHASE`] for none).
+    NoOp(Rule, String, u32),
+    Blocked,
+    /// Complete on one of these completed phases (indices into `done`);
+    /// the token's phase; why the token is stale, if it is.
+    Phases(Vec<u32>, Option<u32>, Option<&'static str>),
+    /// A parity wait: the last completed phase (`None` when this thread
+    /// already waited on it, or when it is the phase before a fresh
+    /// barrier's first, which has no members) and the parity.
+    Parity(Option<u32>, u8),
+    /// A token wait on a phase (this number) that the thread took already
+    /// by a parity or plain wait: it returns at once, taking nothing (the
+    /// token is used once; docs/semantics.md, "cuda::barrier").
+    Taken(u32),
+}
+
+impl System<'_> {
+    /// The declared name of thread index `t` under the renaming `ident`
+    /// (symmetry renames threads; names follow the declared ones).
+    pub(crate) fn thread_name<'a>(&'a self, ident: &[u32], t: usize) -> &'a str {
+        &self.p.threads[ident[t] as usize].name
+    }
+
+    pub(crate) fn bname(&self, b: usize) -> &str {
+        &self.p.barriers[b].name
+    }
+
+    /// Why an operation of thread `t` on barrier `b` has no effect, if it
+    /// has none: the rule it breaks, if any, and the message. A privileged
+    /// barrier, the NULL barrier, a grid barrier outside a cooperative
+    /// launch, a `__syncwarp` from a lane outside its mask, an invalidated
+    /// barrier (the rules are in `rules.rs`).
+    pub(crate) fn neutral(
+        &self,
+        s: &State,
+        t: usize,
+        b: usize,
+        op: &BarrierOp,
+        ident: &[u32],
+    ) -> Option<(Option<Rule>, String)> {
+        if let Some(msg) = self.privileged_barrier(t, b, ident) {
+            return Some((Some(Rule::PrivilegedBarrier), msg));
+        }
+        if self.p.barriers[b].props.noop && !matches!(op, BarrierOp::Join) {
+            return Some((None, String::new()));
+        }
+        if let Some(msg) = self.uncooperative_grid_sync(t, b, ident) {
+            return Some((Some(Rule::CooperativeGridSync), msg));
+        }
+        // Only an arrive breaks the rule; the wait does nothing.
+        if let Some(msg) = self.syncwarp_mask(t, b, ident) {
+            let rule = matches!(op, BarrierOp::Arrive(_)).then_some(Rule::SyncwarpMask);
+            return Some((rule, msg));
+        }
+        if let Some(msg) = self.invalid_barrier(s, t, b, op, ident) {
+            return Some((Some(Rule::InvalidBarrier), msg));
+        }
+        if let Some(msg) = self.out_of_range(t, b, ident) {
+            return Some((Some(Rule::InvalidBarrier), msg));
+        }
+        if let Some(msg) = self.wait_before_init(s, t, b, op, ident) {
+            return Some((Some(Rule::WaitAfterInit), msg));
+        }
+        None
+    }
+
+    /// The rules of [`System::neutral`] whose offending operation leaves an
+    /// event in the history ([`HKind::NoEffect`]), so that the rule checker
+    /// judges them too: whether the operation may be used at all does not
+    /// depend on the interleaving (privileged-barrier,
+    /// uncooperative-grid-sync) or follows from the recorded invals and
+    /// inits (invalid-barrier, wait-after-init).
+    pub(crate) fn records_no_effect(rule: Rule) -> bool {
+        matches!(
+            rule,
+            Rule::PrivilegedBarrier | Rule::CooperativeGridSync | Rule::InvalidBarrier | Rule::WaitAfterInit
+        )
+    }
+
+    /// What a wait of thread `t` on barrier `b` can do in state `s`.
+    pub(crate) fn wait_plan(&self, s: &State, t: usize, b: usize, spec: &WaitSpec, ident: &[u32]) -> WaitPlan {
+        let rules = self.p.model.rules;
+        let misuse = |msg: String, phase: u32| {
+            if rules.has(Rule::TokenMisuse) {
+                WaitPlan::NoOp(Rule::TokenMisuse, msg, phase)
+            } else {
+                WaitPlan::Blocked
+            }
+        };
+        if let Some(p) = &spec.parity {
+            let parity = (eval(self.p, s, t, p) & 1) as u8;
+            let cur = System::current_phase(s, b);
+            // Parity counts from the latest init.
+            let since_init = cur.saturating_sub(s.bars[b].epoch_start);
+            if since_init % 2 == parity as u32 {
+                return WaitPlan::Blocked;
+            }
+            return WaitPlan::Parity(self.participates_in(s, t, b, WaitForm::Parity).first().copied(), parity);
+        }
+        // A wait with no joined-before join does nothing, whatever its
+        // token (wait-needs-join, reported by `System::wait_needs_join`).
+        let joined = s.threads[t].joined.contains(&(b as u32));
+        if !joined {
+            return WaitPlan::NoJoin;
+        }
+        if let Some(r) = spec.token {
+            let v = s.threads[t].regs[r.index()];
+            let tp = match self.token_misuse(s, t, b, v, ident) {
+                Ok(tp) => tp,
+                Err((msg, phase)) => return misuse(msg, phase),
+            };
+            if tp >= System::current_phase(s, b) {
+                return WaitPlan::Blocked;
+            }
+            let idx = self.participates_in(s, t, b, WaitForm::Token(tp));
+            let target = Target::Barrier(BarrierId(b as u32));
+            let taken = || {
+                self.an.mixed_waits[b]
+                    && s.hist[t].iter().any(|e| {
+                        e.target == target
+                            && matches!(e.kind, HKind::Wait { token_phase: None, took: Some(n), .. } if n == tp)
+                    })
+            };
+            // No phase to take: not entitled, or a phase an init abandoned,
+            // which never completes. Under token-phase (CUDA) a token of
+            // the barrier's earlier life names neither its current nor its
+            // previous phase ("Memory Barrier Primitives API",
+            // `__mbarrier_test_wait`): UB, after which the wait does
+            // nothing. A GPU's token is a parity snapshot, so the wait may
+            // pass or hang; blocking for ever claimed the hang (issue 32,
+            // point 2; an H200 passes). A completed phase of the earlier
+            // life is judged where it is taken (`Phases`, `Taken`).
+            let earlier_life = tp < s.bars[b].epoch_start && rules.has(Rule::TokenPhase);
+            return if idx.is_empty() && taken() {
+                WaitPlan::Taken(tp)
+            } else if idx.is_empty() && earlier_life {
+                let msg = format!(
+                    "{} waits on {} with a token of phase {tp}, from before the latest init: it is neither current nor previous",
+                    self.thread_name(ident, t),
+                    self.bname(b)
+                );
+                WaitPlan::NoOp(Rule::TokenPhase, msg, tp)
+            } else if idx.is_empty() {
+                WaitPlan::Blocked
+            } else {
+                WaitPlan::Phases(idx, Some(tp), Self::token_phase(s, b, tp))
+            };
+        }
+        let idx = self.participates_in(s, t, b, WaitForm::Plain);
+        if idx.is_empty() {
+            WaitPlan::Blocked
+        } else {
+            WaitPlan::Phases(idx, None, None)
+        }
+    }
+
+    pub(crate) fn choices(&self, s: &State, ident: &[u32]) -> Vec<Choice> {
+        let mut out = Vec::new();
+        for t in 0..s.threads.len() {
+            let th = &s.threads[t];
+            if th.status != Status::Running {
+                continue;
+            }
+            let Some(ins) = self.p.instr(ThreadId(t as u32), th.pc) else {
+                continue;
+            };
+            let one = Choice {
+                thread: t as u32,
+                phase: None,
+            };
+            match &ins.kind {
+                InstrKind::Barrier {
+                    op: op @ BarrierOp::Wait(spec),
+                    sel,
+                    ..
+                } => {
+                    let Some(b) = self.resolve(s, t, *sel) else {
+                        out.push(one);
+                        continue;
+                    };
+                    if self.neutral(s, t, b, op, ident).is_some() {
+                        out.push(one);
+                        continue;
+                    }
+                    match self.wait_plan(s, t, b, spec, ident) {
+                        // A poll that cannot complete returns 0.
+                        WaitPlan::Blocked if spec.poll => out.push(one),
+                        WaitPlan::Blocked => {}
+                        WaitPlan::Phases(idx, _, _) => out.extend(idx.into_iter().map(|i| Choice {
+                            thread: t as u32,
+                            phase: Some(i),
+                        })),
+                        WaitPlan::NoJoin | WaitPlan::NoOp(..) | WaitPlan::Parity(..) | WaitPlan::Taken(_) => {
+                            out.push(one)
+                        }
+                    }
+                }
+                InstrKind::Await(cond) => {
+                    // A spin is a step: the first one starts the thread
+                    // (a state of its own, as the first read of the
+                    // equivalent load loop is); later ones are self-loops
+                    // (the liveness graph records them).
+                    if eval(self.p, s, t, cond) != 0 || !th.started {
+                        out.push(one);
+                    }
+                }
+                InstrKind::DeviceSync => {
+                    if self.device_idle(s) {
+                        out.push(one);
+                    }
+                }
+                _ => out.push(one),
+            }
+        }
+        out
+    }
+
+    /// No device thread that has started is still running.
+    pub(crate) fn device_idle(&self, s: &State) -> bool {
+        self.p
+            .threads
+            .iter()
+            .zip(&s.threads)
+            .all(|(info, th)| info.kind == ThreadKind::Host || matches!(th.status, Status::Done | Status::NotLaunched))
+    }
+
+    /// The instance of location declaration `decl` thread `info` touches
+    /// (lowering rejects a location whose scope does not hold the thread).
+    pub(crate) fn loc(info: &ThreadInfo, decl: u32) -> LocId {
+        info.locs[decl as usize].expect("lowering gives every location a thread names an instance")
+    }
+
+    /// The barrier instance a barrier instruction acts on for thread `t`, if any.
+    pub(crate) fn resolve(&self, s: &State, t: usize, sel: BarrierSel) -> Option<usize> {
+        let info = &self.p.threads[t];
+        let joined_in = |group: u32| {
+            self.p.groups[group as usize]
+                .iter()
+                .filter_map(|&d| info.barriers[d as usize].map(|b| b.0))
+                .find(|b| s.threads[t].joined.contains(b))
+                .map(|b| b as usize)
+        };
+        match sel {
+            BarrierSel::Decl(d) => info.barriers[d as usize].map(|b| b.index()),
+            BarrierSel::Joined { group } => joined_in(group),
+            BarrierSel::JoinedOr { group, decl } => {
+                joined_in(group).or(info.barriers[decl as usize].map(|b| b.index()))
+            }
+        }
+    }
+
+    /// participates-in: the completed phases of barrier `b` whose members a
+    /// wait of thread `t` of this form may take as its participants (indices
+    /// into `done`; [`System::bind`] records the one chosen as the wait's
+    /// participants). "Execution Model" (barrier-participates-in: the
+    /// modifications of one phase interval, with the waiting thread's join
+    /// executing before one of them); parity, token and counted waits:
+    /// project notes, section 3. By form:
+    /// - a plain wait: every completed phase it has not completed a wait on,
+    ///   whose members its join executes before; when the thread's latest
+    ///   arrive on `b` is thread-counted (CUDA `bar.sync`, `__syncthreads`),
+    ///   only the phase holding that arrive: the hardware barrier resets at
+    ///   its count and a thread waits for the phase it arrived in, so a
+    ///   surplus arrival waits for a new phase (docs/semantics.md, "Named
+    ///   barriers");
+    /// - a token wait: the phase its token names, on the same conditions
+    ///   but the counted one (a phase an init abandoned is not there: the
+    ///   wait never completes);
+    /// - a parity wait: the last completed phase, if the thread has not
+    ///   waited on it already and it happened (the H100 test_wait.parity
+    ///   table; `mbarrier.init` clears the parity,
+    ///   cuda-barrier-builtins-lowering.txt, the mbarrier table). The
+    ///   "phase before phase 0" of a fresh or re-initialized barrier counts
+    ///   as completed but has no members, so a parity-1 wait right after an
+    ///   init passes with no participants; numbers keep counting across
+    ///   inits, so the phase before this epoch's first is not its own.
+    pub(crate) fn participates_in(&self, s: &State, t: usize, b: usize, form: WaitForm) -> Vec<u32> {
+        let nt = self.p.threads.len();
+        let done = &s.bars[b].done;
+        let entitled = |ph: &Phase| ph.mask.get(JoinMask::pair(nt, t, b)) && !ph.bound.get(t);
+        match form {
+            WaitForm::Parity => {
+                let cur = System::current_phase(s, b);
+                let since_init = cur.saturating_sub(s.bars[b].epoch_start);
+                (since_init > 0)
+                    .then(|| cur - 1)
+                    .and_then(|n| done.iter().rposition(|ph| ph.number == n))
+                    .filter(|&i| !done[i].bound.get(t))
+                    .map(|i| i as u32)
+                    .into_iter()
+                    .collect()
+            }
+            WaitForm::Token(tp) => done
+                .iter()
+                .position(|ph| ph.number == tp)
+                .filter(|&i| entitled(&done[i]))
+                .map(|i| i as u32)
+                .into_iter()
+                .collect(),
+            WaitForm::Plain => {
+                let target = Target::Barrier(BarrierId(b as u32));
+                let own = s.hist[t]
+                    .iter()
+                    .rposition(|e| e.target == target && matches!(e.kind, HKind::Arrive(..)))
+                    .filter(|&po| matches!(s.hist[t][po].kind, HKind::Arrive(_, Some(_), _)))
+                    .map(|po| (t as u32, po as u32));
+                done.iter()
+                    .enumerate()
+                    .filter(|(_, ph)| entitled(ph) && own.is_none_or(|k| ph.members.contains(&k)))
+                    .map(|(i, _)| i as u32)
+                    .collect()
+            }
+        }
+    }
+
+    /// The number of the phase barrier `b` is in now (the count of phases
+    /// begun before it).
+    pub(crate) fn current_phase(s: &State, b: usize) -> u32 {
+        s.bars[b].open.as_ref().map_or(s.bars[b].next_phase, |p| p.number)
+    }
+
+    /// Whether thread `t` already arrived in the open phase of barrier `b`.
+    pub(crate) fn arrived_in_open(&self, s: &State, t: usize, b: usize) -> bool {
+        s.bars[b].open.as_ref().is_some_and(|ph| {
+            ph.members.iter().any(|&(u, po)| {
+                u as usize == t && matches!(s.hist[t].get(po as usize).map(|e| &e.kind), Some(HKind::Arrive(..)))
+            })
+        })
+    }
+
+    pub(crate) fn set(&self, s: &mut State, t: usize, dest: Option<RegId>, v: i64) {
+        if let Some(d) = dest {
+            s.threads[t].regs[d.index()] = v;
+        }
+    }
+
+    /// Thread `t` arrives on the `__syncwarp` barrier `b`. In every open
+    /// phase of another mask of its warp whose mask names `t`, it is now a
+    /// lane that executes a `__syncwarp` with a different mask; in `b`'s
+    /// own phase it is no longer one ("Synchronization Functions": the
+    /// non-exited lanes named in a mask must execute a `__syncwarp` with
+    /// that mask).
+    pub(crate) fn other_mask(&self, s: &mut State, t: usize, b: usize) {
+        let Some(mine) = &self.p.barriers[b].syncwarp else {
+            return;
+        };
+        let me = ThreadId(t as u32);
+        for (o, inst) in self.p.barriers.iter().enumerate() {
+            let Some(w) = &inst.syncwarp else {
+                continue;
+            };
+            let Some(open) = s.bars[o].open.as_mut() else {
+                continue;
+            };
+            if o == b {
+                open.strays.clear(t);
+            } else if w.warp == mine.warp && w.named.contains(&me) {
+                open.strays.set(t);
+            }
+        }
+    }
+
+    /// Forgets completed phases of barrier `b` that no wait can complete on
+    /// any more (every thread whose join executes before them has used
+    /// them or has ended), except the last one while a parity wait may
+    /// still take it: some thread that has not waited on it and has not
+    /// ended may still reach a parity wait on `b` (a parity wait needs no
+    /// join). (Ended threads kept the last phase of every finished
+    /// block's barrier, and with it, since compaction forgets a barrier's
+    /// history only once no completed phase is pending, that block's whole
+    /// last phase: a grid of B blocks kept B phases of history. Parity
+    /// barriers kept their last phase for good, and so their whole
+    /// history: an mbarrier pipeline never repeated a state.)
+    pub(crate) fn collect(&self, s: &mut State, b: usize) {
+        // A sortable barrier's phases are retired once the new state's
+        // phases are sorted ([`System::retire_phases`]): a phase retired
+        // here would leave its stretch of the bmo in arrival order, and
+        // two orders of one phase's last members different states.
+        if self.sorted_now(s, b) {
+            return;
+        }
+        self.retire(s, b);
+    }
+
+    /// [`System::collect`] now, whatever the barrier.
+    fn retire(&self, s: &mut State, b: usize) {
+        let nt = self.p.threads.len();
+        let last = s.bars[b]
+            .done
+            .iter()
+            .map(|ph| ph.number)
+            .max()
+            .filter(|_| self.an.parity_barriers[b]);
+        let mut done = std::mem::take(&mut s.bars[b].done);
+        // Only parity waits on `b`: no wait can take a phase but the last.
+        let entitled = !self.an.parity_only[b];
+        done.retain(|ph| {
+            (0..nt).any(|u| {
+                s.threads[u].status != Status::Done
+                    && !ph.bound.get(u)
+                    && ((entitled && ph.mask.get(JoinMask::pair(nt, u, b)))
+                        || (Some(ph.number) == last && self.may_wait_parity(s, u, b)))
+            })
+        });
+        s.bars[b].done = done;
+    }
+
+    /// [`System::collect`] on every barrier with a completed phase, after
+    /// the new state's phases are sorted (`Explorer::normalize`): a
+    /// sortable barrier's phases go only here, and a parity barrier's last
+    /// one once no thread can still take it (a thread that moves past its
+    /// last parity wait does not step the barrier). A function of the
+    /// state alone, so steps that commute still reach one state.
+    pub(crate) fn retire_phases(&self, s: &mut State) {
+        for b in 0..self.p.barriers.len() {
+            if !s.bars[b].done.is_empty() {
+                self.retire(s, b);
+            }
+        }
+    }
+
+    /// Whether thread `u` may still reach a parity wait on barrier `b`
+    /// (from pc 0 when it has not been launched).
+    pub(crate) fn may_wait_parity(&self, s: &State, u: usize, b: usize) -> bool {
+        let pc = match s.threads[u].status {
+            Status::Done => return false,
+            Status::NotLaunched => 0,
+            Status::Running => s.threads[u].pc as usize,
+        };
+        self.may_reach_barrier(&self.an.reach_parity, u, pc, BarrierId(b as u32))
+    }
+}
