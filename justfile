@@ -67,6 +67,13 @@ bench-spin:
 bench-targets *ARGS:
     cargo bench -p barrier-check --bench targets -- {{ARGS}}
 
+# Issue 36's pipelines and buggy kernels (crates/cli/benches/pipelines/,
+# each with its expect and target): verdict, states, time, peak memory,
+# met. BENCH_BEFORE=BIN adds an older barrier-check's column, side by side
+# in the same run; BENCH_TIMEOUT=SECS per check (default 30).
+bench-pipelines *ARGS:
+    cargo bench -p barrier-check --bench pipelines -- {{ARGS}}
+
 # The parallel explorer: 1 job against 2 on two tests of over a million states,
 # alternating runs (BENCH_RUNS each, default 3), with the speedup of the best
 # times and a check that both print the same JSON.

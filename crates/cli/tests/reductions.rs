@@ -10,7 +10,9 @@
 //! and off and with 1 and 2 jobs. The
 //! `agreement_*` tests widen the language: re-init, drop, tokens, gfx1250
 //! named barriers, mbarrier parity waits, kernels, host threads and streams
-//! (`PROPTEST_CASES` sets their number of cases).
+//! (`PROPTEST_CASES` sets their number of cases); the pipeline tests, the
+//! phase-counted barriers of partial-order reduction, with and without
+//! asynchronous copies.
 
 mod common;
 
@@ -607,6 +609,84 @@ proptest! {
 
     #[test]
     fn reductions_keep_pipeline_verdicts(text in pipeline_program()) {
+        compare(&text)?;
+    }
+}
+
+fn copy_pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
+    let own: &[&str] = if producer {
+        &[
+            "mbarrier.try_wait.parity emptyS, ph",
+            "mbarrier.try_wait.parity emptyS, 1 - ph",
+            "t = mbarrier.arrive.expect_tx fullS, 16; cp.async.bulk slotS, g, 16, fullS",
+            "t = mbarrier.arrive.expect_tx fullS, 16; cp.async.bulk slotS, g, 16, fullS",
+            "cp.async.bulk slotS, g, 16, fullS; t = mbarrier.arrive.expect_tx fullS, 16",
+            "mbarrier.expect_tx fullS, 16; cp.async.bulk slotS, g, 16, fullS; mbarrier.arrive fullS",
+            "cp.async.bulk slotS, g, 16, fullS",
+            "mbarrier.arrive fullS",
+            "cp.async slotS, g; cp.async.mbarrier.arrive.noinc fullS",
+            "cp.async slotS, g; cp.async.mbarrier.arrive fullS; mbarrier.arrive fullS",
+            "write slotS",
+            "q = 0; while q == 0 { q = mbarrier.try_wait.parity emptyS, ph }",
+        ]
+    } else {
+        &[
+            "mbarrier.try_wait.parity fullS, ph",
+            "mbarrier.try_wait.parity fullS, ph",
+            "mbarrier.try_wait.parity fullS, 1 - ph",
+            "read slotS",
+            "read slotS",
+            "mbarrier.arrive emptyS",
+            "t = mbarrier.arrive emptyS",
+            "mbarrier.arrive emptyS",
+            "q = mbarrier.test_wait.parity fullS, ph",
+        ]
+    };
+    let own: Vec<String> = own.iter().map(|s| s.to_string()).collect();
+    (prop::sample::select(own), 0u8..2, prop::bool::weighted(0.15)).prop_map(|(s, stage, flip)| {
+        let s = s.replace('S', &stage.to_string());
+        if flip {
+            format!("{s}; ph = 1 - ph")
+        } else {
+            s
+        }
+    })
+}
+
+/// A warp-specialized copy pipeline: `tid < P` issue bulk copies
+/// (`cp.async.bulk` with `arrive.expect_tx`, or `expect_tx` then an
+/// arrive) and `cp.async` copies with their asynchronous arrive into two
+/// stages, the rest wait on the full barriers, read and release; counts
+/// right or off by one, parities starting right or wrong, tokens kept or
+/// read. Copy agents under partial-order reduction's groups and required
+/// steps (required.rs: transaction operations on phase-counted barriers),
+/// phase sorting with dead tokens, fusion and compaction.
+fn copy_pipeline_program() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(copy_pipeline_stmt(true), 1..4),
+        prop::collection::vec(copy_pipeline_stmt(false), 1..4),
+        1u32..3,
+        1u32..3,
+        prop::bool::weighted(0.2),
+        prop::bool::weighted(0.8),
+    )
+        .prop_map(|(prod, cons, c, reps, off, start1)| {
+            let (fc, ec) = if off { (2, c) } else { (1, c) };
+            format!(
+                "litmus \"w\"\nmodel cuda-sm90\nbarrier full0 scope=block\nbarrier empty0 scope=block\nbarrier full1 scope=block\nbarrier empty1 scope=block\nvar slot0 scope=block\nvar slot1 scope=block\nvar g\nkernel blocks=1 threads={} {{\n  if tid == 0 {{ mbarrier.init full0, {fc}; mbarrier.init empty0, {ec}; mbarrier.init full1, {fc}; mbarrier.init empty1, {ec} }}\n  __syncthreads\n  if tid < 1 {{ ph = {}; repeat {reps} {{ {} }} }} else {{ ph = 0; repeat {reps} {{ {} }} }}\n}}\n",
+                1 + c,
+                start1 as u8,
+                prod.join("; "),
+                cons.join("; ")
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(80))]
+
+    #[test]
+    fn reductions_keep_copy_pipeline_verdicts(text in copy_pipeline_program()) {
         compare(&text)?;
     }
 }

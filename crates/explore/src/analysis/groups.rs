@@ -49,6 +49,20 @@ pub(crate) fn groups(p: &Program) -> Vec<u32> {
             }
         }
     }
+    // An issue launches one of its site's agents and reads the others'
+    // states (`System::copy_issue`): an issuer and its agents are one
+    // group.
+    for t in 0..n {
+        for ins in live_instrs(p, ThreadId(t as u32)) {
+            if let InstrKind::CopyIssue { site, .. } = ins.kind {
+                for &(a, _) in p.copy_agents(ThreadId(t as u32), site) {
+                    let (x, y) = (root(&mut parent, t), root(&mut parent, a.index()));
+                    let (lo, hi) = (x.min(y), x.max(y));
+                    parent[hi] = lo;
+                }
+            }
+        }
+    }
     (0..n).map(|t| root(&mut parent, t) as u32).collect()
 }
 

@@ -42,3 +42,23 @@ pub(crate) fn barriers_where(p: &Program, pred: impl Fn(&BarrierOp, &Option<Barr
     }
     out
 }
+
+/// Whether register `r` of the threads running `code` is ever read: by an
+/// expression of the code, as a wait's token, or by an assertion (which
+/// may read any thread's registers). A result written to a register never
+/// read can tell no step, rule or assertion anything; only the final
+/// register values of an outcome set show it.
+pub(crate) fn reg_read(p: &Program, code: &Code, r: RegId) -> bool {
+    fn reads(e: &CExpr, r: RegId) -> bool {
+        match e {
+            CExpr::Reg(x) | CExpr::ThreadReg(_, x) => *x == r,
+            CExpr::Unary(_, x) => reads(x, r),
+            CExpr::Binary(_, a, b) => reads(a, r) || reads(b, r),
+            CExpr::Int(_) | CExpr::Builtin(_) | CExpr::Loc(_) | CExpr::LocInst(_) => false,
+        }
+    }
+    code.instrs.iter().any(|i| {
+        i.kind.exprs().into_iter().any(|e| reads(e, r))
+            || matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Wait(w), .. } if w.token == Some(r))
+    }) || p.asserts.iter().any(|a| reads(&a.cond, r))
+}

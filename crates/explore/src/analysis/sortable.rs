@@ -54,7 +54,12 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
                     }
                     BarrierOp::Inval => false,
                 };
-                let token = matches!(result, Some(BarrierResult::Token(_)));
+                // A token no instruction or assertion reads leaves the
+                // phase numbers to the final registers alone, which
+                // sorting a phase's members does not change.
+                let code = &p.codes[t.code.index()];
+                let token =
+                    matches!(result, Some(BarrierResult::Token(r)) if crate::analysis::ops::reg_read(p, code, *r));
                 grouped[b] |= group;
                 if !plain || (!tokens_ok && token) {
                     sortable[b] = false;

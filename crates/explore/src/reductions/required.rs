@@ -91,6 +91,8 @@ struct Frozen {
     may_complete: Vec<bool>,
     /// Per barrier, the arrives the walks could make on it.
     arrives: Vec<u64>,
+    /// Per barrier, whether a walk reaches a transaction operation on it.
+    tx: Vec<bool>,
     /// Per barrier, whether a walk reaches a parity wait on it that passes
     /// while its current phase is open.
     passing_wait: Vec<bool>,
@@ -106,6 +108,9 @@ struct Frozen {
 #[derive(Clone)]
 struct Walk {
     arrives: Vec<u64>,
+    /// A transaction operation (`expect_tx`, `complete_tx`, an arrive
+    /// with bytes).
+    tx: Vec<bool>,
     passing_wait: Vec<bool>,
     init: Vec<bool>,
     reads: Vec<bool>,
@@ -116,6 +121,7 @@ impl Walk {
     fn new(nb: usize, nl: usize) -> Walk {
         Walk {
             arrives: vec![0; nb],
+            tx: vec![false; nb],
             passing_wait: vec![false; nb],
             init: vec![false; nb],
             reads: vec![false; nl],
@@ -130,11 +136,15 @@ impl Walk {
         for (x, y) in (self
             .passing_wait
             .iter_mut()
+            .chain(&mut self.tx)
             .chain(&mut self.init)
             .chain(&mut self.reads))
         .chain(&mut self.writes)
-        .zip(w.passing_wait.iter().chain(&w.init).chain(&w.reads).chain(&w.writes))
-        {
+        .zip(
+            (w.passing_wait.iter().chain(&w.tx).chain(&w.init))
+                .chain(&w.reads)
+                .chain(&w.writes),
+        ) {
             *x |= *y;
         }
     }
@@ -147,7 +157,12 @@ impl System<'_> {
         if !self.an.phase_counted.iter().any(|&x| x) {
             return None;
         }
-        if s.threads.iter().any(|th| th.status == Status::NotLaunched) {
+        // A thread a launch may start (a named kernel's) is not walked;
+        // a copy agent not started is, through the issues that start it
+        // (`walk`).
+        if (s.threads.iter().enumerate())
+            .any(|(u, th)| th.status == Status::NotLaunched && self.p.threads[u].kind != ThreadKind::Copy)
+        {
             return None;
         }
         let mut tried: HashMap<(usize, u32, Vec<i64>), bool> = HashMap::new();
@@ -161,6 +176,12 @@ impl System<'_> {
                 InstrKind::Barrier { op, sel, .. } => {
                     let Some(b) = self.resolve(s, t, *sel) else { continue };
                     if !self.an.phase_counted[b] || self.neutral(s, t, b, op, ident).is_some() {
+                        continue;
+                    }
+                    // An arrive with bytes, or a transaction operation,
+                    // decides with the others which step completes the
+                    // phase: never taken alone.
+                    if !matches!(op, BarrierOp::Arrive(a) if a.tx.is_none()) && !matches!(op, BarrierOp::Wait(_)) {
                         continue;
                     }
                     Needed::Barrier(b, op)
@@ -229,8 +250,10 @@ impl System<'_> {
                 }
                 match op {
                     // May it complete the phase? Only if the others can
-                    // bring the pending count down to one.
-                    BarrierOp::Arrive(_) => f.arrives[b] + 1 < pending || !f.passing_wait[b],
+                    // bring the pending count down to one. A transaction
+                    // operation of another thread would not commute with
+                    // it (either may be the step that completes).
+                    BarrierOp::Arrive(_) => !f.tx[b] && (f.arrives[b] + 1 < pending || !f.passing_wait[b]),
                     BarrierOp::Wait(_) => true,
                     _ => false,
                 }
@@ -242,11 +265,12 @@ impl System<'_> {
     }
 
     /// The arrivals phase-counted barrier `b`'s current phase still needs,
-    /// when that alone decides its completion (initialized, valid, no
-    /// transaction count or pending drop, short of its count).
+    /// when it cannot complete without them (initialized, valid, no
+    /// pending drop, short of its count; transaction bytes only hold a
+    /// phase back once its arrivals are in).
     fn pending(&self, s: &State, b: usize) -> Option<u64> {
         let bar = &s.bars[b];
-        (bar.init && !bar.invalid && bar.tx == 0 && bar.pending_drop == 0 && bar.arrived < bar.expected)
+        (bar.init && !bar.invalid && bar.pending_drop == 0 && bar.arrived < bar.expected)
             .then(|| (bar.expected - bar.arrived) as u64)
     }
 
@@ -289,6 +313,7 @@ impl System<'_> {
                 return Some(Frozen {
                     may_complete,
                     arrives: total.arrives,
+                    tx: total.tx,
                     passing_wait: total.passing_wait,
                     init: total.init,
                     reads: total.reads,
@@ -301,13 +326,21 @@ impl System<'_> {
     /// Thread `u`'s walk from its pc (module text), with the barriers of
     /// `may_complete` free to complete; `None` past the budget.
     fn walk(&self, s: &State, u: usize, may_complete: &[bool]) -> Option<Walk> {
+        let th = &s.threads[u];
+        let regs: Vec<Option<i64>> = th.regs.iter().map(|&v| Some(v)).collect();
+        self.walk_from(s, u, th.pc, regs, may_complete)
+    }
+
+    /// [`System::walk`] of thread `u` from `pc` with registers `regs`. A
+    /// copy issue on the way may start any agent of its site, which runs
+    /// from its start with its registers unknown (what the issue sets):
+    /// its walk is added.
+    fn walk_from(&self, s: &State, u: usize, pc: u32, regs: Vec<Option<i64>>, may_complete: &[bool]) -> Option<Walk> {
         let nb = self.p.barriers.len();
         let info = &self.p.threads[u];
         let code = &self.p.codes[info.code.index()];
         let mut out = Walk::new(nb, self.p.locs.len());
-        let th = &s.threads[u];
-        let regs: Vec<Option<i64>> = th.regs.iter().map(|&v| Some(v)).collect();
-        let mut stack = vec![(th.pc, regs)];
+        let mut stack = vec![(pc, regs)];
         let mut steps = 0usize;
         while let Some((pc, mut regs)) = stack.pop() {
             steps += 1;
@@ -366,7 +399,11 @@ impl System<'_> {
                     if let Some(c) = c {
                         match op {
                             BarrierOp::Init(_) => out.init[c] = true,
-                            BarrierOp::Arrive(_) => out.arrives[c] = out.arrives[c].saturating_add(1),
+                            BarrierOp::Arrive(a) => {
+                                out.arrives[c] = out.arrives[c].saturating_add(1);
+                                out.tx[c] |= a.tx.is_some();
+                            }
+                            BarrierOp::ExpectTx(_) | BarrierOp::CompleteTx(_) => out.tx[c] = true,
                             BarrierOp::Wait(w) => {
                                 let parity = w.parity.as_ref().and_then(|e| value(e, &regs)).map(|v| v & 1);
                                 if !may_complete[c] {
@@ -382,6 +419,13 @@ impl System<'_> {
                             }
                             _ => {}
                         }
+                    }
+                    stack.push((next, regs));
+                }
+                InstrKind::CopyIssue { site, .. } => {
+                    for &(a, _) in self.p.copy_agents(ThreadId(u as u32), *site) {
+                        let unknown = vec![None; s.threads[a.index()].regs.len()];
+                        out.add(&self.walk_from(s, a.index(), 0, unknown, may_complete)?);
                     }
                     stack.push((next, regs));
                 }

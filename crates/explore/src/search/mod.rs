@@ -25,7 +25,7 @@ use crate::semantics::witness::ExecNames;
 use crate::semantics::worker::Worker;
 use crate::semantics::System;
 use crate::state::answer::{Step, Witness};
-use crate::state::options::{Reductions, SearchOptions};
+use crate::state::options::SearchOptions;
 use crate::state::{budget, par, Choice, State};
 use bc_graph::*;
 use bc_syntax::Span;
@@ -112,21 +112,7 @@ impl<'p> Explorer<'p> {
     /// counts from before the analyses, which run under the search's
     /// budget (a huge program once spent minutes there under `--timeout
     /// 1`, issue 33).
-    pub(crate) fn new_at(p: &'p Program, mut opts: SearchOptions, start: Instant) -> Explorer<'p> {
-        if p.has_copies() {
-            // FIXME: partial-order reduction's groups and required steps
-            // know nothing of copy agents (threads that start when another
-            // issues a copy): off for programs with copies. (Symmetry
-            // leaves issuers and agents out of its classes; sorting and
-            // fusion read an issue as naming what its agents' code names.)
-            opts.reductions = Reductions {
-                compact: opts.reductions.compact,
-                symmetry: opts.reductions.symmetry,
-                canonical: opts.reductions.canonical,
-                fuse: opts.reductions.fuse,
-                ..Reductions::NONE
-            };
-        }
+    pub(crate) fn new_at(p: &'p Program, opts: SearchOptions, start: Instant) -> Explorer<'p> {
         let budget = std::sync::Arc::new(budget::Budget::new(&opts.limits, start));
         let sys = std::sync::Arc::new(System::new(p, opts.reductions, opts.liveness, &budget));
         let mut e = Explorer::with(p, opts, sys, std::sync::Arc::new(par::VisitedSet::new(64)));
