@@ -43,6 +43,12 @@ pub fn read_model_file(path: &Path) -> Result<Model, String> {
 pub enum Input {
     File(PathBuf),
     Unreadable(PathBuf, String),
+    /// One entry of a PTX module (a `.ptx` file, or nvcc's output for a
+    /// `.cu` file), ready to check.
+    Kernel(Box<barrier_check::kernel::KernelJob>),
+    /// A kernel file that cannot be checked (nvcc failed, a bad header, a
+    /// module that does not parse): its report.
+    Failed(Box<TestReport>),
 }
 
 /// Expands directories to their `*.litmus` files, sorted within each
@@ -164,6 +170,8 @@ pub fn check_file(input: &Input, opts: &CheckOptions) -> TestReport {
             }
         }
         Input::Unreadable(p, e) => barrier_check::unreadable(&p.display().to_string(), e),
+        Input::Kernel(job) => barrier_check::kernel::check_kernel(job, opts),
+        Input::Failed(r) => (**r).clone(),
     }
 }
 
