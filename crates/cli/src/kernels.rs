@@ -102,7 +102,7 @@ fn kernel_inputs(path: &Path, cli: &KernelFlags, model: Option<&bc_models::Model
         let arch = flags.arch.clone().unwrap_or_else(|| "sm_80".into());
         match compile(path, &arch) {
             Ok(ptx) => (SourceFile::new(format!("{name}.ptx"), ptx), None),
-            Err(e) => return failed(own, vec![Diagnostic::file_error(e)]),
+            Err(d) => return failed(own, vec![d]),
         }
     } else {
         (own, header.expect.as_ref().map(|(_, s)| *s))
@@ -115,16 +115,24 @@ fn kernel_inputs(path: &Path, cli: &KernelFlags, model: Option<&bc_models::Model
 }
 
 /// How to get a CUDA compiler, for the error when there is none.
-pub const NVCC_HINT: &str = "no CUDA compiler: set BC_NVCC to an nvcc, put nvcc on PATH, or install one (no GPU needed) with `python3 -m venv .venv-cuda && .venv-cuda/bin/pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl` and set BC_NVCC=$(ls .venv-cuda/lib/python3*/site-packages/nvidia/cu13/bin/nvcc) (`just cuda` does both)";
+pub const NVCC_HINT: &str = "pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl (in a venv)";
+/// Where that nvcc is, and the recipe that does both.
+pub const NVCC_WHERE: &str =
+    "e.g. in .venv-cuda: BC_NVCC=.venv-cuda/lib/python3*/site-packages/nvidia/cu13/bin/nvcc; `just cuda`";
 
 /// The nvcc to run: `BC_NVCC`, else `nvcc` on `PATH`.
-pub fn nvcc() -> Result<PathBuf, String> {
+pub fn nvcc() -> Result<PathBuf, Diagnostic> {
+    let none = |why: String| {
+        Diagnostic::file_error(format!("no CUDA compiler: {why}"))
+            .with_note(NVCC_HINT)
+            .with_note(NVCC_WHERE)
+    };
     if let Some(p) = std::env::var_os("BC_NVCC").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return if p.is_file() {
             Ok(p)
         } else {
-            Err(format!("BC_NVCC={} is not a file; {NVCC_HINT}", p.display()))
+            Err(none(format!("BC_NVCC={} is not a file", p.display())))
         };
     }
     std::env::var_os("PATH")
@@ -133,21 +141,22 @@ pub fn nvcc() -> Result<PathBuf, String> {
                 .map(|d| d.join("nvcc"))
                 .find(|p| p.is_file())
         })
-        .ok_or_else(|| NVCC_HINT.to_string())
+        .ok_or_else(|| none("BC_NVCC is not set and no nvcc is on PATH".into()))
 }
 
 /// nvcc's PTX for a `.cu` file (`-ptx -lineinfo -arch=ARCH -o -`).
-pub fn compile(cu: &Path, arch: &str) -> Result<String, String> {
+pub fn compile(cu: &Path, arch: &str) -> Result<String, Diagnostic> {
     let nvcc = nvcc()?;
+    let fail = |m: String| Diagnostic::file_error(m);
     let out = Command::new(&nvcc)
         .args(["-ptx", "-lineinfo", &format!("-arch={arch}"), "-o", "-"])
         .arg(cu)
         .output()
-        .map_err(|e| format!("{}: {e}", nvcc.display()))?;
+        .map_err(|e| fail(format!("{}: {e}", nvcc.display())))?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = stderr.lines().take(20).collect();
-        return Err(format!("nvcc failed ({}):\n{}", out.status, tail.join("\n")));
+        return Err(fail(format!("nvcc failed ({})", out.status)).with_note(tail.join("\n")));
     }
-    String::from_utf8(out.stdout).map_err(|_| "nvcc wrote output that is not UTF-8".into())
+    String::from_utf8(out.stdout).map_err(|_| fail("nvcc wrote output that is not UTF-8".into()))
 }
