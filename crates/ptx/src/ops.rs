@@ -249,6 +249,19 @@ pub fn norm(t: Ty, e: PExpr) -> PExpr {
         return e;
     }
     let m = (1i64 << t.bits) - 1;
+    // Already of this type: a mask within the width, or this very
+    // sign extension.
+    match &e {
+        PExpr::Bin(BOp::BitAnd, _, k) if !t.signed && matches!(**k, PExpr::Int(k) if (0..=m).contains(&k)) => return e,
+        PExpr::Bin(BOp::Sub, x, k) if t.signed && **k == PExpr::Int(1i64 << (t.bits - 1)) => {
+            if let PExpr::Bin(BOp::Xor, y, _) = &**x {
+                if matches!(&**y, PExpr::Bin(BOp::BitAnd, _, mm) if **mm == PExpr::Int(m)) {
+                    return e;
+                }
+            }
+        }
+        _ => {}
+    }
     if t.signed {
         let s = 1i64 << (t.bits - 1);
         bin(

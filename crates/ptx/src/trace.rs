@@ -131,9 +131,11 @@ impl Tracer<'_> {
         self.source.line_col(s.start).line
     }
 
-    fn text(&self, s: Span) -> &str {
+    /// An instruction's text, one space between its parts, without `;`.
+    fn text(&self, s: Span) -> String {
         let t = self.source.text.get(s.start as usize..s.end as usize).unwrap_or("");
-        t.trim().trim_end_matches(';').trim()
+        let t = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        t.trim_end_matches(';').trim_end().to_string()
     }
 
     /// Why a value is unknown: the instruction that made it so.
