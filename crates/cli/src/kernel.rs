@@ -93,13 +93,15 @@ impl KernelFlags {
 
 /// The jobs of one module: one per entry (or the one `--entry` names), or
 /// the report of a module that cannot be checked. `file` names the tests
-/// (`file::entry`); `expected` is the header's `expect`.
+/// (`file::entry`); `header` gives the expectations, whose spans are
+/// kept when `spans_in_source` (the header is in this source).
 pub fn kernel_jobs(
     source: SourceFile,
     file: &str,
     flags: &KernelFlags,
     model: Option<bc_models::Model>,
-    expected: Option<(BTreeSet<FindingKind>, Option<Span>)>,
+    header: &bc_ptx::Header,
+    spans_in_source: bool,
 ) -> Result<Vec<KernelJob>, Box<TestReport>> {
     let (module, diags) = bc_ptx::parse(&source.text);
     if !diags.is_empty() {
@@ -138,6 +140,7 @@ pub fn kernel_jobs(
             // The source name when it is unique among the entries.
             let short = bc_ptx::short_name(e);
             let unique = all.iter().filter(|n| bc_ptx::short_name(n) == short).count() == 1;
+            let expected = header.expect_of(e);
             KernelJob {
                 source: source.clone(),
                 entry: e.to_string(),
@@ -145,7 +148,7 @@ pub fn kernel_jobs(
                 launch: flags.launch(),
                 model: Some(model.clone()),
                 expected: expected.as_ref().map(|(k, _)| k.clone()),
-                expect_span: expected.as_ref().and_then(|(_, s)| *s),
+                expect_span: expected.filter(|_| spans_in_source).map(|(_, s)| s),
             }
         })
         .collect())

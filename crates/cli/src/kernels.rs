@@ -98,17 +98,16 @@ fn kernel_inputs(path: &Path, cli: &KernelFlags, model: Option<&bc_models::Model
         .file_name()
         .map_or(name.clone(), |f| f.to_string_lossy().into_owned());
     let cu = path.extension().is_some_and(|e| e == "cu");
-    let (source, expect_span) = if cu {
+    let source = if cu {
         let arch = flags.arch.clone().unwrap_or_else(|| "sm_80".into());
         match compile(path, &arch) {
-            Ok(ptx) => (SourceFile::new(format!("{name}.ptx"), ptx), None),
+            Ok(ptx) => SourceFile::new(format!("{name}.ptx"), ptx),
             Err(d) => return failed(own, vec![d]),
         }
     } else {
-        (own, header.expect.as_ref().map(|(_, s)| *s))
+        own
     };
-    let expected = header.expect.map(|(k, _)| (k, expect_span));
-    match kernel_jobs(source, &file, &flags, model.cloned(), expected) {
+    match kernel_jobs(source, &file, &flags, model.cloned(), &header, !cu) {
         Ok(jobs) => jobs.into_iter().map(|j| Input::Kernel(Box::new(j))).collect(),
         Err(r) => vec![Input::Failed(r)],
     }

@@ -70,12 +70,25 @@ pub fn parse_param(s: &str) -> Result<(String, i64), String> {
 
 /// What a source file's header comment says: launch flags
 /// (`// barrier-check: --block 64 --param 2=10`) and the expected verdict
-/// (`// expect deadlock`), with the span of the `expect` line.
+/// of every entry (`// expect deadlock`) or of one (`// expect tile:
+/// race`, by PTX or source name), each with the span of its line.
 #[derive(Clone, Debug, Default)]
 pub struct Header {
     pub args: Vec<String>,
     pub expect: Option<(BTreeSet<FindingKind>, Span)>,
+    pub expect_entry: Vec<(String, BTreeSet<FindingKind>, Span)>,
     pub errors: Vec<Diagnostic>,
+}
+
+impl Header {
+    /// The expectation of `entry`: its own line, else the file's.
+    pub fn expect_of(&self, entry: &str) -> Option<(BTreeSet<FindingKind>, Span)> {
+        self.expect_entry
+            .iter()
+            .find(|(n, _, _)| entry_matches(entry, n))
+            .map(|(_, k, s)| (k.clone(), *s))
+            .or_else(|| self.expect.clone())
+    }
 }
 
 /// Reads the header lines of a `.cu` or `.ptx` file (anywhere in the
@@ -94,6 +107,11 @@ pub fn header(text: &str) -> Header {
         if let Some(flags) = c.strip_prefix("barrier-check:") {
             h.args.extend(flags.split_whitespace().map(str::to_string));
         } else if let Some(kinds) = c.strip_prefix("expect ") {
+            // `expect NAME: KINDS` names an entry (kinds have no `:`).
+            let (entry, kinds) = match kinds.split_once(':') {
+                Some((n, k)) if !n.contains(['(', ',']) => (Some(n.trim().to_string()), k),
+                _ => (None, kinds),
+            };
             let mut set = BTreeSet::new();
             for k in kinds.split(',').map(str::trim).filter(|k| !k.is_empty()) {
                 if k == "ok" {
@@ -108,7 +126,10 @@ pub fn header(text: &str) -> Header {
                         .push(Diagnostic::error(span, format!("unknown finding kind `{k}`"))),
                 }
             }
-            h.expect = Some((set, span));
+            match entry {
+                Some(n) => h.expect_entry.push((n, set, span)),
+                None => h.expect = Some((set, span)),
+            }
         }
     }
     h
