@@ -90,7 +90,10 @@ fn a_cu_file_without_nvcc_says_how_to_get_one() {
 /// Runs the binary in `crates/cli/tests`, so file names in snapshots are
 /// short and stable.
 fn run_in_tests(args: &[&str]) -> std::process::Output {
-    run_in(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").as_path(), args)
+    run_in(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").as_path(),
+        args,
+    )
 }
 
 /// A PTX module with two entries, each with its own `// expect NAME:`
@@ -104,10 +107,20 @@ fn a_ptx_module_is_one_test_per_entry() {
 
 #[test]
 fn entry_picks_one_entry_by_its_source_name() {
-    let out = run_in_tests(&["check", "--quiet", "--no-timing", "--entry", "exchange_racy", "ptx/two-entries.ptx"]);
+    let out = run_in_tests(&[
+        "check",
+        "--quiet",
+        "--no-timing",
+        "--entry",
+        "exchange_racy",
+        "ptx/two-entries.ptx",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("\"two-entries.ptx::exchange_racy\"  verdict: race"), "{text}");
+    assert!(
+        text.contains("\"two-entries.ptx::exchange_racy\"  verdict: race"),
+        "{text}"
+    );
     assert!(!text.contains("::exchange\""), "{text}");
     assert!(text.ends_with("1 passed, 0 failed\n"), "{text}");
 }
@@ -134,15 +147,17 @@ fn kernels_report_in_json() {
 #[test]
 fn an_unknown_parameter_is_inconclusive_never_ok() {
     let dir = scratch_dir("kernels-unknown-param");
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ptx/two-entries.ptx"),
-    )
-    .unwrap();
+    let text =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ptx/two-entries.ptx"))
+            .unwrap();
     let f = dir.join("no-param.ptx");
     std::fs::write(&f, text.replace(" --param 0=1", "")).unwrap();
     let out = run_in(&dir, &["check", "--no-timing", "--entry", "exchange", "no-param.ptx"]);
     assert_eq!(out.status.code(), Some(2));
     insta::assert_snapshot!(format!("{}{}", stdout(&out), stderr(&out)));
-    let out = run_in(&dir, &["check", "--quiet", "--no-timing", "--param", "0=2", "no-param.ptx"]);
+    let out = run_in(
+        &dir,
+        &["check", "--quiet", "--no-timing", "--param", "0=2", "no-param.ptx"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

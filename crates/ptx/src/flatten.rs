@@ -8,6 +8,10 @@ use crate::ast::*;
 use bc_syntax::{Diagnostic, Span};
 use std::collections::{HashMap, HashSet};
 
+/// External functions without a body that cannot synchronize: a call
+/// does nothing here and its results are unknown (`printf`'s `vprintf`).
+pub const EXTERNAL_NOPS: &[&str] = &["vprintf"];
+
 /// Calls nested deeper than this are an error (recursion is not modelled).
 pub const MAX_INLINE_DEPTH: usize = 16;
 
@@ -233,6 +237,10 @@ impl Flattener<'_> {
                 call.span,
                 "a predicated `call` is not supported (inlining needs an unconditional call)",
             ));
+            return;
+        }
+        if EXTERNAL_NOPS.contains(&callee.name.as_str()) {
+            // Its results (`retval0`) stay unwritten: unknown values.
             return;
         }
         let Some(f) = self

@@ -340,6 +340,13 @@ pub fn lower_entry(
         symbols,
         params,
         param_hint,
+        locals: module
+            .vars
+            .iter()
+            .chain(&flat.vars)
+            .filter(|v| v.space == Space::Local)
+            .map(|v| v.name.name.clone())
+            .collect(),
         labels: &label_names,
     };
     let mut code = Vec::new();

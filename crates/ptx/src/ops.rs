@@ -136,6 +136,8 @@ pub struct Ctx<'a> {
     /// Symbols (variables) and their base addresses.
     pub symbols: HashMap<String, i64>,
     pub params: HashMap<String, ParamValue>,
+    /// `.local` variables: thread-private, their addresses unknown.
+    pub locals: std::collections::HashSet<String>,
     /// The `--param` spelling to suggest per parameter.
     pub param_hint: HashMap<String, String>,
     pub labels: &'a std::collections::HashSet<String>,
@@ -359,6 +361,13 @@ impl Ctx<'_> {
                 norm(t, v)
             }
             Operand::Name(n) if n.name.starts_with('%') => norm(t, PExpr::Reg(self.regs.id(&n.name))),
+            Operand::Name(n) if self.locals.contains(&n.name) => {
+                *note = Some(format!(
+                    "`{}` is thread-private (`.local`): its address is not modelled",
+                    n.name
+                ));
+                PExpr::Unknown
+            }
             Operand::Name(n) => match self.symbols.get(&n.name) {
                 Some(&a) => PExpr::Int(a),
                 None => return Err(err(n.span, format!("unknown name `{}`", n.name))),
