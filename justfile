@@ -22,7 +22,7 @@ cuda:
 # Check the compiled-kernel corpus (kernels/*.cu) through nvcc.
 kernels:
     cargo build --release
-    BC_NVCC=$(bash .ci/cuda) ./target/release/barrier-check check kernels/*.cu
+    BC_NVCC=$(bash .ci/cuda) ./target/release/barrier-check check --cu kernels
 
 # What CI runs.
 ci:

@@ -107,14 +107,14 @@ pub fn kernel_jobs(
     if !diags.is_empty() {
         let mut diags = diags;
         bc_report::diagnostic::cap(&mut diags);
-        return Err(Box::new(TestReport::bare(source, diags)));
+        return Err(module_error(source, file, diags));
     }
     let model = match model {
         Some(m) => m,
         None => {
             match bc_ptx::model_for_target(&module).and_then(|n| bc_models::lookup(n).map_err(Diagnostic::file_error)) {
                 Ok(m) => m,
-                Err(d) => return Err(Box::new(TestReport::bare(source, vec![d]))),
+                Err(d) => return Err(module_error(source, file, vec![d])),
             }
         }
     };
@@ -131,7 +131,7 @@ pub fn kernel_jobs(
             ),
             None => "the module has no `.entry` with a body".to_string(),
         };
-        return Err(Box::new(TestReport::bare(source, vec![Diagnostic::file_error(why)])));
+        return Err(module_error(source, file, vec![Diagnostic::file_error(why)]));
     }
     let source = Arc::new(source);
     Ok(chosen
@@ -152,6 +152,13 @@ pub fn kernel_jobs(
             }
         })
         .collect())
+}
+
+/// The report of a module that cannot be checked, named after its file.
+fn module_error(source: SourceFile, file: &str, diags: Vec<Diagnostic>) -> Box<TestReport> {
+    let mut r = TestReport::bare(source, diags);
+    r.test = Some(file.to_string());
+    Box::new(r)
 }
 
 /// Lowers and explores one entry (a panic is an internal error of the

@@ -35,9 +35,22 @@ pub struct KernelArgs {
     /// The architecture nvcc compiles `.cu` files for [default: sm_80].
     #[arg(long, value_name = "sm_XX")]
     arch: Option<String>,
+    /// Folders also yield their `*.cu` files (they always yield `*.litmus`
+    /// and `*.ptx`).
+    #[arg(long)]
+    cu: bool,
 }
 
 impl KernelArgs {
+    /// The extensions of the files a folder yields.
+    pub fn folder_kinds(&self) -> &'static [&'static str] {
+        if self.cu {
+            &["litmus", "ptx", "cu"]
+        } else {
+            &["litmus", "ptx"]
+        }
+    }
+
     fn flags(&self) -> KernelFlags {
         KernelFlags {
             entry: self.entry.clone(),
@@ -66,8 +79,11 @@ pub fn expand(inputs: Vec<Input>, args: &KernelArgs, model: Option<&bc_models::M
     out
 }
 
+/// The report of a kernel file that cannot be checked, named after it.
 fn failed(source: SourceFile, diags: Vec<Diagnostic>) -> Vec<Input> {
-    vec![Input::Failed(Box::new(TestReport::bare(source, diags)))]
+    let mut r = TestReport::bare(source, diags);
+    r.test = Some(r.source.name.rsplit('/').next().unwrap_or_default().to_string());
+    vec![Input::Failed(Box::new(r))]
 }
 
 fn kernel_inputs(path: &Path, cli: &KernelFlags, model: Option<&bc_models::Model>) -> Vec<Input> {

@@ -52,9 +52,9 @@ fn the_kernel_corpus_gets_its_expected_verdicts() {
         );
         return;
     };
-    let files: Vec<String> = kernel_files().into_iter().map(|f| format!("kernels/{f}")).collect();
-    let mut args = vec!["check", "--quiet", "--no-timing"];
-    args.extend(files.iter().map(String::as_str));
+    // The folder, as a user names it: `--cu` makes it yield its `*.cu` files.
+    let files = kernel_files();
+    let args = ["check", "--quiet", "--no-timing", "--cu", "kernels"];
     let start = Instant::now();
     let out = bin()
         .args(&args)
@@ -103,6 +103,14 @@ fn a_ptx_module_is_one_test_per_entry() {
     let out = run_in_tests(&["check", "--no-timing", "ptx/two-entries.ptx"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     insta::assert_snapshot!(stdout(&out));
+}
+
+/// A folder yields its `*.ptx` files (and `*.cu` only with `--cu`).
+#[test]
+fn folders_yield_ptx_modules() {
+    let out = run_in_tests(&["check", "--quiet", "--no-timing", "ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).ends_with("2 passed, 0 failed\n"), "{}", stdout(&out));
 }
 
 #[test]
