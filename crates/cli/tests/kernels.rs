@@ -57,7 +57,7 @@ fn the_kernel_corpus_gets_its_expected_verdicts() {
     let args = ["check", "--quiet", "--no-timing", "--cu", "kernels"];
     let start = Instant::now();
     let out = bin()
-        .args(&args)
+        .args(args)
         .current_dir(root())
         .env("BC_NVCC", &nvcc)
         .output()
