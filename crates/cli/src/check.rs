@@ -107,7 +107,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     shard: ShardArg,
     #[command(flatten)]
-    kernel: crate::kernels::KernelArgs,
+    kernel: Box<crate::kernels::KernelArgs>,
 }
 
 impl CheckArgs {
@@ -194,7 +194,7 @@ struct CheckRun {
     baseline: Option<Vec<bc_report::baseline::Entry>>,
     /// Print the peak resident memory at the end.
     peak_memory: bool,
-    kernel: crate::kernels::KernelArgs,
+    kernel: Box<crate::kernels::KernelArgs>,
 }
 
 /// Checks the files side by side and prints their reports: text as each

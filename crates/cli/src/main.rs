@@ -38,8 +38,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Check litmus files (directories are searched for *.litmus), PTX
-    /// modules (.ptx) and CUDA files (.cu, compiled by nvcc).
+    /// Check litmus files, PTX modules (.ptx) and CUDA files (.cu, compiled
+    /// by nvcc); directories are searched for *.litmus and *.ptx.
     Check(check::CheckArgs),
     /// Show one finding's witness execution: as text, or as a DOT graph
     /// (threads as columns, program order, participates-in, bmo, stuck
