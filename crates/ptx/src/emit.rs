@@ -24,7 +24,26 @@ pub struct Emitter<'a> {
     pub written: HashSet<usize>,
     /// Locations used, in first-use order.
     pub locs: Vec<LocKey>,
+    /// Threads per block and blocks of the launch.
+    pub threads: u64,
+    pub blocks: u64,
     loc_ix: HashMap<LocKey, usize>,
+}
+
+/// Runs of equal values over threads in order: each run's first thread
+/// and value (the first run from thread 0: threads that never reach the
+/// site may take any value).
+fn runs<T: PartialEq + Copy>(list: &[(u64, T)]) -> Vec<(u64, T)> {
+    let mut out: Vec<(u64, T)> = Vec::new();
+    for &(g, v) in list {
+        if out.last().map(|l| l.1) != Some(v) {
+            out.push((g, v));
+        }
+    }
+    if let Some(f) = out.first_mut() {
+        f.0 = 0;
+    }
+    out
 }
 
 fn id(name: &str, span: Span) -> Ident {
@@ -53,6 +72,8 @@ impl<'a> Emitter<'a> {
         regs: &'a [String],
         regions: &'a [Region],
         labels: &'a [Vec<(String, Span)>],
+        blocks: u64,
+        threads: u64,
     ) -> Emitter<'a> {
         let mut written = HashSet::new();
         for (c, s) in code.iter().zip(sites) {
@@ -75,6 +96,8 @@ impl<'a> Emitter<'a> {
             labels,
             written,
             locs: Vec::new(),
+            threads,
+            blocks,
             loc_ix: HashMap::new(),
         }
     }
@@ -111,7 +134,7 @@ impl<'a> Emitter<'a> {
     /// `leaf` for each.
     fn choose<K: Copy>(
         &mut self,
-        sel: &PExpr,
+        sel: &Expr,
         keys: &[(i64, K)],
         span: Span,
         leaf: &mut dyn FnMut(&mut Self, K) -> Vec<Stmt>,
@@ -123,7 +146,7 @@ impl<'a> Emitter<'a> {
         let cond = ex(
             ExprKind::Binary(
                 BOp::Lt,
-                Box::new(self.expr(sel, span)),
+                Box::new(sel.clone()),
                 Box::new(ex(ExprKind::Int(keys[m].0), span)),
             ),
             span,
@@ -131,6 +154,83 @@ impl<'a> Emitter<'a> {
         let then = self.choose(sel, &keys[..m], span, leaf);
         let els = self.choose(sel, &keys[m..], span, leaf);
         vec![stmt(StmtKind::If { cond, then, els }, span)]
+    }
+
+    /// The thread's index in the grid, as an expression of builtins.
+    fn place_expr(&self, span: Span) -> Expr {
+        let tid = ex(ExprKind::Name("tid".into()), span);
+        if self.blocks == 1 {
+            return tid;
+        }
+        let bid = ex(ExprKind::Name("bid".into()), span);
+        let base = ex(
+            ExprKind::Binary(
+                BOp::Mul,
+                Box::new(bid),
+                Box::new(ex(ExprKind::Int(self.threads as i64), span)),
+            ),
+            span,
+        );
+        ex(ExprKind::Binary(BOp::Add, Box::new(base), Box::new(tid)), span)
+    }
+
+    /// What chooses among a site's values (addresses, barrier operands):
+    /// when each thread uses one value, the thread's place (a condition
+    /// of builtins alone, which the explorer's static analyses resolve per
+    /// thread, so a thread's code names only its own locations), else the
+    /// operand itself; with the keys to compare it with and the value of
+    /// each choice.
+    fn selector(
+        &self,
+        site: &Site,
+        operand: &PExpr,
+        values: impl Iterator<Item = i64>,
+        span: Span,
+    ) -> (Expr, Vec<(i64, i64)>) {
+        if !site.place_varies && !site.place.is_empty() {
+            let keys = runs(&site.place).into_iter().map(|(g, v)| (g as i64, v)).collect();
+            return (self.place_expr(span), keys);
+        }
+        let keys = values.collect::<BTreeSet<_>>().into_iter().map(|v| (v, v)).collect();
+        (self.expr(operand, span), keys)
+    }
+
+    /// The condition of a guard whose outcome is a function of the place:
+    /// `Some(None)` when it always holds, `None` when it never does.
+    fn place_guard(&self, site: &Site, span: Span) -> Option<Option<Expr>> {
+        let r = runs(&site.guard);
+        if r.iter().all(|(_, b)| *b) {
+            return Some(None);
+        }
+        if r.iter().all(|(_, b)| !*b) {
+            return None;
+        }
+        let g = self.place_expr(span);
+        let int = |v: u64| ex(ExprKind::Int(v as i64), span);
+        let bin = |op, a: Expr, b: Expr| ex(ExprKind::Binary(op, Box::new(a), Box::new(b)), span);
+        let mut cond: Option<Expr> = None;
+        for (k, (lo, holds)) in r.iter().enumerate() {
+            if !holds {
+                continue;
+            }
+            let mut c = None;
+            if *lo > 0 {
+                c = Some(bin(BOp::Ge, g.clone(), int(*lo)));
+            }
+            if let Some((hi, _)) = r.get(k + 1) {
+                let upper = bin(BOp::Lt, g.clone(), int(*hi));
+                c = Some(match c {
+                    Some(x) => bin(BOp::And, x, upper),
+                    None => upper,
+                });
+            }
+            let c = c.unwrap_or_else(|| int(1));
+            cond = Some(match cond {
+                Some(x) => bin(BOp::Or, x, c),
+                None => c,
+            });
+        }
+        Some(cond)
     }
 
     fn instr_stmt(name: &str, dest: Option<Ident>, args: Vec<Expr>, span: Span) -> Stmt {
@@ -171,11 +271,10 @@ impl<'a> Emitter<'a> {
                 if site.addrs.is_empty() {
                     return vec![];
                 }
-                let keys: Vec<(i64, usize)> = site.addrs.keys().enumerate().map(|(k, a)| (*a, k)).collect();
-                let lists: Vec<Vec<LocKey>> = site.addrs.values().cloned().collect();
+                let (sel, keys) = self.selector(site, addr, site.addrs.keys().copied(), span);
                 let kind = *kind;
-                self.choose(addr, &keys, span, &mut |me, k| {
-                    lists[k]
+                self.choose(&sel, &keys, span, &mut |me, a| {
+                    site.addrs[&a]
                         .iter()
                         .map(|&l| {
                             let loc = me.loc(l, span);
@@ -226,14 +325,8 @@ impl<'a> Emitter<'a> {
                 match sel {
                     None => vec![leaf(None)],
                     Some(sel) => {
-                        let keys: Vec<(i64, i64)> = site
-                            .sels
-                            .iter()
-                            .map(|&v| (v, v))
-                            .collect::<BTreeSet<_>>()
-                            .into_iter()
-                            .collect();
-                        self.choose(sel, &keys, span, &mut |_, v| vec![leaf(Some(v))])
+                        let (sel, keys) = self.selector(site, sel, site.sels.iter().copied(), span);
+                        self.choose(&sel, &keys, span, &mut |_, v| vec![leaf(Some(v))])
                     }
                 }
             }
@@ -253,26 +346,34 @@ impl<'a> Emitter<'a> {
             if i < self.code.len() && !body.is_empty() {
                 if let Some((neg, p)) = self.code[i].guard {
                     let span = self.code[i].span;
-                    let r = self.expr(&PExpr::Reg(p), span);
-                    let cond = if neg {
-                        ex(
-                            ExprKind::Binary(BOp::Eq, Box::new(r), Box::new(ex(ExprKind::Int(0), span))),
-                            span,
-                        )
+                    let site = &self.sites[i];
+                    let cond = if !site.guard_varies && !site.guard.is_empty() {
+                        // Each thread's outcome is the same on every visit.
+                        match self.place_guard(site, span) {
+                            Some(c) => c,
+                            None => {
+                                body.clear();
+                                None
+                            }
+                        }
                     } else {
-                        ex(
-                            ExprKind::Binary(BOp::Ne, Box::new(r), Box::new(ex(ExprKind::Int(0), span))),
+                        let r = self.expr(&PExpr::Reg(p), span);
+                        let op = if neg { BOp::Eq } else { BOp::Ne };
+                        Some(ex(
+                            ExprKind::Binary(op, Box::new(r), Box::new(ex(ExprKind::Int(0), span))),
                             span,
-                        )
+                        ))
                     };
-                    body = vec![stmt(
-                        StmtKind::If {
-                            cond,
-                            then: body,
-                            els: vec![],
-                        },
-                        span,
-                    )];
+                    if let Some(cond) = cond {
+                        body = vec![stmt(
+                            StmtKind::If {
+                                cond,
+                                then: body,
+                                els: vec![],
+                            },
+                            span,
+                        )];
+                    }
                 }
             }
             if body.is_empty() && !labels.is_empty() {

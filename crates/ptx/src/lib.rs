@@ -377,7 +377,7 @@ pub fn lower_entry(
     if !tr.diags.is_empty() {
         return Err(tr.diags);
     }
-    let em = emit::Emitter::new(&code, &tr.sites, &regs.names, &regions, &labels_at);
+    let em = emit::Emitter::new(&code, &tr.sites, &regs.names, &regions, &labels_at, blocks, threads);
     let name = Ident {
         name: test_name.to_string(),
         span: f.name.span,

@@ -44,6 +44,28 @@ pub struct Site {
     pub counts: BTreeSet<i64>,
     /// Executed with its guard true at least once.
     pub executed: bool,
+    /// Per thread (by index in the grid, ascending) that executed it, the
+    /// address or constant barrier operand it used, while each thread
+    /// used one value only (`place_varies` says otherwise): the choice is
+    /// then a function of the thread's place.
+    pub place: Vec<(u64, i64)>,
+    pub place_varies: bool,
+    /// The same for the guard's outcome, per thread that reached it.
+    pub guard: Vec<(u64, bool)>,
+    pub guard_varies: bool,
+}
+
+/// Notes thread `g`'s value; a second, different value of the same thread
+/// marks the list as varying.
+fn note<T: PartialEq>(list: &mut Vec<(u64, T)>, varies: &mut bool, g: u64, v: T) {
+    match list.last() {
+        Some((h, w)) if *h == g => {
+            if *w != v {
+                *varies = true;
+            }
+        }
+        _ => list.push((g, v)),
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -77,9 +99,11 @@ pub fn trace(
         source,
         sites: vec![Site::default(); code.len()],
         errors: BTreeMap::new(),
+        g: 0,
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
+            t.g = b * threads + tid;
             t.thread(nregs, b as i64, tid as i64);
             if t.errors.len() >= 20 {
                 break 'all;
@@ -99,6 +123,8 @@ struct Tracer<'a> {
     source: &'a SourceFile,
     sites: Vec<Site>,
     errors: BTreeMap<usize, Diagnostic>,
+    /// The running thread's index in the grid.
+    g: u64,
 }
 
 impl Tracer<'_> {
@@ -213,12 +239,15 @@ impl Tracer<'_> {
                             );
                             return;
                         }
+                        let site = &mut self.sites[pc];
+                        note(&mut site.guard, &mut site.guard_varies, self.g, (v != 0) != neg);
                         if (v != 0) == neg {
                             pc += 1;
                             continue;
                         }
                     }
                     u => {
+                        self.sites[pc].guard_varies = true;
                         match &c.op {
                             Op::Defs(d) => {
                                 for (r, _) in d {
@@ -290,7 +319,9 @@ impl Tracer<'_> {
                                     }
                                 }
                             }
-                            self.sites[pc].addrs.insert(a, locs);
+                            let site = &mut self.sites[pc];
+                            site.addrs.insert(a, locs);
+                            note(&mut site.place, &mut site.place_varies, self.g, a);
                         }
                         u => {
                             self.fail(pc, "the address", u, place);
@@ -305,7 +336,9 @@ impl Tracer<'_> {
                     if let Some(s) = sel {
                         match self.eval(s, &env, pc, place) {
                             V::K(v, _) => {
-                                self.sites[pc].sels.insert(v);
+                                let site = &mut self.sites[pc];
+                                site.sels.insert(v);
+                                note(&mut site.place, &mut site.place_varies, self.g, v);
                             }
                             u => {
                                 self.fail(pc, "the barrier operand", u, place);
