@@ -195,44 +195,6 @@ impl<'a> Emitter<'a> {
         (self.expr(operand, span), keys)
     }
 
-    /// The condition of a guard whose outcome is a function of the place:
-    /// `Some(None)` when it always holds, `None` when it never does.
-    fn place_guard(&self, site: &Site, span: Span) -> Option<Option<Expr>> {
-        let r = runs(&site.guard);
-        if r.iter().all(|(_, b)| *b) {
-            return Some(None);
-        }
-        if r.iter().all(|(_, b)| !*b) {
-            return None;
-        }
-        let g = self.place_expr(span);
-        let int = |v: u64| ex(ExprKind::Int(v as i64), span);
-        let bin = |op, a: Expr, b: Expr| ex(ExprKind::Binary(op, Box::new(a), Box::new(b)), span);
-        let mut cond: Option<Expr> = None;
-        for (k, (lo, holds)) in r.iter().enumerate() {
-            if !holds {
-                continue;
-            }
-            let mut c = None;
-            if *lo > 0 {
-                c = Some(bin(BOp::Ge, g.clone(), int(*lo)));
-            }
-            if let Some((hi, _)) = r.get(k + 1) {
-                let upper = bin(BOp::Lt, g.clone(), int(*hi));
-                c = Some(match c {
-                    Some(x) => bin(BOp::And, x, upper),
-                    None => upper,
-                });
-            }
-            let c = c.unwrap_or_else(|| int(1));
-            cond = Some(match cond {
-                Some(x) => bin(BOp::Or, x, c),
-                None => c,
-            });
-        }
-        Some(cond)
-    }
-
     fn instr_stmt(name: &str, dest: Option<Ident>, args: Vec<Expr>, span: Span) -> Stmt {
         stmt(
             StmtKind::Instr {
@@ -346,34 +308,20 @@ impl<'a> Emitter<'a> {
             if i < self.code.len() && !body.is_empty() {
                 if let Some((neg, p)) = self.code[i].guard {
                     let span = self.code[i].span;
-                    let site = &self.sites[i];
-                    let cond = if !site.guard_varies && !site.guard.is_empty() {
-                        // Each thread's outcome is the same on every visit.
-                        match self.place_guard(site, span) {
-                            Some(c) => c,
-                            None => {
-                                body.clear();
-                                None
-                            }
-                        }
-                    } else {
-                        let r = self.expr(&PExpr::Reg(p), span);
-                        let op = if neg { BOp::Eq } else { BOp::Ne };
-                        Some(ex(
-                            ExprKind::Binary(op, Box::new(r), Box::new(ex(ExprKind::Int(0), span))),
-                            span,
-                        ))
-                    };
-                    if let Some(cond) = cond {
-                        body = vec![stmt(
-                            StmtKind::If {
-                                cond,
-                                then: body,
-                                els: vec![],
-                            },
-                            span,
-                        )];
-                    }
+                    let r = self.expr(&PExpr::Reg(p), span);
+                    let op = if neg { BOp::Eq } else { BOp::Ne };
+                    let cond = ex(
+                        ExprKind::Binary(op, Box::new(r), Box::new(ex(ExprKind::Int(0), span))),
+                        span,
+                    );
+                    body = vec![stmt(
+                        StmtKind::If {
+                            cond,
+                            then: body,
+                            els: vec![],
+                        },
+                        span,
+                    )];
                 }
             }
             if body.is_empty() && !labels.is_empty() {

@@ -50,9 +50,6 @@ pub struct Site {
     /// then a function of the thread's place.
     pub place: Vec<(u64, i64)>,
     pub place_varies: bool,
-    /// The same for the guard's outcome, per thread that reached it.
-    pub guard: Vec<(u64, bool)>,
-    pub guard_varies: bool,
 }
 
 /// Notes thread `g`'s value; a second, different value of the same thread
@@ -239,15 +236,12 @@ impl Tracer<'_> {
                             );
                             return;
                         }
-                        let site = &mut self.sites[pc];
-                        note(&mut site.guard, &mut site.guard_varies, self.g, (v != 0) != neg);
                         if (v != 0) == neg {
                             pc += 1;
                             continue;
                         }
                     }
                     u => {
-                        self.sites[pc].guard_varies = true;
                         match &c.op {
                             Op::Defs(d) => {
                                 for (r, _) in d {
