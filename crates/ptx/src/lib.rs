@@ -375,7 +375,18 @@ pub fn lower_entry(
     let regs = std::mem::take(&mut ctx.regs);
     let tr = trace::trace(&code, &label_ix, regs.names.len(), &regions, blocks, threads, &source);
     if !tr.diags.is_empty() {
-        return Err(tr.diags);
+        // Name the CUDA line too, where `.loc` gives one.
+        let files = file_names(module);
+        let mut diags = tr.diags;
+        for d in &mut diags {
+            let at = code.iter().find(|c| Some(c.span) == d.span).and_then(|c| c.loc);
+            if let Some((file, line)) = at {
+                if let Some(name) = files.get(&file) {
+                    d.notes.insert(0, format!("at {name}:{line} in the CUDA source"));
+                }
+            }
+        }
+        return Err(diags);
     }
     let em = emit::Emitter::new(&code, &tr.sites, &regs.names, &regions, &labels_at, blocks, threads);
     let name = Ident {
@@ -388,14 +399,19 @@ pub fn lower_entry(
     Ok(program)
 }
 
-/// Tidies each instruction's text (whitespace, the `;`) and appends the
-/// CUDA line (from `.loc`), for witnesses: `bar.sync 0  // k.cu:12`.
-fn annotate(p: &mut bc_graph::Program, code: &[ops::CInstr], module: &Module) {
-    let files: HashMap<u32, &str> = module
+/// The `.file` numbers of the module and their file names (no folders).
+fn file_names(module: &Module) -> HashMap<u32, &str> {
+    module
         .files
         .iter()
         .map(|(n, path)| (*n, path.rsplit('/').next().unwrap_or(path)))
-        .collect();
+        .collect()
+}
+
+/// Tidies each instruction's text (whitespace, the `;`) and appends the
+/// CUDA line (from `.loc`), for witnesses: `bar.sync 0  // k.cu:12`.
+fn annotate(p: &mut bc_graph::Program, code: &[ops::CInstr], module: &Module) {
+    let files = file_names(module);
     let by_span: HashMap<Span, (u32, u32)> = code.iter().filter_map(|c| c.loc.map(|l| (c.span, l))).collect();
     for c in &mut p.codes {
         for i in &mut c.instrs {
