@@ -33,6 +33,7 @@ pub struct KernelFlags {
     pub entry: Option<String>,
     pub block: Option<[u64; 3]>,
     pub grid: Option<[u64; 3]>,
+    pub cluster: Option<[u64; 3]>,
     pub params: Vec<(String, i64)>,
     pub arch: Option<String>,
 }
@@ -57,11 +58,12 @@ impl KernelFlags {
                 "--entry" => f.entry = Some(value()?),
                 "--block" => f.block = Some(bc_ptx::parse_dims(&value()?)?),
                 "--grid" => f.grid = Some(bc_ptx::parse_dims(&value()?)?),
+                "--cluster" => f.cluster = Some(bc_ptx::parse_dims(&value()?)?),
                 "--param" => f.params.push(bc_ptx::parse_param(&value()?)?),
                 "--arch" => f.arch = Some(value()?),
                 other => {
                     return Err(format!(
-                        "unknown flag `{other}` (known: --entry, --block, --grid, --param, --arch)"
+                        "unknown flag `{other}` (known: --entry, --block, --grid, --cluster, --param, --arch)"
                     ))
                 }
             }
@@ -77,6 +79,7 @@ impl KernelFlags {
             entry: over.entry.clone().or_else(|| self.entry.clone()),
             block: over.block.or(self.block),
             grid: over.grid.or(self.grid),
+            cluster: over.cluster.or(self.cluster),
             params,
             arch: over.arch.clone().or_else(|| self.arch.clone()),
         }
@@ -86,6 +89,7 @@ impl KernelFlags {
         Launch {
             block: self.block,
             grid: self.grid,
+            cluster: self.cluster,
             params: self.params.iter().cloned().collect(),
         }
     }

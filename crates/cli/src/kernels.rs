@@ -27,6 +27,10 @@ pub struct KernelArgs {
     /// Blocks of a kernel's grid: X, XxY or XxYxZ [default: 1].
     #[arg(long, value_name = "X[xYxZ]", value_parser = bc_ptx::parse_dims)]
     grid: Option<[u64; 3]>,
+    /// Blocks per cluster (sm_90; 1-D): X [default: the kernel's
+    /// .reqnctapercluster, else no clusters].
+    #[arg(long, value_name = "X", value_parser = bc_ptx::parse_dims)]
+    cluster: Option<[u64; 3]>,
     /// A kernel parameter's value (NAME: the parameter's index, `param_N`
     /// or its PTX name); repeatable. Unknown integer parameters stay
     /// unknown, and a result that depends on one is inconclusive.
@@ -56,6 +60,7 @@ impl KernelArgs {
             entry: self.entry.clone(),
             block: self.block,
             grid: self.grid,
+            cluster: self.cluster,
             params: self.param.clone(),
             arch: self.arch.clone(),
         }

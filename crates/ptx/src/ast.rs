@@ -74,6 +74,8 @@ pub struct Func {
     pub rets: Vec<Param>,
     pub maxntid: Option<([u64; 3], Span)>,
     pub reqntid: Option<([u64; 3], Span)>,
+    /// `.reqnctapercluster X, Y, Z` (`__cluster_dims__`).
+    pub reqnctapercluster: Option<([u64; 3], Span)>,
     /// `None` for a declaration without a body.
     pub body: Option<Vec<Item>>,
     pub span: Span,

@@ -337,7 +337,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// The whole test.
-    pub fn litmus(mut self, name: Ident, blocks: u64, threads: u64, span: Span) -> Litmus {
+    pub fn litmus(mut self, name: Ident, blocks: u64, threads: u64, cluster: u64, span: Span) -> Litmus {
         let body = self.stmts();
         let attr = |k: &str, v: u64| Attr {
             key: id(k, span),
@@ -371,7 +371,11 @@ impl<'a> Emitter<'a> {
             threads: vec![ThreadDecl {
                 form: ThreadForm::Kernel,
                 name: None,
-                attrs: vec![attr("blocks", blocks), attr("threads", threads)],
+                attrs: vec![
+                    attr("blocks", blocks),
+                    attr("threads", threads),
+                    attr("cluster_size", cluster),
+                ],
                 body,
                 span,
             }],

@@ -34,6 +34,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 pub struct Launch {
     pub block: Option<[u64; 3]>,
     pub grid: Option<[u64; 3]>,
+    /// Blocks per cluster (`--cluster`; sm_90).
+    pub cluster: Option<[u64; 3]>,
     /// Kernel parameter values, by full PTX name, by `param_N` or by `N`.
     pub params: BTreeMap<String, i64>,
 }
@@ -238,6 +240,38 @@ fn block_of(f: &Func, launch: &Launch) -> Result<[u64; 3], Diagnostic> {
     }
 }
 
+/// Blocks per cluster: `--cluster`, else `.reqnctapercluster`; only 1-D
+/// clusters of a 1-D grid (the litmus `cluster_size`), dividing the grid.
+fn cluster_of(f: &Func, launch: &Launch, grid: [u64; 3]) -> Result<Option<u64>, Diagnostic> {
+    let (c, span) = match (launch.cluster, f.reqnctapercluster) {
+        (Some(c), Some((r, span))) if c != r => {
+            return Err(Diagnostic::error(
+                span,
+                format!(
+                    "`--cluster {}x{}x{}` contradicts `.reqnctapercluster`",
+                    c[0], c[1], c[2]
+                ),
+            ))
+        }
+        (Some(c), _) => (c, f.name.span),
+        (None, Some((r, span))) => (r, span),
+        (None, None) => return Ok(None),
+    };
+    if c[1] * c[2] != 1 || grid[1] * grid[2] != 1 {
+        return Err(Diagnostic::error(span, "only 1-D clusters of a 1-D grid are supported"));
+    }
+    if !grid[0].is_multiple_of(c[0]) {
+        return Err(Diagnostic::error(
+            span,
+            format!(
+                "a grid of {} blocks is not a whole number of clusters of {}",
+                grid[0], c[0]
+            ),
+        ));
+    }
+    Ok(Some(c[0]))
+}
+
 /// The lowered entry, or every error (parse, unsupported instruction,
 /// inconclusive value, lowering).
 pub fn lower_entry(
@@ -260,6 +294,7 @@ pub fn lower_entry(
     };
     let block = block_of(f, launch).map_err(|d| vec![d])?;
     let grid = launch.grid.unwrap_or([1, 1, 1]);
+    let cluster = cluster_of(f, launch, grid).map_err(|d| vec![d])?;
     let threads = block[0] * block[1] * block[2];
     let blocks = grid[0] * grid[1] * grid[2];
     if threads * blocks > 4096 {
@@ -337,6 +372,8 @@ pub fn lower_entry(
         regs: ops::Regs::default(),
         block,
         grid,
+        cluster: cluster.unwrap_or(1),
+        explicit_cluster: cluster.is_some(),
         symbols,
         params,
         param_hint,
@@ -393,7 +430,7 @@ pub fn lower_entry(
         name: test_name.to_string(),
         span: f.name.span,
     };
-    let lit = em.litmus(name, blocks, threads, f.span);
+    let lit = em.litmus(name, blocks, threads, cluster.unwrap_or(1), f.span);
     let mut program = bc_graph::lower(&lit, text, model)?;
     annotate(&mut program, &code, module);
     Ok(program)

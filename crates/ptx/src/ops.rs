@@ -133,6 +133,10 @@ pub struct Ctx<'a> {
     pub regs: Regs,
     pub block: [u64; 3],
     pub grid: [u64; 3],
+    /// Blocks per cluster (1-D; 1 without clusters) and whether the
+    /// launch names clusters.
+    pub cluster: u64,
+    pub explicit_cluster: bool,
     /// Symbols (variables) and their base addresses.
     pub symbols: HashMap<String, i64>,
     pub params: HashMap<String, ParamValue>,
@@ -325,6 +329,13 @@ impl Ctx<'_> {
             ("%ctaid", c) if c < 3 => self.dims(self.grid, "grid", comp, "bid", 0),
             ("%ntid", c) if c < 3 => PExpr::Int(self.block[c] as i64),
             ("%nctaid", c) if c < 3 => PExpr::Int(self.grid[c] as i64),
+            ("%cluster_ctarank", _) | ("%cluster_ctaid", 0) => bin(BOp::Rem, PExpr::Builtin("bid"), PExpr::Int(self.cluster as i64)),
+            ("%cluster_nctarank", _) | ("%cluster_nctaid", 0) => PExpr::Int(self.cluster as i64),
+            ("%cluster_ctaid", 1 | 2) | ("%clusterid", 1 | 2) => PExpr::Int(0),
+            ("%cluster_nctaid", 1 | 2) | ("%nclusterid", 1 | 2) => PExpr::Int(1),
+            ("%clusterid", 0) => bin(BOp::Div, PExpr::Builtin("bid"), PExpr::Int(self.cluster as i64)),
+            ("%nclusterid", 0) => PExpr::Int((self.grid[0] / self.cluster) as i64),
+            ("%is_explicit_cluster", _) => PExpr::Int(self.explicit_cluster as i64),
             ("%laneid", _) => lane(),
             ("%lanemask_eq", _) => bin(BOp::Shl, one, lane()),
             ("%lanemask_lt", _) => lt(),

@@ -408,6 +408,7 @@ impl Parser {
             rets,
             maxntid: None,
             reqntid: None,
+            reqnctapercluster: None,
             body: None,
             span: start,
         };
@@ -425,6 +426,10 @@ impl Parser {
                 Some(Tok::Name(n)) if n == ".reqntid" => {
                     self.at += 1;
                     f.reqntid = Some(self.three());
+                }
+                Some(Tok::Name(n)) if n == ".reqnctapercluster" => {
+                    self.at += 1;
+                    f.reqnctapercluster = Some(self.three());
                 }
                 Some(Tok::Name(n)) if n == ".pragma" => {
                     self.at += 1;
