@@ -253,7 +253,9 @@ impl Tracer<'_> {
                                     env[*r] = u;
                                 }
                             }
-                            Op::Nop | Op::Fence(_) => {}
+                            // A fence matters where barriers order memory only
+                            // through fences (cuda-sm90-nofence): not guessed.
+                            Op::Nop => {}
                             op => {
                                 let what = if matches!(op, Op::Bra(_)) {
                                     "the branch condition"
