@@ -116,3 +116,121 @@ fn no_input_panics() {
         }
     }
 }
+
+/// No token soup makes the parser or the lowering panic: random sequences
+/// over PTX's tokens (a fixed-seed generator, the same every run).
+#[test]
+fn random_tokens_do_not_panic() {
+    const TOKENS: &[&str] = &[
+        ".entry",
+        ".func",
+        ".visible",
+        ".reg",
+        ".b32",
+        ".u64",
+        ".pred",
+        ".shared",
+        ".param",
+        ".target",
+        "sm_80",
+        "k",
+        "(",
+        ")",
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ";",
+        ":",
+        "@",
+        "!",
+        "+",
+        "-",
+        "%r1",
+        "%r2",
+        "%p1",
+        "%tid.x",
+        "%rd1",
+        "s",
+        "L1",
+        "L1:",
+        "mov.u32",
+        "add.s32",
+        "setp.lt.s32",
+        "bra",
+        "bar.sync",
+        "bar.arrive",
+        "bar.warp.sync",
+        "st.shared.u32",
+        "ld.shared.u32",
+        "atom.add.u32",
+        "call",
+        "ret",
+        "exit",
+        "0",
+        "1",
+        "-1",
+        "0x10",
+        "0f3F800000",
+        "64",
+        "\"s\"",
+        "// c\n",
+        "\n",
+        ".loc 1 2 3\n",
+        ".maxntid 4, 1, 1",
+        "<",
+        ">",
+    ];
+    // Whole statements, so that lowering and the pre-evaluation run.
+    const STATEMENTS: &[&str] = &[
+        "mov.u32 %r1, %tid.x;",
+        "add.s32 %r2, %r1, 1;",
+        "setp.lt.u32 %p1, %r2, 2;",
+        "@%p1 bra L1;",
+        "@!%p1 bra L1;",
+        "L1:",
+        "bar.sync 0;",
+        "bar.sync 1, 2;",
+        "bar.arrive 1, 2;",
+        "bar.warp.sync -1;",
+        "mov.u32 %r3, s;",
+        "shl.b32 %r4, %r1, 2;",
+        "add.s32 %r3, %r3, %r4;",
+        "st.shared.u32 [%r3], %r1;",
+        "ld.shared.u32 %r2, [%r3+4];",
+        "bar.red.popc.u32 %r2, 0, %p1;",
+        "div.s32 %r2, %r1, %r2;",
+        "shr.s32 %r2, %r1, %r2;",
+        "mov.u32 %r1, %warpid;",
+        "ret;",
+        "exit;",
+        "membar.cta;",
+    ];
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let head = ".version 9.5\n.target sm_80\n// barrier-check: --block 2\n.visible .entry k()\n{\n.shared .b8 s[16];\n";
+    let mut lowered = 0;
+    for round in 0..3000 {
+        let n = (next() % 40) as usize;
+        let mut text = head.to_string();
+        // Every other program is statements only.
+        let pool = if round % 2 == 0 { STATEMENTS } else { TOKENS };
+        for _ in 0..n {
+            text.push_str(pool[(next() % pool.len() as u64) as usize]);
+            text.push(' ');
+        }
+        if next() % 2 == 0 {
+            text.push_str("\n}\n");
+        }
+        if render(&text).contains("threads:") {
+            lowered += 1;
+        }
+    }
+    assert!(lowered > 100, "only {lowered} random programs lowered");
+}
