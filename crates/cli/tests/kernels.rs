@@ -169,3 +169,23 @@ fn an_unknown_parameter_is_inconclusive_never_ok() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// `explain` takes a kernel file: one entry's finding, and without
+/// `--entry` on a module of two entries, an error.
+#[test]
+fn explain_takes_one_entry_of_a_module() {
+    let out = run_in_tests(&["explain", "--entry", "exchange_racy", "ptx/two-entries.ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("race: b0t0#1 st.shared.u32 [%r4], %r1"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run_in_tests(&["explain", "ptx/two-entries.ptx"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("2 entries; pick one with --entry"),
+        "{}",
+        stderr(&out)
+    );
+}
