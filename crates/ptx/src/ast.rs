@@ -87,6 +87,9 @@ pub enum Item {
     Instr(Instr),
     /// A variable declared in a body (`.shared`, `.local`, `.param`).
     Var(VarDecl),
+    /// `.reg .TYPE a, b;`: registers named without `%` (inline assembly's
+    /// `.reg .pred p;`); `%` names are registers anyway.
+    Regs(Vec<Ident>),
     /// `.loc FILE LINE COL`: the CUDA line of the instructions that follow.
     Loc {
         file: u32,

@@ -102,6 +102,18 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// A register's name in the litmus tree: PTX's, with inline
+    /// assembly's `%`-less registers as `%asm:p` (never a builtin such as
+    /// `lane`).
+    fn reg_name(&self, r: usize) -> String {
+        let n = &self.regs[r];
+        if n.starts_with('%') {
+            n.clone()
+        } else {
+            format!("%asm:{n}")
+        }
+    }
+
     /// The name of a location: its region and byte offset.
     pub fn loc_name(&self, l: LocKey) -> String {
         format!("{}+{}", self.regions[l.0].name, l.1)
@@ -113,7 +125,7 @@ impl<'a> Emitter<'a> {
             // A register no emitted instruction writes holds an unknown
             // value that reaches no control flow: 0 stands for it.
             PExpr::Reg(r) if !self.written.contains(r) => ExprKind::Int(0),
-            PExpr::Reg(r) => ExprKind::Name(self.regs[*r].clone()),
+            PExpr::Reg(r) => ExprKind::Name(self.reg_name(*r)),
             PExpr::Builtin(b) => ExprKind::Name(b.to_string()),
             PExpr::Unknown => ExprKind::Int(0),
             PExpr::Un(op, x) => ExprKind::Unary(*op, Box::new(self.expr(x, span))),
@@ -218,7 +230,7 @@ impl<'a> Emitter<'a> {
                 .map(|(r, e)| {
                     stmt(
                         StmtKind::Assign {
-                            dest: id(&self.regs[*r], span),
+                            dest: id(&self.reg_name(*r), span),
                             expr: self.expr(e, span),
                         },
                         span,
@@ -272,7 +284,7 @@ impl<'a> Emitter<'a> {
                         _ => self.expr(n, span),
                     });
                 let pred = pred.as_ref().map(|p| self.expr(p, span));
-                let dest = dst.map(|r| id(&self.regs[r], span));
+                let dest = dst.map(|r| id(&self.reg_name(r), span));
                 let name = name.clone();
                 let leaf = |s: Option<i64>| {
                     let mut args = Vec::new();

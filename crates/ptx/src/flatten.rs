@@ -30,6 +30,8 @@ pub enum FItem {
 pub struct Flat {
     pub items: Vec<FItem>,
     pub vars: Vec<VarDecl>,
+    /// Registers declared without `%` (after renaming).
+    pub plain_regs: Vec<String>,
 }
 
 /// Whether a `%` name is a special register (never renamed).
@@ -89,6 +91,7 @@ struct Flattener<'a> {
     module: &'a Module,
     out: Vec<FItem>,
     vars: Vec<VarDecl>,
+    plain_regs: Vec<String>,
     diags: Vec<Diagnostic>,
     calls: usize,
 }
@@ -99,6 +102,7 @@ pub fn flatten(module: &Module, entry: &Func) -> (Flat, Vec<Diagnostic>) {
         module,
         out: Vec::new(),
         vars: Vec::new(),
+        plain_regs: Vec::new(),
         diags: Vec::new(),
         calls: 0,
     };
@@ -107,6 +111,7 @@ pub fn flatten(module: &Module, entry: &Func) -> (Flat, Vec<Diagnostic>) {
         Flat {
             items: f.out,
             vars: f.vars,
+            plain_regs: f.plain_regs,
         },
         f.diags,
     )
@@ -173,6 +178,7 @@ impl Flattener<'_> {
         for item in items {
             match item {
                 Item::Loc { file, line } => loc = Some((*file, *line)),
+                Item::Regs(names) => self.plain_regs.extend(names.iter().map(|n| rn.name(&n.name))),
                 Item::Label(l) => self.out.push(FItem::Label(rn.name(&l.name), l.span)),
                 Item::Var(v) => {
                     let mut v = v.clone();
@@ -280,6 +286,7 @@ impl Flattener<'_> {
                 Item::Var(v) if matches!(v.space, Space::Param | Space::Local) => {
                     rn.locals.insert(v.name.name.clone());
                 }
+                Item::Regs(names) => rn.locals.extend(names.iter().map(|n| n.name.clone())),
                 _ => {}
             }
         }

@@ -1,6 +1,7 @@
 //! PTX tokens with byte spans. Names cover registers (`%r1`), special
 //! registers with their component (`%tid.x`), directives (`.reg`), dotted
-//! opcodes (`ld.global.f32`), labels (`$L__BB0_2`) and symbols; comments
+//! opcodes (`ld.global.f32`, `ld.shared::cta.u32`), labels (`$L__BB0_2`)
+//! and symbols; comments
 //! (`//`, `/* */`) are skipped. A character the lexer does not know is an
 //! error token, never a panic.
 
@@ -81,8 +82,15 @@ pub fn lex(text: &str) -> Vec<Token> {
         let start = i;
         let tok = if name_start(c) {
             i += 1;
-            while i < b.len() && name_char(b[i] as char) {
-                i += 1;
+            loop {
+                if i < b.len() && name_char(b[i] as char) {
+                    i += 1;
+                } else if text[i..].starts_with("::") && text[i + 2..].starts_with(|c: char| c.is_ascii_alphabetic()) {
+                    // `.shared::cta`, `ld.shared::cluster`: one name.
+                    i += 2;
+                } else {
+                    break;
+                }
             }
             Tok::Name(text[start..i].to_string())
         } else if c.is_ascii_digit() {

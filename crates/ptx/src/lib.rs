@@ -384,6 +384,7 @@ pub fn lower_entry(
             .filter(|v| v.space == Space::Local)
             .map(|v| v.name.name.clone())
             .collect(),
+        plain_regs: flat.plain_regs.iter().cloned().collect(),
         labels: &label_names,
     };
     let mut code = Vec::new();

@@ -142,6 +142,8 @@ pub struct Ctx<'a> {
     pub params: HashMap<String, ParamValue>,
     /// `.local` variables: thread-private, their addresses unknown.
     pub locals: std::collections::HashSet<String>,
+    /// Registers declared without `%` (inline assembly).
+    pub plain_regs: std::collections::HashSet<String>,
     /// The `--param` spelling to suggest per parameter.
     pub param_hint: HashMap<String, String>,
     pub labels: &'a std::collections::HashSet<String>,
@@ -371,7 +373,9 @@ impl Ctx<'_> {
                 }
                 norm(t, v)
             }
-            Operand::Name(n) if n.name.starts_with('%') => norm(t, PExpr::Reg(self.regs.id(&n.name))),
+            Operand::Name(n) if n.name.starts_with('%') || self.plain_regs.contains(&n.name) => {
+                norm(t, PExpr::Reg(self.regs.id(&n.name)))
+            }
             Operand::Name(n) if self.locals.contains(&n.name) => {
                 *note = Some(format!(
                     "`{}` is thread-private (`.local`): its address is not modelled",
@@ -400,7 +404,11 @@ impl Ctx<'_> {
     fn dst(&mut self, o: &Operand) -> Result<Vec<usize>, Diagnostic> {
         Ok(match o {
             Operand::Name(n) if n.name == "_" => vec![],
-            Operand::Name(n) if n.name.starts_with('%') && !is_special(&n.name) => vec![self.regs.id(&n.name)],
+            Operand::Name(n)
+                if (n.name.starts_with('%') && !is_special(&n.name)) || self.plain_regs.contains(&n.name) =>
+            {
+                vec![self.regs.id(&n.name)]
+            }
             Operand::Vector(v, _) => {
                 let mut out = Vec::new();
                 for o in v {
@@ -428,7 +436,9 @@ impl Ctx<'_> {
         };
         let b = match base {
             None => PExpr::Int(0),
-            Some(n) if n.name.starts_with('%') => PExpr::Reg(self.regs.id(&n.name)),
+            Some(n) if n.name.starts_with('%') || self.plain_regs.contains(&n.name) => {
+                PExpr::Reg(self.regs.id(&n.name))
+            }
             Some(n) => match self.symbols.get(&n.name) {
                 Some(&a) => PExpr::Int(a),
                 None => return Err(err(*span, format!("`{}` names no variable of this module", n.name))),

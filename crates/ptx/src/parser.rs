@@ -489,7 +489,26 @@ impl Parser {
                     });
                 }
             }
-            Some(Tok::Name(n)) if n == ".reg" || n == ".pragma" => {
+            Some(Tok::Name(n)) if n == ".reg" => {
+                self.at += 1;
+                let mut names = Vec::new();
+                while let Some(tok) = self.toks.get(self.at) {
+                    match &tok.tok {
+                        Tok::Punct(';') | Tok::Punct('}') => break,
+                        Tok::Name(r) if !r.starts_with('.') && !r.starts_with('%') => names.push(Ident {
+                            name: r.clone(),
+                            span: tok.span,
+                        }),
+                        _ => {}
+                    }
+                    self.at += 1;
+                }
+                self.eat_punct(';');
+                if !names.is_empty() {
+                    body.push(Item::Regs(names));
+                }
+            }
+            Some(Tok::Name(n)) if n == ".pragma" => {
                 self.at += 1;
                 self.recover();
             }
