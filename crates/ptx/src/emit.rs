@@ -242,7 +242,7 @@ impl<'a> Emitter<'a> {
             Op::Exit => vec![stmt(StmtKind::Exit, span)],
             Op::Fence(n) => vec![Self::instr_stmt(n, None, vec![], span)],
             Op::Mem { kind, addr, .. } => {
-                if site.addrs.is_empty() {
+                if site.addrs.is_empty() || site.dropped {
                     return vec![];
                 }
                 let (sel, keys) = self.selector(site, addr, site.addrs.keys().copied(), span);

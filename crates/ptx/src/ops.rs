@@ -58,6 +58,14 @@ pub enum MemKind {
     Rmw,
 }
 
+impl MemKind {
+    /// An access that never races (the race rule reads plain accesses
+    /// only) and whose value is not tracked.
+    pub fn is_atomic(self) -> bool {
+        matches!(self, MemKind::Load | MemKind::Store | MemKind::Rmw)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Op {
     /// Register definitions, all computed before any is written.

@@ -50,6 +50,10 @@ pub struct Site {
     /// then a function of the thread's place.
     pub place: Vec<(u64, i64)>,
     pub place_varies: bool,
+    /// An atomic access whose address or guard was unknown on some visit:
+    /// it is left out (atomics never race and their values are not
+    /// tracked, so no verdict depends on it).
+    pub dropped: bool,
 }
 
 /// Notes thread `g`'s value; a second, different value of the same thread
@@ -253,6 +257,12 @@ impl Tracer<'_> {
                                     env[*r] = u;
                                 }
                             }
+                            Op::Mem { kind, dsts, .. } if kind.is_atomic() => {
+                                self.sites[pc].dropped = true;
+                                for r in dsts {
+                                    env[*r] = u;
+                                }
+                            }
                             // A fence matters where barriers order memory only
                             // through fences (cuda-sm90-nofence): not guessed.
                             Op::Nop => {}
@@ -291,11 +301,11 @@ impl Tracer<'_> {
                 }
                 Op::Exit => return,
                 Op::Mem {
+                    kind,
                     addr,
                     elems,
                     esize,
                     dsts,
-                    ..
                 } => {
                     match self.eval(addr, &env, pc, place) {
                         V::K(a, _) => {
@@ -320,8 +330,11 @@ impl Tracer<'_> {
                             note(&mut site.place, &mut site.place_varies, self.g, a);
                         }
                         u => {
-                            self.fail(pc, "the address", u, place);
-                            return;
+                            if !kind.is_atomic() {
+                                self.fail(pc, "the address", u, place);
+                                return;
+                            }
+                            self.sites[pc].dropped = true;
                         }
                     }
                     for r in dsts {
