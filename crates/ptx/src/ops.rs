@@ -988,3 +988,160 @@ impl Ctx<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The integer semantics, data-driven: each row runs a few
+    //! instructions on constants and states a register's final value
+    //! (as the explorer would compute it: the front end's expressions
+    //! evaluated with the explorer's operators).
+    use super::*;
+    use std::collections::HashSet;
+
+    /// Runs `body` (one instruction per line, constants only) and returns
+    /// every register's value (`None`: unknown).
+    fn run(body: &str) -> HashMap<String, Option<i64>> {
+        let text = format!(".version 9.5\n.target sm_80\n.visible .entry t()\n{{\n{body}\n}}\n");
+        let (m, diags) = crate::parse(&text);
+        assert!(diags.is_empty(), "{diags:?}");
+        let f = &m.funcs[0];
+        let labels = HashSet::new();
+        let mut ctx = Ctx {
+            regs: Regs::default(),
+            block: [1, 1, 1],
+            grid: [1, 1, 1],
+            cluster: 1,
+            explicit_cluster: false,
+            symbols: HashMap::new(),
+            params: HashMap::new(),
+            param_hint: HashMap::new(),
+            locals: HashSet::new(),
+            plain_regs: HashSet::new(),
+            labels: &labels,
+        };
+        let mut env: HashMap<usize, Option<i64>> = HashMap::new();
+        fn eval(e: &PExpr, env: &HashMap<usize, Option<i64>>) -> Option<i64> {
+            match e {
+                PExpr::Int(v) | PExpr::Ptr(v) => Some(*v),
+                PExpr::Reg(r) => env.get(r).copied().flatten(),
+                PExpr::Builtin(_) => Some(0),
+                PExpr::Unknown => None,
+                PExpr::Un(op, x) => Some(apply(*op, 0, eval(x, env)?)),
+                PExpr::Bin(op, a, b) => Some(apply(*op, eval(a, env)?, eval(b, env)?)),
+            }
+        }
+        for item in f.body.as_ref().unwrap() {
+            let crate::ast::Item::Instr(i) = item else { continue };
+            let c = ctx
+                .classify(i, None)
+                .unwrap_or_else(|d| panic!("{}: {}", i.op.name, d.message));
+            match c.op {
+                Op::Defs(defs) => {
+                    let vals: Vec<_> = defs.iter().map(|(_, e)| eval(e, &env)).collect();
+                    for ((r, _), v) in defs.iter().zip(vals) {
+                        env.insert(*r, v);
+                    }
+                }
+                Op::Unknown(rs) => {
+                    for r in rs {
+                        env.insert(r, None);
+                    }
+                }
+                other => panic!("not a register instruction: {other:?}"),
+            }
+        }
+        env.into_iter().map(|(r, v)| (ctx.regs.names[r].clone(), v)).collect()
+    }
+
+    #[test]
+    fn integer_semantics() {
+        let cases: &[(&str, &str, Option<i64>)] = &[
+            ("mov.u32 %r1, -1;", "%r1", Some(0xffff_ffff)),
+            ("mov.s32 %r1, -1;", "%r1", Some(-1)),
+            ("mov.u32 %r1, -1; add.s32 %r2, %r1, 0;", "%r2", Some(-1)),
+            (
+                "mov.u32 %r1, 0x7fffffff; add.s32 %r2, %r1, 1;",
+                "%r2",
+                Some(-0x8000_0000),
+            ),
+            ("mov.u32 %r1, 0xffffffff; add.u32 %r2, %r1, 1;", "%r2", Some(0)),
+            (
+                "mov.u64 %rd1, 0xffffffff; add.u64 %rd2, %rd1, 1;",
+                "%rd2",
+                Some(0x1_0000_0000),
+            ),
+            ("mov.s32 %r1, -8; shr.s32 %r2, %r1, 1;", "%r2", Some(-4)),
+            ("mov.s32 %r1, -8; shr.u32 %r2, %r1, 1;", "%r2", Some(0x7fff_fffc)),
+            ("mov.s32 %r1, -8; shr.b32 %r2, %r1, 28;", "%r2", Some(15)),
+            ("mov.u32 %r1, 1; shl.b32 %r2, %r1, 31;", "%r2", Some(0x8000_0000)),
+            ("mov.u32 %r1, 1; shl.b32 %r2, %r1, 32;", "%r2", Some(0)),
+            ("mov.u32 %r1, 1; shl.b32 %r2, %r1, 40;", "%r2", Some(0)),
+            ("mov.u32 %r1, 0x10000; mul.lo.u32 %r2, %r1, %r1;", "%r2", Some(0)),
+            ("mov.u32 %r1, 0x10000; mul.hi.u32 %r2, %r1, %r1;", "%r2", Some(1)),
+            (
+                "mov.u32 %r1, 0x10000; mul.wide.u32 %rd2, %r1, %r1;",
+                "%rd2",
+                Some(0x1_0000_0000),
+            ),
+            ("mov.s32 %r1, -3; mul.wide.s32 %rd2, %r1, 4;", "%rd2", Some(-12)),
+            (
+                "mov.u32 %r1, -3; mul.wide.u32 %rd2, %r1, 4;",
+                "%rd2",
+                Some(0xffff_fffd * 4),
+            ),
+            ("mov.s32 %r1, -7; div.s32 %r2, %r1, 2;", "%r2", Some(-3)),
+            ("mov.s32 %r1, -7; rem.s32 %r2, %r1, 2;", "%r2", Some(-1)),
+            ("mov.s32 %r1, -7; div.u32 %r2, %r1, 2;", "%r2", Some(0x7fff_fffc)),
+            ("mov.s32 %r1, -7; min.s32 %r2, %r1, 3;", "%r2", Some(-7)),
+            ("mov.s32 %r1, -7; min.u32 %r2, %r1, 3;", "%r2", Some(3)),
+            ("mov.s32 %r1, -7; max.s32 %r2, %r1, 3;", "%r2", Some(3)),
+            ("mov.s32 %r1, -7; abs.s32 %r2, %r1;", "%r2", Some(7)),
+            ("mov.s32 %r1, 7; neg.s32 %r2, %r1;", "%r2", Some(-7)),
+            ("mov.u32 %r1, 5; not.b32 %r2, %r1;", "%r2", Some(0xffff_fffa)),
+            ("mov.u32 %r1, 6; and.b32 %r2, %r1, 3;", "%r2", Some(2)),
+            ("mov.u32 %r1, 6; xor.b32 %r2, %r1, 3;", "%r2", Some(5)),
+            ("mov.u32 %r1, 2; mad.lo.s32 %r2, %r1, 3, 4;", "%r2", Some(10)),
+            (
+                "mov.u32 %r1, 0x10000; mad.wide.u32 %rd2, %r1, %r1, 1;",
+                "%rd2",
+                Some(0x1_0000_0001),
+            ),
+            ("mov.s32 %r1, -1; cvt.s64.s32 %rd2, %r1;", "%rd2", Some(-1)),
+            ("mov.s32 %r1, -1; cvt.u64.u32 %rd2, %r1;", "%rd2", Some(0xffff_ffff)),
+            (
+                "mov.u64 %rd1, 0x1ffffffff; cvt.u32.u64 %r2, %rd1;",
+                "%r2",
+                Some(0xffff_ffff),
+            ),
+            ("mov.u32 %r1, 200; cvt.s8.s32 %rs2, %r1;", "%rs2", Some(-56)),
+            ("mov.s32 %r1, -1; setp.lt.s32 %p1, %r1, 0;", "%p1", Some(1)),
+            ("mov.s32 %r1, -1; setp.lt.u32 %p1, %r1, 0;", "%p1", Some(0)),
+            ("mov.s32 %r1, -1; setp.hi.s32 %p1, %r1, 0;", "%p1", Some(1)),
+            ("mov.u32 %r1, 3; setp.eq.u32 %p1|%p2, %r1, 3;", "%p2", Some(0)),
+            (
+                "mov.u32 %r1, 3; setp.eq.u32 %p1, %r1, 3; setp.ne.and.u32 %p2, %r1, 0, %p1;",
+                "%p2",
+                Some(1),
+            ),
+            (
+                "mov.u32 %r1, 3; setp.eq.u32 %p1, %r1, 4; selp.b32 %r2, 10, 20, %p1;",
+                "%r2",
+                Some(20),
+            ),
+            (
+                "mov.u32 %r1, 3; setp.eq.u32 %p1, %r1, 4; not.pred %p2, %p1;",
+                "%p2",
+                Some(1),
+            ),
+            ("mov.u32 %r1, 1; add.f32 %f1, %f2, %f3;", "%f1", None),
+            ("mov.u32 %r1, 1; popc.b32 %r2, %r1;", "%r2", None),
+            ("mov.u32 %r1, %warpid;", "%r1", None),
+            ("mov.u64 %rd1, 1; mul.hi.u64 %rd2, %rd1, %rd1;", "%rd2", None),
+            ("mov.u32 %r1, 1; add.sat.s32 %r2, %r1, %r1;", "%r2", None),
+        ];
+        for (body, reg, want) in cases {
+            let got = run(body).get(*reg).copied().flatten();
+            assert_eq!(got, *want, "{body} -> {reg}");
+        }
+    }
+}
