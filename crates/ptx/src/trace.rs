@@ -15,6 +15,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Instructions one thread may run before the search refuses the kernel.
 pub const MAX_STEPS: u64 = 1_000_000;
+/// Instructions all threads together may run (the pre-evaluation stays
+/// within seconds; a kernel that needs more is far beyond what the
+/// explorer could search anyway).
+pub const MAX_TOTAL_STEPS: u64 = 50_000_000;
 
 /// A location: a region and a byte offset into it.
 pub type LocKey = (usize, i64);
@@ -101,12 +105,13 @@ pub fn trace(
         sites: vec![Site::default(); code.len()],
         errors: BTreeMap::new(),
         g: 0,
+        total: 0,
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
             t.g = b * threads + tid;
             t.thread(nregs, b as i64, tid as i64);
-            if t.errors.len() >= 20 {
+            if t.errors.len() >= 20 || t.total > MAX_TOTAL_STEPS {
                 break 'all;
             }
         }
@@ -126,6 +131,8 @@ struct Tracer<'a> {
     errors: BTreeMap<usize, Diagnostic>,
     /// The running thread's index in the grid.
     g: u64,
+    /// Instructions run by all threads so far.
+    total: u64,
 }
 
 impl Tracer<'_> {
@@ -217,6 +224,16 @@ impl Tracer<'_> {
         let mut steps = 0u64;
         while pc < self.code.len() {
             steps += 1;
+            self.total += 1;
+            if self.total > MAX_TOTAL_STEPS {
+                self.fail(
+                    pc,
+                    &format!("the threads of the launch run more than {MAX_TOTAL_STEPS} instructions together (pass a smaller `--block` or `--grid`)"),
+                    V::K(0, false),
+                    place,
+                );
+                return;
+            }
             if steps > MAX_STEPS {
                 self.fail(
                     pc,
