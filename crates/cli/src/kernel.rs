@@ -165,6 +165,18 @@ fn module_error(source: SourceFile, file: &str, diags: Vec<Diagnostic>) -> Box<T
     Box::new(r)
 }
 
+/// Lowers one entry (for `graph`): the program, or every error.
+pub fn lower_kernel(job: &KernelJob, model: Option<bc_models::Model>) -> Result<bc_graph::Program, Vec<Diagnostic>> {
+    let model = model
+        .or_else(|| job.model.clone())
+        .ok_or_else(|| vec![Diagnostic::file_error("no model")])?;
+    let (module, _) = bc_ptx::parse(&job.source.text);
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        bc_ptx::lower_entry(&module, &job.source.text, &job.test, &job.entry, &job.launch, model)
+    }))
+    .unwrap_or_else(|payload| Err(vec![crate::internal_error(payload.as_ref())]))
+}
+
 /// Lowers and explores one entry (a panic is an internal error of the
 /// entry, as for a litmus file).
 pub fn check_kernel(job: &KernelJob, opts: &CheckOptions) -> TestReport {

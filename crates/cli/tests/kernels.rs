@@ -189,3 +189,15 @@ fn explain_takes_one_entry_of_a_module() {
         stderr(&out)
     );
 }
+
+/// `graph` takes one entry of a kernel file, as `explain` does.
+#[test]
+fn graph_takes_one_entry_of_a_module() {
+    let out = run_in_tests(&["graph", "--entry", "exchange", "ptx/two-entries.ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let dot = stdout(&out);
+    assert!(dot.starts_with("digraph \"two-entries.ptx::exchange\""), "{dot}");
+    assert!(dot.contains("bar.sync 0"), "{dot}");
+    let out = run_in_tests(&["graph", "ptx/two-entries.ptx"]);
+    assert_eq!(out.status.code(), Some(2));
+}
