@@ -14,6 +14,16 @@ test:
 props RUNS="3" CASES="1000":
     for i in $(seq {{RUNS}}); do s=$(od -An -N8 -tu8 /dev/urandom | tr -d ' '); echo "PROPTEST_RNG_SEED=$s"; PROPTEST_RNG_SEED=$s PROPTEST_CASES={{CASES}} cargo test --release -p barrier-check --test reductions --test pipeline --test grammar || exit 1; done
 
+# The CUDA compiler (pip's nvcc, no GPU needed) in .venv-cuda/, for
+# `check k.cu` and the kernels test; prints the line to export.
+cuda:
+    @echo "export BC_NVCC=$(bash .ci/cuda)"
+
+# Check the compiled-kernel corpus (kernels/*.cu) through nvcc.
+kernels:
+    cargo build --release
+    BC_NVCC=$(bash .ci/cuda) ./target/release/barrier-check check --cu kernels
+
 # What CI runs.
 ci:
     bash .ci/run

@@ -4,7 +4,7 @@
 //! baseline.
 
 use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_mib, parse_secs, ModelArgs, ShardArg};
-use crate::inputs::{check_files, files_of, read_capped, MAX_BASELINE_BYTES};
+use crate::inputs::{check_files, files_of_kinds, read_capped, MAX_BASELINE_BYTES};
 use crate::output::{err, out, usage_error, write_file, Refusal};
 use crate::progress::Progress;
 use barrier_check::options::{default_max_states, Search};
@@ -106,6 +106,8 @@ pub struct CheckArgs {
     baseline: Option<PathBuf>,
     #[command(flatten)]
     shard: ShardArg,
+    #[command(flatten)]
+    kernel: Box<crate::kernels::KernelArgs>,
 }
 
 impl CheckArgs {
@@ -148,6 +150,7 @@ impl CheckArgs {
             write_baseline: self.write_baseline,
             baseline,
             peak_memory: self.report_peak_memory,
+            kernel: self.kernel,
         };
         Ok((opts, run))
     }
@@ -191,13 +194,14 @@ struct CheckRun {
     baseline: Option<Vec<bc_report::baseline::Entry>>,
     /// Print the peak resident memory at the end.
     peak_memory: bool,
+    kernel: Box<crate::kernels::KernelArgs>,
 }
 
 /// Checks the files side by side and prints their reports: text as each
 /// file is done (behind the progress bar), JSON, SARIF and JUnit at the end.
 fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
-    let files = match files_of(&run.paths, run.shard) {
-        Ok(f) => f,
+    let files = match files_of_kinds(&run.paths, run.shard, run.kernel.folder_kinds()) {
+        Ok(f) => crate::kernels::expand(f, &run.kernel, opts.model.as_ref()),
         Err(e) => return usage_error(&e),
     };
     let text_opts = TextOptions {

@@ -58,6 +58,8 @@ fn emit_cuda(paths: &[PathBuf], dir: &Path) -> io::Result<ExitCode> {
                 bad = true;
                 continue;
             }
+            // `collect` lists litmus files only.
+            Input::Kernel(_) | Input::Failed(_) => continue,
         };
         let name = file.display().to_string();
         let bytes = match read_capped(&file, MAX_LITMUS_BYTES) {

@@ -30,6 +30,10 @@ pub struct ExplainArgs {
     format: ExplainFormat,
     #[command(flatten)]
     model: ModelArgs,
+    /// A `.ptx` or `.cu` file's launch (docs/ptx.md); a module of several
+    /// entries needs `--entry`.
+    #[command(flatten)]
+    kernel: Box<crate::kernels::KernelArgs>,
 }
 
 impl ExplainArgs {
@@ -50,7 +54,18 @@ impl ExplainArgs {
             Ok(o) => o,
             Err(r) => return r.report(),
         };
-        let r = check_file(&Input::File(self.file.clone()), &opts);
+        // A kernel file is one input per entry: explain needs exactly one.
+        let mut inputs =
+            crate::kernels::expand(vec![Input::File(self.file.clone())], &self.kernel, opts.model.as_ref());
+        if inputs.len() != 1 {
+            err(&format!(
+                "barrier-check: {}: {} entries; pick one with --entry\n",
+                self.file.display(),
+                inputs.len()
+            ))?;
+            return Ok(ExitCode::from(2));
+        }
+        let r = check_file(&inputs.remove(0), &opts);
         if r.is_error() {
             err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
             return Ok(ExitCode::from(2));

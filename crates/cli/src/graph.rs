@@ -2,7 +2,7 @@
 //! and thread-barrier-order) as DOT.
 
 use crate::flags::ModelArgs;
-use crate::inputs::{read_capped, MAX_LITMUS_BYTES};
+use crate::inputs::{read_capped, Input, MAX_LITMUS_BYTES};
 use crate::output::{err, out, usage_error};
 use barrier_check::lower_bytes;
 use clap::ValueEnum;
@@ -24,9 +24,45 @@ pub struct GraphArgs {
     format: GraphFormat,
     #[command(flatten)]
     model: ModelArgs,
+    /// A `.ptx` or `.cu` file's launch (docs/ptx.md); a module of several
+    /// entries needs `--entry`.
+    #[command(flatten)]
+    kernel: Box<crate::kernels::KernelArgs>,
 }
 
 impl GraphArgs {
+    /// `graph` of one entry of a kernel file.
+    fn kernel_graph(&self, model: Option<bc_models::Model>) -> io::Result<ExitCode> {
+        let inputs = crate::kernels::expand(vec![Input::File(self.file.clone())], &self.kernel, model.as_ref());
+        let [input] = &inputs[..] else {
+            err(&format!(
+                "barrier-check: {}: {} entries; pick one with --entry\n",
+                self.file.display(),
+                inputs.len()
+            ))?;
+            return Ok(ExitCode::from(2));
+        };
+        let result = match input {
+            Input::Kernel(job) => {
+                barrier_check::kernel::lower_kernel(job, model).map_err(|ds| (job.source.as_ref().clone(), ds))
+            }
+            Input::Failed(r) => Err((r.source.clone(), r.diagnostics.clone())),
+            Input::Unreadable(p, e) => return usage_error(&format!("{}: {e}", p.display())),
+            Input::File(_) => return usage_error("not a kernel file"),
+        };
+        match result {
+            Ok(p) => {
+                out(&bc_graph::dot::to_dot(&p))?;
+                Ok(ExitCode::SUCCESS)
+            }
+            Err((source, mut ds)) => {
+                bc_report::diagnostic::cap(&mut ds);
+                err(&bc_report::diagnostic::render_all(&source, &ds))?;
+                Ok(ExitCode::from(2))
+            }
+        }
+    }
+
     /// `barrier-check graph FILE`: exit 2 when the file does not lower.
     pub fn run(self) -> io::Result<ExitCode> {
         let GraphFormat::Dot = self.format;
@@ -35,6 +71,9 @@ impl GraphArgs {
             Err(e) => return usage_error(&e),
         };
         let file = &self.file;
+        if file.extension().is_some_and(|e| e == "ptx" || e == "cu") {
+            return self.kernel_graph(model);
+        }
         let bytes = match read_capped(file, MAX_LITMUS_BYTES) {
             Ok(b) => b,
             Err(e) => return usage_error(&format!("{}: {e}", file.display())),

@@ -43,6 +43,12 @@ pub fn read_model_file(path: &Path) -> Result<Model, String> {
 pub enum Input {
     File(PathBuf),
     Unreadable(PathBuf, String),
+    /// One entry of a PTX module (a `.ptx` file, or nvcc's output for a
+    /// `.cu` file), ready to check.
+    Kernel(Box<barrier_check::kernel::KernelJob>),
+    /// A kernel file that cannot be checked (nvcc failed, a bad header, a
+    /// module that does not parse): its report.
+    Failed(Box<TestReport>),
 }
 
 /// Expands directories to their `*.litmus` files, sorted within each
@@ -54,15 +60,22 @@ pub enum Input {
 /// entries that cannot be read are listed as [`Input::Unreadable`], and
 /// the rest is still checked.
 pub fn collect(paths: &[PathBuf]) -> Vec<Input> {
+    collect_kinds(paths, &["litmus"])
+}
+
+/// [`collect`], listing the files of folders whose extension is one of
+/// `exts` (`check` adds `ptx`, and `cu` when asked).
+pub fn collect_kinds(paths: &[PathBuf], exts: &[&str]) -> Vec<Input> {
     use std::collections::HashSet;
-    struct Walk {
+    struct Walk<'e> {
+        exts: &'e [&'e str],
         dirs: HashSet<PathBuf>,
         files: HashSet<PathBuf>,
         /// Symbolic links met in the walk, followed after it.
         links: Vec<PathBuf>,
         out: Vec<Input>,
     }
-    impl Walk {
+    impl Walk<'_> {
         fn file(&mut self, p: &Path) {
             // A path that does not resolve is kept: reading it reports why.
             if std::fs::canonicalize(p).map_or(true, |c| self.files.insert(c)) {
@@ -76,7 +89,7 @@ pub fn collect(paths: &[PathBuf]) -> Vec<Input> {
         /// listed; a dangling or looping link is an error only when it is
         /// named like a litmus file.
         fn entry(&mut self, p: &Path) {
-            let litmus = p.extension().is_some_and(|e| e == "litmus");
+            let litmus = p.extension().is_some_and(|e| self.exts.iter().any(|x| e == *x));
             match std::fs::metadata(p) {
                 Ok(m) if m.is_dir() => self.dir(p),
                 Ok(m) if litmus && !m.is_file() => self.unreadable(p, "not a regular file (not read)"),
@@ -116,6 +129,7 @@ pub fn collect(paths: &[PathBuf]) -> Vec<Input> {
         }
     }
     let mut walk = Walk {
+        exts,
         dirs: HashSet::new(),
         files: HashSet::new(),
         links: Vec::new(),
@@ -141,7 +155,12 @@ pub fn collect(paths: &[PathBuf]) -> Vec<Input> {
 /// The inputs to check: directories expanded and sorted, then this shard's
 /// part (every N-th input from the K-th).
 pub fn files_of(paths: &[PathBuf], shard: Option<(usize, usize)>) -> Result<Vec<Input>, String> {
-    let mut files = collect(paths);
+    files_of_kinds(paths, shard, &["litmus"])
+}
+
+/// [`files_of`] with folders listing the files of these extensions.
+pub fn files_of_kinds(paths: &[PathBuf], shard: Option<(usize, usize)>, exts: &[&str]) -> Result<Vec<Input>, String> {
+    let mut files = collect_kinds(paths, exts);
     if files.is_empty() {
         return Err("no .litmus files found".into());
     }
@@ -164,6 +183,8 @@ pub fn check_file(input: &Input, opts: &CheckOptions) -> TestReport {
             }
         }
         Input::Unreadable(p, e) => barrier_check::unreadable(&p.display().to_string(), e),
+        Input::Kernel(job) => barrier_check::kernel::check_kernel(job, opts),
+        Input::Failed(r) => (**r).clone(),
     }
 }
 

@@ -8,6 +8,7 @@ use bc_models::Model;
 use bc_report::TestReport;
 use bc_syntax::{Diagnostic, Severity, SourceFile, Span};
 
+pub mod kernel;
 pub mod options;
 pub mod schedule;
 
@@ -117,7 +118,7 @@ fn guarded(name: &str, bytes: &[u8], check: impl FnOnce() -> TestReport) -> Test
 }
 
 /// The diagnostic for a caught panic, with its message when it has one.
-fn internal_error(payload: &(dyn std::any::Any + Send)) -> Diagnostic {
+pub(crate) fn internal_error(payload: &(dyn std::any::Any + Send)) -> Diagnostic {
     let msg = payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

@@ -15,6 +15,7 @@ mod flags;
 mod graph;
 mod hw;
 mod inputs;
+mod kernels;
 mod models;
 mod output;
 mod progress;
@@ -37,7 +38,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Check litmus files (directories are searched for *.litmus).
+    /// Check litmus files, PTX modules (.ptx) and CUDA files (.cu, compiled
+    /// by nvcc); directories are searched for *.litmus and *.ptx.
     Check(check::CheckArgs),
     /// Show one finding's witness execution: as text, or as a DOT graph
     /// (threads as columns, program order, participates-in, bmo, stuck

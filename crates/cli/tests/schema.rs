@@ -186,3 +186,30 @@ fn the_schema_rejects_bad_documents() {
         assert!(v.schemas.validate(&doc, v.top).is_err(), "{what} passes the schema");
     }
 }
+
+/// Reports of PTX kernels (docs/ptx.md) are results like any other: a
+/// module of two entries (one with a race located at its PTX lines) and
+/// an inconclusive entry (an input error) validate.
+#[test]
+fn kernel_reports_validate() {
+    let v = Validator::new();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("schema-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let module = root().join("crates/cli/tests/ptx/two-entries.ptx");
+    let text = std::fs::read_to_string(&module).unwrap();
+    let unknown = dir.join("no-param.ptx");
+    std::fs::write(&unknown, text.replace(" --param 0=1", "")).unwrap();
+    let doc = json(&[
+        "check",
+        "--format",
+        "json",
+        module.to_str().unwrap(),
+        unknown.to_str().unwrap(),
+    ]);
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    assert_eq!(results[1]["verdict"], serde_json::json!(["race"]));
+    assert!(!results[1]["findings"][0]["locations"].as_array().unwrap().is_empty());
+    assert!(results[2]["error"].is_string() && results[3]["error"].is_string());
+    v.check(&doc, v.top, "kernel reports");
+}

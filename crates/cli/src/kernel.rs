@@ -1,0 +1,219 @@
+//! Compiled kernels (docs/ptx.md), without I/O: a PTX module's text and
+//! the launch asked for become one [`KernelJob`] per `.entry` (a test
+//! named `file::entry`), each checked by [`check_kernel`] into the same
+//! [`TestReport`] a litmus file gives. The binary reads `.ptx` files, runs
+//! nvcc for `.cu` files and merges the header's flags with its own.
+
+use crate::{CheckOptions, ProgressChoice};
+use bc_ptx::Launch;
+use bc_report::TestReport;
+use bc_syntax::{Diagnostic, FindingKind, SourceFile, Span};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// One entry of a module to check.
+#[derive(Clone, Debug)]
+pub struct KernelJob {
+    /// The module: its display name (`k.ptx`, or `k.cu.ptx` for nvcc's
+    /// output of `k.cu`) and text.
+    pub source: Arc<SourceFile>,
+    pub entry: String,
+    /// `file::entry`.
+    pub test: String,
+    pub launch: Launch,
+    /// `--model`, else the module's `.target`.
+    pub model: Option<bc_models::Model>,
+    pub expected: Option<BTreeSet<FindingKind>>,
+    pub expect_span: Option<Span>,
+}
+
+/// The launch flags a header or a command line gives.
+#[derive(Clone, Debug, Default)]
+pub struct KernelFlags {
+    pub entry: Option<String>,
+    pub block: Option<[u64; 3]>,
+    pub grid: Option<[u64; 3]>,
+    pub cluster: Option<[u64; 3]>,
+    pub params: Vec<(String, i64)>,
+    pub arch: Option<String>,
+}
+
+impl KernelFlags {
+    /// Reads header flags (`--block 64 --param n=3 --entry k --arch sm_90`).
+    pub fn parse(args: &[String]) -> Result<KernelFlags, String> {
+        let mut f = KernelFlags::default();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let (key, inline) = match a.split_once('=') {
+                Some((k, v)) if k.starts_with("--") => (k, Some(v.to_string())),
+                _ => (a.as_str(), None),
+            };
+            let mut value = || {
+                inline
+                    .clone()
+                    .or_else(|| it.next().cloned())
+                    .ok_or(format!("`{key}` needs a value"))
+            };
+            match key {
+                "--entry" => f.entry = Some(value()?),
+                "--block" => f.block = Some(bc_ptx::parse_dims(&value()?)?),
+                "--grid" => f.grid = Some(bc_ptx::parse_dims(&value()?)?),
+                "--cluster" => f.cluster = Some(bc_ptx::parse_dims(&value()?)?),
+                "--param" => f.params.push(bc_ptx::parse_param(&value()?)?),
+                "--arch" => f.arch = Some(value()?),
+                other => {
+                    return Err(format!(
+                        "unknown flag `{other}` (known: --entry, --block, --grid, --cluster, --param, --arch)"
+                    ))
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    /// These flags, overridden by `over` where it says something.
+    pub fn merged(&self, over: &KernelFlags) -> KernelFlags {
+        let mut params = self.params.clone();
+        params.extend(over.params.iter().cloned());
+        KernelFlags {
+            entry: over.entry.clone().or_else(|| self.entry.clone()),
+            block: over.block.or(self.block),
+            grid: over.grid.or(self.grid),
+            cluster: over.cluster.or(self.cluster),
+            params,
+            arch: over.arch.clone().or_else(|| self.arch.clone()),
+        }
+    }
+
+    pub fn launch(&self) -> Launch {
+        Launch {
+            block: self.block,
+            grid: self.grid,
+            cluster: self.cluster,
+            params: self.params.iter().cloned().collect(),
+        }
+    }
+}
+
+/// The jobs of one module: one per entry (or the one `--entry` names), or
+/// the report of a module that cannot be checked. `file` names the tests
+/// (`file::entry`); `header` gives the expectations, whose spans are
+/// kept when `spans_in_source` (the header is in this source).
+pub fn kernel_jobs(
+    source: SourceFile,
+    file: &str,
+    flags: &KernelFlags,
+    model: Option<bc_models::Model>,
+    header: &bc_ptx::Header,
+    spans_in_source: bool,
+) -> Result<Vec<KernelJob>, Box<TestReport>> {
+    let (module, diags) = bc_ptx::parse(&source.text);
+    if !diags.is_empty() {
+        let mut diags = diags;
+        bc_report::diagnostic::cap(&mut diags);
+        return Err(module_error(source, file, diags));
+    }
+    let model = match model {
+        Some(m) => m,
+        None => {
+            match bc_ptx::model_for_target(&module).and_then(|n| bc_models::lookup(n).map_err(Diagnostic::file_error)) {
+                Ok(m) => m,
+                Err(d) => return Err(module_error(source, file, vec![d])),
+            }
+        }
+    };
+    let all = bc_ptx::entries(&module);
+    let chosen: Vec<&str> = match &flags.entry {
+        Some(e) => all.iter().copied().filter(|n| bc_ptx::entry_matches(n, e)).collect(),
+        None => all.clone(),
+    };
+    if chosen.is_empty() {
+        let why = match &flags.entry {
+            Some(e) => format!(
+                "no entry `{e}` in this module (entries: {})",
+                all.iter().map(|n| bc_ptx::short_name(n)).collect::<Vec<_>>().join(", ")
+            ),
+            None => "the module has no `.entry` with a body".to_string(),
+        };
+        return Err(module_error(source, file, vec![Diagnostic::file_error(why)]));
+    }
+    let source = Arc::new(source);
+    Ok(chosen
+        .into_iter()
+        .map(|e| {
+            // The source name when it is unique among the entries.
+            let short = bc_ptx::short_name(e);
+            let unique = all.iter().filter(|n| bc_ptx::short_name(n) == short).count() == 1;
+            let expected = header.expect_of(e);
+            KernelJob {
+                source: source.clone(),
+                entry: e.to_string(),
+                test: format!("{file}::{}", if unique { short } else { e }),
+                launch: flags.launch(),
+                model: Some(model.clone()),
+                expected: expected.as_ref().map(|(k, _)| k.clone()),
+                expect_span: expected.filter(|_| spans_in_source).map(|(_, s)| s),
+            }
+        })
+        .collect())
+}
+
+/// The report of a module that cannot be checked, named after its file.
+fn module_error(source: SourceFile, file: &str, diags: Vec<Diagnostic>) -> Box<TestReport> {
+    let mut r = TestReport::bare(source, diags);
+    r.test = Some(file.to_string());
+    Box::new(r)
+}
+
+/// Lowers one entry (for `graph`): the program, or every error.
+pub fn lower_kernel(job: &KernelJob, model: Option<bc_models::Model>) -> Result<bc_graph::Program, Vec<Diagnostic>> {
+    let model = model
+        .or_else(|| job.model.clone())
+        .ok_or_else(|| vec![Diagnostic::file_error("no model")])?;
+    let (module, _) = bc_ptx::parse(&job.source.text);
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        bc_ptx::lower_entry(&module, &job.source.text, &job.test, &job.entry, &job.launch, model)
+    }))
+    .unwrap_or_else(|payload| Err(vec![crate::internal_error(payload.as_ref())]))
+}
+
+/// Lowers and explores one entry (a panic is an internal error of the
+/// entry, as for a litmus file).
+pub fn check_kernel(job: &KernelJob, opts: &CheckOptions) -> TestReport {
+    let run = || {
+        let mut report = TestReport::bare((*job.source).clone(), Vec::new());
+        report.test = Some(job.test.clone());
+        let model = opts.model.clone().or_else(|| job.model.clone());
+        report.model = model.as_ref().map(|m| m.name.clone());
+        report.expected = job.expected.clone();
+        report.expect_span = job.expect_span;
+        let Some(model) = model else {
+            report.diagnostics.push(Diagnostic::file_error("no model"));
+            return report;
+        };
+        let (module, _) = bc_ptx::parse(&job.source.text);
+        match bc_ptx::lower_entry(&module, &job.source.text, &job.test, &job.entry, &job.launch, model) {
+            Ok(mut program) => {
+                match opts.progress {
+                    ProgressChoice::File => {}
+                    ProgressChoice::Model => program.progress = program.model.default_progress,
+                    ProgressChoice::Named(p) => program.progress = p,
+                }
+                report.outcome = Some(match &opts.states {
+                    Some(c) => bc_explore::explore_counting(&program, opts.search, c.clone()),
+                    None => bc_explore::explore(&program, opts.search),
+                });
+            }
+            Err(mut ds) => {
+                ds.sort_by_key(|d| d.span.map(|s| (s.start, s.end)));
+                ds.dedup();
+                bc_report::diagnostic::cap(&mut ds);
+                report.diagnostics = ds;
+            }
+        }
+        report
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|payload| {
+        TestReport::bare((*job.source).clone(), vec![crate::internal_error(payload.as_ref())])
+    })
+}

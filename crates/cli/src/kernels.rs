@@ -1,0 +1,182 @@
+//! Kernel inputs of `check` (docs/ptx.md): `.ptx` files are read, `.cu`
+//! files compiled to PTX by nvcc (`BC_NVCC`, else `nvcc` on `PATH`), each
+//! file's header (`// barrier-check: FLAGS`, `// expect KINDS`) merged
+//! with the command line's flags, and every entry becomes an input of its
+//! own. The only place that runs nvcc for `check`.
+
+use crate::inputs::{read_capped, Input, MAX_LITMUS_BYTES};
+use barrier_check::kernel::{kernel_jobs, KernelFlags};
+use bc_report::TestReport;
+use bc_syntax::{Diagnostic, SourceFile};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// PTX and CUDA inputs may be larger than litmus files.
+pub const MAX_KERNEL_BYTES: u64 = 16 * MAX_LITMUS_BYTES;
+
+/// `check`'s launch flags for kernels.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct KernelArgs {
+    /// Check only this entry of each PTX module (its PTX or source name).
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
+    /// Threads per block of a kernel: X, XxY or XxYxZ [default: the
+    /// kernel's .reqntid or .maxntid].
+    #[arg(long, value_name = "X[xYxZ]", value_parser = bc_ptx::parse_dims)]
+    block: Option<[u64; 3]>,
+    /// Blocks of a kernel's grid: X, XxY or XxYxZ [default: 1].
+    #[arg(long, value_name = "X[xYxZ]", value_parser = bc_ptx::parse_dims)]
+    grid: Option<[u64; 3]>,
+    /// Blocks per cluster (sm_90; 1-D): X [default: the kernel's
+    /// .reqnctapercluster, else no clusters].
+    #[arg(long, value_name = "X", value_parser = bc_ptx::parse_dims)]
+    cluster: Option<[u64; 3]>,
+    /// A kernel parameter's value (NAME: the parameter's index, `param_N`
+    /// or its PTX name); repeatable. Unknown integer parameters stay
+    /// unknown, and a result that depends on one is inconclusive.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = bc_ptx::parse_param)]
+    param: Vec<(String, i64)>,
+    /// The architecture nvcc compiles `.cu` files for [default: sm_80].
+    #[arg(long, value_name = "sm_XX")]
+    arch: Option<String>,
+    /// Folders also yield their `*.cu` files (they always yield `*.litmus`
+    /// and `*.ptx`).
+    #[arg(long)]
+    cu: bool,
+}
+
+impl KernelArgs {
+    /// The extensions of the files a folder yields.
+    pub fn folder_kinds(&self) -> &'static [&'static str] {
+        if self.cu {
+            &["litmus", "ptx", "cu"]
+        } else {
+            &["litmus", "ptx"]
+        }
+    }
+
+    fn flags(&self) -> KernelFlags {
+        KernelFlags {
+            entry: self.entry.clone(),
+            block: self.block,
+            grid: self.grid,
+            cluster: self.cluster,
+            params: self.param.clone(),
+            arch: self.arch.clone(),
+        }
+    }
+}
+
+fn is_kernel(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "ptx" || e == "cu")
+}
+
+/// The inputs with every kernel file replaced by its entries.
+pub fn expand(inputs: Vec<Input>, args: &KernelArgs, model: Option<&bc_models::Model>) -> Vec<Input> {
+    let flags = args.flags();
+    let mut out = Vec::new();
+    for input in inputs {
+        match input {
+            Input::File(p) if is_kernel(&p) => out.extend(kernel_inputs(&p, &flags, model)),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The report of a kernel file that cannot be checked, named after it.
+fn failed(source: SourceFile, diags: Vec<Diagnostic>) -> Vec<Input> {
+    let mut r = TestReport::bare(source, diags);
+    r.test = Some(r.source.name.rsplit('/').next().unwrap_or_default().to_string());
+    vec![Input::Failed(Box::new(r))]
+}
+
+fn kernel_inputs(path: &Path, cli: &KernelFlags, model: Option<&bc_models::Model>) -> Vec<Input> {
+    let name = path.display().to_string();
+    let text = match read_capped(path, MAX_KERNEL_BYTES)
+        .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
+    {
+        Ok(t) => t,
+        Err(e) => return vec![Input::Unreadable(path.to_path_buf(), e)],
+    };
+    let header = bc_ptx::header(&text);
+    let own = SourceFile::new(name.clone(), text.clone());
+    if !header.errors.is_empty() {
+        return failed(own, header.errors);
+    }
+    let flags = match KernelFlags::parse(&header.args) {
+        Ok(f) => f.merged(cli),
+        Err(e) => {
+            return failed(
+                own,
+                vec![Diagnostic::file_error(format!(
+                    "in the `// barrier-check:` header: {e}"
+                ))],
+            )
+        }
+    };
+    let file = path
+        .file_name()
+        .map_or(name.clone(), |f| f.to_string_lossy().into_owned());
+    let cu = path.extension().is_some_and(|e| e == "cu");
+    let source = if cu {
+        let arch = flags.arch.clone().unwrap_or_else(|| "sm_80".into());
+        match compile(path, &arch) {
+            Ok(ptx) => SourceFile::new(format!("{name}.ptx"), ptx),
+            Err(d) => return failed(own, vec![d]),
+        }
+    } else {
+        own
+    };
+    match kernel_jobs(source, &file, &flags, model.cloned(), &header, !cu) {
+        Ok(jobs) => jobs.into_iter().map(|j| Input::Kernel(Box::new(j))).collect(),
+        Err(r) => vec![Input::Failed(r)],
+    }
+}
+
+/// How to get a CUDA compiler, for the error when there is none.
+pub const NVCC_HINT: &str = "pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl (in a venv)";
+/// Where that nvcc is, and the recipe that does both.
+pub const NVCC_WHERE: &str =
+    "e.g. in .venv-cuda: BC_NVCC=.venv-cuda/lib/python3*/site-packages/nvidia/cu13/bin/nvcc; `just cuda`";
+
+/// The nvcc to run: `BC_NVCC`, else `nvcc` on `PATH`.
+pub fn nvcc() -> Result<PathBuf, Diagnostic> {
+    let none = |why: String| {
+        Diagnostic::file_error(format!("no CUDA compiler: {why}"))
+            .with_note(NVCC_HINT)
+            .with_note(NVCC_WHERE)
+    };
+    if let Some(p) = std::env::var_os("BC_NVCC").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(none(format!("BC_NVCC={} is not a file", p.display())))
+        };
+    }
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join("nvcc"))
+                .find(|p| p.is_file())
+        })
+        .ok_or_else(|| none("BC_NVCC is not set and no nvcc is on PATH".into()))
+}
+
+/// nvcc's PTX for a `.cu` file (`-ptx -lineinfo -arch=ARCH -o -`).
+pub fn compile(cu: &Path, arch: &str) -> Result<String, Diagnostic> {
+    let nvcc = nvcc()?;
+    let fail = |m: String| Diagnostic::file_error(m);
+    let out = Command::new(&nvcc)
+        .args(["-ptx", "-lineinfo", &format!("-arch={arch}"), "-o", "-"])
+        .arg(cu)
+        .output()
+        .map_err(|e| fail(format!("{}: {e}", nvcc.display())))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = stderr.lines().take(20).collect();
+        return Err(fail(format!("nvcc failed ({})", out.status)).with_note(tail.join("\n")));
+    }
+    String::from_utf8(out.stdout).map_err(|_| fail("nvcc wrote output that is not UTF-8".into()))
+}

@@ -1,0 +1,203 @@
+//! The compiled-kernel corpus (`kernels/*.cu`, docs/ptx.md): every file is
+//! compiled by nvcc (pip's, installed by `.ci/cuda` when `BC_NVCC` is not
+//! set) and checked against the `// expect` line of its header; the quiet
+//! report is a snapshot. Without an nvcc that can be installed, the corpus
+//! test says so loudly and skips.
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// An nvcc: `BC_NVCC`, else the one `.ci/cuda` installs.
+fn nvcc() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("BC_NVCC").map(PathBuf::from).filter(|p| p.is_file()) {
+        return Some(p);
+    }
+    let out = std::process::Command::new("bash")
+        .arg(root().join(".ci/cuda"))
+        .output()
+        .ok()?;
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    (out.status.success() && path.is_file()).then_some(path)
+}
+
+fn kernel_files() -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("kernels"))
+        .expect("kernels/")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".cu"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_kernel_has_a_launch_and_an_expectation() {
+    for f in kernel_files() {
+        let text = std::fs::read_to_string(root().join("kernels").join(&f)).unwrap();
+        assert!(
+            text.contains("\n// barrier-check: "),
+            "{f}: no `// barrier-check:` line"
+        );
+        assert!(text.contains("\n// expect "), "{f}: no `// expect` line");
+    }
+}
+
+#[test]
+fn the_kernel_corpus_gets_its_expected_verdicts() {
+    let Some(nvcc) = nvcc() else {
+        eprintln!(
+            "\n*** SKIPPED: no nvcc (BC_NVCC unset and `.ci/cuda` could not install pip's nvidia-cuda-nvcc): the kernels/ corpus was NOT checked ***\n"
+        );
+        return;
+    };
+    // The folder, as a user names it: `--cu` makes it yield its `*.cu` files.
+    let files = kernel_files();
+    let args = ["check", "--quiet", "--no-timing", "--cu", "kernels"];
+    let start = Instant::now();
+    let out = bin()
+        .args(args)
+        .current_dir(root())
+        .env("BC_NVCC", &nvcc)
+        .output()
+        .expect("runs");
+    eprintln!(
+        "kernels/: {} files checked in {:.1} s",
+        files.len(),
+        start.elapsed().as_secs_f64()
+    );
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+#[test]
+fn a_cu_file_without_nvcc_says_how_to_get_one() {
+    let out = bin()
+        .args(["check", "kernels/tiling-ok.cu"])
+        .current_dir(root())
+        .env("BC_NVCC", "/nonexistent/nvcc")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        all.contains("pip install nvidia-cuda-nvcc nvidia-cuda-runtime nvidia-cuda-cccl"),
+        "{all}"
+    );
+}
+
+/// Runs the binary in `crates/cli/tests`, so file names in snapshots are
+/// short and stable.
+fn run_in_tests(args: &[&str]) -> std::process::Output {
+    run_in(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").as_path(),
+        args,
+    )
+}
+
+/// A PTX module with two entries, each with its own `// expect NAME:`
+/// line: both tests, with the race's witness naming PTX lines.
+#[test]
+fn a_ptx_module_is_one_test_per_entry() {
+    let out = run_in_tests(&["check", "--no-timing", "ptx/two-entries.ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+/// A folder yields its `*.ptx` files (and `*.cu` only with `--cu`).
+#[test]
+fn folders_yield_ptx_modules() {
+    let out = run_in_tests(&["check", "--quiet", "--no-timing", "ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).ends_with("2 passed, 0 failed\n"), "{}", stdout(&out));
+}
+
+#[test]
+fn entry_picks_one_entry_by_its_source_name() {
+    let out = run_in_tests(&[
+        "check",
+        "--quiet",
+        "--no-timing",
+        "--entry",
+        "exchange_racy",
+        "ptx/two-entries.ptx",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("\"two-entries.ptx::exchange_racy\"  verdict: race"),
+        "{text}"
+    );
+    assert!(!text.contains("::exchange\""), "{text}");
+    assert!(text.ends_with("1 passed, 0 failed\n"), "{text}");
+}
+
+/// The JSON report of a kernel: its test name, model from `.target`,
+/// verdict and expectation from the header.
+#[test]
+fn kernels_report_in_json() {
+    let out = run_in_tests(&["check", "--format", "json", "ptx/two-entries.ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["results"].as_array().unwrap()[1];
+    assert_eq!(r["test"], "two-entries.ptx::exchange_racy");
+    assert_eq!(r["model"], "cuda-sm80");
+    assert_eq!(r["verdict"], serde_json::json!(["race"]));
+    assert_eq!(r["expected"], serde_json::json!(["race"]));
+    assert_eq!(r["pass"], true);
+}
+
+/// Without the parameter the header passes, the exchange distance is
+/// unknown and reaches an address: inconclusive, an input error (exit 2)
+/// that names the `ld.param` and the flag to pass. A `--param` on the
+/// command line overrides the header's.
+#[test]
+fn an_unknown_parameter_is_inconclusive_never_ok() {
+    let dir = scratch_dir("kernels-unknown-param");
+    let text =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ptx/two-entries.ptx"))
+            .unwrap();
+    let f = dir.join("no-param.ptx");
+    std::fs::write(&f, text.replace(" --param 0=1", "")).unwrap();
+    let out = run_in(&dir, &["check", "--no-timing", "--entry", "exchange", "no-param.ptx"]);
+    assert_eq!(out.status.code(), Some(2));
+    insta::assert_snapshot!(format!("{}{}", stdout(&out), stderr(&out)));
+    let out = run_in(
+        &dir,
+        &["check", "--quiet", "--no-timing", "--param", "0=2", "no-param.ptx"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// `explain` takes a kernel file: one entry's finding, and without
+/// `--entry` on a module of two entries, an error.
+#[test]
+fn explain_takes_one_entry_of_a_module() {
+    let out = run_in_tests(&["explain", "--entry", "exchange_racy", "ptx/two-entries.ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("race: b0t0#1 st.shared.u32 [%r4], %r1"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run_in_tests(&["explain", "ptx/two-entries.ptx"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("2 entries; pick one with --entry"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// `graph` takes one entry of a kernel file, as `explain` does.
+#[test]
+fn graph_takes_one_entry_of_a_module() {
+    let out = run_in_tests(&["graph", "--entry", "exchange", "ptx/two-entries.ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let dot = stdout(&out);
+    assert!(dot.starts_with("digraph \"two-entries.ptx::exchange\""), "{dot}");
+    assert!(dot.contains("bar.sync 0"), "{dot}");
+    let out = run_in_tests(&["graph", "ptx/two-entries.ptx"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,397 @@
+//! The classified, pre-evaluated entry as a litmus syntax tree whose spans
+//! point into the PTX text: one `kernel` of the launch's blocks and
+//! threads, a `var` per location the threads touch, and one statement (or
+//! a small `if` tree over the address or barrier operand) per PTX
+//! instruction. `bc_graph::lower` then builds the program exactly as it
+//! does for a litmus file, so every barrier statement means what the
+//! model's lowering of that statement says.
+
+use crate::ops::{CInstr, MemKind, Op, PExpr};
+use crate::trace::{LocKey, Region, Site};
+use bc_syntax::{
+    Arg, Attr, Expr, ExprKind, Ident, Litmus, Op as BOp, Span, Stmt, StmtKind, ThreadDecl, ThreadForm, VarDecl,
+};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+pub struct Emitter<'a> {
+    pub code: &'a [CInstr],
+    pub sites: &'a [Site],
+    pub regs: &'a [String],
+    pub regions: &'a [Region],
+    /// Labels before each instruction (index `code.len()`: at the end).
+    pub labels: &'a [Vec<(String, Span)>],
+    /// Registers some emitted instruction writes.
+    pub written: HashSet<usize>,
+    /// Locations used, in first-use order.
+    pub locs: Vec<LocKey>,
+    /// Threads per block and blocks of the launch.
+    pub threads: u64,
+    pub blocks: u64,
+    loc_ix: HashMap<LocKey, usize>,
+}
+
+/// Runs of equal values over threads in order: each run's first thread
+/// and value (the first run from thread 0: threads that never reach the
+/// site may take any value).
+fn runs<T: PartialEq + Copy>(list: &[(u64, T)]) -> Vec<(u64, T)> {
+    let mut out: Vec<(u64, T)> = Vec::new();
+    for &(g, v) in list {
+        if out.last().map(|l| l.1) != Some(v) {
+            out.push((g, v));
+        }
+    }
+    if let Some(f) = out.first_mut() {
+        f.0 = 0;
+    }
+    out
+}
+
+fn id(name: &str, span: Span) -> Ident {
+    Ident {
+        name: name.to_string(),
+        span,
+    }
+}
+
+fn ex(kind: ExprKind, span: Span) -> Expr {
+    Expr { kind, span }
+}
+
+fn stmt(kind: StmtKind, span: Span) -> Stmt {
+    Stmt {
+        labels: Vec::new(),
+        kind,
+        span,
+    }
+}
+
+impl<'a> Emitter<'a> {
+    pub fn new(
+        code: &'a [CInstr],
+        sites: &'a [Site],
+        regs: &'a [String],
+        regions: &'a [Region],
+        labels: &'a [Vec<(String, Span)>],
+        blocks: u64,
+        threads: u64,
+    ) -> Emitter<'a> {
+        let mut written = HashSet::new();
+        for (c, s) in code.iter().zip(sites) {
+            if !s.visited {
+                continue;
+            }
+            match &c.op {
+                Op::Defs(d) => written.extend(d.iter().map(|(r, _)| *r)),
+                Op::Bar { dst: Some(r), .. } => {
+                    written.insert(*r);
+                }
+                _ => {}
+            }
+        }
+        Emitter {
+            code,
+            sites,
+            regs,
+            regions,
+            labels,
+            written,
+            locs: Vec::new(),
+            threads,
+            blocks,
+            loc_ix: HashMap::new(),
+        }
+    }
+
+    /// A register's name in the litmus tree: PTX's, with inline
+    /// assembly's `%`-less registers as `%asm:p` (never a builtin such as
+    /// `lane`).
+    fn reg_name(&self, r: usize) -> String {
+        let n = &self.regs[r];
+        if n.starts_with('%') {
+            n.clone()
+        } else {
+            format!("%asm:{n}")
+        }
+    }
+
+    /// The name of a location: its region and byte offset.
+    pub fn loc_name(&self, l: LocKey) -> String {
+        format!("{}+{}", self.regions[l.0].name, l.1)
+    }
+
+    fn expr(&self, e: &PExpr, span: Span) -> Expr {
+        let k = match e {
+            PExpr::Int(v) | PExpr::Ptr(v) => ExprKind::Int(*v),
+            // A register no emitted instruction writes holds an unknown
+            // value that reaches no control flow: 0 stands for it.
+            PExpr::Reg(r) if !self.written.contains(r) => ExprKind::Int(0),
+            PExpr::Reg(r) => ExprKind::Name(self.reg_name(*r)),
+            PExpr::Builtin(b) => ExprKind::Name(b.to_string()),
+            PExpr::Unknown => ExprKind::Int(0),
+            PExpr::Un(op, x) => ExprKind::Unary(*op, Box::new(self.expr(x, span))),
+            PExpr::Bin(op, a, b) => ExprKind::Binary(*op, Box::new(self.expr(a, span)), Box::new(self.expr(b, span))),
+        };
+        ex(k, span)
+    }
+
+    fn loc(&mut self, l: LocKey, span: Span) -> Expr {
+        if !self.loc_ix.contains_key(&l) {
+            self.loc_ix.insert(l, self.locs.len());
+            self.locs.push(l);
+        }
+        ex(ExprKind::Name(self.loc_name(l)), span)
+    }
+
+    /// A tree of `if`s over `sel` choosing among `keys` (ascending), with
+    /// `leaf` for each.
+    fn choose<K: Copy>(
+        &mut self,
+        sel: &Expr,
+        keys: &[(i64, K)],
+        span: Span,
+        leaf: &mut dyn FnMut(&mut Self, K) -> Vec<Stmt>,
+    ) -> Vec<Stmt> {
+        if keys.len() == 1 {
+            return leaf(self, keys[0].1);
+        }
+        let m = keys.len() / 2;
+        let cond = ex(
+            ExprKind::Binary(
+                BOp::Lt,
+                Box::new(sel.clone()),
+                Box::new(ex(ExprKind::Int(keys[m].0), span)),
+            ),
+            span,
+        );
+        let then = self.choose(sel, &keys[..m], span, leaf);
+        let els = self.choose(sel, &keys[m..], span, leaf);
+        vec![stmt(StmtKind::If { cond, then, els }, span)]
+    }
+
+    /// The thread's index in the grid, as an expression of builtins.
+    fn place_expr(&self, span: Span) -> Expr {
+        let tid = ex(ExprKind::Name("tid".into()), span);
+        if self.blocks == 1 {
+            return tid;
+        }
+        let bid = ex(ExprKind::Name("bid".into()), span);
+        let base = ex(
+            ExprKind::Binary(
+                BOp::Mul,
+                Box::new(bid),
+                Box::new(ex(ExprKind::Int(self.threads as i64), span)),
+            ),
+            span,
+        );
+        ex(ExprKind::Binary(BOp::Add, Box::new(base), Box::new(tid)), span)
+    }
+
+    /// What chooses among a site's values (addresses, barrier operands):
+    /// when each thread uses one value, the thread's place (a condition
+    /// of builtins alone, which the explorer's static analyses resolve per
+    /// thread, so a thread's code names only its own locations), else the
+    /// operand itself; with the keys to compare it with and the value of
+    /// each choice.
+    fn selector(
+        &self,
+        site: &Site,
+        operand: &PExpr,
+        values: impl Iterator<Item = i64>,
+        span: Span,
+    ) -> (Expr, Vec<(i64, i64)>) {
+        if !site.place_varies && !site.place.is_empty() {
+            let keys = runs(&site.place).into_iter().map(|(g, v)| (g as i64, v)).collect();
+            return (self.place_expr(span), keys);
+        }
+        let keys = values.collect::<BTreeSet<_>>().into_iter().map(|v| (v, v)).collect();
+        (self.expr(operand, span), keys)
+    }
+
+    fn instr_stmt(name: &str, dest: Option<Ident>, args: Vec<Expr>, span: Span) -> Stmt {
+        stmt(
+            StmtKind::Instr {
+                dest,
+                name: id(name, span),
+                args: args.into_iter().map(Arg::Expr).collect(),
+            },
+            span,
+        )
+    }
+
+    /// The statements of instruction `i` (without its guard).
+    fn body(&mut self, i: usize) -> Vec<Stmt> {
+        let (code, sites) = (self.code, self.sites);
+        let c = &code[i];
+        let span = c.span;
+        let site = &sites[i];
+        match &c.op {
+            Op::Defs(defs) => defs
+                .iter()
+                .map(|(r, e)| {
+                    stmt(
+                        StmtKind::Assign {
+                            dest: id(&self.reg_name(*r), span),
+                            expr: self.expr(e, span),
+                        },
+                        span,
+                    )
+                })
+                .collect(),
+            Op::Unknown(_) | Op::Nop => vec![],
+            Op::Bra(l) => vec![stmt(StmtKind::Goto(id(l, span)), span)],
+            Op::Exit => vec![stmt(StmtKind::Exit, span)],
+            Op::Fence(n) => vec![Self::instr_stmt(n, None, vec![], span)],
+            Op::Mem { kind, addr, .. } => {
+                if site.addrs.is_empty() || site.dropped {
+                    return vec![];
+                }
+                let (sel, keys) = self.selector(site, addr, site.addrs.keys().copied(), span);
+                let kind = *kind;
+                self.choose(&sel, &keys, span, &mut |me, a| {
+                    site.addrs[&a]
+                        .iter()
+                        .map(|&l| {
+                            let loc = me.loc(l, span);
+                            match kind {
+                                MemKind::Read => Self::instr_stmt("read", None, vec![loc], span),
+                                MemKind::Write => Self::instr_stmt("write", None, vec![loc], span),
+                                MemKind::Load => Self::instr_stmt("load", None, vec![loc], span),
+                                MemKind::Store => {
+                                    Self::instr_stmt("store", None, vec![loc, ex(ExprKind::Int(0), span)], span)
+                                }
+                                MemKind::Rmw => {
+                                    Self::instr_stmt("fetch_add", None, vec![loc, ex(ExprKind::Int(0), span)], span)
+                                }
+                            }
+                        })
+                        .collect()
+                })
+            }
+            Op::Bar {
+                name,
+                sel,
+                count,
+                pred,
+                dst,
+            } => {
+                if !site.executed {
+                    return vec![];
+                }
+                let count = count
+                    .as_ref()
+                    .map(|n| match site.counts.iter().collect::<Vec<_>>().as_slice() {
+                        [one] => ex(ExprKind::Int(**one), span),
+                        _ => self.expr(n, span),
+                    });
+                let pred = pred.as_ref().map(|p| self.expr(p, span));
+                let dest = dst.map(|r| id(&self.reg_name(r), span));
+                let name = name.clone();
+                let leaf = |s: Option<i64>| {
+                    let mut args = Vec::new();
+                    if let Some(s) = s {
+                        // A `__syncwarp` mask is 32 bits.
+                        args.push(ex(ExprKind::Int(s), span));
+                    }
+                    args.extend(count.clone());
+                    args.extend(pred.clone());
+                    Self::instr_stmt(&name, dest.clone(), args, span)
+                };
+                match sel {
+                    None => vec![leaf(None)],
+                    Some(sel) => {
+                        let (sel, keys) = self.selector(site, sel, site.sels.iter().copied(), span);
+                        self.choose(&sel, &keys, span, &mut |_, v| vec![leaf(Some(v))])
+                    }
+                }
+            }
+        }
+    }
+
+    /// The kernel's statements.
+    pub fn stmts(&mut self) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for i in 0..=self.code.len() {
+            let labels: Vec<Ident> = self.labels[i].iter().map(|(l, s)| id(l, *s)).collect();
+            let mut body = if i < self.code.len() && self.sites[i].visited {
+                self.body(i)
+            } else {
+                vec![]
+            };
+            if i < self.code.len() && !body.is_empty() {
+                if let Some((neg, p)) = self.code[i].guard {
+                    let span = self.code[i].span;
+                    let r = self.expr(&PExpr::Reg(p), span);
+                    let op = if neg { BOp::Eq } else { BOp::Ne };
+                    let cond = ex(
+                        ExprKind::Binary(op, Box::new(r), Box::new(ex(ExprKind::Int(0), span))),
+                        span,
+                    );
+                    body = vec![stmt(
+                        StmtKind::If {
+                            cond,
+                            then: body,
+                            els: vec![],
+                        },
+                        span,
+                    )];
+                }
+            }
+            if body.is_empty() && !labels.is_empty() {
+                let span = labels[0].span;
+                body.push(stmt(StmtKind::Nop, span));
+            }
+            if let Some(first) = body.first_mut() {
+                first.labels = labels;
+            }
+            out.extend(body);
+        }
+        out
+    }
+
+    /// The whole test.
+    pub fn litmus(mut self, name: Ident, blocks: u64, threads: u64, cluster: u64, span: Span) -> Litmus {
+        let body = self.stmts();
+        let attr = |k: &str, v: u64| Attr {
+            key: id(k, span),
+            value: Some((v as i64, span)),
+            name_value: None,
+        };
+        let vars = self
+            .locs
+            .iter()
+            .map(|&l| {
+                let r = &self.regions[l.0];
+                VarDecl {
+                    name: id(&self.loc_name(l), r.span),
+                    init: 0,
+                    attrs: if r.shared {
+                        vec![Attr {
+                            key: id("scope", r.span),
+                            value: None,
+                            name_value: Some(id("block", r.span)),
+                        }]
+                    } else {
+                        vec![]
+                    },
+                    span: r.span,
+                }
+            })
+            .collect();
+        Litmus {
+            name: Some(name),
+            vars,
+            threads: vec![ThreadDecl {
+                form: ThreadForm::Kernel,
+                name: None,
+                attrs: vec![
+                    attr("blocks", blocks),
+                    attr("threads", threads),
+                    attr("cluster_size", cluster),
+                ],
+                body,
+                span,
+            }],
+            ..Litmus::default()
+        }
+    }
+}

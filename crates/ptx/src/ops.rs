@@ -1,0 +1,1147 @@
+//! The meaning of each PTX instruction the front end knows, as an [`Op`]
+//! over expressions of registers, the thread's place and constants
+//! ([`PExpr`]). Three outcomes per instruction: modelled (arithmetic the
+//! checker computes, branches, accesses, barriers, fences); on the list of
+//! instructions whose results cannot be known here ([`UNKNOWN_RESULT`] and
+//! every floating-point form: their results are unknown values, see
+//! docs/ptx.md); or rejected with a positioned error.
+
+use crate::ast::*;
+use crate::flatten::is_special;
+use bc_syntax::{Diagnostic, Op as BOp, Span};
+use std::collections::HashMap;
+
+/// A value expression. Registers are interned ([`Regs`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PExpr {
+    Int(i64),
+    /// The address of a kernel pointer parameter's buffer: a known value
+    /// that must not steer control flow (it is only an address here).
+    Ptr(i64),
+    Reg(usize),
+    /// `tid`, `bid` or `lane` of the litmus language.
+    Builtin(&'static str),
+    /// A value the checker does not know.
+    Unknown,
+    Un(BOp, Box<PExpr>),
+    Bin(BOp, Box<PExpr>, Box<PExpr>),
+}
+
+fn bin(op: BOp, a: PExpr, b: PExpr) -> PExpr {
+    if let (PExpr::Int(x), PExpr::Int(y)) = (&a, &b) {
+        return PExpr::Int(apply(op, *x, *y));
+    }
+    PExpr::Bin(op, Box::new(a), Box::new(b))
+}
+
+/// One operator on two values, exactly as the explorer evaluates it.
+pub fn apply(op: BOp, a: i64, b: i64) -> i64 {
+    use bc_graph::CExpr;
+    bc_graph::eval_with(
+        &CExpr::Binary(op, Box::new(CExpr::Int(a)), Box::new(CExpr::Int(b))),
+        &|_| 0,
+    )
+}
+
+/// What a memory instruction is in the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemKind {
+    /// A plain load (`read`: can race).
+    Read,
+    /// A plain store (`write`: can race).
+    Write,
+    /// A strong load (`.volatile`, `.relaxed`, `.acquire`): `load`.
+    Load,
+    /// A strong store: `store`.
+    Store,
+    /// `atom`/`red`: an atomic read-modify-write (`fetch_add`).
+    Rmw,
+}
+
+impl MemKind {
+    /// An access that never races (the race rule reads plain accesses
+    /// only) and whose value is not tracked.
+    pub fn is_atomic(self) -> bool {
+        matches!(self, MemKind::Load | MemKind::Store | MemKind::Rmw)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Op {
+    /// Register definitions, all computed before any is written.
+    Defs(Vec<(usize, PExpr)>),
+    /// Registers whose new values are unknown.
+    Unknown(Vec<usize>),
+    /// No effect on the model.
+    Nop,
+    Bra(String),
+    Exit,
+    Mem {
+        kind: MemKind,
+        addr: PExpr,
+        elems: u32,
+        esize: u32,
+        dsts: Vec<usize>,
+    },
+    /// A barrier instruction of the model, by its litmus name. `sel` is
+    /// the operand the model needs as a constant (the barrier id, the
+    /// `__syncwarp` mask): one statement per value a thread gives it.
+    Bar {
+        name: String,
+        sel: Option<PExpr>,
+        count: Option<PExpr>,
+        pred: Option<PExpr>,
+        dst: Option<usize>,
+    },
+    Fence(String),
+}
+
+/// A classified instruction.
+#[derive(Clone, Debug)]
+pub struct CInstr {
+    pub op: Op,
+    /// `@p` / `@!p`: (negated, register).
+    pub guard: Option<(bool, usize)>,
+    pub span: Span,
+    /// Said when a value this instruction makes unknown reaches a place
+    /// where the checker needs it (e.g. which `--param` to pass).
+    pub note: Option<String>,
+    pub loc: Option<(u32, u32)>,
+}
+
+/// Register names, interned.
+#[derive(Default, Debug)]
+pub struct Regs {
+    pub names: Vec<String>,
+    ix: HashMap<String, usize>,
+}
+
+impl Regs {
+    pub fn id(&mut self, n: &str) -> usize {
+        if let Some(&i) = self.ix.get(n) {
+            return i;
+        }
+        self.names.push(n.to_string());
+        self.ix.insert(n.to_string(), self.names.len() - 1);
+        self.names.len() - 1
+    }
+}
+
+/// A kernel parameter's value.
+#[derive(Clone, Copy, Debug)]
+pub enum ParamValue {
+    Known(i64),
+    /// A pointer parameter: the base address of its own buffer.
+    Pointer(i64),
+    Unknown,
+}
+
+/// What classification needs to know about the launch and the module.
+pub struct Ctx<'a> {
+    pub regs: Regs,
+    pub block: [u64; 3],
+    pub grid: [u64; 3],
+    /// Blocks per cluster (1-D; 1 without clusters) and whether the
+    /// launch names clusters.
+    pub cluster: u64,
+    pub explicit_cluster: bool,
+    /// Symbols (variables) and their base addresses.
+    pub symbols: HashMap<String, i64>,
+    pub params: HashMap<String, ParamValue>,
+    /// `.local` variables: thread-private, their addresses unknown.
+    pub locals: std::collections::HashSet<String>,
+    /// Registers declared without `%` (inline assembly).
+    pub plain_regs: std::collections::HashSet<String>,
+    /// The `--param` spelling to suggest per parameter.
+    pub param_hint: HashMap<String, String>,
+    pub labels: &'a std::collections::HashSet<String>,
+}
+
+/// Instructions whose results are unknown values (they cannot change
+/// which barriers and accesses a thread performs except through a value,
+/// and such a value is checked where it is used): floating point,
+/// tensor-core math, bit manipulation the checker does not compute, and
+/// the warp intrinsics (`shfl`, `vote`, `match`, `redux`, `activemask`,
+/// `elect`), whose synchronization is not modelled (docs/ptx.md).
+pub const UNKNOWN_RESULT: &[&str] = &[
+    "fma",
+    "rcp",
+    "sqrt",
+    "rsqrt",
+    "ex2",
+    "lg2",
+    "sin",
+    "cos",
+    "tanh",
+    "copysign",
+    "testp",
+    "mma",
+    "shfl",
+    "vote",
+    "match",
+    "activemask",
+    "redux",
+    "popc",
+    "clz",
+    "brev",
+    "bfe",
+    "bfi",
+    "bfind",
+    "prmt",
+    "dp4a",
+    "dp2a",
+    "lop3",
+    "shf",
+    "sad",
+    "fns",
+    "cnot",
+    "set",
+    "slct",
+    "addc",
+    "subc",
+    "madc",
+    "mul24",
+    "mad24",
+    "szext",
+    "bmsk",
+    "createpolicy",
+    "elect",
+    "fmin",
+    "fmax",
+    "cvt.rn",
+    "getctarank",
+    "isspacep",
+    "istypep",
+    "suq",
+    "txq",
+];
+
+/// A type suffix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ty {
+    pub bits: u32,
+    pub signed: bool,
+    pub float: bool,
+    pub pred: bool,
+}
+
+pub fn ty(s: &str) -> Option<Ty> {
+    let t = |bits, signed, float| {
+        Some(Ty {
+            bits,
+            signed,
+            float,
+            pred: false,
+        })
+    };
+    match s {
+        "pred" => Some(Ty {
+            bits: 1,
+            signed: false,
+            float: false,
+            pred: true,
+        }),
+        "u8" | "b8" => t(8, false, false),
+        "s8" => t(8, true, false),
+        "u16" | "b16" => t(16, false, false),
+        "s16" => t(16, true, false),
+        "u32" | "b32" => t(32, false, false),
+        "s32" => t(32, true, false),
+        "u64" | "b64" => t(64, false, false),
+        "s64" => t(64, true, false),
+        "b128" => t(128, false, false),
+        "f16" | "f16x2" | "bf16" | "bf16x2" | "f32" | "f64" | "tf32" | "e4m3" | "e5m2" | "e4m3x2" | "e5m2x2" => {
+            t(32, false, true)
+        }
+        _ => None,
+    }
+}
+
+/// `e` as a value of type `t`: wrapped to its width, sign-extended for a
+/// signed type (registers hold values so normalized; a signed read of an
+/// unsigned value reinterprets its bits).
+pub fn norm(t: Ty, e: PExpr) -> PExpr {
+    if t.pred || t.bits >= 64 || t.float {
+        return e;
+    }
+    let m = (1i64 << t.bits) - 1;
+    // Already of this type: a mask within the width, or this very
+    // sign extension.
+    match &e {
+        PExpr::Bin(BOp::BitAnd, _, k) if !t.signed && matches!(**k, PExpr::Int(k) if (0..=m).contains(&k)) => return e,
+        PExpr::Bin(BOp::Sub, x, k) if t.signed && **k == PExpr::Int(1i64 << (t.bits - 1)) => {
+            if let PExpr::Bin(BOp::Xor, y, _) = &**x {
+                if matches!(&**y, PExpr::Bin(BOp::BitAnd, _, mm) if **mm == PExpr::Int(m)) {
+                    return e;
+                }
+            }
+        }
+        _ => {}
+    }
+    if t.signed {
+        let s = 1i64 << (t.bits - 1);
+        bin(
+            BOp::Sub,
+            bin(BOp::Xor, bin(BOp::BitAnd, e, PExpr::Int(m)), PExpr::Int(s)),
+            PExpr::Int(s),
+        )
+    } else {
+        bin(BOp::BitAnd, e, PExpr::Int(m))
+    }
+}
+
+fn is_float_part(p: &str) -> bool {
+    ty(p).is_some_and(|t| t.float)
+}
+
+fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(span, msg)
+}
+
+impl Ctx<'_> {
+    fn dims(&self, v: [u64; 3], what: &str, comp: &str, builtin: &'static str, n: u64) -> PExpr {
+        let _ = (what, n);
+        let b = PExpr::Builtin(builtin);
+        match comp {
+            "x" if v[1] * v[2] == 1 => b,
+            "x" => bin(BOp::Rem, b, PExpr::Int(v[0] as i64)),
+            "y" => bin(
+                BOp::Rem,
+                bin(BOp::Div, b, PExpr::Int(v[0] as i64)),
+                PExpr::Int(v[1] as i64),
+            ),
+            _ => bin(BOp::Div, b, PExpr::Int((v[0] * v[1]) as i64)),
+        }
+    }
+
+    /// A special register's value, and a note when it is unknown.
+    fn special(&self, n: &str) -> (PExpr, Option<String>) {
+        let (base, comp) = n.split_once('.').unwrap_or((n, ""));
+        let comp_ix = match comp {
+            "x" => 0,
+            "y" => 1,
+            "z" => 2,
+            _ => 3,
+        };
+        let lane = || PExpr::Builtin("lane");
+        let one = PExpr::Int(1);
+        let full = PExpr::Int(0xffff_ffff);
+        let le = || {
+            bin(
+                BOp::Sub,
+                bin(BOp::Shl, PExpr::Int(1), bin(BOp::Add, lane(), PExpr::Int(1))),
+                PExpr::Int(1),
+            )
+        };
+        let lt = || bin(BOp::Sub, bin(BOp::Shl, PExpr::Int(1), lane()), PExpr::Int(1));
+        let v = match (base, comp_ix) {
+            ("%tid", c) if c < 3 => self.dims(self.block, "block", comp, "tid", 0),
+            ("%ctaid", c) if c < 3 => self.dims(self.grid, "grid", comp, "bid", 0),
+            ("%ntid", c) if c < 3 => PExpr::Int(self.block[c] as i64),
+            ("%nctaid", c) if c < 3 => PExpr::Int(self.grid[c] as i64),
+            ("%cluster_ctarank", _) | ("%cluster_ctaid", 0) => bin(BOp::Rem, PExpr::Builtin("bid"), PExpr::Int(self.cluster as i64)),
+            ("%cluster_nctarank", _) | ("%cluster_nctaid", 0) => PExpr::Int(self.cluster as i64),
+            ("%cluster_ctaid", 1 | 2) | ("%clusterid", 1 | 2) => PExpr::Int(0),
+            ("%cluster_nctaid", 1 | 2) | ("%nclusterid", 1 | 2) => PExpr::Int(1),
+            ("%clusterid", 0) => bin(BOp::Div, PExpr::Builtin("bid"), PExpr::Int(self.cluster as i64)),
+            ("%nclusterid", 0) => PExpr::Int((self.grid[0] / self.cluster) as i64),
+            ("%is_explicit_cluster", _) => PExpr::Int(self.explicit_cluster as i64),
+            ("%laneid", _) => lane(),
+            ("%lanemask_eq", _) => bin(BOp::Shl, one, lane()),
+            ("%lanemask_lt", _) => lt(),
+            ("%lanemask_le", _) => le(),
+            ("%lanemask_gt", _) => bin(BOp::Xor, full, le()),
+            ("%lanemask_ge", _) => bin(BOp::Xor, full, lt()),
+            ("%warpid", _) | ("%nwarpid", _) => {
+                return (
+                    PExpr::Unknown,
+                    Some(format!(
+                        "`{n}` is the physical warp of the hardware, which may change while a thread runs: it is unknown here (compute the warp as %tid.x / 32)"
+                    )),
+                )
+            }
+            _ => {
+                return (
+                    PExpr::Unknown,
+                    Some(format!("the special register `{n}` is not modelled: its value is unknown")),
+                )
+            }
+        };
+        (v, None)
+    }
+
+    /// An operand read as a value of type `t`.
+    fn val(&mut self, o: &Operand, t: Ty, note: &mut Option<String>) -> Result<PExpr, Diagnostic> {
+        Ok(match o {
+            Operand::Name(n) if n.name == "WARP_SZ" => PExpr::Int(32),
+            Operand::Name(n) if n.name.starts_with('%') && is_special(&n.name) => {
+                let (v, why) = self.special(&n.name);
+                if why.is_some() {
+                    *note = why;
+                }
+                norm(t, v)
+            }
+            Operand::Name(n) if n.name.starts_with('%') || self.plain_regs.contains(&n.name) => {
+                norm(t, PExpr::Reg(self.regs.id(&n.name)))
+            }
+            Operand::Name(n) if self.locals.contains(&n.name) => {
+                *note = Some(format!(
+                    "`{}` is thread-private (`.local`): its address is not modelled",
+                    n.name
+                ));
+                PExpr::Unknown
+            }
+            Operand::Name(n) => match self.symbols.get(&n.name) {
+                Some(&a) => PExpr::Int(a),
+                None => return Err(err(n.span, format!("unknown name `{}`", n.name))),
+            },
+            Operand::SymOffset(n, k) => match self.symbols.get(&n.name) {
+                Some(&a) => PExpr::Int(a + k),
+                None => return Err(err(n.span, format!("unknown name `{}`", n.name))),
+            },
+            Operand::Int(v, _) => norm(t, PExpr::Int(*v)),
+            Operand::Not(n) => bin(BOp::Eq, PExpr::Reg(self.regs.id(&n.name)), PExpr::Int(0)),
+            Operand::Float(_) | Operand::Vector(..) => PExpr::Unknown,
+            Operand::Addr { span, .. } | Operand::List(_, span) => {
+                return Err(err(*span, "an address or list where a value is expected"))
+            }
+            Operand::Pair(a, _) => return Err(err(a.span, "a register pair where a value is expected")),
+        })
+    }
+
+    fn dst(&mut self, o: &Operand) -> Result<Vec<usize>, Diagnostic> {
+        Ok(match o {
+            Operand::Name(n) if n.name == "_" => vec![],
+            Operand::Name(n)
+                if (n.name.starts_with('%') && !is_special(&n.name)) || self.plain_regs.contains(&n.name) =>
+            {
+                vec![self.regs.id(&n.name)]
+            }
+            Operand::Vector(v, _) => {
+                let mut out = Vec::new();
+                for o in v {
+                    out.extend(self.dst(o)?);
+                }
+                out
+            }
+            Operand::Pair(a, b) => vec![self.regs.id(&a.name), self.regs.id(&b.name)],
+            other => return Err(err(other.span(), "expected a destination register")),
+        })
+    }
+
+    fn reg(&mut self, o: &Operand) -> Result<usize, Diagnostic> {
+        match self.dst(o)?.as_slice() {
+            [r] => Ok(*r),
+            _ => Err(err(o.span(), "expected one register")),
+        }
+    }
+
+    /// An address operand as a value (the register plus the offset, or a
+    /// symbol's address plus the offset).
+    fn addr(&mut self, o: &Operand) -> Result<PExpr, Diagnostic> {
+        let Operand::Addr { base, offset, span } = o else {
+            return Err(err(o.span(), "expected an address `[...]`"));
+        };
+        let b = match base {
+            None => PExpr::Int(0),
+            Some(n) if n.name.starts_with('%') || self.plain_regs.contains(&n.name) => {
+                PExpr::Reg(self.regs.id(&n.name))
+            }
+            Some(n) => match self.symbols.get(&n.name) {
+                Some(&a) => PExpr::Int(a),
+                None => return Err(err(*span, format!("`{}` names no variable of this module", n.name))),
+            },
+        };
+        Ok(bin(BOp::Add, b, PExpr::Int(*offset)))
+    }
+
+    /// Classifies one instruction.
+    pub fn classify(&mut self, ins: &Instr, loc: Option<(u32, u32)>) -> Result<CInstr, Diagnostic> {
+        let guard = ins.guard.as_ref().map(|(neg, p)| (*neg, self.regs.id(&p.name)));
+        let mut note = None;
+        let op = self.op(ins, &mut note)?;
+        Ok(CInstr {
+            op,
+            guard,
+            span: ins.span,
+            note,
+            loc,
+        })
+    }
+
+    fn op(&mut self, ins: &Instr, note: &mut Option<String>) -> Result<Op, Diagnostic> {
+        let parts = ins.parts();
+        let o = &ins.operands;
+        let base = parts[0];
+        let want = |n: usize| -> Result<(), Diagnostic> {
+            if o.len() < n {
+                Err(err(ins.span, format!("`{}` needs {n} operands", ins.op.name)))
+            } else {
+                Ok(())
+            }
+        };
+        let last_ty = parts.iter().rev().find_map(|p| ty(p));
+        let unsupported = || {
+            err(
+                ins.op.span,
+                format!(
+                    "`{}` is not supported: it is neither modelled nor on the list of instructions that cannot affect synchronization (docs/ptx.md)",
+                    ins.op.name
+                ),
+            )
+        };
+        // Every floating-point form and the listed instructions: unknown results.
+        let float = parts.iter().skip(1).any(|p| is_float_part(p))
+            && !matches!(
+                base,
+                "ld" | "st" | "atom" | "red" | "ldu" | "mov" | "selp" | "bar" | "barrier"
+            );
+        let listed = UNKNOWN_RESULT.iter().any(|u| {
+            ins.op.name == *u || ins.op.name.starts_with(&format!("{u}.")) || (*u == base && !u.contains('.'))
+        }) || (base == "wmma" && parts.get(1) == Some(&"mma"));
+        if float || listed {
+            let dsts = match o.first() {
+                Some(d) => self.dst(d).unwrap_or_default(),
+                None => vec![],
+            };
+            return Ok(Op::Unknown(dsts));
+        }
+        match base {
+            "mov" => {
+                want(2)?;
+                let t = last_ty.ok_or_else(|| err(ins.op.span, "`mov` without a type"))?;
+                if let Operand::Vector(..) = &o[0] {
+                    return Ok(Op::Unknown(self.dst(&o[0])?));
+                }
+                let d = self.reg(&o[0])?;
+                let v = self.val(&o[1], t, note)?;
+                Ok(Op::Defs(vec![(d, norm(t, v))]))
+            }
+            "add" | "sub" | "mul" | "mad" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl" | "shr"
+            | "neg" | "not" | "abs" => self.arith(ins, &parts, note),
+            "cvt" => {
+                want(2)?;
+                let tys: Vec<Ty> = parts.iter().filter_map(|p| ty(p)).collect();
+                let plain = parts.len() == 3 && tys.len() == 2 && !tys[0].float && !tys[1].float;
+                if !plain {
+                    return Ok(Op::Unknown(self.dst(&o[0])?));
+                }
+                let d = self.reg(&o[0])?;
+                let a = self.val(&o[1], tys[1], note)?;
+                Ok(Op::Defs(vec![(d, norm(tys[0], a))]))
+            }
+            "cvta" => {
+                want(2)?;
+                let d = self.reg(&o[0])?;
+                let a = match &o[1] {
+                    Operand::Name(n) if !n.name.starts_with('%') => match self.symbols.get(&n.name) {
+                        Some(&a) => PExpr::Int(a),
+                        None => return Err(err(n.span, format!("unknown name `{}`", n.name))),
+                    },
+                    other => self.val(other, ty("u64").expect("a type"), note)?,
+                };
+                Ok(Op::Defs(vec![(d, a)]))
+            }
+            "setp" => self.setp(ins, &parts, note),
+            "selp" => {
+                want(4)?;
+                let t = last_ty.ok_or_else(|| err(ins.op.span, "`selp` without a type"))?;
+                if t.float {
+                    return Ok(Op::Unknown(self.dst(&o[0])?));
+                }
+                let d = self.reg(&o[0])?;
+                let a = self.val(&o[1], t, note)?;
+                let b = self.val(&o[2], t, note)?;
+                let c = self.val(&o[3], ty("pred").expect("a type"), note)?;
+                let c = bin(BOp::Ne, c, PExpr::Int(0));
+                Ok(Op::Defs(vec![(
+                    d,
+                    bin(BOp::Add, b.clone(), bin(BOp::Mul, bin(BOp::Sub, a, b), c)),
+                )]))
+            }
+            "ld" | "ldu" | "st" | "atom" | "red" => self.mem(ins, &parts, note),
+            "bra" => match o.first() {
+                Some(Operand::Name(l)) if self.labels.contains(&l.name) => Ok(Op::Bra(l.name.clone())),
+                Some(other) => Err(err(
+                    other.span(),
+                    "`bra` to something that is not a label of this function",
+                )),
+                None => Err(err(ins.span, "`bra` without a target")),
+            },
+            "ret" | "exit" => Ok(Op::Exit),
+            "nanosleep" | "pmevent" | "prefetch" | "prefetchu" | "discard" | "applypriority" => Ok(Op::Nop),
+            "membar" => Ok(Op::Fence(ins.op.name.clone())),
+            "fence" => {
+                let name = match parts.as_slice() {
+                    ["fence", s @ ("cta" | "cluster" | "gpu" | "sys")] => format!("fence.acq_rel.{s}"),
+                    _ => ins.op.name.clone(),
+                };
+                Ok(Op::Fence(name))
+            }
+            "bar" | "barrier" => self.barrier(ins, &parts),
+            "call" => Err(err(ins.span, "this call could not be inlined")),
+            _ => Err(unsupported()),
+        }
+    }
+
+    fn arith(&mut self, ins: &Instr, parts: &[&str], note: &mut Option<String>) -> Result<Op, Diagnostic> {
+        let o = &ins.operands;
+        let base = parts[0];
+        let Some(t) = parts.iter().rev().find_map(|p| ty(p)) else {
+            return Err(err(ins.op.span, format!("`{}` without a type", ins.op.name)));
+        };
+        if parts.iter().any(|p| matches!(*p, "sat" | "cc" | "relu")) || t.bits > 64 {
+            return Ok(Op::Unknown(
+                self.dst(o.first().ok_or_else(|| err(ins.span, "no operands"))?)?,
+            ));
+        }
+        let unary = matches!(base, "neg" | "not" | "abs");
+        let n = if unary {
+            2
+        } else if base == "mad" {
+            4
+        } else {
+            3
+        };
+        if o.len() < n {
+            return Err(err(ins.span, format!("`{}` needs {n} operands", ins.op.name)));
+        }
+        let d = self.reg(&o[0])?;
+        let wide = parts.contains(&"wide");
+        let hi = parts.contains(&"hi");
+        let wt = Ty {
+            bits: (t.bits * 2).min(64),
+            ..t
+        };
+        // Shift amounts are unsigned 32-bit.
+        let bt = if matches!(base, "shl" | "shr") {
+            ty("u32").expect("a type")
+        } else {
+            t
+        };
+        let a = self.val(&o[1], t, note)?;
+        let b = if unary {
+            PExpr::Int(0)
+        } else {
+            self.val(&o[2], bt, note)?
+        };
+        let e = match base {
+            "add" => norm(t, bin(BOp::Add, a, b)),
+            "sub" => norm(t, bin(BOp::Sub, a, b)),
+            "mul" | "mad" => {
+                if hi && t.bits >= 64 {
+                    return Ok(Op::Unknown(vec![d]));
+                }
+                let p = bin(BOp::Mul, a, b);
+                let (p, rt) = if wide {
+                    (p, wt)
+                } else if hi {
+                    (bin(BOp::Shr, p, PExpr::Int(t.bits as i64)), t)
+                } else {
+                    (p, t)
+                };
+                if base == "mad" {
+                    let c = self.val(&o[3], rt, note)?;
+                    norm(rt, bin(BOp::Add, p, c))
+                } else {
+                    norm(rt, p)
+                }
+            }
+            "div" => norm(t, bin(BOp::Div, a, b)),
+            "rem" => norm(t, bin(BOp::Rem, a, b)),
+            "min" | "max" => {
+                let lt = if base == "min" {
+                    bin(BOp::Lt, a.clone(), b.clone())
+                } else {
+                    bin(BOp::Gt, a.clone(), b.clone())
+                };
+                bin(BOp::Add, b.clone(), bin(BOp::Mul, bin(BOp::Sub, a, b), lt))
+            }
+            "and" => bin(BOp::BitAnd, a, b),
+            "or" => bin(BOp::BitOr, a, b),
+            "xor" => bin(BOp::Xor, a, b),
+            "not" if t.pred => bin(BOp::Eq, a, PExpr::Int(0)),
+            "not" => norm(t, bin(BOp::Xor, a, PExpr::Int(-1))),
+            "neg" => norm(t, bin(BOp::Sub, PExpr::Int(0), a)),
+            "abs" => {
+                let s = bin(BOp::Shr, a.clone(), PExpr::Int(63));
+                norm(t, bin(BOp::Sub, bin(BOp::Xor, a, s.clone()), s))
+            }
+            "shl" => norm(t, bin(BOp::Shl, a, b)),
+            _ => norm(t, bin(BOp::Shr, a, b)),
+        };
+        Ok(Op::Defs(vec![(d, e)]))
+    }
+
+    fn setp(&mut self, ins: &Instr, parts: &[&str], note: &mut Option<String>) -> Result<Op, Diagnostic> {
+        let o = &ins.operands;
+        if o.len() < 3 {
+            return Err(err(ins.span, "`setp` needs 3 operands"));
+        }
+        let dsts = self.dst(&o[0])?;
+        let Some(t) = parts.iter().rev().find_map(|p| ty(p)) else {
+            return Err(err(ins.op.span, "`setp` without a type"));
+        };
+        let cmp = parts.get(1).copied().unwrap_or("");
+        let op = match cmp {
+            "eq" => BOp::Eq,
+            "ne" => BOp::Ne,
+            "lt" | "lo" => BOp::Lt,
+            "le" | "ls" => BOp::Le,
+            "gt" | "hi" => BOp::Gt,
+            "ge" | "hs" => BOp::Ge,
+            _ => return Ok(Op::Unknown(dsts)),
+        };
+        if t.float {
+            return Ok(Op::Unknown(dsts));
+        }
+        // Unsigned comparisons read both operands unsigned.
+        let t = if matches!(cmp, "lo" | "ls" | "hi" | "hs") {
+            Ty { signed: false, ..t }
+        } else {
+            t
+        };
+        let a = self.val(&o[1], t, note)?;
+        let b = self.val(&o[2], t, note)?;
+        let c = bin(op, a, b);
+        let boolop = parts.iter().find_map(|p| match *p {
+            "and" => Some(BOp::BitAnd),
+            "or" => Some(BOp::BitOr),
+            "xor" => Some(BOp::Xor),
+            _ => None,
+        });
+        let (p, q) = match boolop {
+            Some(bo) => {
+                let Some(x) = o.get(3) else {
+                    return Err(err(ins.span, "`setp` with a boolean operation needs a fourth operand"));
+                };
+                let x = self.val(x, ty("pred").expect("a type"), note)?;
+                let x = bin(BOp::Ne, x, PExpr::Int(0));
+                (
+                    bin(bo, c.clone(), x.clone()),
+                    bin(bo, bin(BOp::Eq, c, PExpr::Int(0)), x),
+                )
+            }
+            None => (c.clone(), bin(BOp::Eq, c, PExpr::Int(0))),
+        };
+        Ok(Op::Defs(match dsts.as_slice() {
+            [p0] => vec![(*p0, p)],
+            [p0, q0] => vec![(*p0, p), (*q0, q)],
+            _ => return Err(err(o[0].span(), "expected one or two predicate registers")),
+        }))
+    }
+
+    fn mem(&mut self, ins: &Instr, parts: &[&str], note: &mut Option<String>) -> Result<Op, Diagnostic> {
+        let o = &ins.operands;
+        let base = parts[0];
+        let space = parts.iter().find_map(|p| {
+            let p = p.split("::").next().unwrap_or(p);
+            match p {
+                "global" => Some(Space::Global),
+                "shared" => Some(Space::Shared),
+                "local" => Some(Space::Local),
+                "param" => Some(Space::Param),
+                "const" => Some(Space::Const),
+                _ => None,
+            }
+        });
+        let strong = parts
+            .iter()
+            .any(|p| matches!(*p, "volatile" | "relaxed" | "acquire" | "release" | "acq_rel" | "mmio"));
+        let elems = parts
+            .iter()
+            .find_map(|p| match *p {
+                "v2" => Some(2),
+                "v4" => Some(4),
+                "v8" => Some(8),
+                _ => None,
+            })
+            .unwrap_or(1);
+        let Some(t) = parts.iter().rev().find_map(|p| ty(p)) else {
+            return Err(err(ins.op.span, format!("`{}` without a type", ins.op.name)));
+        };
+        let esize = if t.pred { 1 } else { (t.bits / 8).max(1) };
+        let (kind, addr_at, dsts) = match base {
+            "ld" | "ldu" => {
+                if o.len() < 2 {
+                    return Err(err(ins.span, "`ld` needs 2 operands"));
+                }
+                (if strong { MemKind::Load } else { MemKind::Read }, 1, self.dst(&o[0])?)
+            }
+            "st" => {
+                if o.len() < 2 {
+                    return Err(err(ins.span, "`st` needs 2 operands"));
+                }
+                (if strong { MemKind::Store } else { MemKind::Write }, 0, vec![])
+            }
+            "atom" => {
+                if o.len() < 3 {
+                    return Err(err(ins.span, "`atom` needs 3 operands"));
+                }
+                (MemKind::Rmw, 1, self.dst(&o[0])?)
+            }
+            _ => {
+                if o.len() < 2 {
+                    return Err(err(ins.span, "`red` needs 2 operands"));
+                }
+                (MemKind::Rmw, 0, vec![])
+            }
+        };
+        match space {
+            Some(Space::Param) => return self.param(ins, kind, &o[addr_at], o, t, esize, note),
+            Some(Space::Local) | Some(Space::Const) => return Ok(Op::Unknown(dsts)),
+            _ => {}
+        }
+        let addr = self.addr(&o[addr_at])?;
+        Ok(Op::Mem {
+            kind,
+            addr,
+            elems,
+            esize,
+            dsts,
+        })
+    }
+
+    /// `ld.param`/`st.param`: a kernel parameter's value, or the `.param`
+    /// variables of a call, which are registers here.
+    #[allow(clippy::too_many_arguments)]
+    fn param(
+        &mut self,
+        ins: &Instr,
+        kind: MemKind,
+        at: &Operand,
+        o: &[Operand],
+        t: Ty,
+        esize: u32,
+        note: &mut Option<String>,
+    ) -> Result<Op, Diagnostic> {
+        let Operand::Addr {
+            base: Some(name),
+            offset,
+            ..
+        } = at
+        else {
+            return Err(err(at.span(), "a `.param` access needs a parameter name"));
+        };
+        let slot = |k: usize| format!("%param:{}+{}", name.name, offset + (k as i64) * esize as i64);
+        match kind {
+            MemKind::Read | MemKind::Load => {
+                let dsts = self.dst(&o[0])?;
+                if let Some(p) = self.params.get(&name.name).copied() {
+                    let v = match p {
+                        ParamValue::Known(v) if *offset == 0 => norm(t, PExpr::Int(v)),
+                        ParamValue::Pointer(a) if *offset == 0 => PExpr::Ptr(a),
+                        _ => {
+                            *note = Some(match self.param_hint.get(&name.name) {
+                                Some(h) => format!(
+                                    "the kernel parameter `{}` is unknown: pass `--param {h}=VALUE`",
+                                    name.name
+                                ),
+                                None => format!("the kernel parameter `{}` is unknown", name.name),
+                            });
+                            PExpr::Unknown
+                        }
+                    };
+                    return Ok(Op::Defs(dsts.into_iter().map(|d| (d, v.clone())).collect()));
+                }
+                let defs = dsts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, d)| (d, PExpr::Reg(self.regs.id(&slot(k)))))
+                    .collect();
+                Ok(Op::Defs(defs))
+            }
+            _ => {
+                if self.params.contains_key(&name.name) {
+                    return Err(err(ins.span, "a store to a kernel parameter"));
+                }
+                let vals: Vec<&Operand> = match &o[1] {
+                    Operand::Vector(v, _) => v.iter().collect(),
+                    other => vec![other],
+                };
+                let mut defs = Vec::new();
+                for (k, v) in vals.into_iter().enumerate() {
+                    let e = self.val(v, t, note)?;
+                    defs.push((self.regs.id(&slot(k)), e));
+                }
+                Ok(Op::Defs(defs))
+            }
+        }
+    }
+
+    fn barrier(&mut self, ins: &Instr, parts: &[&str]) -> Result<Op, Diagnostic> {
+        let o = &ins.operands;
+        let bar = parts[0] == "bar";
+        let cta = parts.contains(&"cta");
+        let aligned = parts.contains(&"aligned");
+        let rest: Vec<&str> = parts[1..]
+            .iter()
+            .copied()
+            .filter(|p| *p != "cta" && *p != "aligned")
+            .collect();
+        let mut none = None;
+        let u32t = ty("u32").expect("a type");
+        let mut v = |s: &mut Self, k: usize| -> Result<Option<PExpr>, Diagnostic> {
+            o.get(k).map(|x| s.val(x, u32t, &mut none)).transpose()
+        };
+        match rest.as_slice() {
+            ["sync"] => {
+                let name = if bar {
+                    "bar.sync"
+                } else if aligned {
+                    "barrier.sync.aligned"
+                } else if cta {
+                    "barrier.cta.sync"
+                } else {
+                    "barrier.sync"
+                };
+                let sel = v(self, 0)?;
+                let count = v(self, 1)?;
+                if sel.is_none() {
+                    return Err(err(ins.span, format!("`{}` needs a barrier operand", ins.op.name)));
+                }
+                Ok(Op::Bar {
+                    name: name.into(),
+                    sel,
+                    count,
+                    pred: None,
+                    dst: None,
+                })
+            }
+            ["arrive"] => {
+                let name = if bar {
+                    "bar.arrive"
+                } else if aligned {
+                    "barrier.cta.arrive.aligned"
+                } else if cta {
+                    "barrier.cta.arrive"
+                } else {
+                    "barrier.arrive"
+                };
+                let sel = v(self, 0)?;
+                let count = v(self, 1)?;
+                if sel.is_none() || count.is_none() {
+                    return Err(err(
+                        ins.span,
+                        format!("`{}` needs a barrier and a thread count", ins.op.name),
+                    ));
+                }
+                Ok(Op::Bar {
+                    name: name.into(),
+                    sel,
+                    count,
+                    pred: None,
+                    dst: None,
+                })
+            }
+            ["red", r @ ("popc" | "and" | "or"), _ty] => {
+                if o.len() == 4 {
+                    return Err(err(
+                        ins.span,
+                        format!(
+                            "`{}` with a thread count is not modelled (only the whole-block form)",
+                            ins.op.name
+                        ),
+                    ));
+                }
+                if o.len() != 3 {
+                    return Err(err(ins.span, format!("`{}` needs 3 operands", ins.op.name)));
+                }
+                let dst = self.reg(&o[0])?;
+                let sel = v(self, 1)?;
+                let pred = self.val(&o[2], ty("pred").expect("a type"), &mut None)?;
+                Ok(Op::Bar {
+                    name: format!("bar.red.{r}"),
+                    sel,
+                    count: None,
+                    pred: Some(bin(BOp::Ne, pred, PExpr::Int(0))),
+                    dst: Some(dst),
+                })
+            }
+            ["warp", "sync"] => {
+                let sel = v(self, 0)?;
+                if sel.is_none() {
+                    return Err(err(ins.span, "`bar.warp.sync` needs a member mask"));
+                }
+                Ok(Op::Bar {
+                    name: "__syncwarp".into(),
+                    sel,
+                    count: None,
+                    pred: None,
+                    dst: None,
+                })
+            }
+            ["cluster", ..] if o.is_empty() => Ok(Op::Bar {
+                name: ins.op.name.clone(),
+                sel: None,
+                count: None,
+                pred: None,
+                dst: None,
+            }),
+            _ => Err(err(
+                ins.op.span,
+                format!(
+                    "`{}` is not a barrier form this front end supports (docs/ptx.md)",
+                    ins.op.name
+                ),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The integer semantics, data-driven: each row runs a few
+    //! instructions on constants and states a register's final value
+    //! (as the explorer would compute it: the front end's expressions
+    //! evaluated with the explorer's operators).
+    use super::*;
+    use std::collections::HashSet;
+
+    /// Runs `body` (one instruction per line, constants only) and returns
+    /// every register's value (`None`: unknown).
+    fn run(body: &str) -> HashMap<String, Option<i64>> {
+        let text = format!(".version 9.5\n.target sm_80\n.visible .entry t()\n{{\n{body}\n}}\n");
+        let (m, diags) = crate::parse(&text);
+        assert!(diags.is_empty(), "{diags:?}");
+        let f = &m.funcs[0];
+        let labels = HashSet::new();
+        let mut ctx = Ctx {
+            regs: Regs::default(),
+            block: [1, 1, 1],
+            grid: [1, 1, 1],
+            cluster: 1,
+            explicit_cluster: false,
+            symbols: HashMap::new(),
+            params: HashMap::new(),
+            param_hint: HashMap::new(),
+            locals: HashSet::new(),
+            plain_regs: HashSet::new(),
+            labels: &labels,
+        };
+        let mut env: HashMap<usize, Option<i64>> = HashMap::new();
+        fn eval(e: &PExpr, env: &HashMap<usize, Option<i64>>) -> Option<i64> {
+            match e {
+                PExpr::Int(v) | PExpr::Ptr(v) => Some(*v),
+                PExpr::Reg(r) => env.get(r).copied().flatten(),
+                PExpr::Builtin(_) => Some(0),
+                PExpr::Unknown => None,
+                PExpr::Un(op, x) => Some(apply(*op, 0, eval(x, env)?)),
+                PExpr::Bin(op, a, b) => Some(apply(*op, eval(a, env)?, eval(b, env)?)),
+            }
+        }
+        for item in f.body.as_ref().unwrap() {
+            let crate::ast::Item::Instr(i) = item else { continue };
+            let c = ctx
+                .classify(i, None)
+                .unwrap_or_else(|d| panic!("{}: {}", i.op.name, d.message));
+            match c.op {
+                Op::Defs(defs) => {
+                    let vals: Vec<_> = defs.iter().map(|(_, e)| eval(e, &env)).collect();
+                    for ((r, _), v) in defs.iter().zip(vals) {
+                        env.insert(*r, v);
+                    }
+                }
+                Op::Unknown(rs) => {
+                    for r in rs {
+                        env.insert(r, None);
+                    }
+                }
+                other => panic!("not a register instruction: {other:?}"),
+            }
+        }
+        env.into_iter().map(|(r, v)| (ctx.regs.names[r].clone(), v)).collect()
+    }
+
+    #[test]
+    fn integer_semantics() {
+        let cases: &[(&str, &str, Option<i64>)] = &[
+            ("mov.u32 %r1, -1;", "%r1", Some(0xffff_ffff)),
+            ("mov.s32 %r1, -1;", "%r1", Some(-1)),
+            ("mov.u32 %r1, -1; add.s32 %r2, %r1, 0;", "%r2", Some(-1)),
+            (
+                "mov.u32 %r1, 0x7fffffff; add.s32 %r2, %r1, 1;",
+                "%r2",
+                Some(-0x8000_0000),
+            ),
+            ("mov.u32 %r1, 0xffffffff; add.u32 %r2, %r1, 1;", "%r2", Some(0)),
+            (
+                "mov.u64 %rd1, 0xffffffff; add.u64 %rd2, %rd1, 1;",
+                "%rd2",
+                Some(0x1_0000_0000),
+            ),
+            ("mov.s32 %r1, -8; shr.s32 %r2, %r1, 1;", "%r2", Some(-4)),
+            ("mov.s32 %r1, -8; shr.u32 %r2, %r1, 1;", "%r2", Some(0x7fff_fffc)),
+            ("mov.s32 %r1, -8; shr.b32 %r2, %r1, 28;", "%r2", Some(15)),
+            ("mov.u32 %r1, 1; shl.b32 %r2, %r1, 31;", "%r2", Some(0x8000_0000)),
+            ("mov.u32 %r1, 1; shl.b32 %r2, %r1, 32;", "%r2", Some(0)),
+            ("mov.u32 %r1, 1; shl.b32 %r2, %r1, 40;", "%r2", Some(0)),
+            ("mov.u32 %r1, 0x10000; mul.lo.u32 %r2, %r1, %r1;", "%r2", Some(0)),
+            ("mov.u32 %r1, 0x10000; mul.hi.u32 %r2, %r1, %r1;", "%r2", Some(1)),
+            (
+                "mov.u32 %r1, 0x10000; mul.wide.u32 %rd2, %r1, %r1;",
+                "%rd2",
+                Some(0x1_0000_0000),
+            ),
+            ("mov.s32 %r1, -3; mul.wide.s32 %rd2, %r1, 4;", "%rd2", Some(-12)),
+            (
+                "mov.u32 %r1, -3; mul.wide.u32 %rd2, %r1, 4;",
+                "%rd2",
+                Some(0xffff_fffd * 4),
+            ),
+            ("mov.s32 %r1, -7; div.s32 %r2, %r1, 2;", "%r2", Some(-3)),
+            ("mov.s32 %r1, -7; rem.s32 %r2, %r1, 2;", "%r2", Some(-1)),
+            ("mov.s32 %r1, -7; div.u32 %r2, %r1, 2;", "%r2", Some(0x7fff_fffc)),
+            ("mov.s32 %r1, -7; min.s32 %r2, %r1, 3;", "%r2", Some(-7)),
+            ("mov.s32 %r1, -7; min.u32 %r2, %r1, 3;", "%r2", Some(3)),
+            ("mov.s32 %r1, -7; max.s32 %r2, %r1, 3;", "%r2", Some(3)),
+            ("mov.s32 %r1, -7; abs.s32 %r2, %r1;", "%r2", Some(7)),
+            ("mov.s32 %r1, 7; neg.s32 %r2, %r1;", "%r2", Some(-7)),
+            ("mov.u32 %r1, 5; not.b32 %r2, %r1;", "%r2", Some(0xffff_fffa)),
+            ("mov.u32 %r1, 6; and.b32 %r2, %r1, 3;", "%r2", Some(2)),
+            ("mov.u32 %r1, 6; xor.b32 %r2, %r1, 3;", "%r2", Some(5)),
+            ("mov.u32 %r1, 2; mad.lo.s32 %r2, %r1, 3, 4;", "%r2", Some(10)),
+            (
+                "mov.u32 %r1, 0x10000; mad.wide.u32 %rd2, %r1, %r1, 1;",
+                "%rd2",
+                Some(0x1_0000_0001),
+            ),
+            ("mov.s32 %r1, -1; cvt.s64.s32 %rd2, %r1;", "%rd2", Some(-1)),
+            ("mov.s32 %r1, -1; cvt.u64.u32 %rd2, %r1;", "%rd2", Some(0xffff_ffff)),
+            (
+                "mov.u64 %rd1, 0x1ffffffff; cvt.u32.u64 %r2, %rd1;",
+                "%r2",
+                Some(0xffff_ffff),
+            ),
+            ("mov.u32 %r1, 200; cvt.s8.s32 %rs2, %r1;", "%rs2", Some(-56)),
+            ("mov.s32 %r1, -1; setp.lt.s32 %p1, %r1, 0;", "%p1", Some(1)),
+            ("mov.s32 %r1, -1; setp.lt.u32 %p1, %r1, 0;", "%p1", Some(0)),
+            ("mov.s32 %r1, -1; setp.hi.s32 %p1, %r1, 0;", "%p1", Some(1)),
+            ("mov.u32 %r1, 3; setp.eq.u32 %p1|%p2, %r1, 3;", "%p2", Some(0)),
+            (
+                "mov.u32 %r1, 3; setp.eq.u32 %p1, %r1, 3; setp.ne.and.u32 %p2, %r1, 0, %p1;",
+                "%p2",
+                Some(1),
+            ),
+            (
+                "mov.u32 %r1, 3; setp.eq.u32 %p1, %r1, 4; selp.b32 %r2, 10, 20, %p1;",
+                "%r2",
+                Some(20),
+            ),
+            (
+                "mov.u32 %r1, 3; setp.eq.u32 %p1, %r1, 4; not.pred %p2, %p1;",
+                "%p2",
+                Some(1),
+            ),
+            ("mov.u32 %r1, 1; add.f32 %f1, %f2, %f3;", "%f1", None),
+            ("mov.u32 %r1, 1; popc.b32 %r2, %r1;", "%r2", None),
+            ("mov.u32 %r1, %warpid;", "%r1", None),
+            ("mov.u64 %rd1, 1; mul.hi.u64 %rd2, %rd1, %rd1;", "%rd2", None),
+            ("mov.u32 %r1, 1; add.sat.s32 %r2, %r1, %r1;", "%r2", None),
+        ];
+        for (body, reg, want) in cases {
+            let got = run(body).get(*reg).copied().flatten();
+            assert_eq!(got, *want, "{body} -> {reg}");
+        }
+    }
+}
