@@ -14,7 +14,9 @@
 //!   a lower one (methods named once in the crate, so that a call names
 //!   its definition: the `impl System` blocks are spread over floors 3-5,
 //!   and a call is an arrow no `use` line shows);
-//! - no file has 900 lines or more.
+//! - no file has 900 lines or more;
+//! - no file does I/O: only the cli crate touches files, the environment,
+//!   stdout and stderr (docs/ARCHITECTURE.md, "Invariants").
 //!
 //! `just layers` prints the table this test measures.
 
@@ -22,6 +24,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const MAX_LINES: usize = 900;
+
+/// What only the cli crate may use (a debugging print left behind, an
+/// environment switch).
+const IO: &[&str] = &["std::env", "std::fs", "std::io::std", "println!", "eprintln!", "print!(", "eprint!(", "dbg!("];
 
 /// A source file: its module path (`state::budget`; `` for `lib.rs`), its
 /// floor, its text.
@@ -341,6 +347,12 @@ fn the_explorer_is_built_in_floors() {
                 ));
             }
         }
+        for (n, line) in f.text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if let Some(io) = IO.iter().find(|io| code.contains(*io)) {
+                problems.push(format!("{}:{}: `{io}`: only the cli crate does I/O", name(f), n + 1));
+            }
+        }
         let lines = f.text.lines().count();
         if lines >= MAX_LINES {
             problems.push(format!("{} has {lines} lines (at most {})", name(f), MAX_LINES - 1));
@@ -367,4 +379,33 @@ fn the_explorer_is_built_in_floors() {
         "the explorer's floors are broken:\n{}",
         problems.join("\n")
     );
+}
+
+/// The house rule beyond this crate: no crate but the cli (`crates/cli`)
+/// touches files, the environment, stdout or stderr, in its sources.
+#[test]
+fn no_crate_but_the_cli_does_io() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut problems = Vec::new();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&crates)
+        .expect("crates")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("src").is_dir() && !p.ends_with("cli"))
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 7, "the crates folder: {dirs:?}");
+    for dir in dirs {
+        let mut paths = Vec::new();
+        walk(&dir.join("src"), &mut paths);
+        for p in paths {
+            let text = std::fs::read_to_string(&p).expect("read source");
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if let Some(io) = IO.iter().find(|io| code.contains(*io)) {
+                    problems.push(format!("{}:{}: `{io}`", p.display(), n + 1));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "only the cli crate does I/O:\n{}", problems.join("\n"));
 }
