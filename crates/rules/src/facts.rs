@@ -5,29 +5,12 @@
 //! transitive closure ("AMDGPU Execution Synchronization", "Execution
 //! Model").
 
+use crate::joined::Join;
 use crate::phases::Replay;
 use bc_graph::bits::Bits;
-use bc_graph::{EventId, EventKind, Execution, ThreadId};
+use bc_graph::{EventId, EventKind, Execution};
 use bc_models::RuleSet;
 use std::ops::Deref;
-
-/// The join that entitles a wait: a join event, or (for models without
-/// the `joined-before` rule) the thread's implicit join at launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Join {
-    Event(EventId),
-    Launch(ThreadId),
-}
-
-impl Join {
-    /// The events that show the join (none for the join at launch).
-    pub fn events(self) -> Vec<EventId> {
-        match self {
-            Join::Event(j) => vec![j],
-            Join::Launch(_) => vec![],
-        }
-    }
-}
 
 /// What the rules read that does not need executes-before.
 pub(crate) struct Facts<'a> {
@@ -56,7 +39,7 @@ impl<'a> Facts<'a> {
             exec,
             replay: Replay::new(exec),
             po_index,
-            joined: crate::join::joined_before(exec, rules),
+            joined: crate::joined::joined_before(exec, rules),
             waits_of: std::cell::OnceCell::new(),
         }
     }

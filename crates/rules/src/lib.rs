@@ -35,6 +35,7 @@ mod counts;
 mod divergent;
 mod facts;
 mod join;
+mod joined;
 mod phases;
 mod race;
 mod structure;
