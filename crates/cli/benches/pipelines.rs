@@ -78,11 +78,7 @@ fn main() {
         let met = cell.stop() == "exhausted" && cell.wall_s < target && cell.result["pass"].as_bool() == Some(true);
         let met = if met { "yes" } else { "no" };
         match old {
-            Some(old) => println!(
-                "| {name} | {} | {} | < {target} | {met} |",
-                column(&old),
-                column(&cell)
-            ),
+            Some(old) => println!("| {name} | {} | {} | < {target} | {met} |", column(&old), column(&cell)),
             None => println!("| {name} | {} | < {target} | {met} |", column(&cell)),
         }
     }

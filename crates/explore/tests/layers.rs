@@ -27,7 +27,16 @@ const MAX_LINES: usize = 900;
 
 /// What only the cli crate may use (a debugging print left behind, an
 /// environment switch).
-const IO: &[&str] = &["std::env", "std::fs", "std::io::std", "println!", "eprintln!", "print!(", "eprint!(", "dbg!("];
+const IO: &[&str] = &[
+    "std::env",
+    "std::fs",
+    "std::io::std",
+    "println!",
+    "eprintln!",
+    "print!(",
+    "eprint!(",
+    "dbg!(",
+];
 
 /// A source file: its module path (`state::budget`; `` for `lib.rs`), its
 /// floor, its text.
@@ -407,5 +416,9 @@ fn no_crate_but_the_cli_does_io() {
             }
         }
     }
-    assert!(problems.is_empty(), "only the cli crate does I/O:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "only the cli crate does I/O:\n{}",
+        problems.join("\n")
+    );
 }
