@@ -332,8 +332,16 @@ pub fn lower_entry(
         });
         base
     };
+    // Every `extern .shared` array without a size is the block's dynamic
+    // shared memory: they all start at one address (CUDA guide, the
+    // `extern __shared__` arrays), so they share one region.
+    let mut dynamic_shared: Option<i64> = None;
     for v in module.vars.iter().chain(&flat.vars) {
         match v.space {
+            Space::Shared if v.is_extern && v.bytes().is_none() => {
+                let base = *dynamic_shared.get_or_insert_with(|| add(&mut regions, &v.name.name, None, true, v.span));
+                symbols.insert(v.name.name.clone(), base);
+            }
             Space::Shared | Space::Global => {
                 let base = add(&mut regions, &v.name.name, v.bytes(), v.space == Space::Shared, v.span);
                 symbols.insert(v.name.name.clone(), base);

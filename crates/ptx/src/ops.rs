@@ -29,7 +29,11 @@ pub enum PExpr {
 
 fn bin(op: BOp, a: PExpr, b: PExpr) -> PExpr {
     if let (PExpr::Int(x), PExpr::Int(y)) = (&a, &b) {
-        return PExpr::Int(apply(op, *x, *y));
+        // A division by zero stays for the thread that evaluates it to
+        // find unknown (`trace.rs`).
+        if !(matches!(op, BOp::Div | BOp::Rem) && *y == 0) {
+            return PExpr::Int(apply(op, *x, *y));
+        }
     }
     PExpr::Bin(op, Box::new(a), Box::new(b))
 }
@@ -625,6 +629,14 @@ impl Ctx<'_> {
         } else {
             self.val(&o[2], bt, note)?
         };
+        // Values are 64-bit signed integers: a 64-bit unsigned division,
+        // remainder, minimum, maximum or right shift would be computed
+        // signed, so its result is unknown rather than guessed (docs/ptx.md,
+        // "Values"). (A division by zero, which PTX leaves unspecified, is
+        // unknown where a thread evaluates it: `trace.rs`.)
+        if t.bits >= 64 && !t.signed && matches!(base, "div" | "rem" | "min" | "max" | "shr") {
+            return Ok(Op::Unknown(vec![d]));
+        }
         let e = match base {
             "add" => norm(t, bin(BOp::Add, a, b)),
             "sub" => norm(t, bin(BOp::Sub, a, b)),
@@ -693,6 +705,11 @@ impl Ctx<'_> {
             _ => return Ok(Op::Unknown(dsts)),
         };
         if t.float {
+            return Ok(Op::Unknown(dsts));
+        }
+        // A 64-bit unsigned ordering would compare signed values: unknown
+        // rather than guessed (equality is the same either way).
+        if t.bits >= 64 && (!t.signed || matches!(cmp, "lo" | "ls" | "hi" | "hs")) && !matches!(cmp, "eq" | "ne") {
             return Ok(Op::Unknown(dsts));
         }
         // Unsigned comparisons read both operands unsigned.
@@ -885,10 +902,13 @@ impl Ctx<'_> {
             o.get(k).map(|x| s.val(x, u32t, &mut none)).transpose()
         };
         match rest.as_slice() {
+            // PTX's `bar.sync` and `bar.arrive` are `barrier.sync.aligned`
+            // and `barrier.arrive.aligned` (PTX ISA, `bar`): here a thread
+            // is a lane, so the `.aligned` warp rule applies (the litmus
+            // `bar.sync` leaves it out for threads that stand for warps,
+            // docs/semantics.md, "The .aligned forms").
             ["sync"] => {
-                let name = if bar {
-                    "bar.sync"
-                } else if aligned {
+                let name = if bar || aligned {
                     "barrier.sync.aligned"
                 } else if cta {
                     "barrier.cta.sync"
@@ -909,9 +929,7 @@ impl Ctx<'_> {
                 })
             }
             ["arrive"] => {
-                let name = if bar {
-                    "bar.arrive"
-                } else if aligned {
+                let name = if bar || aligned {
                     "barrier.cta.arrive.aligned"
                 } else if cta {
                     "barrier.cta.arrive"

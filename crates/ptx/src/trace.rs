@@ -10,7 +10,7 @@
 //! values").
 
 use crate::ops::{apply, CInstr, Op, PExpr};
-use bc_syntax::{Diagnostic, SourceFile, Span};
+use bc_syntax::{Diagnostic, Op as BOp, SourceFile, Span};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Instructions one thread may run before the search refuses the kernel.
@@ -155,6 +155,9 @@ impl Tracer<'_> {
                 u => u,
             },
             PExpr::Bin(op, a, b) => match (self.eval(a, env, pc, place), self.eval(b, env, pc, place)) {
+                // PTX leaves a quotient or remainder by zero unspecified:
+                // unknown, never the 0 the evaluator would give.
+                (V::K(_, _), V::K(0, _)) if matches!(op, BOp::Div | BOp::Rem) => V::U(pc),
                 (V::K(x, p), V::K(y, q)) => V::K(apply(*op, x, y), p || q),
                 (V::U(o), _) | (_, V::U(o)) => V::U(o),
             },
