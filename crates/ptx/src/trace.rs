@@ -158,6 +158,9 @@ impl Tracer<'_> {
                 // PTX leaves a quotient or remainder by zero unspecified:
                 // unknown, never the 0 the evaluator would give.
                 (V::K(_, _), V::K(0, _)) if matches!(op, BOp::Div | BOp::Rem) => V::U(pc),
+                // Two guessed buffer addresses combined (a sum, a
+                // difference): the value depends on the guess.
+                (V::K(_, true), V::K(_, true)) => V::U(pc),
                 (V::K(x, p), V::K(y, q)) => V::K(apply(*op, x, y), p || q),
                 (V::U(o), _) | (_, V::U(o)) => V::U(o),
             },
@@ -364,6 +367,15 @@ impl Tracer<'_> {
                 Op::Bar { sel, count, dst, .. } => {
                     if let Some(s) = sel {
                         match self.eval(s, &env, pc, place) {
+                            V::K(_, true) => {
+                                self.fail(
+                                    pc,
+                                    "the barrier operand is computed from a pointer parameter (pass `--param` if it is an integer)",
+                                    V::K(0, false),
+                                    place,
+                                );
+                                return;
+                            }
                             V::K(v, _) => {
                                 let site = &mut self.sites[pc];
                                 site.sels.insert(v);
@@ -377,6 +389,15 @@ impl Tracer<'_> {
                     }
                     if let Some(n) = count {
                         match self.eval(n, &env, pc, place) {
+                            V::K(_, true) => {
+                                self.fail(
+                                    pc,
+                                    "the thread count is computed from a pointer parameter (pass `--param` if it is an integer)",
+                                    V::K(0, false),
+                                    place,
+                                );
+                                return;
+                            }
                             V::K(v, _) => {
                                 self.sites[pc].counts.insert(v);
                             }
