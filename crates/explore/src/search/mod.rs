@@ -283,6 +283,16 @@ impl<'p> Explorer<'p> {
         }
     }
 
+    /// A finding's message, which names events of the current state
+    /// (`T#n`), with the events named as the witness names them (the
+    /// replay's whole run, when the witness was built from it).
+    pub(crate) fn relabel(&self, message: String, witness: &Witness) -> String {
+        match &self.whole {
+            Some(whole) if !whole.broken && witness.steps == whole.steps => whole.relabel(self.p, &message),
+            _ => message,
+        }
+    }
+
     /// The replay's whole run, if it reached the current state (whose
     /// threads hold `lens` events) under the current renaming and did
     /// not part from it.

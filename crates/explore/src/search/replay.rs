@@ -89,12 +89,50 @@ impl Whole {
         if t == LAUNCH {
             return Some((t, po));
         }
-        let d = *self.ident.get(t as usize)? as usize;
+        let d = *self.ident.get(t as usize)?;
+        Some((d, self.place(d as usize, po)))
+    }
+
+    /// The place in the whole history of declared thread `d`'s event `po`
+    /// of the replayed state.
+    fn place(&self, d: usize, po: u32) -> u32 {
         let kept = &self.map[d];
         match kept.get(po as usize) {
-            Some(&x) => Some((d as u32, x)),
-            None => Some((d as u32, self.consumed[d] + po - kept.len() as u32)),
+            Some(&x) => x,
+            None => self.consumed[d] + po - kept.len() as u32,
         }
+    }
+
+    /// `text` (a finding's message, which names events of the replayed
+    /// state `T#n`, by declared thread names) with each event named as in
+    /// the whole run.
+    pub(crate) fn relabel(&self, p: &Program, text: &str) -> String {
+        let threads: HashMap<&str, usize> = (p.threads.iter().enumerate())
+            .map(|(d, th)| (th.name.as_str(), d))
+            .collect();
+        let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('#') {
+            let start = rest[..at].rfind(|c: char| !name_char(c)).map_or(0, |i| i + 1);
+            let digits = rest[at + 1..]
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len() - at - 1);
+            let n: Option<u32> = rest[at + 1..at + 1 + digits].parse().ok();
+            match (threads.get(&rest[start..at]), n) {
+                (Some(&d), Some(n)) if n >= 1 => {
+                    out.push_str(&rest[..at + 1]);
+                    out.push_str(&(self.place(d, n - 1) + 1).to_string());
+                    rest = &rest[at + 1 + digits..];
+                }
+                _ => {
+                    out.push_str(&rest[..at + 1]);
+                    rest = &rest[at + 1..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
     }
 
     /// Takes the traced steps of the replayed state on the whole one.
@@ -190,7 +228,9 @@ impl Whole {
         }
         self.ident.clear();
         self.ident.extend_from_slice(ident);
-        reductions::canonical(sys, &mut self.state);
+        // Phases retired as the transition system does; not sorted, so
+        // that bmo and participants keep the order of the steps.
+        sys.retire_phases(&mut self.state);
         // The threads agree (a copy agent's pending flag aside, which
         // compaction clears once the copy is observed).
         let pending = bc_graph::COPY_PENDING_REG.index();
