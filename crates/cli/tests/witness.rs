@@ -80,12 +80,7 @@ fn check_finding(f: &Value) -> Vec<String> {
         }
     }
     let stuck = strings(&w["stuck"]);
-    let mut labels: Vec<String> = w["bmo"]
-        .as_object()
-        .unwrap()
-        .values()
-        .flat_map(|ops| strings(ops))
-        .collect();
+    let mut labels: Vec<String> = w["bmo"].as_object().unwrap().values().flat_map(&strings).collect();
     for p in w["participates_in"].as_array().unwrap() {
         labels.push(p["wait"].as_str().unwrap().to_string());
         labels.extend(strings(&p["participants"]));

@@ -136,7 +136,7 @@ impl Whole {
     }
 
     /// Takes the traced steps of the replayed state on the whole one.
-    fn take(&mut self, sys: &System, trace: Vec<Traced>) {
+    fn follow(&mut self, sys: &System, trace: Vec<Traced>) {
         for (c, members) in trace {
             if self.broken {
                 return;
@@ -281,7 +281,7 @@ impl<'p> Explorer<'p> {
         steps.extend(reductions::fused_steps(&self.sys, s, &mut self.worker, None));
         trace.extend(self.worker.trace.take().unwrap_or_default());
         if let Some(whole) = &mut self.whole {
-            whole.take(&self.sys, trace);
+            whole.follow(&self.sys, trace);
             whole.account(s);
         }
         steps
