@@ -39,6 +39,7 @@ impl Explorer<'_> {
         }
         self.prefix = None;
         self.path.clear();
+        self.whole = None;
         self.key = (u32::MAX, 0);
         let searched = stop;
         let mut stop = stop;

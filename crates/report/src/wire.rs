@@ -85,6 +85,10 @@ pub struct Step {
     pub line: u32,
     pub col: u32,
     pub effect: String,
+    /// The ids (`T#n`, the n-th event of thread `T`) of the events the
+    /// step added, as the labels in `bmo`, `participates_in`, `stuck` and
+    /// `focus` begin.
+    pub events: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -221,6 +225,7 @@ pub fn result(r: &TestReport) -> Result {
                             line: lc.line,
                             col: lc.col,
                             effect: s.effect.clone(),
+                            events: s.events.clone(),
                         }
                     })
                     .collect(),

@@ -330,6 +330,7 @@ impl System<'_> {
                 let before = s.clone();
                 w.hold_end = !end_ok;
                 w.held_end = false;
+                let traced = w.trace.is_some().then(|| self.traced(s, c));
                 let step = self.step(s, c, w);
                 w.hold_end = false;
                 let quiet = w.pending.len() == pending;
@@ -343,6 +344,9 @@ impl System<'_> {
                 });
                 if quiet && bmo_same && !w.held_end && (s.threads[t].status == Status::Running || (end_ok && ended)) {
                     steps.push(step);
+                    if let (Some(trace), Some(traced)) = (&mut w.trace, traced) {
+                        trace.push(traced);
+                    }
                     changed = true;
                     arrived |= arrive || b.is_some_and(|b| ended && self.an.fused_arrives[b]);
                 } else {

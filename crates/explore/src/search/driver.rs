@@ -554,6 +554,7 @@ impl<'p> Explorer<'p> {
                         self.key = (ex.id, ci + 1);
                         self.prefix = Some(to);
                         self.path.clear();
+                        self.whole = None;
                         self.set_ident(&succ.ident);
                         self.judge_stopped(&encode::decode(&slot.key));
                         return Some(why);

@@ -79,6 +79,7 @@ impl<'p> Explorer<'p> {
         self.key = (it.id, 0);
         self.prefix = Some(it.id);
         self.path.clear();
+        self.whole = None;
         self.set_ident(&it.ident);
         let choices = self.sys.choices(s, &self.worker.ident);
         let mut spin_edges = Vec::new();
@@ -118,6 +119,7 @@ impl<'p> Explorer<'p> {
             self.prefix = Some(it.id);
             self.set_ident(&it.ident);
             self.path.clear();
+            self.whole = None;
             self.current = Some(choice);
             self.worker.quiet = true;
             // The successor is built in the scratch state (its vectors

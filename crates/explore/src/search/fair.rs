@@ -3,7 +3,6 @@
 //! the analysis points at are judged by the rule checker with their stuck
 //! waits.
 
-use crate::reductions;
 use crate::search::Explorer;
 use crate::search::{liveness, outcomes};
 use crate::state::answer::{Finding, Step, Stop, Witness};
@@ -118,26 +117,41 @@ impl<'p> Explorer<'p> {
     pub(crate) fn lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Result<Witness, Stop> {
         self.replay(stem, true, |e, mut s, mut steps| {
             let entry = s.clone();
+            let whole_entry = e.whole.as_ref().map(|w| w.snapshot());
             let cycle_start = steps.len();
             for edge in cycle {
                 e.budget.go_on()?;
                 if edge.spin {
                     let t = edge.thread as usize;
                     let (span, text) = e.declared_site(t, s.threads[t].pc);
-                    steps.push(Step {
+                    let spin = Step {
                         thread: e.name_of(t).to_string(),
                         span,
                         text,
                         effect: "spins: the condition does not hold".into(),
-                    });
+                        events: Vec::new(),
+                    };
+                    if let Some(whole) = &mut e.whole {
+                        whole.steps.push(spin.clone());
+                    }
+                    steps.push(spin);
                 } else {
-                    steps.push(e.sys.step(&mut s, edge.choice, &mut e.worker));
-                    steps.extend(reductions::fused_steps(&e.sys, &mut s, &mut e.worker, None));
-                    e.normalize(&mut s);
+                    steps.extend(e.replay_step(&mut s, edge.choice));
+                    e.replay_normalize(&mut s);
                 }
             }
             e.replaying = false;
             e.path = steps;
+            // The witness shows the entry state's execution, with every
+            // step of the lasso.
+            e.whole = match (whole_entry, e.whole.take()) {
+                (Some(mut entry), Some(end)) => {
+                    entry.steps = end.steps;
+                    entry.broken |= end.broken;
+                    Some(entry)
+                }
+                _ => None,
+            };
             let mut w = e.witness(&entry, &[], &[]);
             w.cycle_start = Some(cycle_start);
             Ok(w)

@@ -93,6 +93,12 @@ pub(crate) struct Explorer<'p> {
     pub(crate) worker: Worker,
     /// Replaying a path for a witness: record nothing.
     pub(crate) replaying: bool,
+    /// The whole run of the latest replay (`replay.rs`), which witnesses
+    /// of the state it reached are built from.
+    pub(crate) whole: Option<replay::Whole>,
+    /// Where the latest compaction moved the kept events (old place to
+    /// new), for a replay's whole run to follow.
+    pub(crate) forgot: Option<rustc_hash::FxHashMap<(u32, u32), (u32, u32)>>,
     // A worker's scratch.
     /// A worker's scratch states and buffers, reused between expansions.
     pub(crate) work: Scratch,
@@ -139,6 +145,8 @@ impl<'p> Explorer<'p> {
             prefix: None,
             tree: Default::default(),
             replaying: false,
+            whole: None,
+            forgot: None,
             visited,
             current: None,
             worker: Worker::new(p.threads.len()),
@@ -182,6 +190,7 @@ impl<'p> Explorer<'p> {
                 self.judge_ordered(&c.exec, Some(c.before), &c.names);
                 self.seen_operationally(c.found);
             }
+            self.forgot = Some(c.remap);
         }
         if self.sys.reductions.compact && !self.replaying && self.budget.halted().is_some() {
             // Compaction stopped part way: the caller discards `s`.
@@ -224,14 +233,92 @@ impl<'p> Explorer<'p> {
         self.sys.execution(s, stuck, &self.worker.ident)
     }
 
-    /// [`System::witness`] under the current renaming, along the current
-    /// path.
+    /// The witness of a finding at `s` (with `stuck` threads blocked on
+    /// their waits, pointing at the `focus` events of `s`'s execution),
+    /// along the current path: built from the replay's whole run
+    /// ([`replay::Whole`]), else from `s` under the current renaming.
     pub(crate) fn witness(&self, s: &State, stuck: &[usize], focus: &[EventId]) -> Witness {
-        self.sys.witness(s, stuck, focus, &self.worker.ident, &self.path)
+        let lens: Vec<usize> = s.hist.iter().map(Vec::len).collect();
+        match self.whole_of(&lens) {
+            Some(whole) if focus.is_empty() => self.whole_witness(whole, stuck, None),
+            Some(whole) => {
+                let (exec, _) = self.execution(s, stuck);
+                self.whole_witness(whole, stuck, Some((&exec, focus)))
+            }
+            None => self.sys.witness(s, stuck, focus, &self.worker.ident, &self.path),
+        }
     }
 
-    /// [`System::witness_with`] along the current path.
+    /// The witness of a finding in `exec` (an execution of the current
+    /// state), pointing at its `focus` events, along the current path: as
+    /// [`Explorer::witness`].
     pub(crate) fn witness_with(&self, exec: &Execution, names: &ExecNames, focus: &[EventId]) -> Witness {
-        self.sys.witness_with(exec, names, focus, &self.path)
+        let mut lens = vec![0; self.p.threads.len()];
+        let mut stuck = Vec::new();
+        for e in exec.ids() {
+            let ev = exec.event(e);
+            match (&ev.kind, ev.thread) {
+                (EventKind::Wait { completed: false, .. }, Some(t)) => stuck.push(t.index()),
+                (_, Some(t)) => lens[t.index()] += 1,
+                (_, None) => {}
+            }
+        }
+        match self.whole_of(&lens) {
+            Some(whole) => self.whole_witness(whole, &stuck, Some((exec, focus))),
+            None => self.sys.witness_with(exec, names, focus, &self.path),
+        }
+    }
+
+    /// A finding's message, which names events of the current state
+    /// (`T#n`), with the events named as the witness names them (the
+    /// replay's whole run, when the witness was built from it).
+    pub(crate) fn relabel(&self, message: String, witness: &Witness) -> String {
+        match &self.whole {
+            Some(whole) if !whole.broken && witness.steps == whole.steps => whole.relabel(self.p, &message),
+            _ => message,
+        }
+    }
+
+    /// The replay's whole run, if it reached the current state (whose
+    /// threads hold `lens` events) under the current renaming and did
+    /// not part from it.
+    fn whole_of(&self, lens: &[usize]) -> Option<&replay::Whole> {
+        let whole = self.whole.as_ref()?;
+        let fits = !whole.broken && whole.ident == self.worker.ident && whole.fits(lens);
+        // The corpus and property tests hold that the two runs never part.
+        assert!(
+            fits || !self.opts.verify_encoding,
+            "a witness replay's whole run parted from the replayed state"
+        );
+        fits.then_some(whole)
+    }
+
+    /// A witness built from the whole run `whole` (its events, bmo,
+    /// participates-in and steps), with the `stuck` threads of the
+    /// current state blocked on their waits and the `focus` events of an
+    /// execution of the current state mapped onto it.
+    fn whole_witness(
+        &self,
+        whole: &replay::Whole,
+        stuck: &[usize],
+        focus: Option<(&Execution, &[EventId])>,
+    ) -> Witness {
+        let mut stuck: Vec<usize> = stuck.iter().map(|&t| whole.ident[t] as usize).collect();
+        stuck.sort_unstable();
+        let identity: Vec<u32> = (0..self.p.threads.len() as u32).collect();
+        let (whole_exec, names) = self.sys.execution(&whole.state, &stuck, &identity);
+        let focus: Vec<EventId> = match focus {
+            Some((exec, focus)) if !focus.is_empty() => {
+                let at: rustc_hash::FxHashMap<(u32, u32), EventId> = (replay::event_keys(&whole_exec).into_iter())
+                    .zip(whole_exec.ids())
+                    .collect();
+                let keys = replay::event_keys(exec);
+                (focus.iter())
+                    .filter_map(|e| whole.key(keys[e.index()]).and_then(|k| at.get(&k).copied()))
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        self.sys.witness_with(&whole_exec, &names, &focus, &whole.steps)
     }
 }

@@ -61,9 +61,10 @@ impl<'p> Explorer<'p> {
                         .map(|i| i.span)
                         .collect();
                 }
+                let message = self.relabel(msg, &w);
                 self.insert_finding(Finding {
                     kind,
-                    message: msg,
+                    message,
                     witness: w,
                 });
             }
@@ -206,7 +207,8 @@ impl<'p> Explorer<'p> {
                     if !self.found.findings.contains_key(&kind) {
                         self.materialize_path();
                         let w = self.witness_with(exec, names, &v.events);
-                        self.record(kind, v.message, w, true);
+                        let message = self.relabel(v.message, &w);
+                        self.record(kind, message, w, true);
                     } else {
                         self.found.judged.insert(kind);
                     }

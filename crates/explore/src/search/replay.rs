@@ -3,18 +3,255 @@
 //! search tree's path for a finding of the search, the stem of a lasso for
 //! the liveness analysis), saving and restoring the worker's bookkeeping
 //! around it.
+//!
+//! A replay takes every step twice: on the state the search stores
+//! (compacted, its threads renamed by symmetry), whose events a finding
+//! names, and on the [`Whole`] execution: the same run with nothing
+//! forgotten and every thread under its declared index. Witnesses are
+//! built from the whole one (docs/explorer.md, "Witnesses"), so that `T#n`
+//! is the n-th event of thread `T` from its start and phases count from
+//! the launch, whatever the reductions.
 
 use crate::reductions;
 use crate::search::Explorer;
+use crate::semantics::worker::{Traced, Worker};
+use crate::semantics::System;
 use crate::state::answer::{Step, Stop};
-use crate::state::Choice;
-use crate::state::State;
+use crate::state::{Choice, State, LAUNCH};
+use bc_graph::*;
+use rustc_hash::FxHashMap as HashMap;
+
+/// A replay's run with nothing forgotten (no compaction) and threads under
+/// their declared indices (no symmetry renaming), taking the steps the
+/// replayed state takes; and where each event of the replayed state sits
+/// in it.
+pub(crate) struct Whole {
+    /// The whole execution's state: thread `d` is declared thread `d`.
+    pub(crate) state: State,
+    /// What its steps record into (identity renaming; findings dropped).
+    worker: Worker,
+    /// Its steps, as the witness shows them.
+    pub(crate) steps: Vec<Step>,
+    /// Per declared thread: for each event the replayed state holds of it
+    /// (in program order), the event's place in the whole history.
+    map: Vec<Vec<u32>>,
+    /// Per declared thread: how many whole events `map` accounts for; the
+    /// replayed state's events past `map` are the whole history's from
+    /// here on, in order.
+    consumed: Vec<u32>,
+    /// The replayed state's renaming (which declared thread each of its
+    /// thread indices stands for).
+    pub(crate) ident: Vec<u32>,
+    /// The two runs parted (a step the whole run could not take alike):
+    /// witnesses fall back to the replayed state.
+    pub(crate) broken: bool,
+}
+
+impl Whole {
+    /// The initial state, before any step.
+    fn new(sys: &System) -> Whole {
+        let n = sys.p.threads.len();
+        let mut worker = Worker::new(n);
+        let mut state = State::initial(sys.p);
+        for t in 0..n {
+            sys.run_local(&mut state, t, &mut worker);
+        }
+        worker.pending.clear();
+        Whole {
+            state,
+            worker,
+            steps: Vec::new(),
+            map: vec![Vec::new(); n],
+            consumed: vec![0; n],
+            ident: (0..n as u32).collect(),
+            broken: false,
+        }
+    }
+
+    /// A copy (the lasso's entry state), its steps left out.
+    pub(crate) fn snapshot(&self) -> Whole {
+        let mut worker = Worker::new(self.ident.len());
+        worker.pending.clear();
+        Whole {
+            state: self.state.clone(),
+            worker,
+            steps: Vec::new(),
+            map: self.map.clone(),
+            consumed: self.consumed.clone(),
+            ident: self.ident.clone(),
+            broken: self.broken,
+        }
+    }
+
+    /// The whole event `(declared thread, place)` of the replayed state's
+    /// event `(t, po)` (a launch init stays itself).
+    pub(crate) fn key(&self, (t, po): (u32, u32)) -> Option<(u32, u32)> {
+        if t == LAUNCH {
+            return Some((t, po));
+        }
+        let d = *self.ident.get(t as usize)?;
+        Some((d, self.place(d as usize, po)))
+    }
+
+    /// The place in the whole history of declared thread `d`'s event `po`
+    /// of the replayed state.
+    fn place(&self, d: usize, po: u32) -> u32 {
+        let kept = &self.map[d];
+        match kept.get(po as usize) {
+            Some(&x) => x,
+            None => self.consumed[d] + po - kept.len() as u32,
+        }
+    }
+
+    /// `text` (a finding's message, which names events of the replayed
+    /// state `T#n`, by declared thread names) with each event named as in
+    /// the whole run.
+    pub(crate) fn relabel(&self, p: &Program, text: &str) -> String {
+        let threads: HashMap<&str, usize> = (p.threads.iter().enumerate())
+            .map(|(d, th)| (th.name.as_str(), d))
+            .collect();
+        let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('#') {
+            let start = rest[..at].rfind(|c: char| !name_char(c)).map_or(0, |i| i + 1);
+            let digits = rest[at + 1..]
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len() - at - 1);
+            let n: Option<u32> = rest[at + 1..at + 1 + digits].parse().ok();
+            match (threads.get(&rest[start..at]), n) {
+                (Some(&d), Some(n)) if n >= 1 => {
+                    out.push_str(&rest[..at + 1]);
+                    out.push_str(&(self.place(d, n - 1) + 1).to_string());
+                    rest = &rest[at + 1 + digits..];
+                }
+                _ => {
+                    out.push_str(&rest[..at + 1]);
+                    rest = &rest[at + 1..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// Takes the traced steps of the replayed state on the whole one.
+    fn follow(&mut self, sys: &System, trace: Vec<Traced>) {
+        for (c, members) in trace {
+            if self.broken {
+                return;
+            }
+            let d = self.ident[c.thread as usize];
+            let phase = match members {
+                None => None,
+                Some(members) => match self.phase_of(sys, d, &members) {
+                    Some(i) => Some(i),
+                    None => {
+                        self.broken = true;
+                        return;
+                    }
+                },
+            };
+            // The events it adds: its thread's, and those of the copy
+            // agents an issue starts.
+            let before: Vec<usize> = self.state.hist.iter().map(Vec::len).collect();
+            let mut step = sys.step(&mut self.state, Choice { thread: d, phase }, &mut self.worker);
+            self.worker.pending.clear();
+            self.worker.halt = None;
+            let order = std::iter::once(d as usize).chain((0..before.len()).filter(|&u| u != d as usize));
+            for u in order {
+                let name = &sys.p.threads[u].name;
+                let added = before[u]..self.state.hist[u].len();
+                step.events.extend(added.map(|n| format!("{name}#{}", n + 1)));
+            }
+            self.steps.push(step);
+        }
+    }
+
+    /// The index, in the record of the barrier declared thread `d`'s wait
+    /// names, of the completed phase whose members are the replayed
+    /// state's `members`.
+    fn phase_of(&self, sys: &System, d: u32, members: &[(u32, u32)]) -> Option<u32> {
+        let s = &self.state;
+        let ins = sys.p.instr(ThreadId(d), s.threads[d as usize].pc)?;
+        let InstrKind::Barrier { sel, .. } = &ins.kind else {
+            return None;
+        };
+        let b = sys.resolve(s, d as usize, *sel)?;
+        let mut want: Vec<(u32, u32)> = members.iter().map(|&k| self.key(k)).collect::<Option<_>>()?;
+        want.sort_unstable();
+        let i = s.bars[b].done.iter().position(|ph| {
+            let mut have = ph.members.to_vec();
+            have.sort_unstable();
+            have == want
+        })?;
+        Some(i as u32)
+    }
+
+    /// After the steps, before the replayed state `s` is normalized: its
+    /// new events are the whole run's new events (checked).
+    fn account(&mut self, s: &State) {
+        for (t, h) in s.hist.iter().enumerate() {
+            let d = self.ident[t] as usize;
+            let new = h.len() - self.map[d].len().min(h.len());
+            let whole = self.state.hist[d].len() as u32;
+            if h.len() < self.map[d].len() || self.consumed[d] + new as u32 != whole {
+                self.broken = true;
+                return;
+            }
+            self.map[d].extend(self.consumed[d]..whole);
+            self.consumed[d] = whole;
+        }
+    }
+
+    /// After the replayed state `s` was normalized: compaction moved its
+    /// kept events (`remap`, old place to new, under the renaming before),
+    /// symmetry renamed its threads (`ident` now). Checks that the two
+    /// runs' threads still agree.
+    fn normalized(&mut self, sys: &System, s: &State, remap: Option<HashMap<(u32, u32), (u32, u32)>>, ident: &[u32]) {
+        if let Some(remap) = remap {
+            let mut map: Vec<Vec<u32>> = vec![Vec::new(); self.map.len()];
+            for (t, h) in s.hist.iter().enumerate() {
+                map[ident[t] as usize] = vec![u32::MAX; h.len()];
+            }
+            for (&(t, po), &(_, new)) in &remap {
+                let d = self.ident[t as usize] as usize;
+                match (self.map[d].get(po as usize), map[d].get_mut(new as usize)) {
+                    (Some(&x), Some(slot)) => *slot = x,
+                    _ => self.broken = true,
+                }
+            }
+            if map.iter().flatten().any(|&x| x == u32::MAX) {
+                self.broken = true;
+            }
+            self.map = map;
+        }
+        self.ident.clear();
+        self.ident.extend_from_slice(ident);
+        // Phases retired as the transition system does; not sorted, so
+        // that bmo and participants keep the order of the steps.
+        sys.retire_phases(&mut self.state);
+        // The threads agree (a copy agent's pending flag aside, which
+        // compaction clears once the copy is observed).
+        let pending = bc_graph::COPY_PENDING_REG.index();
+        for (t, x) in s.threads.iter().enumerate() {
+            let d = ident[t] as usize;
+            let y = &self.state.threads[d];
+            let regs = x.regs.len() == y.regs.len()
+                && (x.regs.iter().zip(&y.regs).enumerate())
+                    .all(|(i, (a, b))| a == b || (i == pending && sys.p.copy_performer(ThreadId(d as u32))));
+            if x.pc != y.pc || x.status != y.status || !regs || self.map[d].len() != s.hist[t].len() {
+                self.broken = true;
+            }
+        }
+    }
+}
 
 impl<'p> Explorer<'p> {
     /// The steps from the initial state to state `id` of the search tree,
     /// then the choice `then` (the transition being expanded, up to where
     /// a finding came up), replayed (witnesses are built only when a
-    /// finding needs one).
+    /// finding needs one). The whole run is left in `self.whole`.
     pub(crate) fn replay_to(&mut self, id: u32, then: Option<Choice>) -> Vec<Step> {
         let mut chain = Vec::new();
         {
@@ -28,12 +265,36 @@ impl<'p> Explorer<'p> {
         chain.reverse();
         let replayed = self.replay(&chain, false, |e, mut s, mut steps| {
             if let Some(c) = then {
-                steps.push(e.sys.step(&mut s, c, &mut e.worker));
-                steps.extend(reductions::fused_steps(&e.sys, &mut s, &mut e.worker, None));
+                steps.extend(e.replay_step(&mut s, c));
             }
             Ok(steps)
         });
         replayed.expect("a replay without the budget never stops")
+    }
+
+    /// One step of a replay: choice `c` with its fused steps, on the
+    /// replayed state `s` and on the whole run.
+    pub(crate) fn replay_step(&mut self, s: &mut State, c: Choice) -> Vec<Step> {
+        let mut trace = vec![self.sys.traced(s, c)];
+        let mut steps = vec![self.sys.step(s, c, &mut self.worker)];
+        self.worker.trace = Some(std::mem::take(&mut trace));
+        steps.extend(reductions::fused_steps(&self.sys, s, &mut self.worker, None));
+        trace.extend(self.worker.trace.take().unwrap_or_default());
+        if let Some(whole) = &mut self.whole {
+            whole.follow(&self.sys, trace);
+            whole.account(s);
+        }
+        steps
+    }
+
+    /// [`Explorer::normalize`] in a replay, followed on the whole run.
+    pub(crate) fn replay_normalize(&mut self, s: &mut State) {
+        self.forgot = None;
+        self.normalize(s);
+        let remap = self.forgot.take();
+        if let Some(whole) = &mut self.whole {
+            whole.normalized(&self.sys, s, remap, &self.worker.ident);
+        }
     }
 
     /// The one replayer: replays `chain` from the initial state in
@@ -42,8 +303,9 @@ impl<'p> Explorer<'p> {
     /// hands the state reached and the steps to `then`, still replaying
     /// (nothing is recorded unless `then` ends the replay). The path, the
     /// pending findings, the renaming and the step modes are saved before
-    /// and restored after. `budgeted`: the budget is checked before each
-    /// step (`Err` at a limit).
+    /// and restored after; the whole run (`self.whole`) is left for the
+    /// witness. `budgeted`: the budget is checked before each step (`Err`
+    /// at a limit).
     pub(crate) fn replay<R>(
         &mut self,
         chain: &[Choice],
@@ -59,6 +321,7 @@ impl<'p> Explorer<'p> {
         );
         self.replaying = true;
         self.worker.quiet = false;
+        self.whole = Some(Whole::new(&self.sys));
         let run = || {
             let mut s = State::initial(self.p);
             for t in 0..self.p.threads.len() {
@@ -69,9 +332,8 @@ impl<'p> Explorer<'p> {
                 if budgeted {
                     self.budget.go_on()?;
                 }
-                steps.push(self.sys.step(&mut s, c, &mut self.worker));
-                steps.extend(reductions::fused_steps(&self.sys, &mut s, &mut self.worker, None));
-                self.normalize(&mut s);
+                steps.extend(self.replay_step(&mut s, c));
+                self.replay_normalize(&mut s);
             }
             then(self, s, steps)
         };
@@ -96,4 +358,36 @@ impl<'p> Explorer<'p> {
             self.path = self.replay_to(id, then);
         }
     }
+}
+
+impl Whole {
+    /// Whether the replayed state it follows holds `lens[t]` events of
+    /// each thread `t`.
+    pub(crate) fn fits(&self, lens: &[usize]) -> bool {
+        lens.len() == self.ident.len()
+            && (lens.iter().enumerate()).all(|(t, &n)| self.map[self.ident[t] as usize].len() == n)
+    }
+}
+
+/// Each event of `exec` (an execution built from a state) as the state's
+/// key: `(thread, place in its program order)`, a stuck wait at the place
+/// after the thread's last event, a launch init `(LAUNCH, barrier)`.
+pub(crate) fn event_keys(exec: &Execution) -> Vec<(u32, u32)> {
+    let mut next = vec![0u32; exec.threads.len().max(1)];
+    (exec.ids())
+        .map(|e| {
+            let ev = exec.event(e);
+            match (ev.thread, ev.target) {
+                (Some(t), _) => {
+                    if next.len() <= t.index() {
+                        next.resize(t.index() + 1, 0);
+                    }
+                    next[t.index()] += 1;
+                    (t.0, next[t.index()] - 1)
+                }
+                (None, Target::Barrier(b)) => (LAUNCH, b.0),
+                (None, _) => (LAUNCH, u32::MAX),
+            }
+        })
+        .collect()
 }

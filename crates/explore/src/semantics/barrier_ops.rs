@@ -361,7 +361,10 @@ impl System<'_> {
                     },
                     target,
                 });
-                format!("phase {tp} was taken already by an earlier wait of this thread: returns at once")
+                format!(
+                    "phase {tp} of {} was taken already by an earlier wait of this thread: returns at once",
+                    self.bname(b)
+                )
             }
             WaitPlan::Phases(_, tp, stale) => {
                 let i = phase.expect("an enabled wait has a phase");
@@ -376,7 +379,8 @@ impl System<'_> {
                         w,
                     );
                 }
-                let (effect, ph) = self.bind(s, t, b, i, w);
+                let with = tp.map_or(String::new(), |tp| format!(" with a token of phase {tp}"));
+                let (effect, ph) = self.bind(s, t, b, i, &with, w);
                 let took = (tp.is_none() && self.an.mixed_waits[b]).then_some(ph.number);
                 if let (Some(BarrierResult::Reduce(r)), Some(red)) = (result, spec.reduce) {
                     s.threads[t].regs[r.index()] = match red {
@@ -401,12 +405,15 @@ impl System<'_> {
             WaitPlan::Parity(i, parity) => {
                 let (effect, members, took) = match i {
                         Some(i) => {
-                            let (effect, ph) = self.bind(s, t, b, i, w);
+                            let (effect, ph) = self.bind(s, t, b, i, &format!(" with parity {parity}"), w);
                             let took = self.an.mixed_waits[b].then_some(ph.number);
                             (effect, ph.members, took)
                         }
                         None => (
-                            "no phase to take (the one before a fresh barrier's first, or one it waited on already): no participants".to_string(),
+                            format!(
+                                "no phase of {} to take with parity {parity} (the one before a fresh barrier's first, or one it waited on already): no participants",
+                                self.bname(b)
+                            ),
                             Members::default(),
                             None,
                         ),
@@ -430,8 +437,17 @@ impl System<'_> {
 
     /// participates-in, recorded: thread `t`'s wait completes on completed
     /// phase `i` of barrier `b` (one [`System::participates_in`] offered),
-    /// whose members become its participants.
-    pub(crate) fn bind(&self, s: &mut State, t: usize, b: usize, i: u32, w: &mut Worker) -> (String, Phase) {
+    /// whose members become its participants. The effect says `with`
+    /// after the barrier (the parity or token the wait used).
+    pub(crate) fn bind(
+        &self,
+        s: &mut State,
+        t: usize,
+        b: usize,
+        i: u32,
+        with: &str,
+        w: &mut Worker,
+    ) -> (String, Phase) {
         let ph = &mut s.bars[b].done[i as usize];
         ph.bound.set(t);
         let ph = ph.clone();
@@ -455,7 +471,7 @@ impl System<'_> {
             .map(|&(u, q)| self.label_of(s, u, q, &w.ident))
             .collect();
         let effect = format!(
-            "completes on phase {} of {} (participants: {})",
+            "completes on phase {} of {}{with} (participants: {})",
             ph.number,
             self.bname(b),
             who.join(", ")

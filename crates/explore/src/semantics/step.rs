@@ -173,6 +173,7 @@ impl System<'_> {
                 span,
                 text,
                 effect: format!("runs on: {MAX_LOCAL_STEPS} local steps without a visible operation"),
+                events: Vec::new(),
             };
         }
         if let InstrKind::Await(cond) = &ins.kind {
@@ -184,6 +185,7 @@ impl System<'_> {
                     span,
                     text,
                     effect: "spins: the condition does not hold".into(),
+                    events: Vec::new(),
                 };
             }
         }
@@ -295,6 +297,7 @@ impl System<'_> {
             span,
             text,
             effect,
+            events: Vec::new(),
         }
     }
 

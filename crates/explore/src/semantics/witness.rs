@@ -7,7 +7,7 @@
 use crate::semantics::System;
 use crate::state::answer::{Step, Witness};
 use crate::state::token::decode_token;
-use crate::state::{HKind, State, AT_END, AT_LAUNCH, LAUNCH, START};
+use crate::state::{Choice, HKind, State, AT_END, AT_LAUNCH, LAUNCH, START};
 use bc_graph::*;
 
 /// The event id of each `(thread, po)` history entry and `(LAUNCH, barrier)`
@@ -146,6 +146,23 @@ impl<'p> System<'p> {
         }
         let ev = &s.hist[t as usize][po as usize];
         event_label(self.p, t, ident[t as usize], po, ev.pc, ev.target)
+    }
+
+    /// Choice `c` at `s` as a witness replay traces it
+    /// ([`crate::semantics::worker::Traced`]): with the members of the
+    /// completed phase a wait chose.
+    pub(crate) fn traced(&self, s: &State, c: Choice) -> crate::semantics::worker::Traced {
+        let t = c.thread as usize;
+        let members = c.phase.and_then(|i| {
+            let Some(InstrKind::Barrier { sel, .. }) =
+                self.p.instr(ThreadId(c.thread), s.threads[t].pc).map(|i| &i.kind)
+            else {
+                return None;
+            };
+            let b = self.resolve(s, t, *sel)?;
+            s.bars[b].done.get(i as usize).map(|ph| ph.members.to_vec())
+        });
+        (c, members)
     }
 
     /// The execution so far, with `stuck` threads blocked on their waits.

@@ -33,7 +33,18 @@ pub(crate) struct Worker {
     /// Set by a step the search cannot take (a copy with no free agent):
     /// the search halts for this reason.
     pub(crate) halt: Option<crate::state::answer::Stop>,
+    /// Set while a witness is replayed: every step taken (chosen or
+    /// fused, not the agent steps a step takes inside it), with the
+    /// members of the completed phase a wait chose, so that the replay
+    /// can take the same steps on the whole history
+    /// (`search/replay.rs`, `Whole`).
+    pub(crate) trace: Option<Vec<Traced>>,
 }
+
+/// A step as a witness replay traces it: the choice, and for a wait that
+/// chose a completed phase, that phase's members (a phase's index in the
+/// barrier's record differs where compaction forgot phases).
+pub(crate) type Traced = (crate::state::Choice, Option<Vec<(u32, u32)>>);
 
 impl Worker {
     /// A worker's context for a program of `threads` threads: nothing
@@ -47,6 +58,7 @@ impl Worker {
             hold_end: false,
             held_end: false,
             halt: None,
+            trace: None,
         }
     }
 }

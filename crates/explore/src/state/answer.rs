@@ -43,6 +43,11 @@ pub struct Step {
     pub text: String,
     /// What it did, e.g. `B: arrive count 1 of 2`.
     pub effect: String,
+    /// The events it added to the execution, by the labels' ids (`T1#2`:
+    /// the thread's second event), so that bmo and participates-in can be
+    /// joined to the steps; none for a step that added none (a spin, a
+    /// local continuation).
+    pub events: Vec<String>,
 }
 
 /// A witness execution: the interleaving that reached the finding, and the
