@@ -6,6 +6,7 @@
 use crate::ast::*;
 use crate::lexer::{lex, Tok, Token};
 use bc_syntax::{Diagnostic, Span};
+use std::collections::{HashMap, HashSet};
 
 /// Parses a PTX module: the tree it could build and every error.
 pub fn parse(text: &str) -> (Module, Vec<Diagnostic>) {
@@ -448,6 +449,7 @@ impl Parser {
             }
         }
         self.at += 1;
+        self.scope_registers();
         let mut body = Vec::new();
         let mut depth = 0usize;
         loop {
@@ -473,6 +475,88 @@ impl Parser {
         f.span = start.to(Span::new(self.prev_end() as usize, self.prev_end() as usize));
         f.body = Some(body);
         Some(f)
+    }
+
+    /// Registers declared again in a nested `{ }` block (inline assembly)
+    /// shadow the outer ones there (PTX scoping): from the current token
+    /// to the end of the function body, each such declaration and every
+    /// use inside its block is renamed apart (`%r1` becomes `%r1__shadow0`),
+    /// so the flat register file the lowering builds keeps both. A range
+    /// (`%t<3>`) renames each of its registers.
+    fn scope_registers(&mut self) {
+        let mut scopes: Vec<HashMap<String, String>> = vec![HashMap::new()];
+        // Per scope, the registers it declares (its renames included).
+        let mut declared: Vec<HashSet<String>> = vec![HashSet::new()];
+        let mut fresh = 0usize;
+        let mut i = self.at;
+        while i < self.toks.len() {
+            match self.toks[i].tok.clone() {
+                Tok::Punct('{') => {
+                    scopes.push(HashMap::new());
+                    declared.push(HashSet::new());
+                }
+                Tok::Punct('}') => {
+                    scopes.pop();
+                    declared.pop();
+                    if scopes.is_empty() {
+                        return;
+                    }
+                }
+                Tok::Name(n) if n == ".reg" => {
+                    i += 1;
+                    while let Some(t) = self.toks.get(i) {
+                        match t.tok.clone() {
+                            Tok::Punct(';') | Tok::Punct('}') | Tok::Punct('{') => break,
+                            Tok::Name(r) if !r.starts_with('.') => {
+                                let count = match (self.toks.get(i + 1), self.toks.get(i + 2), self.toks.get(i + 3)) {
+                                    (Some(a), Some(b), Some(c))
+                                        if a.tok == Tok::Punct('<') && c.tok == Tok::Punct('>') =>
+                                    {
+                                        match b.tok {
+                                            Tok::Int(k) if (0..=65536).contains(&k) => Some(k as usize),
+                                            _ => None,
+                                        }
+                                    }
+                                    _ => None,
+                                };
+                                let names: Vec<String> = match count {
+                                    Some(k) => (0..k).map(|j| format!("{r}{j}")).collect(),
+                                    None => vec![r.clone()],
+                                };
+                                let depth = scopes.len() - 1;
+                                let outer = names.iter().any(|m| declared[..depth].iter().any(|d| d.contains(m)));
+                                if depth > 0 && outer {
+                                    let to = format!("{r}__shadow{fresh}");
+                                    fresh += 1;
+                                    match count {
+                                        Some(k) => {
+                                            for j in 0..k {
+                                                scopes[depth].insert(format!("{r}{j}"), format!("{to}{j}"));
+                                            }
+                                        }
+                                        None => {
+                                            scopes[depth].insert(r.clone(), to.clone());
+                                        }
+                                    }
+                                    self.toks[i].tok = Tok::Name(to);
+                                }
+                                declared[depth].extend(names);
+                            }
+                            _ => {}
+                        }
+                        i += 1;
+                    }
+                    continue;
+                }
+                Tok::Name(n) => {
+                    if let Some(to) = scopes.iter().rev().find_map(|s| s.get(&n)) {
+                        self.toks[i].tok = Tok::Name(to.clone());
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
     }
 
     fn item(&mut self, body: &mut Vec<Item>) {
