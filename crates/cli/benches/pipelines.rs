@@ -14,26 +14,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-/// The verdict of a check as a sorted, comma-separated list (`ok` when
-/// empty), marked partial when the search stopped.
-fn verdict(cell: &common::Cell) -> String {
-    let v = cell.result["verdict"]
-        .as_array()
-        .map(|v| v.iter().filter_map(|k| k.as_str()).collect::<Vec<_>>().join(", "))
-        .map(|v| if v.is_empty() { "ok".to_string() } else { v })
-        .unwrap_or_else(|| "error".to_string());
-    if cell.stop() == "exhausted" {
-        v
-    } else {
-        format!("({v} so far)")
-    }
-}
-
 /// One column: verdict, states, time, peak memory, stop.
 fn column(cell: &common::Cell) -> String {
     format!(
         "{} | {} | {:.2} | {} | {}",
-        verdict(cell),
+        cell.verdict(),
         cell.states(),
         cell.wall_s,
         cell.peak_mib,

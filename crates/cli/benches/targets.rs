@@ -106,19 +106,8 @@ fn main() {
         let path = dir.join(format!("target-{i}.litmus"));
         std::fs::write(&path, &shape.text).expect("write");
         let cell = common::check_once(bin, &path, limit, &extra);
-        let (r, wall, peak) = (&cell.result, cell.wall_s, &cell.peak_mib);
-        let verdict = r["verdict"]
-            .as_array()
-            .map(|v| v.iter().filter_map(|k| k.as_str()).collect::<Vec<_>>().join(", "))
-            .map(|v| if v.is_empty() { "ok".to_string() } else { v })
-            .unwrap_or_else(|| "error".to_string());
-        let (states, stop) = (cell.states(), cell.stop());
-        // A stopped search's findings are only those seen so far.
-        let verdict = if stop == "exhausted" {
-            verdict
-        } else {
-            format!("({verdict} so far)")
-        };
+        let (wall, peak) = (cell.wall_s, &cell.peak_mib);
+        let (states, stop, verdict) = (cell.states(), cell.stop(), cell.verdict());
         let met = if stop == "exhausted" && wall < shape.target_s {
             "yes"
         } else {

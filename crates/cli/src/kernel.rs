@@ -4,7 +4,7 @@
 //! [`TestReport`] a litmus file gives. The binary reads `.ptx` files, runs
 //! nvcc for `.cu` files and merges the header's flags with its own.
 
-use crate::{CheckOptions, ProgressChoice};
+use crate::CheckOptions;
 use bc_ptx::Launch;
 use bc_report::TestReport;
 use bc_syntax::{Diagnostic, FindingKind, SourceFile, Span};
@@ -193,17 +193,7 @@ pub fn check_kernel(job: &KernelJob, opts: &CheckOptions) -> TestReport {
         };
         let (module, _) = bc_ptx::parse(&job.source.text);
         match bc_ptx::lower_entry(&module, &job.source.text, &job.test, &job.entry, &job.launch, model) {
-            Ok(mut program) => {
-                match opts.progress {
-                    ProgressChoice::File => {}
-                    ProgressChoice::Model => program.progress = program.model.default_progress,
-                    ProgressChoice::Named(p) => program.progress = p,
-                }
-                report.outcome = Some(match &opts.states {
-                    Some(c) => bc_explore::explore_counting(&program, opts.search, c.clone()),
-                    None => bc_explore::explore(&program, opts.search),
-                });
-            }
+            Ok(program) => report.outcome = Some(crate::explore_program(program, opts)),
             Err(mut ds) => {
                 ds.sort_by_key(|d| d.span.map(|s| (s.start, s.end)));
                 ds.dedup();

@@ -150,17 +150,7 @@ fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestR
     report.expect_span = lit.expect.as_ref().map(|e| e.span);
     let result = lower_parsed(&report.source, &lit, diags, opts.model.clone());
     match result {
-        Ok(mut program) => {
-            match opts.progress {
-                ProgressChoice::File => {}
-                ProgressChoice::Model => program.progress = program.model.default_progress,
-                ProgressChoice::Named(p) => program.progress = p,
-            }
-            report.outcome = Some(match &opts.states {
-                Some(c) => bc_explore::explore_counting(&program, opts.search, c.clone()),
-                None => bc_explore::explore(&program, opts.search),
-            })
-        }
+        Ok(program) => report.outcome = Some(explore_program(program, opts)),
         Err(mut ds) => {
             bc_report::diagnostic::cap(&mut ds);
             report.diagnostics = ds;
@@ -171,6 +161,21 @@ fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestR
 
 /// Lowers a parsed file. Lowering runs even after parse errors (on the
 /// recovered tree) so one run reports every error of the file.
+/// Explores a lowered program under `opts`: its progress model as the
+/// command chose it, counting states for the progress bar when asked.
+/// Litmus files and compiled kernels (`kernel.rs`) alike.
+pub(crate) fn explore_program(mut program: bc_graph::Program, opts: &CheckOptions) -> bc_explore::Outcome {
+    match opts.progress {
+        ProgressChoice::File => {}
+        ProgressChoice::Model => program.progress = program.model.default_progress,
+        ProgressChoice::Named(p) => program.progress = p,
+    }
+    match &opts.states {
+        Some(c) => bc_explore::explore_counting(&program, opts.search, c.clone()),
+        None => bc_explore::explore(&program, opts.search),
+    }
+}
+
 fn lower_parsed(
     source: &SourceFile,
     lit: &bc_syntax::Litmus,

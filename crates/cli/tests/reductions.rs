@@ -540,6 +540,20 @@ proptest! {
 /// loop, a single test_wait whose result is ignored), and the usual
 /// mistakes (waiting or arriving on the other side's barrier, reading
 /// first).
+/// One of the statements `own` of a two-stage pipeline, its stage `S`
+/// made 0 or 1, sometimes followed by a flip of the parity `ph`.
+fn staged(own: &[&str]) -> impl Strategy<Value = String> {
+    let own: Vec<String> = own.iter().map(|s| s.to_string()).collect();
+    (prop::sample::select(own), 0u8..2, prop::bool::weighted(0.15)).prop_map(|(s, stage, flip)| {
+        let s = s.replace('S', &stage.to_string());
+        if flip {
+            format!("{s}; ph = 1 - ph")
+        } else {
+            s
+        }
+    })
+}
+
 fn pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
     let own: &[&str] = if producer {
         &[
@@ -565,15 +579,7 @@ fn pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
             "q = mbarrier.test_wait.parity fullS, ph",
         ]
     };
-    let own: Vec<String> = own.iter().map(|s| s.to_string()).collect();
-    (prop::sample::select(own), 0u8..2, prop::bool::weighted(0.15)).prop_map(|(s, stage, flip)| {
-        let s = s.replace('S', &stage.to_string());
-        if flip {
-            format!("{s}; ph = 1 - ph")
-        } else {
-            s
-        }
-    })
+    staged(own)
 }
 
 /// A kernel of one or two blocks: `tid < P` produce, the rest consume,
@@ -642,15 +648,7 @@ fn copy_pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
             "q = mbarrier.test_wait.parity fullS, ph",
         ]
     };
-    let own: Vec<String> = own.iter().map(|s| s.to_string()).collect();
-    (prop::sample::select(own), 0u8..2, prop::bool::weighted(0.15)).prop_map(|(s, stage, flip)| {
-        let s = s.replace('S', &stage.to_string());
-        if flip {
-            format!("{s}; ph = 1 - ph")
-        } else {
-            s
-        }
-    })
+    staged(own)
 }
 
 /// A warp-specialized copy pipeline: `tid < P` issue bulk copies

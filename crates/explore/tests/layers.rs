@@ -46,6 +46,18 @@ struct File {
     text: String,
 }
 
+/// The lines (from 1) of `text` whose code (comments left out) uses one
+/// of [`IO`], with the one it uses.
+fn io_uses(text: &str) -> Vec<(usize, &'static str)> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(n, line)| {
+            let code = line.split("//").next().unwrap_or("");
+            IO.iter().find(|io| code.contains(*io)).map(|io| (n + 1, *io))
+        })
+        .collect()
+}
+
 fn floor_of(module: &str) -> u8 {
     match module.split("::").next().unwrap_or("") {
         "state" => 1,
@@ -356,11 +368,8 @@ fn the_explorer_is_built_in_floors() {
                 ));
             }
         }
-        for (n, line) in f.text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or("");
-            if let Some(io) = IO.iter().find(|io| code.contains(*io)) {
-                problems.push(format!("{}:{}: `{io}`: only the cli crate does I/O", name(f), n + 1));
-            }
+        for (line, io) in io_uses(&f.text) {
+            problems.push(format!("{}:{line}: `{io}`: only the cli crate does I/O", name(f)));
         }
         let lines = f.text.lines().count();
         if lines >= MAX_LINES {
@@ -408,11 +417,8 @@ fn no_crate_but_the_cli_does_io() {
         walk(&dir.join("src"), &mut paths);
         for p in paths {
             let text = std::fs::read_to_string(&p).expect("read source");
-            for (n, line) in text.lines().enumerate() {
-                let code = line.split("//").next().unwrap_or("");
-                if let Some(io) = IO.iter().find(|io| code.contains(*io)) {
-                    problems.push(format!("{}:{}: `{io}`", p.display(), n + 1));
-                }
+            for (line, io) in io_uses(&text) {
+                problems.push(format!("{}:{line}: `{io}`", p.display()));
             }
         }
     }

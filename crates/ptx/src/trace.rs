@@ -167,6 +167,25 @@ impl Tracer<'_> {
         }
     }
 
+    /// The value of a barrier's operand `e` (`what`: its name in the
+    /// message); `None` when it is unknown or computed from a pointer
+    /// parameter's guessed address, after failing the instruction
+    /// (inconclusive).
+    fn barrier_operand(&mut self, e: &PExpr, env: &[V], pc: usize, place: (i64, i64), what: &str) -> Option<i64> {
+        match self.eval(e, env, pc, place) {
+            V::K(_, true) => {
+                let why = format!("{what} is computed from a pointer parameter (pass `--param` if it is an integer)");
+                self.fail(pc, &why, V::K(0, false), place);
+                None
+            }
+            V::K(v, false) => Some(v),
+            u => {
+                self.fail(pc, what, u, place);
+                None
+            }
+        }
+    }
+
     fn line(&self, s: Span) -> u32 {
         self.source.line_col(s.start).line
     }
@@ -366,46 +385,18 @@ impl Tracer<'_> {
                 }
                 Op::Bar { sel, count, dst, .. } => {
                     if let Some(s) = sel {
-                        match self.eval(s, &env, pc, place) {
-                            V::K(_, true) => {
-                                self.fail(
-                                    pc,
-                                    "the barrier operand is computed from a pointer parameter (pass `--param` if it is an integer)",
-                                    V::K(0, false),
-                                    place,
-                                );
-                                return;
-                            }
-                            V::K(v, _) => {
-                                let site = &mut self.sites[pc];
-                                site.sels.insert(v);
-                                note(&mut site.place, &mut site.place_varies, self.g, v);
-                            }
-                            u => {
-                                self.fail(pc, "the barrier operand", u, place);
-                                return;
-                            }
-                        }
+                        let Some(v) = self.barrier_operand(s, &env, pc, place, "the barrier operand") else {
+                            return;
+                        };
+                        let site = &mut self.sites[pc];
+                        site.sels.insert(v);
+                        note(&mut site.place, &mut site.place_varies, self.g, v);
                     }
                     if let Some(n) = count {
-                        match self.eval(n, &env, pc, place) {
-                            V::K(_, true) => {
-                                self.fail(
-                                    pc,
-                                    "the thread count is computed from a pointer parameter (pass `--param` if it is an integer)",
-                                    V::K(0, false),
-                                    place,
-                                );
-                                return;
-                            }
-                            V::K(v, _) => {
-                                self.sites[pc].counts.insert(v);
-                            }
-                            u => {
-                                self.fail(pc, "the thread count", u, place);
-                                return;
-                            }
-                        }
+                        let Some(v) = self.barrier_operand(n, &env, pc, place, "the thread count") else {
+                            return;
+                        };
+                        self.sites[pc].counts.insert(v);
                     }
                     if let Some(r) = dst {
                         // A reduction over the phase: not known here.

@@ -31,6 +31,23 @@ impl Cell {
     pub fn stop(&self) -> String {
         self.result["stop"].as_str().unwrap_or("error").to_string()
     }
+    /// The verdict as a comma-separated list (`ok` when empty), in
+    /// parentheses when the search stopped: a stopped search's findings
+    /// are only those seen so far.
+    // Every bench compiles this module; not every one prints verdicts.
+    #[allow(dead_code)]
+    pub fn verdict(&self) -> String {
+        let v = self.result["verdict"]
+            .as_array()
+            .map(|v| v.iter().filter_map(|k| k.as_str()).collect::<Vec<_>>().join(", "))
+            .map(|v| if v.is_empty() { "ok".to_string() } else { v })
+            .unwrap_or_else(|| "error".to_string());
+        if self.stop() == "exhausted" {
+            v
+        } else {
+            format!("({v} so far)")
+        }
+    }
 }
 
 /// Checks `path` with the binary `bin` under a time limit of `limit`

@@ -18,6 +18,12 @@ pub(crate) fn groups(p: &Program) -> Vec<u32> {
         }
         x
     }
+    // The smaller index is the root: the group's number is its first
+    // thread.
+    fn union(parent: &mut [usize], x: usize, y: usize) {
+        let (a, b) = (root(parent, x), root(parent, y));
+        parent[a.max(b)] = a.min(b);
+    }
     // A host's `device_sync` waits for every device thread to end
     // (`System::device_idle`): where one exists, each thread's end is an
     // operation on the host object.
@@ -36,13 +42,7 @@ pub(crate) fn groups(p: &Program) -> Vec<u32> {
         }
         for o in objs {
             match owner.get(&o) {
-                Some(&u) => {
-                    let (a, b) = (root(&mut parent, u), root(&mut parent, t));
-                    // The smaller index is the root: the group's number
-                    // is its first thread.
-                    let (lo, hi) = (a.min(b), a.max(b));
-                    parent[hi] = lo;
-                }
+                Some(&u) => union(&mut parent, u, t),
                 None => {
                     owner.insert(o, t);
                 }
@@ -56,9 +56,7 @@ pub(crate) fn groups(p: &Program) -> Vec<u32> {
         for ins in live_instrs(p, ThreadId(t as u32)) {
             if let InstrKind::CopyIssue { site, .. } = ins.kind {
                 for &(a, _) in p.copy_agents(ThreadId(t as u32), site) {
-                    let (x, y) = (root(&mut parent, t), root(&mut parent, a.index()));
-                    let (lo, hi) = (x.min(y), x.max(y));
-                    parent[hi] = lo;
+                    union(&mut parent, t, a.index());
                 }
             }
         }
