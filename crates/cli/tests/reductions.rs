@@ -210,6 +210,12 @@ fn cuda_stmt() -> impl Strategy<Value = String> {
         "bar.sync 1, 2",
         "bar.arrive 1, 2",
         "bar.sync 2",
+        // The .aligned forms: a kernel's lanes form one warp, which
+        // arrives as one (docs/semantics.md, "A warp arrives as one"),
+        // or splits where its lanes diverge.
+        "barrier.sync.aligned 1, 2",
+        "barrier.cta.arrive.aligned 1, 2",
+        "if lane == 0 { barrier.sync.aligned 3, 2 } else { barrier.sync.aligned 3, 2 }",
         "r = __syncthreads_count 1",
         "t = arrive B",
         "wait B, t",

@@ -179,7 +179,10 @@ fn history_rules_decide_by_themselves() {
 /// its block barrier even where the body never names it).
 #[test]
 fn threads_are_grouped_by_the_objects_they_may_touch() {
-    let groups = |text: &str| crate::analysis::groups::groups(&program(text));
+    let groups = |text: &str| {
+        let p = program(text);
+        crate::analysis::groups::groups(&p, &crate::analysis::warps::aligned_warps(&p))
+    };
     let head = "litmus \"g\"\nmodel cuda-sm80\nvar s scope=block\nvar g\n";
     assert_eq!(
         groups(&format!(

@@ -8,7 +8,7 @@ use bc_graph::*;
 
 /// Per thread, the number of its group: the index of the group's first
 /// thread. Threads of one group share objects at least transitively.
-pub(crate) fn groups(p: &Program) -> Vec<u32> {
+pub(crate) fn groups(p: &Program, warps: &super::warps::Warps) -> Vec<u32> {
     let n = p.threads.len();
     let mut parent: Vec<usize> = (0..n).collect();
     fn root(parent: &mut [usize], mut x: usize) -> usize {
@@ -59,6 +59,14 @@ pub(crate) fn groups(p: &Program) -> Vec<u32> {
                     union(&mut parent, t, a.index());
                 }
             }
+        }
+    }
+    // A lane at an `.aligned` arrive waits for the other lanes of its
+    // warp (`System::lane_mode`): whatever they operate on, a step of one
+    // may enable another's, so a warp is one group.
+    for lanes in &warps.lanes {
+        for &u in &lanes[1..] {
+            union(&mut parent, lanes[0] as usize, u as usize);
         }
     }
     (0..n).map(|t| root(&mut parent, t) as u32).collect()

@@ -16,6 +16,7 @@ pub(crate) mod phase_counted;
 pub(crate) mod pinned;
 pub(crate) mod reach;
 pub(crate) mod sortable;
+pub(crate) mod warps;
 
 use crate::state::answer::Stop;
 use crate::state::budget::Budget;
@@ -112,6 +113,9 @@ pub(crate) struct Analyses {
     /// applies (on, more than one group, and every execution finite or the
     /// state graph recorded); else empty.
     pub(crate) groups: Vec<u32>,
+    /// The lanes of each warp that arrive together at `.aligned` barriers
+    /// (`warps.rs`); empty without `.aligned` arrives.
+    pub(crate) warps: warps::Warps,
 }
 
 impl Analyses {
@@ -152,8 +156,9 @@ impl Analyses {
         // A program with loops needs its state graph to tell whether the
         // reduced search met a cycle (`por.rs`): no reduction without it.
         budget.go_on()?;
+        let warps = warps::aligned_warps(p);
         let groups = if reductions.por && (finite || graph) {
-            let g = groups::groups(p);
+            let g = groups::groups(p, &warps);
             if g.iter().any(|&x| x != g[0]) {
                 g
             } else {
@@ -259,6 +264,7 @@ impl Analyses {
             may_end,
             fused_arrives,
             groups,
+            warps,
             parity_barriers,
             reach_barriers,
             reach_parity,

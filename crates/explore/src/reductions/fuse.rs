@@ -68,7 +68,7 @@
 //! it when the end drops at most one barrier, one whose arrives fuse
 //! ([`System::end_drop_fusible`]).
 
-use crate::semantics::choices::WaitPlan;
+use crate::semantics::choices::{Lane, WaitPlan};
 use crate::semantics::worker::Worker;
 use crate::semantics::System;
 use crate::state::answer::Step;
@@ -124,8 +124,10 @@ impl System<'_> {
         // phase's first arrive, so the state between two phases is stored
         // and normalized, where compaction forgets the completed phase
         // (it forgets only while no completed phase is pending).
+        // A warp's arrival (`Lane::Leads`) is a step of several lanes,
+        // which fusion's undo does not restore: the search takes it.
         self.arrive_on_fused(s, t, ident)
-            .filter(|&(_, b)| s.bars[b].open.is_some())
+            .filter(|&(_, b)| s.bars[b].open.is_some() && self.lane_mode(s, t) == Lane::Alone)
     }
 
     /// The choice of thread `t`'s arrive and its barrier, when it is an
@@ -143,6 +145,13 @@ impl System<'_> {
             return None;
         };
         if !self.an.fused_arrives[b] || self.neutral(s, t, b, op, ident).is_some() {
+            return None;
+        }
+        // A lane that waits for its warp, or arrives with the warp's first
+        // lane, has no step of its own. A warp's arrival commutes with the
+        // other arrives as one lane's does: it adds its lanes to the open
+        // phase, which is sorted, and a lockstep phase needs every lane.
+        if matches!(self.lane_mode(s, t), Lane::Held | Lane::Follows) {
             return None;
         }
         Some((

@@ -78,12 +78,12 @@ impl System<'_> {
                 let mut ends = Vec::new();
                 for (x, y) in [(a, b), (b, a)] {
                     let mut n = s.clone();
-                    self.step(&mut n, x, &mut w);
+                    self.step_warp(&mut n, x, &mut w);
                     assert!(
                         self.choices(&n, &ident).contains(&y),
                         "partial-order reduction: {y:?} is not enabled after {x:?}"
                     );
-                    self.step(&mut n, y, &mut w);
+                    self.step_warp(&mut n, y, &mut w);
                     // Arrives of one phase commute up to the order of its
                     // members, which canonicalization sorts.
                     canonical(&mut n);

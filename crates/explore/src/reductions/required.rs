@@ -172,6 +172,11 @@ impl System<'_> {
             let Some(kind) = self.p.instr(ThreadId(t as u32), th.pc).map(|i| &i.kind) else {
                 continue;
             };
+            // A warp's arrival (several lanes' arrives) is not weighed
+            // against the count as one arrive is.
+            if self.lane_mode(s, t) == crate::semantics::choices::Lane::Leads {
+                continue;
+            }
             let step = match kind {
                 InstrKind::Barrier { op, sel, .. } => {
                     let Some(b) = self.resolve(s, t, *sel) else { continue };

@@ -125,11 +125,11 @@ impl<'p> Explorer<'p> {
             // The successor is built in the scratch state (its vectors
             // reused) and copied out only when it is new.
             let mut n = State::copy_in(&mut self.work.successor, s);
-            let step = self.sys.step(&mut n, choice, &mut self.worker);
+            let steps = self.sys.step_warp(&mut n, choice, &mut self.worker);
             if let Some(why) = self.worker.halt.take() {
                 self.budget.halt(why);
             }
-            self.path.push(step);
+            self.path.extend(steps);
             let fused = reductions::fused_steps(&self.sys, &mut n, &mut self.worker, Some(&self.budget));
             self.path.extend(fused);
             self.flush_pending(&n, &[]);

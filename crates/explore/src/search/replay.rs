@@ -276,7 +276,19 @@ impl<'p> Explorer<'p> {
     /// replayed state `s` and on the whole run.
     pub(crate) fn replay_step(&mut self, s: &mut State, c: Choice) -> Vec<Step> {
         let mut trace = vec![self.sys.traced(s, c)];
-        let mut steps = vec![self.sys.step(s, c, &mut self.worker)];
+        // A warp's arrival: the other lanes' arrives, each a step of its
+        // own on the whole run.
+        let lanes = self.sys.warp_followers(s, c);
+        trace.extend(lanes.into_iter().map(|u| {
+            self.sys.traced(
+                s,
+                Choice {
+                    thread: u,
+                    phase: c.phase,
+                },
+            )
+        }));
+        let mut steps = self.sys.step_warp(s, c, &mut self.worker);
         self.worker.trace = Some(std::mem::take(&mut trace));
         steps.extend(reductions::fused_steps(&self.sys, s, &mut self.worker, None));
         trace.extend(self.worker.trace.take().unwrap_or_default());

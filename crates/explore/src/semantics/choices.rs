@@ -48,7 +48,178 @@ pub(crate) enum WaitPlan {
     Taken(u32),
 }
 
+/// How a lane at an `.aligned` arrive stands with its warp
+/// ([`System::lane_mode`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lane {
+    /// Its step is its own: not at an `.aligned` arrive, alone in its warp,
+    /// or its warp diverged at the barrier: the live lanes are all at
+    /// `.aligned` arrives but not at one site and barrier, or one of them
+    /// arrived in the barrier's open phase on its own. Each lane then
+    /// arrives on its own, and the aligned-barrier rule judges the phase.
+    Alone,
+    /// The first live lane of a warp whose live lanes are all at this
+    /// `.aligned` arrive: its step is the warp's arrival, every lane's
+    /// arrive in thread order ([`System::warp_followers`]).
+    Leads,
+    /// A later lane of such a warp: it arrives with the first.
+    Follows,
+    /// Some live lane of its warp is not at an `.aligned` arrive yet: it
+    /// waits for that lane (PTX ISA, `barrier{.cta}`).
+    Held,
+}
+
 impl System<'_> {
+    /// How thread `t` stands with its warp when it is at an `.aligned`
+    /// arrive (PTX ISA, `barrier{.cta}`: a thread at a barrier instruction
+    /// waits for every non-exited thread of its warp, and the barrier
+    /// records the warp's arrival; `.aligned`: all of them through that
+    /// one instruction). A lane is live when it has not ended. The
+    /// arrive's site is its code and pc, and its barrier the instance its
+    /// selector names now.
+    pub(crate) fn lane_mode(&self, s: &State, t: usize) -> Lane {
+        let mates = self.an.warps.mates(t);
+        if mates.is_empty() {
+            return Lane::Alone;
+        }
+        let Some(here) = self.aligned_arrive(s, t) else {
+            return match self.aligned_wait(s, t) {
+                Some(b) => self.wait_lane_mode(s, t, b, mates),
+                None => Lane::Alone,
+            };
+        };
+        let code = self.p.threads[t].code;
+        let (mut same, mut first, mut held, mut split) = (true, true, false, false);
+        for &u in mates {
+            let u = u as usize;
+            if u == t {
+                continue;
+            }
+            match s.threads[u].status {
+                Status::Done => continue,
+                Status::NotLaunched => held = true,
+                Status::Running => match self.aligned_arrive(s, u) {
+                    Some(b) => {
+                        same &= b == here && self.p.threads[u].code == code && s.threads[u].pc == s.threads[t].pc;
+                        first &= u > t;
+                    }
+                    // A lane that arrived in the barrier's open phase
+                    // on its own: the warp is split already (it reached
+                    // the barrier through different instructions), and
+                    // its lanes arrive on their own.
+                    None if here != usize::MAX && self.arrived_in_open(s, u, here) => split = true,
+                    None => held = true,
+                },
+            }
+        }
+        match (split, held, same, first) {
+            (true, ..) | (false, false, false, _) => Lane::Alone,
+            (false, true, ..) => Lane::Held,
+            (false, false, true, true) => Lane::Leads,
+            (false, false, true, false) => Lane::Follows,
+        }
+    }
+
+    /// How thread `t`, at the wait of an `.aligned` sync on barrier `b`
+    /// ([`System::aligned_wait`]), stands with its warp `mates`: the
+    /// barrier releases a warp together, so where every live lane waits
+    /// there and all can take the same completed phases, the first lane's
+    /// step takes every lane's wait ([`Lane::Leads`], [`Lane::Follows`]);
+    /// otherwise (a phase not complete yet, or a warp split across
+    /// phases) each lane waits on its own.
+    fn wait_lane_mode(&self, s: &State, t: usize, b: usize, mates: &[u32]) -> Lane {
+        let mine = self.participates_in(s, t, b, WaitForm::Plain);
+        if mine.is_empty() {
+            return Lane::Alone;
+        }
+        let mut first = true;
+        for &u in mates {
+            let u = u as usize;
+            if u == t || s.threads[u].status == Status::Done {
+                continue;
+            }
+            let together = s.threads[u].status == Status::Running
+                && self.p.threads[u].code == self.p.threads[t].code
+                && s.threads[u].pc == s.threads[t].pc
+                && self.aligned_wait(s, u) == Some(b)
+                && self.participates_in(s, u, b, WaitForm::Plain) == mine;
+            if !together {
+                return Lane::Alone;
+            }
+            first &= u > t;
+        }
+        if first {
+            Lane::Leads
+        } else {
+            Lane::Follows
+        }
+    }
+
+    /// The barrier instance of running thread `t`'s next instruction when
+    /// it is the plain wait of an `.aligned` sync (`barrier.sync.aligned`
+    /// and PTX's `bar.sync`: the wait lowered from the statement whose
+    /// arrive is the instruction before it, `.aligned`).
+    fn aligned_wait(&self, s: &State, t: usize) -> Option<usize> {
+        let th = &s.threads[t];
+        if th.status != Status::Running || th.pc == 0 {
+            return None;
+        }
+        let tid = ThreadId(t as u32);
+        let ins = self.p.instr(tid, th.pc)?;
+        let InstrKind::Barrier {
+            op: BarrierOp::Wait(w),
+            sel,
+            ..
+        } = &ins.kind
+        else {
+            return None;
+        };
+        if w.poll || w.token.is_some() || w.parity.is_some() {
+            return None;
+        }
+        let prev = self.p.instr(tid, th.pc - 1)?;
+        match &prev.kind {
+            InstrKind::Barrier {
+                op: BarrierOp::Arrive(a),
+                sel: psel,
+                ..
+            } if a.aligned && psel == sel && prev.span == ins.span => self.resolve(s, t, *sel),
+            _ => None,
+        }
+    }
+
+    /// The barrier instance of running thread `t`'s next instruction when
+    /// it arrives through an `.aligned` form (`usize::MAX` when its
+    /// selector names none).
+    fn aligned_arrive(&self, s: &State, t: usize) -> Option<usize> {
+        let th = &s.threads[t];
+        if th.status != Status::Running {
+            return None;
+        }
+        match &self.p.instr(ThreadId(t as u32), th.pc)?.kind {
+            InstrKind::Barrier {
+                op: BarrierOp::Arrive(a),
+                sel,
+                ..
+            } if a.aligned => Some(self.resolve(s, t, *sel).unwrap_or(usize::MAX)),
+            _ => None,
+        }
+    }
+
+    /// The other lanes that arrive in choice `c`'s step, in thread order:
+    /// the live lanes of its warp when its thread leads the warp's
+    /// arrival ([`Lane::Leads`]); none otherwise.
+    /// A leading wait's lanes take the phase it takes.
+    pub(crate) fn warp_followers(&self, s: &State, c: Choice) -> Vec<u32> {
+        let t = c.thread as usize;
+        if self.lane_mode(s, t) != Lane::Leads {
+            return Vec::new();
+        }
+        (self.an.warps.mates(t).iter().copied())
+            .filter(|&u| u as usize != t && s.threads[u as usize].status == Status::Running)
+            .collect()
+    }
+
     /// The declared name of thread index `t` under the renaming `ident`
     /// (symmetry renames threads; names follow the declared ones).
     pub(crate) fn thread_name<'a>(&'a self, ident: &[u32], t: usize) -> &'a str {
@@ -208,6 +379,10 @@ impl System<'_> {
                     sel,
                     ..
                 } => {
+                    // A lane that the first lane of its warp releases.
+                    if !self.an.warps.lanes.is_empty() && self.lane_mode(s, t) == Lane::Follows {
+                        continue;
+                    }
                     let Some(b) = self.resolve(s, t, *sel) else {
                         out.push(one);
                         continue;
@@ -240,6 +415,16 @@ impl System<'_> {
                 }
                 InstrKind::DeviceSync => {
                     if self.device_idle(s) {
+                        out.push(one);
+                    }
+                }
+                // A lane of a warp that arrives together: the first lane's
+                // step is the warp's; a held lane waits for its warp.
+                InstrKind::Barrier {
+                    op: BarrierOp::Arrive(a),
+                    ..
+                } if a.aligned => {
+                    if matches!(self.lane_mode(s, t), Lane::Alone | Lane::Leads) {
                         out.push(one);
                     }
                 }

@@ -54,6 +54,9 @@ impl<'p> System<'p> {
 
     /// Whether thread `t` of `s` is at a (blocking) wait; a polling wait
     /// never blocks.
+    /// A lane held at an `.aligned` arrive by its warp
+    /// (`choices::Lane::Held`) waits too; a lane whose wait the first lane
+    /// of its warp takes (`choices::Lane::Follows`) is not blocked.
     pub(crate) fn at_wait(&self, s: &State, t: usize) -> bool {
         matches!(
             self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
@@ -61,7 +64,8 @@ impl<'p> System<'p> {
                 op: BarrierOp::Wait(w),
                 ..
             }) if !w.poll
-        )
+        ) && self.lane_mode(s, t) != choices::Lane::Follows
+            || self.lane_mode(s, t) == choices::Lane::Held
     }
 
     /// The span and text of instruction `pc` in the body of the thread that

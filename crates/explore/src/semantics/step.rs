@@ -149,7 +149,44 @@ impl System<'_> {
         }
     }
 
-    /// Performs one visible operation and the local steps after it.
+    /// Performs choice `c`: its thread's visible operation and the local
+    /// steps after it, then, when it leads its warp's arrival at an
+    /// `.aligned` barrier ([`System::warp_followers`]), every other live
+    /// lane's arrive in thread order, one witness step each.
+    pub(crate) fn step_warp(&self, s: &mut State, c: Choice, w: &mut Worker) -> Vec<Step> {
+        let followers = self.warp_followers(s, c);
+        if followers.is_empty() {
+            return vec![self.step(s, c, w)];
+        }
+        // A wait's phase, by its members: taking it may retire earlier
+        // phases and move its index.
+        let members = self.traced(s, c).1;
+        let mut steps = vec![self.step(s, c, w)];
+        for u in followers {
+            let phase = members
+                .as_ref()
+                .and_then(|m| self.completed_phase_index(s, u as usize, m));
+            steps.push(self.step(s, Choice { thread: u, phase }, w));
+        }
+        steps
+    }
+
+    /// The index, among the completed phases of the barrier thread `t`'s
+    /// wait names, of the phase with these members.
+    fn completed_phase_index(&self, s: &State, t: usize, members: &[(u32, u32)]) -> Option<u32> {
+        let Some(InstrKind::Barrier { sel, .. }) = self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
+        else {
+            return None;
+        };
+        let b = self.resolve(s, t, *sel)?;
+        (s.bars[b].done.iter())
+            .position(|ph| ph.members.as_slice() == members)
+            .map(|i| i as u32)
+    }
+
+    /// Performs one visible operation and the local steps after it: one
+    /// lane's, whatever its warp (callers take choices through
+    /// [`System::step_warp`]).
     pub(crate) fn step(&self, s: &mut State, c: Choice, w: &mut Worker) -> Step {
         let t = c.thread as usize;
         let tid = ThreadId(c.thread);

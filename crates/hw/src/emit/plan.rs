@@ -153,7 +153,13 @@ impl<'a> Plan<'a> {
         for t in &lit.threads {
             names_of(&t.body, &mut stmt_names);
         }
-        let mapping = if stmt_names.values().any(|n| n == "__syncwarp" || n == "tile.sync") {
+        // Lanes where masks name lanes, and where `.aligned` barriers meet
+        // blocks of more than one warp: there a litmus thread is a lane
+        // (docs/semantics.md, "A warp arrives as one"), and a warp per
+        // litmus thread would not fit the block.
+        let aligned_lanes =
+            stmt_names.values().any(|n| n.ends_with(".aligned")) && prog.threads.iter().any(|t| t.ntid > 32);
+        let mapping = if aligned_lanes || stmt_names.values().any(|n| n == "__syncwarp" || n == "tile.sync") {
             Mapping::Lane
         } else {
             Mapping::Warp
