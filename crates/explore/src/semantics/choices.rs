@@ -90,6 +90,7 @@ impl System<'_> {
         };
         let code = self.p.threads[t].code;
         let (mut same, mut first, mut held, mut split) = (true, true, false, false);
+        let mut lanes = 1;
         for &u in mates {
             let u = u as usize;
             if u == t {
@@ -102,6 +103,7 @@ impl System<'_> {
                     Some(b) => {
                         same &= b == here && self.p.threads[u].code == code && s.threads[u].pc == s.threads[t].pc;
                         first &= u > t;
+                        lanes += 1;
                     }
                     // A lane that arrived in the barrier's open phase
                     // on its own: the warp is split already (it reached
@@ -112,12 +114,52 @@ impl System<'_> {
                 },
             }
         }
+        // A count that would complete the phase before the warp's last
+        // lane (not a multiple of the warp, which PTX forbids) splits the
+        // warp: its lanes arrive on their own, which lane lands in which
+        // phase is the search's to choose, and the aligned-barrier rule
+        // judges the split.
+        let same = same && self.warp_fits(s, t, here, lanes);
         match (split, held, same, first) {
             (true, ..) | (false, false, false, _) => Lane::Alone,
             (false, true, ..) => Lane::Held,
             (false, false, true, true) => Lane::Leads,
             (false, false, true, false) => Lane::Follows,
         }
+    }
+
+    /// Whether `lanes` arrives like thread `t`'s next one (an `.aligned`
+    /// arrive on barrier instance `b`) land in one phase: the phase they
+    /// join does not complete before the last of them. Its count is the
+    /// one the arrive gives it (a thread count, or the whole block), else
+    /// the barrier's; a counted or transaction arrive never goes as a warp.
+    fn warp_fits(&self, s: &State, t: usize, b: usize, lanes: i64) -> bool {
+        let Some(InstrKind::Barrier {
+            op: BarrierOp::Arrive(a),
+            ..
+        }) = self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
+        else {
+            return false;
+        };
+        if b == usize::MAX || a.arrivals.is_some() || a.tx.is_some() {
+            return false;
+        }
+        let bar = &s.bars[b];
+        if !bar.init {
+            return true;
+        }
+        let needed = if a.count_match {
+            match &a.set_count {
+                Some(k) => ArriveCount::Threads(eval(self.p, s, t, k)),
+                None => ArriveCount::Block,
+            }
+            .needed(bar.expected)
+        } else {
+            bar.needed()
+        };
+        let arrived = if bar.open.is_some() { bar.arrived } else { 0 };
+        let pending = needed - arrived;
+        !(1..lanes).contains(&pending)
     }
 
     /// How thread `t`, at the wait of an `.aligned` sync on barrier `b`

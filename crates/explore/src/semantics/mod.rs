@@ -54,9 +54,10 @@ impl<'p> System<'p> {
 
     /// Whether thread `t` of `s` is at a (blocking) wait; a polling wait
     /// never blocks.
-    /// A lane held at an `.aligned` arrive by its warp
-    /// (`choices::Lane::Held`) waits too; a lane whose wait the first lane
-    /// of its warp takes (`choices::Lane::Follows`) is not blocked.
+    /// A lane whose wait the first lane of its warp takes
+    /// (`choices::Lane::Follows`) is not blocked. A lane held at an
+    /// `.aligned` arrive by its warp (`choices::Lane::Held`) is not at a
+    /// wait: the lane that holds it is, for good, or spins.
     pub(crate) fn at_wait(&self, s: &State, t: usize) -> bool {
         matches!(
             self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind),
@@ -65,7 +66,6 @@ impl<'p> System<'p> {
                 ..
             }) if !w.poll
         ) && self.lane_mode(s, t) != choices::Lane::Follows
-            || self.lane_mode(s, t) == choices::Lane::Held
     }
 
     /// The span and text of instruction `pc` in the body of the thread that
