@@ -166,9 +166,11 @@ fn an_unsettled_loop_stops_at_the_memory_limit() {
 /// one cut short by the state limit (the batches in flight are drained).
 #[test]
 fn many_batches_in_flight_give_the_same_answer_for_any_job_count() {
-    // Seven threads, no symmetry and no fusion (arrive fusion takes a
-    // phase's arrives in one step): levels of up to a thousand states, and
-    // a race between T0's write and T6's read for a finding with a witness.
+    // Seven threads, no symmetry, fusion or partial-order reduction
+    // (arrive fusion takes a phase's arrives in one step, and partial-order
+    // reduction each plain access alone): levels of up to a thousand
+    // states, and a race between T0's write and T6's read for a finding
+    // with a witness.
     let mut text = String::from("litmus \"wide\"\nmodel amdgpu\nbarrier B = 7\nvar x scope=block\n");
     for t in 0..7 {
         let access = match t {
@@ -188,6 +190,7 @@ fn many_batches_in_flight_give_the_same_answer_for_any_job_count() {
                     reductions: Reductions {
                         symmetry: false,
                         fuse: false,
+                        por: false,
                         ..Reductions::default()
                     },
                     limits: Limits {

@@ -317,7 +317,7 @@ pub fn lower_entry(
         let base = if shared {
             0x1000_0000 + k * trace::REGION_STRIDE
         } else {
-            (k + 1) << 36
+            (k + 1) * trace::GLOBAL_STRIDE
         };
         let mut name = region_name(raw);
         while !names_used.insert(name.clone()) {
@@ -342,7 +342,9 @@ pub fn lower_entry(
                 let base = *dynamic_shared.get_or_insert_with(|| add(&mut regions, &v.name.name, None, true, v.span));
                 symbols.insert(v.name.name.clone(), base);
             }
-            Space::Shared | Space::Global => {
+            // A `.const` variable (`__constant__`) is a global region too:
+            // its address may be taken; loads from it are data.
+            Space::Shared | Space::Global | Space::Const => {
                 let base = add(&mut regions, &v.name.name, v.bytes(), v.space == Space::Shared, v.span);
                 symbols.insert(v.name.name.clone(), base);
             }

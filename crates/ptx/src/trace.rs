@@ -34,8 +34,15 @@ pub struct Region {
     pub span: Span,
 }
 
-/// The largest size assumed for a region of unknown size.
+/// The largest size assumed for a shared region of unknown size (a
+/// dynamic `extern .shared` array; a block has at most 228 KiB), and the
+/// spacing of shared regions.
 pub const REGION_STRIDE: i64 = 1 << 20;
+
+/// The spacing of global regions (variables, `.const` variables, pointer
+/// parameters' buffers), and the size assumed for one of unknown size (a
+/// pointer parameter's buffer): 64 GiB, more than any GPU holds.
+pub const GLOBAL_STRIDE: i64 = 1 << 36;
 
 /// What the threads did at one instruction.
 #[derive(Clone, Debug, Default)]
@@ -237,7 +244,9 @@ impl Tracer<'_> {
 
     fn resolve(&self, a: i64) -> Option<LocKey> {
         self.regions.iter().enumerate().find_map(|(k, r)| {
-            let size = r.size.map_or(REGION_STRIDE, |s| s as i64);
+            let size = r
+                .size
+                .map_or(if r.shared { REGION_STRIDE } else { GLOBAL_STRIDE }, |s| s as i64);
             (a >= r.base && a < r.base + size).then_some((k, a - r.base))
         })
     }

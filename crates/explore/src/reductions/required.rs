@@ -48,10 +48,22 @@
 //!   (that takes a completion, or an init), and marks the phase waited by
 //!   `t`, which commutes with every other wait.
 //!
-//! - `x` a plain read (write) of a location that no walk writes (reads or
-//!   writes): it only appends an event to its thread's history, and no
-//!   conflicting access can come before it (access fusion's argument,
-//!   fuse.rs, with the walks in place of static reachability).
+//! - `x` a plain read or write, in any finite program (phase-counted
+//!   barriers or not), whatever other threads may still do to its
+//!   location: it only appends an event to its thread's history (no
+//!   memory value, register or barrier changes), which no other thread's
+//!   step reads, so it commutes with every step of every other thread and
+//!   enables or disables none. A conflicting access `y` of another thread
+//!   still comes later on the path, and the race rule asks whether
+//!   executes-before orders `x` and `y`, which program order and the
+//!   barriers fix, not the order the two ran in: the race is found all
+//!   the same (its witness may show the other order). Access fusion
+//!   (fuse.rs) asks more, no conflicting access left, because it takes
+//!   the access inside another thread's transition. A lane-level
+//!   `__syncthreads` kernel then takes each thread's accesses between two
+//!   barriers one thread at a time instead of in every order (a 256-lane
+//!   tiled sum: 1,057 states, where every order of the first stores
+//!   stopped at the time limit from 16 lanes on).
 //!
 //! The transition runs the thread's local steps after `x`, and its end if
 //! they reach it: allowed only where the end drops nothing but barriers
@@ -81,8 +93,6 @@ const WALK_BUDGET: usize = 4096;
 enum Needed<'a> {
     /// An operation on a phase-counted barrier.
     Barrier(usize, &'a BarrierOp),
-    /// A plain access of a location instance; whether it writes.
-    Access(usize, bool),
 }
 
 /// What the walks of the other threads found, for one frozen thread.
@@ -98,10 +108,6 @@ struct Frozen {
     passing_wait: Vec<bool>,
     /// Per barrier, whether a walk reaches an init of it.
     init: Vec<bool>,
-    /// Per location instance, whether a walk reaches a plain read of it,
-    /// and a plain write.
-    reads: Vec<bool>,
-    writes: Vec<bool>,
 }
 
 /// One walk's findings ([`Frozen`], per thread).
@@ -113,19 +119,15 @@ struct Walk {
     tx: Vec<bool>,
     passing_wait: Vec<bool>,
     init: Vec<bool>,
-    reads: Vec<bool>,
-    writes: Vec<bool>,
 }
 
 impl Walk {
-    fn new(nb: usize, nl: usize) -> Walk {
+    fn new(nb: usize) -> Walk {
         Walk {
             arrives: vec![0; nb],
             tx: vec![false; nb],
             passing_wait: vec![false; nb],
             init: vec![false; nb],
-            reads: vec![false; nl],
-            writes: vec![false; nl],
         }
     }
 
@@ -133,18 +135,9 @@ impl Walk {
         for (x, y) in self.arrives.iter_mut().zip(&w.arrives) {
             *x = x.saturating_add(*y);
         }
-        for (x, y) in (self
-            .passing_wait
-            .iter_mut()
-            .chain(&mut self.tx)
-            .chain(&mut self.init)
-            .chain(&mut self.reads))
-        .chain(&mut self.writes)
-        .zip(
-            (w.passing_wait.iter().chain(&w.tx).chain(&w.init))
-                .chain(&w.reads)
-                .chain(&w.writes),
-        ) {
+        for (x, y) in (self.passing_wait.iter_mut().chain(&mut self.tx).chain(&mut self.init))
+            .zip(w.passing_wait.iter().chain(&w.tx).chain(&w.init))
+        {
             *x |= *y;
         }
     }
@@ -154,7 +147,10 @@ impl System<'_> {
     /// A choice of `choices` that is a persistent set on its own because
     /// the phase it acts on needs it (module text), if any.
     pub(crate) fn required_step(&self, s: &State, choices: &[Choice], ident: &[u32]) -> Option<Choice> {
-        if !self.an.phase_counted.iter().any(|&x| x) {
+        // Plain accesses are persistent alone in any finite program
+        // (module text); barrier steps need phase-counted barriers.
+        let counted = self.an.phase_counted.iter().any(|&x| x);
+        if !(counted || (self.reductions.por && self.an.finite)) {
             return None;
         }
         // A thread a launch may start (a named kernel's) is not walked;
@@ -178,7 +174,7 @@ impl System<'_> {
                 continue;
             }
             let step = match kind {
-                InstrKind::Barrier { op, sel, .. } => {
+                InstrKind::Barrier { op, sel, .. } if counted => {
                     let Some(b) = self.resolve(s, t, *sel) else { continue };
                     if !self.an.phase_counted[b] || self.neutral(s, t, b, op, ident).is_some() {
                         continue;
@@ -191,11 +187,15 @@ impl System<'_> {
                     }
                     Needed::Barrier(b, op)
                 }
-                InstrKind::Read { decl } | InstrKind::Write { decl } if th.started => {
-                    let Some(l) = self.p.threads[t].locs[*decl as usize] else {
-                        continue;
-                    };
-                    Needed::Access(l.index(), matches!(kind, InstrKind::Write { .. }))
+                // Any plain access, a thread's first step too (`started`
+                // matters only to the liveness analysis and spins, which a
+                // finite program does not have); its end, if the local
+                // steps after it reach it, must commute too.
+                InstrKind::Read { decl } | InstrKind::Write { decl } => {
+                    if self.p.threads[t].locs[*decl as usize].is_some() && self.end_commutes(s, t) {
+                        return Some(c);
+                    }
+                    continue;
                 }
                 _ => continue,
             };
@@ -263,9 +263,6 @@ impl System<'_> {
                     _ => false,
                 }
             }
-            Needed::Access(l, write) => self
-                .frozen(s, t)
-                .is_some_and(|f| !(f.writes[l] || (write && f.reads[l]))),
         }
     }
 
@@ -292,7 +289,7 @@ impl System<'_> {
             // Threads that walk alike (same class, pc and registers) walk
             // once.
             let mut cache: HashMap<(usize, u32, &[i64]), Walk> = HashMap::new();
-            let mut total = Walk::new(nb, self.p.locs.len());
+            let mut total = Walk::new(nb);
             for (u, th) in s.threads.iter().enumerate() {
                 if u == t || th.status != Status::Running {
                     continue;
@@ -321,8 +318,6 @@ impl System<'_> {
                     tx: total.tx,
                     passing_wait: total.passing_wait,
                     init: total.init,
-                    reads: total.reads,
-                    writes: total.writes,
                 });
             }
         }
@@ -344,7 +339,7 @@ impl System<'_> {
         let nb = self.p.barriers.len();
         let info = &self.p.threads[u];
         let code = &self.p.codes[info.code.index()];
-        let mut out = Walk::new(nb, self.p.locs.len());
+        let mut out = Walk::new(nb);
         let mut stack = vec![(pc, regs)];
         let mut steps = 0usize;
         while let Some((pc, mut regs)) = stack.pop() {
@@ -369,16 +364,6 @@ impl System<'_> {
                 },
                 InstrKind::Assign { dest, value: e } => {
                     regs[dest.index()] = value(e, &regs);
-                    stack.push((next, regs));
-                }
-                InstrKind::Read { decl } | InstrKind::Write { decl } => {
-                    if let Some(l) = info.locs[*decl as usize] {
-                        if matches!(ins.kind, InstrKind::Read { .. }) {
-                            out.reads[l.index()] = true;
-                        } else {
-                            out.writes[l.index()] = true;
-                        }
-                    }
                     stack.push((next, regs));
                 }
                 InstrKind::Load { dest, .. }
