@@ -84,6 +84,19 @@ bench-targets *ARGS:
 bench-pipelines *ARGS:
     cargo bench -p barrier-check --bench pipelines -- {{ARGS}}
 
+# Issue 35: barrier-check beside WEFT (PLDI'15) on WEFT's own examples
+# (crates/cli/benches/weft/run.sh): builds WEFT from its repository in a
+# temporary directory, compiles each example with nvcc (bash .ci/cuda),
+# and checks the same PTX with both tools, one thread each, the same block
+# and time budget: one markdown row per kernel (answers, seconds, peak
+# memory, states, whether they agree). Needs g++, make and network (or
+# WEFT_SRC=a local clone); not run in CI. WEFT_TIMEOUT=SECS per run
+# (default 120); arguments pick example directories, e.g.
+# `just bench-weft negatives saxpy`.
+bench-weft *ARGS:
+    cargo build --release
+    bash crates/cli/benches/weft/run.sh {{ARGS}}
+
 # The parallel explorer: 1 job against 2 on two tests of over a million states,
 # alternating runs (BENCH_RUNS each, default 3), with the speedup of the best
 # times and a check that both print the same JSON.
