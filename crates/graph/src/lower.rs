@@ -416,6 +416,13 @@ impl Lowerer<'_> {
             barriers: barrier_decls.iter().map(|b| b.name.as_str()).collect(),
             arrays,
             vars: lit.vars.iter().map(|v| v.name.name.as_str()).collect(),
+            var_ix: {
+                let mut ix = HashMap::new();
+                for (d, v) in lit.vars.iter().enumerate() {
+                    ix.entry(v.name.name.as_str()).or_insert(d);
+                }
+                ix
+            },
             kernels: named_kernels.clone(),
             predefined: decls
                 .iter()
@@ -1299,7 +1306,7 @@ impl Lowerer<'_> {
             _ => None,
         })?;
         let Some(array) = names.arrays.iter().find(|a| a.name == base.name).cloned() else {
-            let what = if names.barriers.contains(&base.name.as_str()) || names.vars.contains(&base.name.as_str()) {
+            let what = if names.barriers.contains(&base.name.as_str()) || names.var_pos(&base.name).is_some() {
                 "is not an array"
             } else {
                 "is not a declared barrier array"
@@ -1574,7 +1581,7 @@ impl Lowerer<'_> {
                 OperandKind::Reg => {
                     match name_of(exprs[i]).filter(|t| {
                         !names.barriers.contains(&t.as_str())
-                            && !names.vars.contains(&t.as_str())
+                            && names.var_pos(t).is_none()
                             && !BUILTINS.iter().any(|(b, _)| b == t)
                     }) {
                         Some(r) => regs[i] = Some(c.read(&r, exprs[i].span)),
@@ -1754,7 +1761,7 @@ impl Lowerer<'_> {
             );
         } else if BUILTINS.iter().any(|(b, _)| *b == dest.name)
             || names.barriers.contains(&dest.name.as_str())
-            || names.vars.contains(&dest.name.as_str())
+            || names.var_pos(&dest.name).is_some()
         {
             self.err(
                 dest.span,
@@ -1840,7 +1847,7 @@ impl Lowerer<'_> {
         let mut ok = true;
         if !arrive {
             for (i, what) in ["destination", "source"].iter().enumerate() {
-                match name_of(exprs[i]).and_then(|f| names.vars.iter().position(|v| *v == f)) {
+                match name_of(exprs[i]).and_then(|f| names.var_pos(&f)) {
                     Some(d) => locs[i] = d as u32,
                     None => {
                         let found = self.snippet(exprs[i].span).to_string();
@@ -2095,7 +2102,10 @@ impl Lowerer<'_> {
             'b' => (&names.barriers, "a declared barrier"),
             _ => (&names.vars, "a declared location (`var`)"),
         };
-        let Some(decl) = first_name.as_deref().and_then(|f| table.iter().position(|b| *b == f)) else {
+        let Some(decl) = first_name.as_deref().and_then(|f| match first {
+            'b' => table.iter().position(|b| *b == f),
+            _ => names.var_pos(f),
+        }) else {
             self.err(
                 exprs[0].span,
                 format!("`{n}` needs {what}, found `{}`", self.snippet(exprs[0].span)),
@@ -2143,7 +2153,7 @@ impl Lowerer<'_> {
                     match operand_name(exprs[1]) {
                         Some(t)
                             if !names.barriers.contains(&t.as_str())
-                                && !names.vars.contains(&t.as_str())
+                                && names.var_pos(&t).is_none()
                                 && !BUILTINS.iter().any(|(b, _)| *b == t) =>
                         {
                             Some(c.read(&t, exprs[1].span))
@@ -2230,7 +2240,7 @@ impl Lowerer<'_> {
             ExprKind::Name(n) => {
                 if let Some((_, b)) = BUILTINS.iter().find(|(b, _)| b == n) {
                     CExpr::Builtin(*b)
-                } else if let Some(d) = names.vars.iter().position(|v| v == n) {
+                } else if let Some(d) = names.var_pos(n) {
                     if !locations {
                         self.err(
                             e.span,
@@ -2301,7 +2311,7 @@ impl Lowerer<'_> {
                 };
                 CExpr::ThreadReg(ThreadId(tid as u32), reg)
             }
-            ExprKind::Name(n) => match names.vars.iter().position(|v| v == n) {
+            ExprKind::Name(n) => match names.var_pos(n) {
                 Some(d) if loc_insts[d].len() == 1 => CExpr::LocInst(loc_insts[d][0]),
                 Some(_) => {
                     self.err(e.span, format!("location `{n}` has one instance per scope instance; assertions can only name device-wide locations"));
@@ -2372,10 +2382,21 @@ struct Names<'a> {
     /// The barrier arrays, whose elements are among `barriers`.
     arrays: Vec<BarrierArray>,
     vars: Vec<&'a str>,
+    /// Each location name's first declaration (`vars`), for lookups that
+    /// stay linear in the program (the PTX front end declares a location
+    /// per word a kernel touches: thousands).
+    var_ix: HashMap<&'a str, usize>,
     /// Named kernels, in declaration order.
     kernels: Vec<String>,
     /// Predefined barrier id -> declaration index (for those the test uses).
     predefined: Vec<(i64, u32)>,
+}
+
+impl Names<'_> {
+    /// The declaration index of location `n`, if one is declared.
+    fn var_pos(&self, n: &str) -> Option<usize> {
+        self.var_ix.get(n).copied()
+    }
 }
 
 /// The most elements of one barrier array.
