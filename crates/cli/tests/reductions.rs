@@ -606,14 +606,51 @@ fn pipeline_program() -> impl Strategy<Value = String> {
         .prop_map(|(prod, cons, p, c, reps, off, start1, blocks)| {
             let (fc, ec) = if off { (p + 1, c) } else { (p, c) };
             let blocks = if p + c <= 3 { blocks } else { 1 };
-            format!(
-                "litmus \"w\"\nmodel cuda-sm90\nbarrier full0 scope=block\nbarrier empty0 scope=block\nbarrier full1 scope=block\nbarrier empty1 scope=block\nvar slot0 scope=block\nvar slot1 scope=block\nkernel blocks={blocks} threads={} {{\n  if tid == 0 {{ mbarrier.init full0, {fc}; mbarrier.init empty0, {ec}; mbarrier.init full1, {fc}; mbarrier.init empty1, {ec} }}\n  __syncthreads\n  if tid < {p} {{ ph = {}; repeat {reps} {{ {} }} }} else {{ ph = 0; repeat {reps} {{ {} }} }}\n}}\n",
-                p + c,
-                start1 as u8,
-                prod.join("; "),
-                cons.join("; ")
-            )
+            let k = PipelineKernel {
+                extra_vars: "",
+                blocks,
+                producers: p,
+                consumers: c,
+                full: fc,
+                empty: ec,
+            };
+            k.text(start1, reps, &prod, &cons)
         })
+}
+
+/// The two-stage kernel of the pipeline generators: full/empty mbarriers
+/// and a slot per stage, initialized by thread 0 before a
+/// `__syncthreads`; `tid < producers` run the producer statements, the
+/// rest the consumer ones, `reps` times, with the parity `ph`.
+struct PipelineKernel {
+    /// Declarations after the slots (`var g` for copies).
+    extra_vars: &'static str,
+    blocks: u32,
+    producers: u32,
+    consumers: u32,
+    /// The full and empty barriers' counts.
+    full: u32,
+    empty: u32,
+}
+
+impl PipelineKernel {
+    fn text(&self, start1: bool, reps: u32, prod: &[String], cons: &[String]) -> String {
+        let PipelineKernel {
+            extra_vars,
+            blocks,
+            producers: p,
+            consumers: c,
+            full: fc,
+            empty: ec,
+        } = self;
+        format!(
+            "litmus \"w\"\nmodel cuda-sm90\nbarrier full0 scope=block\nbarrier empty0 scope=block\nbarrier full1 scope=block\nbarrier empty1 scope=block\nvar slot0 scope=block\nvar slot1 scope=block\n{extra_vars}kernel blocks={blocks} threads={} {{\n  if tid == 0 {{ mbarrier.init full0, {fc}; mbarrier.init empty0, {ec}; mbarrier.init full1, {fc}; mbarrier.init empty1, {ec} }}\n  __syncthreads\n  if tid < {p} {{ ph = {}; repeat {reps} {{ {} }} }} else {{ ph = 0; repeat {reps} {{ {} }} }}\n}}\n",
+            p + c,
+            start1 as u8,
+            prod.join("; "),
+            cons.join("; ")
+        )
+    }
 }
 
 proptest! {
@@ -676,13 +713,15 @@ fn copy_pipeline_program() -> impl Strategy<Value = String> {
     )
         .prop_map(|(prod, cons, c, reps, off, start1)| {
             let (fc, ec) = if off { (2, c) } else { (1, c) };
-            format!(
-                "litmus \"w\"\nmodel cuda-sm90\nbarrier full0 scope=block\nbarrier empty0 scope=block\nbarrier full1 scope=block\nbarrier empty1 scope=block\nvar slot0 scope=block\nvar slot1 scope=block\nvar g\nkernel blocks=1 threads={} {{\n  if tid == 0 {{ mbarrier.init full0, {fc}; mbarrier.init empty0, {ec}; mbarrier.init full1, {fc}; mbarrier.init empty1, {ec} }}\n  __syncthreads\n  if tid < 1 {{ ph = {}; repeat {reps} {{ {} }} }} else {{ ph = 0; repeat {reps} {{ {} }} }}\n}}\n",
-                1 + c,
-                start1 as u8,
-                prod.join("; "),
-                cons.join("; ")
-            )
+            let k = PipelineKernel {
+                extra_vars: "var g\n",
+                blocks: 1,
+                producers: 1,
+                consumers: c,
+                full: fc,
+                empty: ec,
+            };
+            k.text(start1, reps, &prod, &cons)
         })
 }
 

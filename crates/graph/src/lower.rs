@@ -415,7 +415,6 @@ impl Lowerer<'_> {
         let names = Names {
             barriers: barrier_decls.iter().map(|b| b.name.as_str()).collect(),
             arrays,
-            vars: lit.vars.iter().map(|v| v.name.name.as_str()).collect(),
             var_ix: {
                 let mut ix = HashMap::new();
                 for (d, v) in lit.vars.iter().enumerate() {
@@ -2098,12 +2097,12 @@ impl Lowerer<'_> {
             _ => None,
         };
         let first_name = operand_name(exprs[0]);
-        let (table, what) = match first {
-            'b' => (&names.barriers, "a declared barrier"),
-            _ => (&names.vars, "a declared location (`var`)"),
+        let what = match first {
+            'b' => "a declared barrier",
+            _ => "a declared location (`var`)",
         };
         let Some(decl) = first_name.as_deref().and_then(|f| match first {
-            'b' => table.iter().position(|b| *b == f),
+            'b' => names.barriers.iter().position(|b| *b == f),
             _ => names.var_pos(f),
         }) else {
             self.err(
@@ -2381,10 +2380,9 @@ struct Names<'a> {
     barriers: Vec<&'a str>,
     /// The barrier arrays, whose elements are among `barriers`.
     arrays: Vec<BarrierArray>,
-    vars: Vec<&'a str>,
-    /// Each location name's first declaration (`vars`), for lookups that
-    /// stay linear in the program (the PTX front end declares a location
-    /// per word a kernel touches: thousands).
+    /// Each location name's first declaration, for lookups that stay
+    /// linear in the program (the PTX front end declares a location per
+    /// word a kernel touches: thousands).
     var_ix: HashMap<&'a str, usize>,
     /// Named kernels, in declaration order.
     kernels: Vec<String>,

@@ -118,7 +118,5 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
 /// Whether the aligned-barrier rule can fire in `p`: the model has it and
 /// some instruction arrives through an `.aligned` form.
 pub(crate) fn aligned_rule_live(p: &Program) -> bool {
-    p.model.rules.has(bc_models::Rule::AlignedBarrier)
-        && (p.codes.iter().flat_map(|c| &c.instrs))
-            .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.aligned))
+    p.model.rules.has(bc_models::Rule::AlignedBarrier) && super::warps::has_aligned_arrive(p)
 }

@@ -32,12 +32,16 @@ impl Warps {
     }
 }
 
+/// Whether some instruction of `p` arrives through an `.aligned` form.
+pub(crate) fn has_aligned_arrive(p: &Program) -> bool {
+    (p.codes.iter().flat_map(|c| &c.instrs))
+        .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.aligned))
+}
+
 /// The warps of `p` that hold two lanes or more, when some instruction of
 /// `p` arrives through an `.aligned` form (module doc).
 pub(crate) fn aligned_warps(p: &Program) -> Warps {
-    let aligned = (p.codes.iter().flat_map(|c| &c.instrs))
-        .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.aligned));
-    if !aligned {
+    if !has_aligned_arrive(p) {
         return Warps::default();
     }
     let mut by_id: rustc_hash::FxHashMap<u32, Vec<u32>> = Default::default();

@@ -148,11 +148,12 @@ impl System<'_> {
     /// the phase it acts on needs it (module text), if any.
     pub(crate) fn required_step(&self, s: &State, choices: &[Choice], ident: &[u32]) -> Option<Choice> {
         // Plain accesses are persistent alone in any finite program
-        // (module text); barrier steps need phase-counted barriers.
-        let counted = self.an.phase_counted.iter().any(|&x| x);
-        if !(counted || (self.reductions.por && self.an.finite)) {
+        // (module text); barrier steps need phase-counted barriers, which
+        // exist only there (`Analyses::phase_counted`).
+        if !(self.reductions.por && self.an.finite) {
             return None;
         }
+        let counted = self.an.phase_counted.iter().any(|&x| x);
         // A thread a launch may start (a named kernel's) is not walked;
         // a copy agent not started is, through the issues that start it
         // (`walk`).

@@ -172,20 +172,8 @@ impl Whole {
     /// names, of the completed phase whose members are the replayed
     /// state's `members`.
     fn phase_of(&self, sys: &System, d: u32, members: &[(u32, u32)]) -> Option<u32> {
-        let s = &self.state;
-        let ins = sys.p.instr(ThreadId(d), s.threads[d as usize].pc)?;
-        let InstrKind::Barrier { sel, .. } = &ins.kind else {
-            return None;
-        };
-        let b = sys.resolve(s, d as usize, *sel)?;
-        let mut want: Vec<(u32, u32)> = members.iter().map(|&k| self.key(k)).collect::<Option<_>>()?;
-        want.sort_unstable();
-        let i = s.bars[b].done.iter().position(|ph| {
-            let mut have = ph.members.to_vec();
-            have.sort_unstable();
-            have == want
-        })?;
-        Some(i as u32)
+        let want: Vec<(u32, u32)> = members.iter().map(|&k| self.key(k)).collect::<Option<_>>()?;
+        sys.completed_phase_index(&self.state, d as usize, &want)
     }
 
     /// After the steps, before the replayed state `s` is normalized: its

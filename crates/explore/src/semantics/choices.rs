@@ -422,7 +422,7 @@ impl System<'_> {
                     ..
                 } => {
                     // A lane that the first lane of its warp releases.
-                    if !self.an.warps.lanes.is_empty() && self.lane_mode(s, t) == Lane::Follows {
+                    if self.lane_mode(s, t) == Lane::Follows {
                         continue;
                     }
                     let Some(b) = self.resolve(s, t, *sel) else {

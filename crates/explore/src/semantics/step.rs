@@ -172,15 +172,26 @@ impl System<'_> {
     }
 
     /// The index, among the completed phases of the barrier thread `t`'s
-    /// wait names, of the phase with these members.
-    fn completed_phase_index(&self, s: &State, t: usize, members: &[(u32, u32)]) -> Option<u32> {
+    /// wait names, of the phase with these members, in any order (a
+    /// replay's renaming may list them in another).
+    pub(crate) fn completed_phase_index(&self, s: &State, t: usize, members: &[(u32, u32)]) -> Option<u32> {
         let Some(InstrKind::Barrier { sel, .. }) = self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
         else {
             return None;
         };
         let b = self.resolve(s, t, *sel)?;
+        let mut want = members.to_vec();
+        want.sort_unstable();
+        let same = |have: &[(u32, u32)]| {
+            have == members
+                || (have.len() == want.len() && {
+                    let mut have = have.to_vec();
+                    have.sort_unstable();
+                    have == want
+                })
+        };
         (s.bars[b].done.iter())
-            .position(|ph| ph.members.as_slice() == members)
+            .position(|ph| same(ph.members.as_slice()))
             .map(|i| i as u32)
     }
 
