@@ -201,7 +201,7 @@ struct CheckRun {
 /// file is done (behind the progress bar), JSON, SARIF and JUnit at the end.
 fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
     let files = match files_of_kinds(&run.paths, run.shard, run.kernel.folder_kinds()) {
-        Ok(f) => crate::kernels::expand(f, &run.kernel, opts.model.as_ref()),
+        Ok(f) => crate::kernels::expand(f, &run.kernel, opts.model.as_ref(), opts.jobs()),
         Err(e) => return usage_error(&e),
     };
     let text_opts = TextOptions {

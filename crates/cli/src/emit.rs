@@ -27,13 +27,19 @@ pub struct CudaArgs {
     /// The output folder (created if missing).
     #[arg(short = 'o', long = "out", value_name = "DIR", required = true)]
     out: PathBuf,
+    /// The kernel alone, for `check --cu DIR` (no harness): no start
+    /// delays, observation or host side; each file's header carries its
+    /// launch and the litmus test's `expect` (docs/ptx.md, "The round
+    /// trip").
+    #[arg(long)]
+    kernel_only: bool,
 }
 
 impl EmitTarget {
     /// `barrier-check emit TARGET`.
     pub fn run(self) -> io::Result<ExitCode> {
         match self {
-            EmitTarget::Cuda(a) => emit_cuda(&a.paths, &a.out),
+            EmitTarget::Cuda(a) => emit_cuda(&a.paths, &a.out, a.kernel_only),
         }
     }
 }
@@ -41,7 +47,7 @@ impl EmitTarget {
 /// `emit cuda`: one `.cu` per CUDA-model test; the rest are skipped with a
 /// reason (stderr and the manifest). Exit 2 when an input is unreadable or
 /// does not parse, else 0.
-fn emit_cuda(paths: &[PathBuf], dir: &Path) -> io::Result<ExitCode> {
+fn emit_cuda(paths: &[PathBuf], dir: &Path, kernel_only: bool) -> io::Result<ExitCode> {
     use bc_hw::observed::{Emitted, Skipped};
     if let Err(e) = std::fs::create_dir_all(dir) {
         return usage_error(&format!("{}: {e}", dir.display()));
@@ -100,7 +106,12 @@ fn emit_cuda(paths: &[PathBuf], dir: &Path) -> io::Result<ExitCode> {
             n += 1;
             stem = format!("{base}-{n}");
         }
-        match bc_hw::emit::emit_cuda(&lit, &prog, &stem) {
+        let emitted_program = if kernel_only {
+            bc_hw::emit::emit_kernel_only(&lit, &prog, &stem)
+        } else {
+            bc_hw::emit::emit_cuda(&lit, &prog, &stem)
+        };
+        match emitted_program {
             Ok(p) => {
                 let cu = format!("{stem}.cu");
                 if let Err(e) = write_file(&dir.join(&cu), p.source.as_bytes()) {

@@ -55,8 +55,12 @@ impl ExplainArgs {
             Err(r) => return r.report(),
         };
         // A kernel file is one input per entry: explain needs exactly one.
-        let mut inputs =
-            crate::kernels::expand(vec![Input::File(self.file.clone())], &self.kernel, opts.model.as_ref());
+        let mut inputs = crate::kernels::expand(
+            vec![Input::File(self.file.clone())],
+            &self.kernel,
+            opts.model.as_ref(),
+            1,
+        );
         if inputs.len() != 1 {
             err(&format!(
                 "barrier-check: {}: {} entries; pick one with --entry\n",

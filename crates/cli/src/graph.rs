@@ -33,7 +33,7 @@ pub struct GraphArgs {
 impl GraphArgs {
     /// `graph` of one entry of a kernel file.
     fn kernel_graph(&self, model: Option<bc_models::Model>) -> io::Result<ExitCode> {
-        let inputs = crate::kernels::expand(vec![Input::File(self.file.clone())], &self.kernel, model.as_ref());
+        let inputs = crate::kernels::expand(vec![Input::File(self.file.clone())], &self.kernel, model.as_ref(), 1);
         let [input] = &inputs[..] else {
             err(&format!(
                 "barrier-check: {}: {} entries; pick one with --entry\n",

@@ -36,10 +36,13 @@ pub struct KernelFlags {
     pub cluster: Option<[u64; 3]>,
     pub params: Vec<(String, i64)>,
     pub arch: Option<String>,
+    /// The model (a header's `--model`; the command line's `--model` wins).
+    pub model: Option<String>,
 }
 
 impl KernelFlags {
-    /// Reads header flags (`--block 64 --param n=3 --entry k --arch sm_90`).
+    /// Reads header flags (`--block 64 --param n=3 --entry k --arch sm_90
+    /// --model cuda-sm90-nofence`).
     pub fn parse(args: &[String]) -> Result<KernelFlags, String> {
         let mut f = KernelFlags::default();
         let mut it = args.iter();
@@ -61,9 +64,10 @@ impl KernelFlags {
                 "--cluster" => f.cluster = Some(bc_ptx::parse_dims(&value()?)?),
                 "--param" => f.params.push(bc_ptx::parse_param(&value()?)?),
                 "--arch" => f.arch = Some(value()?),
+                "--model" => f.model = Some(value()?),
                 other => {
                     return Err(format!(
-                        "unknown flag `{other}` (known: --entry, --block, --grid, --cluster, --param, --arch)"
+                        "unknown flag `{other}` (known: --entry, --block, --grid, --cluster, --param, --arch, --model)"
                     ))
                 }
             }
@@ -82,6 +86,7 @@ impl KernelFlags {
             cluster: over.cluster.or(self.cluster),
             params,
             arch: over.arch.clone().or_else(|| self.arch.clone()),
+            model: over.model.clone().or_else(|| self.model.clone()),
         }
     }
 
@@ -113,9 +118,12 @@ pub fn kernel_jobs(
         bc_report::diagnostic::cap(&mut diags);
         return Err(module_error(source, file, diags));
     }
-    let model = match model {
-        Some(m) => m,
-        None => {
+    let named = flags.model.as_deref().map(bc_models::lookup).transpose();
+    let model = match (model, named) {
+        (Some(m), _) => m,
+        (None, Err(e)) => return Err(module_error(source, file, vec![Diagnostic::file_error(e)])),
+        (None, Ok(Some(m))) => m,
+        (None, Ok(None)) => {
             match bc_ptx::model_for_target(&module).and_then(|n| bc_models::lookup(n).map_err(Diagnostic::file_error)) {
                 Ok(m) => m,
                 Err(d) => return Err(module_error(source, file, vec![d])),

@@ -63,6 +63,8 @@ impl KernelArgs {
             cluster: self.cluster,
             params: self.param.clone(),
             arch: self.arch.clone(),
+            // The command line's `--model` reaches `kernel_jobs` on its own.
+            model: None,
         }
     }
 }
@@ -71,14 +73,40 @@ fn is_kernel(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "ptx" || e == "cu")
 }
 
-/// The inputs with every kernel file replaced by its entries.
-pub fn expand(inputs: Vec<Input>, args: &KernelArgs, model: Option<&bc_models::Model>) -> Vec<Input> {
+/// The inputs with every kernel file replaced by its entries, in order.
+/// Up to `jobs` kernel files are read (and compiled by nvcc) side by side.
+pub fn expand(inputs: Vec<Input>, args: &KernelArgs, model: Option<&bc_models::Model>, jobs: usize) -> Vec<Input> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
     let flags = args.flags();
+    let kernels: Vec<(usize, &Path)> = inputs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, input)| match input {
+            Input::File(p) if is_kernel(p) => Some((i, p.as_path())),
+            _ => None,
+        })
+        .collect();
+    let done: Mutex<Vec<Option<Vec<Input>>>> = Mutex::new((0..inputs.len()).map(|_| None).collect());
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, kernels.len().max(1)) {
+            s.spawn(|| {
+                while let Some(&(i, p)) = kernels.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let entries = kernel_inputs(p, &flags, model);
+                    if let Ok(mut d) = done.lock() {
+                        d[i] = Some(entries);
+                    }
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap_or_default();
     let mut out = Vec::new();
-    for input in inputs {
-        match input {
-            Input::File(p) if is_kernel(&p) => out.extend(kernel_inputs(&p, &flags, model)),
-            other => out.push(other),
+    for (i, input) in inputs.into_iter().enumerate() {
+        match done.get_mut(i).and_then(Option::take) {
+            Some(entries) => out.extend(entries),
+            None => out.push(input),
         }
     }
     out

@@ -6,21 +6,7 @@
 
 mod common;
 use common::*;
-use std::path::PathBuf;
 use std::time::Instant;
-
-/// An nvcc: `BC_NVCC`, else the one `.ci/cuda` installs.
-fn nvcc() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("BC_NVCC").map(PathBuf::from).filter(|p| p.is_file()) {
-        return Some(p);
-    }
-    let out = std::process::Command::new("bash")
-        .arg(root().join(".ci/cuda"))
-        .output()
-        .ok()?;
-    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    (out.status.success() && path.is_file()).then_some(path)
-}
 
 fn kernel_files() -> Vec<String> {
     let mut files: Vec<String> = std::fs::read_dir(root().join("kernels"))

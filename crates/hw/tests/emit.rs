@@ -4,7 +4,7 @@
 //! stand-in headers in `tests/cuda-stub/` (plus an nvcc build where nvcc is
 //! installed; no device runs here).
 
-use bc_hw::emit::{emit_cuda, CudaProgram, Refusal};
+use bc_hw::emit::{emit_cuda, emit_kernel_only, CudaProgram, Refusal};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -60,6 +60,50 @@ snap!(cluster_split, "litmus/cuda/sm90-cluster-split.litmus");
 snap!(grid_sync_cooperative, "litmus/cuda/grid-sync-cooperative.litmus");
 snap!(host_named_kernel, "litmus/progress/cuda-host-launch-then-flag.litmus");
 snap!(syncwarp_lane_mapping, "litmus/cuda/syncwarp-disjoint-halves-ok.litmus");
+
+/// `emit cuda --kernel-only` of one litmus file.
+fn kernel_only(rel: &str) -> Result<CudaProgram, Refusal> {
+    let text = std::fs::read_to_string(root().join(rel)).expect("readable");
+    let (lit, _) = bc_syntax::parse(&text);
+    let model = bc_graph::lower::resolve_model(&lit, None).expect("model");
+    let prog = bc_graph::lower::lower(&lit, &text, model).expect("lowers");
+    emit_kernel_only(&lit, &prog, "k")
+}
+
+macro_rules! snap_kernel_only {
+    ($name:ident, $file:expr) => {
+        #[test]
+        fn $name() {
+            let p = kernel_only($file).unwrap_or_else(|r| panic!("{}: skipped: {r}", $file));
+            insta::assert_snapshot!(stringify!($name), specific(&p.source));
+        }
+    };
+}
+
+// Warp mapping: `.aligned` named barriers, no `__syncwarp` after a lane-0
+// statement, `__device__` words for device locations, no tables.
+snap_kernel_only!(
+    kernel_only_named_producer_consumer,
+    "litmus/cuda/named-producer-consumer.litmus"
+);
+// Lane mapping: the litmus `.aligned` forms kept, places from the builtins.
+snap_kernel_only!(
+    kernel_only_aligned_lanes,
+    "litmus/cuda/ptx-barrier-aligned-three-warps-over-count.litmus"
+);
+
+/// A kernel-only file is one launch of device threads at their CUDA
+/// places, under the model's own progress rules.
+#[test]
+fn kernel_only_refuses_what_one_launch_cannot_say() {
+    let why = |rel: &str| kernel_only(rel).err().map(|r| r.0).unwrap_or_default();
+    assert!(why("litmus/progress/cuda-host-launch-then-flag.litmus").contains("host threads"));
+    assert!(why("litmus/cuda/thread-beside-kernel-ok.litmus").contains("2 launches"));
+    assert!(why("litmus/cuda/sm90-cp-async-bulk-poll-unfair-ok.litmus").contains("progress unfair"));
+    assert!(why("litmus/cuda/cg-coalesced-sync-divergent-ok.litmus").contains("several instances"));
+    // The harness of the same tests is emitted.
+    assert!(emit("litmus/cuda/thread-beside-kernel-ok.litmus").is_ok());
+}
 
 #[test]
 fn mappings_follow_syncwarp() {

@@ -122,19 +122,21 @@ impl Checker<'_> {
         let site = |m| self.site(m);
         let mut found = Vec::new();
         for p in f.replay.phases.iter().filter(|p| p.completed) {
-            let mut warps_seen: Vec<u32> = Vec::new();
+            let mut seen = Vec::new();
             for &a in &p.members {
                 let ev = exec.event(a);
                 let (EventKind::Arrive { aligned: true, .. }, Some(t)) = (&ev.kind, ev.thread) else {
                     continue;
                 };
                 let warp = exec.thread(t).warp;
-                if warps_seen.contains(&warp) {
+                if seen.contains(&(warp, site(a))) {
                     continue;
                 }
-                warps_seen.push(warp);
-                // Each thread of the warp: its member events of the phase,
-                // which must be arrives at `a`'s site.
+                seen.push((warp, site(a)));
+                // Each thread of the warp arrives in the phase at `a`'s
+                // site. A warp that runs two `.aligned` arrives in one
+                // phase (`ub(arrive-twice)`) runs each of them together,
+                // so a lane's other arrivals are not divergence.
                 let lanes = (0..threads)
                     .map(bc_graph::ThreadId)
                     .filter(|&u| exec.thread(u).warp == warp);
@@ -145,17 +147,14 @@ impl Checker<'_> {
                         .copied()
                         .filter(|&m| exec.event(m).thread == Some(u))
                         .collect();
-                    let bad = mine
-                        .iter()
-                        .copied()
-                        .find(|&m| !matches!(exec.event(m).kind, EventKind::Arrive { .. }) || site(m) != site(a));
-                    let why = match (mine.is_empty(), bad) {
-                        (true, _) => Some((None, "does not arrive in that phase")),
-                        (false, Some(m)) if !matches!(exec.event(m).kind, EventKind::Arrive { .. }) => {
-                            Some((Some(m), "leaves it by exiting"))
-                        }
-                        (false, Some(m)) => Some((Some(m), "arrives through another instruction")),
-                        (false, None) => None,
+                    let arrives = |m: bc_graph::EventId| matches!(exec.event(m).kind, EventKind::Arrive { .. });
+                    if mine.iter().any(|&m| arrives(m) && site(m) == site(a)) {
+                        continue;
+                    }
+                    let why = match mine.iter().copied().find(|&m| !arrives(m)) {
+                        _ if mine.is_empty() => Some((None, "does not arrive in that phase")),
+                        Some(m) => Some((Some(m), "leaves it by exiting")),
+                        None => Some((mine.first().copied(), "arrives through another instruction")),
                     };
                     if let Some((m, why)) = why {
                         found.push((p.number, p.barrier, a, u, m, why));

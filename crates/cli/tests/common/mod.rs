@@ -78,3 +78,17 @@ pub fn proptest_config(default: u32) -> proptest::test_runner::Config {
     }
     config
 }
+
+/// An nvcc: `BC_NVCC`, else the one `.ci/cuda` installs (pip's, no GPU
+/// needed); `None` when neither works.
+pub fn nvcc() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("BC_NVCC").map(PathBuf::from).filter(|p| p.is_file()) {
+        return Some(p);
+    }
+    let out = std::process::Command::new("bash")
+        .arg(root().join(".ci/cuda"))
+        .output()
+        .ok()?;
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    (out.status.success() && path.is_file()).then_some(path)
+}

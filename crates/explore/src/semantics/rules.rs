@@ -346,27 +346,30 @@ impl System<'_> {
                 );
             ((self.p.threads[t as usize].code.0, ev.pc), arrive, aligned)
         };
-        let mut warps: Vec<u32> = Vec::new();
+        let mut seen = Vec::new();
         for &(t, po) in ph.members.iter() {
             let (site, _, true) = of(t, po) else {
                 continue;
             };
             let warp = self.p.threads[t as usize].warp_id;
-            if warps.contains(&warp) {
+            if seen.contains(&(warp, site)) {
                 continue;
             }
-            warps.push(warp);
+            seen.push((warp, site));
+            // A warp that runs two `.aligned` arrives in one phase runs
+            // each together: a lane's other arrivals are no divergence.
             for u in (0..self.p.threads.len()).filter(|&u| self.p.threads[u].warp_id == warp) {
                 let mine: Vec<(u32, u32)> = ph.members.iter().copied().filter(|&(x, _)| x as usize == u).collect();
-                let why = match mine
-                    .iter()
-                    .map(|&(x, q)| of(x, q))
-                    .find(|&(st, arrive, _)| !arrive || st != site)
-                {
-                    _ if mine.is_empty() => "does not arrive in that phase",
-                    Some((_, false, _)) => "leaves it by exiting",
-                    Some(_) => "arrives through another instruction",
-                    None => continue,
+                let kinds: Vec<_> = mine.iter().map(|&(x, q)| of(x, q)).collect();
+                if kinds.iter().any(|&(st, arrive, _)| arrive && st == site) {
+                    continue;
+                }
+                let why = if mine.is_empty() {
+                    "does not arrive in that phase"
+                } else if kinds.iter().any(|&(_, arrive, _)| !arrive) {
+                    "leaves it by exiting"
+                } else {
+                    "arrives through another instruction"
                 };
                 let msg = format!(
                     "{} arrives through an .aligned instruction in phase {} of {}, and {} of its warp {why}",

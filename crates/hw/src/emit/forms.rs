@@ -213,11 +213,19 @@ impl Emit<'_> {
 
     /// `stmt` run by the thread's lane 0 (warp mapping) with the warp
     /// reconverged after it and `dest` broadcast; as is otherwise.
+    ///
+    /// A kernel-only file leaves out the `__syncwarp` after a statement
+    /// without a result: the harness needs it so that no lane runs ahead
+    /// on the GPU, but in the model a lane's access is before its own
+    /// arrival anyway, and the warp meets again at its next barrier, which
+    /// is `.aligned` there (below). Each lane's arrival at a `__syncwarp`
+    /// would be one more step of 32 to interleave.
     fn lead(&self, stmt: &str, dest: Option<usize>) -> String {
         if !self.warp() {
             return stmt.to_string();
         }
         match dest {
+            None if self.plan.kernel_only => format!("if (lane == 0) {{ {stmt} }}"),
             Some(r) => format!("if (lane == 0) {{ {stmt} }}\nreg[{r}] = __shfl_sync(0xffffffffu, reg[{r}], 0);"),
             None => format!("if (lane == 0) {{ {stmt} }}\n__syncwarp();"),
         }
@@ -362,6 +370,7 @@ impl Emit<'_> {
             .get(&i.span.start)
             .map(String::as_str)
             .unwrap_or("");
+        let written_aligned = name.ends_with(".aligned");
         // The other spellings of one form (cuda models: the PTX and
         // __nvvm_* aliases) are emitted as that form.
         let name = match name {
@@ -459,8 +468,20 @@ impl Emit<'_> {
                 // them from per-thread branches. So the program is the
                 // test, they are emitted as the non-aligned `barrier.sync`
                 // / `barrier.arrive` (same barrier, same counts; sm_70+).
+                // A kernel-only file in the warp mapping, where every
+                // lane of a warp takes its litmus thread's path, uses the
+                // `.aligned` forms: the warp arrives as one there
+                // (docs/semantics.md, "A warp arrives as one"), which is
+                // the litmus reading of a thread that stands for a warp.
+                // In the lane mapping, a kernel-only file keeps the
+                // statement's own form: `.aligned` where the litmus
+                // statement says it (the PTX front end reads it back as
+                // that statement).
+                let aligned = self.plan.kernel_only && (self.warp() || written_aligned);
                 let ptx = match (name, id, count) {
                     ("bar.sync", 0, None) => "bar.sync",
+                    ("bar.sync", ..) if aligned => "bar.sync",
+                    ("bar.arrive", ..) if aligned => "bar.arrive",
                     ("bar.sync", ..) => "barrier.sync",
                     _ => "barrier.arrive",
                 };

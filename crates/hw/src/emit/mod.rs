@@ -6,6 +6,9 @@
 //! stdout; a watchdog ends it with `"hung": true` when a run outlives
 //! `TIMEOUT_MS`.
 //!
+//! With `--kernel-only` it writes the kernel alone, for the PTX front end
+//! (the round trip of issue 35).
+//!
 //! The emitter refuses (a [`Refusal`] with the reason) every construct it
 //! cannot map exactly, rather than emit something approximate.
 
@@ -43,8 +46,22 @@ impl std::fmt::Display for Refusal {
 /// Builds the harness of `prog` (lowered from `lit`); `stem` names the
 /// file (`STEM.cu`, built into `./STEM`) in the nvcc line.
 pub fn emit_cuda(lit: &Litmus, prog: &Program, stem: &str) -> Result<CudaProgram, Refusal> {
-    let plan = plan::Plan::new(lit, prog)?;
+    let plan = plan::Plan::new(lit, prog, false)?;
     let (nvcc, source) = text::program(&plan, stem)?;
+    Ok(CudaProgram {
+        test: prog.test.clone(),
+        mapping: plan.mapping,
+        nvcc,
+        source,
+    })
+}
+
+/// The kernel alone (`emit cuda --kernel-only`), for checking through
+/// nvcc's PTX: the file carries its launch and the test's `expect` in the
+/// header `check` reads (docs/ptx.md, "The round trip").
+pub fn emit_kernel_only(lit: &Litmus, prog: &Program, stem: &str) -> Result<CudaProgram, Refusal> {
+    let plan = plan::Plan::new(lit, prog, true)?;
+    let (nvcc, source) = text::kernel_only(&plan, stem)?;
     Ok(CudaProgram {
         test: prog.test.clone(),
         mapping: plan.mapping,

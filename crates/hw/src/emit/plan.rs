@@ -80,6 +80,9 @@ pub struct Plan<'a> {
     pub grid_sync: bool,
     /// The size of the scratch buffers of `cp.async.bulk` (0: no copies).
     pub copy_bytes: u32,
+    /// A kernel-only file (`emit cuda --kernel-only`), read by the PTX
+    /// front end rather than run: see `forms` for what it changes.
+    pub kernel_only: bool,
 }
 
 /// What a `cp.async.bulk` site copies: its destination and source
@@ -145,7 +148,8 @@ fn copy_buffer_bytes(prog: &Program, mapping: Mapping) -> Result<u32, Refusal> {
 }
 
 impl<'a> Plan<'a> {
-    pub fn new(lit: &'a Litmus, prog: &'a Program) -> Result<Plan<'a>, Refusal> {
+    /// The plan of a harness, or with `kernel_only` of a kernel-only file.
+    pub fn new(lit: &'a Litmus, prog: &'a Program, kernel_only: bool) -> Result<Plan<'a>, Refusal> {
         if !prog.model.name.starts_with("cuda") {
             return refuse(format!("model `{}` is not a CUDA model", prog.model.name));
         }
@@ -157,8 +161,13 @@ impl<'a> Plan<'a> {
         // blocks of more than one warp: there a litmus thread is a lane
         // (docs/semantics.md, "A warp arrives as one"), and a warp per
         // litmus thread would not fit the block.
-        let aligned_lanes =
-            stmt_names.values().any(|n| n.ends_with(".aligned")) && prog.threads.iter().any(|t| t.ntid > 32);
+        // A kernel-only file takes lanes wherever `.aligned` barriers are
+        // written, whatever the block's size: it keeps their `.aligned`
+        // form, whose rule is about the lanes of one warp. (The harness
+        // keeps a warp per litmus thread in blocks of one warp, where
+        // counts in litmus threads become multiples of 32 CUDA threads.)
+        let aligned_lanes = stmt_names.values().any(|n| n.ends_with(".aligned"))
+            && (kernel_only || prog.threads.iter().any(|t| t.ntid > 32));
         let mapping = if aligned_lanes || stmt_names.values().any(|n| n == "__syncwarp" || n == "tile.sync") {
             Mapping::Lane
         } else {
@@ -196,6 +205,7 @@ impl<'a> Plan<'a> {
             max_regs,
             grid_sync,
             copy_bytes,
+            kernel_only,
         })
     }
 

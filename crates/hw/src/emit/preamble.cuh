@@ -3,9 +3,12 @@
 #include <cuda_runtime.h>
 #include <cooperative_groups.h>
 #include <cuda/atomic>
+#include <climits>
+// A kernel-only file (`emit cuda --kernel-only`, for the PTX round trip)
+// has no host side: it defines BC_KERNEL_ONLY and needs none of these.
+#ifndef BC_KERNEL_ONLY
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +16,7 @@
 #include <string>
 #include <thread>
 #include <unistd.h>
+#endif
 
 // Kernel parameters of every launch.
 struct BcArgs {
@@ -53,9 +57,17 @@ template <cuda::thread_scope S> __host__ __device__ inline long long bc_cas(long
   cuda::atomic_ref<long long, S>(*p).compare_exchange_strong(e, n, cuda::memory_order_relaxed);
   return e;  // the old value: e is updated when the exchange fails
 }
-// Plain accesses (for race checking; they carry no outcome).
+// Plain accesses (for race checking; they carry no outcome). The harness
+// reads through `volatile` so that nvcc keeps them; a kernel-only file
+// spells them as PTX's plain `ld`/`st` (a `volatile` access is a strong
+// one in PTX, which never races: docs/ptx.md, "Values").
+#ifdef BC_KERNEL_ONLY
+__device__ inline void bc_plain_read(long long* p) { long long x; asm volatile("ld.u64 %0, [%1];" : "=l"(x) : "l"(p) : "memory"); (void)x; }
+__device__ inline void bc_plain_write(long long* p, long long v) { asm volatile("st.u64 [%0], %1;" :: "l"(p), "l"(v) : "memory"); }
+#else
 __host__ __device__ inline void bc_plain_read(long long* p) { long long x = *(volatile long long*)p; (void)x; }
 __host__ __device__ inline void bc_plain_write(long long* p, long long v) { *(volatile long long*)p = v; }
+#endif
 
 // mbarrier objects in shared memory (PTX ISA, "Parallel Synchronization and
 // Communication Instructions: mbarrier"); cuda::barrier<thread_scope_block>
@@ -176,7 +188,9 @@ __device__ inline void bc_delay(unsigned long long seed, unsigned long long iter
   long long t0 = clock64();
   while (clock64() - t0 < n) { }
 }
+#ifndef BC_KERNEL_ONLY
 static void bc_host_delay(unsigned long long seed, unsigned long long iter, unsigned long long t) {
   volatile long long i = 0;
   for (long long n = bc_cycles(seed, iter, t); i < n; i = i + 1) { }
 }
+#endif

@@ -14,6 +14,22 @@ use std::fmt::Write;
 const PREAMBLE: &str = include_str!("preamble.cuh");
 const RUNTIME: &str = include_str!("runtime.cuh");
 
+/// The copies (cp.async.bulk as in the PTX ISA and the CUDA guide's
+/// one-dimensional TMA example: the proxy fence makes the barrier's init
+/// and the issuer's earlier writes visible to the async proxy first).
+const COPY_HELPERS: &str = r#"__device__ inline void bc_cp_async_bulk(unsigned char* dst, const unsigned char* src, long long n, unsigned long long* bar) {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               :: "r"(bc_smem(dst)), "l"(src), "r"((unsigned)n), "r"(bc_smem(bar)) : "memory");
+}
+__device__ inline void bc_cp_async(unsigned char* dst, const unsigned char* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(bc_smem(dst)), "l"(src) : "memory");
+}
+__device__ inline void bc_cp_async_arrive(unsigned char* dst, const unsigned char* src, unsigned long long* bar) {
+  bc_cp_async(dst, src);
+  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" :: "r"(bc_smem(bar)) : "memory");
+}"#;
+
 /// (nvcc command line, program text).
 pub fn program(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
     let prog = plan.prog;
@@ -47,21 +63,10 @@ pub fn program(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
         // issuer's earlier writes visible to the async proxy first.
         let _ = writeln!(
             o,
-            "__device__ __align__(16) unsigned char bc_tma_src[{}];\n\
-             __device__ inline void bc_cp_async_bulk(unsigned char* dst, const unsigned char* src, long long n, unsigned long long* bar) {{\n\
-             \x20 asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n\
-             \x20 asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\"\n\
-             \x20              :: \"r\"(bc_smem(dst)), \"l\"(src), \"r\"((unsigned)n), \"r\"(bc_smem(bar)) : \"memory\");\n\
-             }}\n\
-             __device__ inline void bc_cp_async(unsigned char* dst, const unsigned char* src) {{\n\
-             \x20 asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"(bc_smem(dst)), \"l\"(src) : \"memory\");\n\
-             }}\n\
-             __device__ inline void bc_cp_async_arrive(unsigned char* dst, const unsigned char* src, unsigned long long* bar) {{\n\
-             \x20 bc_cp_async(dst, src);\n\
-             \x20 asm volatile(\"cp.async.mbarrier.arrive.shared::cta.b64 [%0];\" :: \"r\"(bc_smem(bar)) : \"memory\");\n\
-             }}",
+            "__device__ __align__(16) unsigned char bc_tma_src[{}];",
             plan.copy_bytes
         );
+        let _ = writeln!(o, "{COPY_HELPERS}");
     }
     let _ = writeln!(o, "\n// ---- the test ----");
     let _ = writeln!(
@@ -116,14 +121,144 @@ pub fn program(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
     // Declarations the whole test uses: launch counts of block barriers.
     let nb = plan.prog.declared_barriers.len();
     for g in &plan.grids {
-        o.push_str(&kernel(plan, g, nb, nvars)?);
+        o.push_str(&kernel(plan, g, nb, nvars, false)?);
     }
     o.push_str(&host(plan)?);
     Ok((nvcc, o))
 }
 
-/// The `__global__` function of one grid.
-fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result<String, Refusal> {
+/// A kernel-only file (`emit cuda --kernel-only`, docs/ptx.md, "The round
+/// trip"): the device helpers and the one `__global__` function, without
+/// the harness's tables, start delays, observation and host side. Its
+/// header is the one `check` reads from a `.cu` file: the launch, the
+/// architecture (and the model where `.target` would pick another), and
+/// the litmus test's `expect`. (nvcc command line, text).
+pub fn kernel_only(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
+    let prog = plan.prog;
+    kernel_only_places(plan)?;
+    let g = &plan.grids[0];
+    let arch = if prog.model.name == "cuda-sm80" {
+        "sm_80"
+    } else {
+        "sm_90"
+    };
+    let default_model = if arch == "sm_80" { "cuda-sm80" } else { "cuda-sm90" };
+    let nvcc = format!("nvcc -ptx -lineinfo -arch={arch} -o {stem}.ptx {stem}.cu");
+    let mut o = String::new();
+    let _ = writeln!(o, "// nvcc: {nvcc}");
+    let _ = writeln!(
+        o,
+        "// Kernel-only emission of litmus test {:?} (model {}; mapping: {}) by `barrier-check emit cuda --kernel-only` (docs/ptx.md, \"The round trip\").",
+        prog.test,
+        prog.model.name,
+        plan.mapping.name()
+    );
+    let mut flags = format!(
+        "--block {} --grid {} --arch {arch}",
+        g.ntid * plan.mapping.width(),
+        g.blocks
+    );
+    if prog.model.name != default_model {
+        let _ = write!(flags, " --model {}", prog.model.name);
+    }
+    let _ = writeln!(o, "// barrier-check: {flags}");
+    let kinds: Vec<&str> = plan
+        .lit
+        .expect
+        .iter()
+        .flat_map(|e| e.kinds.iter().map(|k| k.name.as_str()))
+        .collect();
+    let kinds = if kinds.is_empty() {
+        "ok".to_string()
+    } else {
+        kinds.join(", ")
+    };
+    let _ = writeln!(o, "// expect {kinds}");
+    let _ = writeln!(o, "#define BC_KERNEL_ONLY");
+    o.push_str(PREAMBLE);
+    if uses_pipeline(prog) {
+        let _ = writeln!(o, "#include <cuda/pipeline>");
+    }
+    let nvars = plan.lit.vars.len();
+    let _ = writeln!(
+        o,
+        "\n// ---- the test ----\n#define BC_NVARS {}\n#define BC_MAXREG {}",
+        nvars.max(1),
+        plan.max_regs
+    );
+    if plan.copy_bytes > 0 {
+        let _ = writeln!(
+            o,
+            "__device__ __align__(16) unsigned char bc_tma_src[{}];",
+            plan.copy_bytes
+        );
+        let _ = writeln!(o, "{COPY_HELPERS}");
+    }
+    o.push_str(&kernel(plan, g, prog.declared_barriers.len(), nvars, true)?);
+    Ok((nvcc, o))
+}
+
+/// What a kernel-only file needs of the test: one launch of device
+/// threads, placed as CUDA places them (the grid's threads in order, each
+/// at `tid` = its index in its block, `warp` and `lane` from it), every
+/// location of device scope one instance for the grid, and the model's
+/// own progress rules (`check` has no flag for another).
+fn kernel_only_places(plan: &Plan) -> Result<(), Refusal> {
+    let prog = plan.prog;
+    if prog.threads.iter().any(|t| t.kind == ThreadKind::Host) {
+        return Err(Refusal("host threads: a kernel-only file is one kernel launch".into()));
+    }
+    if plan.grids.len() != 1 {
+        return Err(Refusal(format!(
+            "{} launches: a kernel-only file is one kernel launch",
+            plan.grids.len()
+        )));
+    }
+    if let Some(p) = plan.lit.progress.as_ref().filter(|p| p.name != "cuda") {
+        return Err(Refusal(format!(
+            "`progress {}`: a compiled kernel is checked under the model's own progress rules",
+            p.name
+        )));
+    }
+    let g = &plan.grids[0];
+    for (i, t) in g.threads.iter().enumerate() {
+        let th = prog.thread(*t);
+        let i = i as u32;
+        let tid = i % g.ntid;
+        if t.0 != g.threads[0].0 + i
+            || th.block != i / g.ntid
+            || th.tid != tid
+            || th.ntid != g.ntid
+            || th.warp != tid / super::plan::WARP
+            || th.lane != tid % super::plan::WARP
+        {
+            return Err(Refusal(format!(
+                "thread {} is not at the place its launch gives it (block {}, tid {tid}): a kernel-only file computes places from the CUDA builtins",
+                th.name,
+                i / g.ntid
+            )));
+        }
+    }
+    for d in (0..plan.lit.vars.len()).filter(|d| plan.var_scope[*d] != Scope::Block) {
+        let mut inst = g
+            .threads
+            .iter()
+            .filter_map(|t| prog.thread(*t).locs.get(d).copied().flatten());
+        if let Some(first) = inst.next() {
+            if inst.any(|l| l != first) {
+                return Err(Refusal(format!(
+                    "location `{}` has several instances in the grid: a kernel-only file gives it one `__device__` word",
+                    plan.lit.vars[d].name.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `__global__` function of one grid: the harness's, or with
+/// `kernel_only` the kernel alone (no tables, delays or observation).
+fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize, kernel_only: bool) -> Result<String, Refusal> {
     let prog = plan.prog;
     let mut o = String::new();
     let table: Vec<String> = g.threads.iter().map(|t| t.0.to_string()).collect();
@@ -140,19 +275,33 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
             "not cooperative"
         }
     );
-    let _ = writeln!(
-        o,
-        "__constant__ int {}_thread[{}] = {{{}}};",
-        g.func,
-        table.len(),
-        table.join(", ")
-    );
+    if !kernel_only {
+        let _ = writeln!(
+            o,
+            "__constant__ int {}_thread[{}] = {{{}}};",
+            g.func,
+            table.len(),
+            table.join(", ")
+        );
+    }
     let cluster = if g.cluster > 1 {
         format!(" __cluster_dims__({}, 1, 1)", g.cluster)
     } else {
         String::new()
     };
-    let _ = writeln!(o, "__global__ void{cluster} {}(BcArgs a) {{", g.func);
+    // Kernel-only: the locations of device scope are `__device__` words
+    // (one instance per grid, checked by `kernel_only_places`).
+    if kernel_only {
+        for d in (0..nvars).filter(|d| plan.var_scope[*d] != Scope::Block) {
+            let _ = writeln!(
+                o,
+                "__device__ long long bc_gl_{d};  // var {}",
+                plan.lit.vars[d].name.name
+            );
+        }
+    }
+    let params = if kernel_only { "" } else { "BcArgs a" };
+    let _ = writeln!(o, "__global__ void{cluster} {}({params}) {{", g.func);
     let used: Vec<u32> = (0..nb as u32)
         .filter(|d| g.codes.iter().any(|c| forms::uses_barrier(prog, &prog.codes[*c], *d)))
         .collect();
@@ -171,7 +320,7 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
             plan.lit.vars[*d].name.name
         );
     }
-    if !shared.is_empty() {
+    if !shared.is_empty() && !kernel_only {
         let _ = writeln!(o, "  __shared__ unsigned int bc_done;");
     }
     // Only a grid whose code copies declares the destination buffer: an
@@ -190,11 +339,20 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
     }
     let width = plan.mapping.width();
     let _ = writeln!(o, "  const unsigned lane = threadIdx.x % 32u; (void)lane;");
-    let _ = writeln!(
-        o,
-        "  const int T = {}_thread[blockIdx.x * {} + threadIdx.x / {width}u];",
-        g.func, g.ntid
-    );
+    if kernel_only {
+        // The threads are the grid's in order (`kernel_only_places`).
+        let _ = writeln!(
+            o,
+            "  const int T = {} + blockIdx.x * {} + threadIdx.x / {width}u;",
+            g.threads[0].0, g.ntid
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "  const int T = {}_thread[blockIdx.x * {} + threadIdx.x / {width}u];",
+            g.func, g.ntid
+        );
+    }
     let _ = writeln!(
         o,
         "  long long reg[BC_MAXREG] = {{0}};\n  unsigned long long tok[BC_MAXREG] = {{0}}; (void)tok;"
@@ -207,30 +365,51 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
             "  cuda::pipeline<cuda::thread_scope_thread> bc_pipe = cuda::make_pipeline(); (void)bc_pipe;"
         );
     }
-    let _ = writeln!(o, "  const long long b_tid = bc_builtin[T][0], b_bid = bc_builtin[T][1], b_warp = bc_builtin[T][2], b_lane = bc_builtin[T][3], b_ntid = bc_builtin[T][4];");
+    if kernel_only {
+        let _ = writeln!(
+            o,
+            "  const long long b_tid = threadIdx.x / {width}u, b_bid = blockIdx.x, b_warp = b_tid / 32, b_lane = b_tid % 32, b_ntid = {};",
+            g.ntid
+        );
+    } else {
+        let _ = writeln!(o, "  const long long b_tid = bc_builtin[T][0], b_bid = bc_builtin[T][1], b_warp = bc_builtin[T][2], b_lane = bc_builtin[T][3], b_ntid = bc_builtin[T][4];");
+    }
     let _ = writeln!(
         o,
         "  (void)b_tid; (void)b_bid; (void)b_warp; (void)b_lane; (void)b_ntid;"
     );
     // Launch state: shared locations at their initial values, barriers
     // declared with a count initialised (docs/hardware.md, "Barrier objects").
-    let _ = writeln!(o, "  if (threadIdx.x == 0) {{");
-    for d in &shared {
-        let l = prog.threads[g.threads[0].index()].locs[*d].map_or(0, |l| prog.locs[l.index()].init);
-        let _ = writeln!(o, "    bc_sh_{d} = {};", lit(l));
-    }
-    for d in &used {
-        if let Some(k) = plan.prog.declared_barriers[*d as usize].launch_count {
-            let _ = writeln!(o, "    bc_mbar_init(&bc_bar_{d}, {});", lit(k));
+    // A kernel-only file leaves values out (the PTX front end does not
+    // track them) and has the block barrier only when an object needs it.
+    let inits: Vec<String> = used
+        .iter()
+        .filter_map(|d| {
+            let k = plan.prog.declared_barriers[*d as usize].launch_count?;
+            Some(format!("    bc_mbar_init(&bc_bar_{d}, {});", lit(k)))
+        })
+        .collect();
+    if !kernel_only || !inits.is_empty() {
+        let _ = writeln!(o, "  if (threadIdx.x == 0) {{");
+        if !kernel_only {
+            for d in &shared {
+                let l = prog.threads[g.threads[0].index()].locs[*d].map_or(0, |l| prog.locs[l.index()].init);
+                let _ = writeln!(o, "    bc_sh_{d} = {};", lit(l));
+            }
         }
+        for i in &inits {
+            let _ = writeln!(o, "{i}");
+        }
+        if !shared.is_empty() && !kernel_only {
+            let _ = writeln!(o, "    bc_done = 0;");
+        }
+        let _ = writeln!(o, "  }}\n  __syncthreads();");
     }
-    if !shared.is_empty() {
-        let _ = writeln!(o, "    bc_done = 0;");
-    }
-    let _ = writeln!(o, "  }}\n  __syncthreads();");
     for d in 0..nvars {
         if plan.var_scope[d] == Scope::Block {
             let _ = writeln!(o, "  lp[{d}] = &bc_sh_{d};");
+        } else if kernel_only {
+            let _ = writeln!(o, "  lp[{d}] = &bc_gl_{d};");
         } else {
             let _ = writeln!(
                 o,
@@ -238,7 +417,9 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
             );
         }
     }
-    let _ = writeln!(o, "  bc_delay(a.seed, a.iter, (unsigned long long)T);");
+    if !kernel_only {
+        let _ = writeln!(o, "  bc_delay(a.seed, a.iter, (unsigned long long)T);");
+    }
     for &c in &g.codes {
         let n = g.threads.iter().filter(|t| prog.thread(**t).code.index() == c).count();
         let cond = if n == g.threads.len() {
@@ -255,6 +436,10 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize) -> Result
         let _ = writeln!(o, "  if ({cond}) {{");
         o.push_str(&body(plan, c, Side::Device)?);
         let _ = writeln!(o, "  goto bc_end;\n  }}");
+    }
+    if kernel_only {
+        let _ = writeln!(o, "bc_end:\n  return;\n}}");
+        return Ok(o);
     }
     let lead = if plan.mapping == Mapping::Warp {
         "lane == 0"

@@ -1,0 +1,225 @@
+//! The round trip of the PTX front end (issue 35; docs/ptx.md, "The round
+//! trip"): every CUDA-model test of the corpus that `emit cuda
+//! --kernel-only` emits is compiled by nvcc (pip's, as for `kernels/`) and
+//! checked from its PTX, and must get its litmus file's verdict, or be one
+//! of the exceptions below, each with its reason. The whole table (every
+//! test and what its PTX gave) is a snapshot, so a change of any row shows
+//! in review. Without an nvcc that can be installed, the test says so
+//! loudly and skips, as the kernels test does.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Why a kind of inconclusive answer is expected, by the instruction
+/// family the PTX front end stops at.
+const ERROR_REASONS: &[(&str, &str)] = &[
+    (
+        "unsupported mbarrier",
+        "mbarrier (cuda::barrier, the token and parity forms): the Hopper asynchronous forms are issue 37",
+    ),
+    ("unsupported cp.async", "cp.async and its groups: issue 37"),
+    ("unsupported cp.async.bulk", "bulk copies (TMA): issue 37"),
+    (
+        "unsupported trap",
+        "grid.sync: nvcc guards it with a `trap` for a launch that is not cooperative and spins on a word found through %envreg (docs/ptx.md)",
+    ),
+    (
+        "unknown value",
+        "a value the front end does not know (loaded from memory, __activemask, a bar.red result) steers control flow: the explicit inconclusive answer of the unknown-value rule",
+    ),
+];
+
+/// Tests whose PTX answer differs from the litmus verdict, or stops at
+/// the limit, and why (each must still differ: a fixed one leaves here).
+const DIFFERENCES: &[(&str, &str)] = &[
+    (
+        "cg-block-barrier-arrive-twice",
+        "sm_80: nvcc compiles cooperative groups' barrier_arrive to nothing and barrier_wait to `barrier.sync 0`, so the API's token rules that the litmus test breaks leave no trace in the PTX, which is a correct __syncthreads",
+    ),
+    ("cg-block-barrier-wait-twice", "as cg-block-barrier-arrive-twice"),
+    ("cg-block-sync-between-arrive-and-wait", "as cg-block-barrier-arrive-twice"),
+    (
+        "syncthreads-count-wrong-assumption",
+        "an `assert` over values: the PTX front end does not track data",
+    ),
+    (
+        "cg-tile-sync-mixed-sizes",
+        "stops at the state limit: lanes at `bar.warp.sync` with two masks (issue 36, the explorer's scale)",
+    ),
+    (
+        "sm90-cg-cluster-sync-between-arrive-and-wait",
+        "stops at the state limit: 64 lanes at the non-aligned `barrier.cluster.arrive`/`wait` arrive one by one; the litmus UB is about the cooperative-groups token, which has no PTX trace",
+    ),
+];
+
+/// The outcome of one emitted kernel: `same`, or a key of the tables above.
+fn outcome(r: &serde_json::Value) -> (String, String) {
+    let list = |v: &serde_json::Value| -> String {
+        let kinds: Vec<&str> = v
+            .as_array()
+            .map(|a| a.iter().filter_map(|k| k.as_str()).collect())
+            .unwrap_or_default();
+        if kinds.is_empty() {
+            "ok".into()
+        } else {
+            kinds.join(", ")
+        }
+    };
+    if let Some(e) = r["error"].as_str() {
+        let first = e.lines().next().unwrap_or_default();
+        if let Some(rest) = first
+            .split("error: `")
+            .nth(1)
+            .filter(|_| first.contains("is not supported"))
+        {
+            let op = rest.split('`').next().unwrap_or_default();
+            let family = ["mbarrier", "cp.async.bulk", "cp.async", "barrier.cluster", "fence"]
+                .iter()
+                .find(|f| op.starts_with(*f))
+                .map_or(op.split(' ').next().unwrap_or_default(), |f| *f);
+            return (format!("unsupported {family}"), format!("`{op}`"));
+        }
+        if first.contains("inconclusive") {
+            let from = e
+                .split("from `")
+                .nth(1)
+                .and_then(|s| s.split(' ').next())
+                .unwrap_or("?");
+            return ("unknown value".into(), format!("from `{from}`"));
+        }
+        return (
+            "other error".into(),
+            first.rsplit("error: ").next().unwrap_or_default().to_string(),
+        );
+    }
+    let stop = r["stop"].as_str().unwrap_or_default();
+    if stop != "exhausted" {
+        return ("stop".into(), format!("{stop}, verdict so far {}", list(&r["verdict"])));
+    }
+    if r["pass"].as_bool() == Some(true) {
+        return ("same".into(), list(&r["verdict"]));
+    }
+    (
+        "differs".into(),
+        format!("PTX: {}; litmus: {}", list(&r["verdict"]), list(&r["expected"])),
+    )
+}
+
+#[test]
+fn emitted_kernels_checked_from_ptx_get_their_litmus_verdicts() {
+    let Some(nvcc) = nvcc() else {
+        eprintln!(
+            "\n*** SKIPPED: no nvcc (BC_NVCC unset and `.ci/cuda` could not install pip's nvidia-cuda-nvcc): the round trip was NOT checked ***\n"
+        );
+        return;
+    };
+    let dir = scratch_dir("round-trip");
+    let _ = std::fs::remove_dir_all(&dir);
+    let start = Instant::now();
+    let emit = bin()
+        .args(["emit", "cuda", "--kernel-only", "-o"])
+        .arg(&dir)
+        .arg("litmus")
+        .current_dir(root())
+        .output()
+        .expect("runs");
+    assert_eq!(emit.status.code(), Some(0), "{}", stderr(&emit));
+    // The state limit keeps the stops deterministic (the timeout is a
+    // guard only); the limit is far above what every `same` row needs.
+    let check = bin()
+        .args([
+            "check",
+            "--cu",
+            "--format",
+            "json",
+            "--no-timing",
+            "--max-states",
+            "50000",
+            "--timeout",
+            "600",
+            "--jobs",
+            "2",
+        ])
+        .arg(&dir)
+        .env("BC_NVCC", &nvcc)
+        .output()
+        .expect("runs");
+    eprintln!(
+        "round trip: emitted and checked in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}{}", stdout(&check), stderr(&check));
+    });
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+
+    let stem = |file: &str| -> String {
+        let name = file.rsplit('/').next().unwrap_or_default();
+        name.trim_end_matches(".ptx")
+            .trim_end_matches(".cu")
+            .trim_end_matches(".litmus")
+            .to_string()
+    };
+    let mut rows: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for r in doc["results"].as_array().unwrap() {
+        rows.insert(stem(r["file"].as_str().unwrap()), outcome(r));
+    }
+    let mut refused = BTreeMap::new();
+    for s in manifest["skipped"].as_array().unwrap() {
+        let reason = s["reason"].as_str().unwrap();
+        if !reason.contains("is not a CUDA model") {
+            refused.insert(stem(s["file"].as_str().unwrap()), reason.to_string());
+        }
+    }
+
+    // Every row is the litmus verdict or an exception with its reason.
+    let mut unexplained = Vec::new();
+    for (name, (key, detail)) in &rows {
+        let known = match key.as_str() {
+            "same" => true,
+            "differs" | "stop" => DIFFERENCES.iter().any(|(n, _)| n == name),
+            k => ERROR_REASONS.iter().any(|(e, _)| *e == k),
+        };
+        if !known {
+            unexplained.push(format!("{name}: {key} ({detail})"));
+        }
+    }
+    assert!(
+        unexplained.is_empty(),
+        "PTX answers that differ from the litmus verdict without a reason (a wrong verdict in the emitter, the front end or the model, or a new exception to explain):\n{}",
+        unexplained.join("\n")
+    );
+    for (name, _) in DIFFERENCES {
+        let row = rows.get(*name).map(|(k, _)| k.as_str());
+        assert!(
+            matches!(row, Some("differs" | "stop")),
+            "{name} is listed as an exception but gives {row:?}: remove it from DIFFERENCES"
+        );
+    }
+
+    // The table: counts, then every row.
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for (key, _) in rows.values() {
+        *counts.entry(key.as_str()).or_default() += 1;
+    }
+    let mut table = format!(
+        "emitted {}, refused by the emitter {} (CUDA models only)\n",
+        rows.len(),
+        refused.len()
+    );
+    for (k, n) in &counts {
+        table.push_str(&format!("{k}: {n}\n"));
+    }
+    table.push_str("\n# the emitted kernels\n");
+    for (name, (key, detail)) in &rows {
+        table.push_str(&format!("{name}  {key}  {detail}\n"));
+    }
+    table.push_str("\n# refused by `emit cuda --kernel-only`\n");
+    for (name, reason) in &refused {
+        table.push_str(&format!("{name}  {reason}\n"));
+    }
+    insta::assert_snapshot!(table);
+}
