@@ -150,7 +150,13 @@ fn kernel_inputs(path: &Path, cli: &KernelFlags, model: Option<&bc_models::Model
     let source = if cu {
         let arch = flags.arch.clone().unwrap_or_else(|| "sm_80".into());
         match compile(path, &arch) {
-            Ok(ptx) => SourceFile::new(format!("{name}.ptx"), ptx),
+            Ok(ptx) => {
+                // Reports that point into files (SARIF) point into the `.cu`.
+                let origin = bc_ptx::origin(&ptx, own.clone()).map(std::sync::Arc::new);
+                let mut source = SourceFile::new(format!("{name}.ptx"), ptx);
+                source.origin = origin;
+                source
+            }
             Err(d) => return failed(own, vec![d]),
         }
     } else {

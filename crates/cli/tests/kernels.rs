@@ -119,6 +119,53 @@ fn entry_picks_one_entry_by_its_source_name() {
     assert!(text.ends_with("1 passed, 0 failed\n"), "{text}");
 }
 
+/// SARIF of a `.cu` kernel points into the `.cu` (issue 35): the race's
+/// two accesses at their CUDA lines, and the artifact is the `.cu`, not
+/// nvcc's PTX, which is not a file on disk.
+#[test]
+fn sarif_of_a_cu_kernel_points_into_the_cu() {
+    let Some(nvcc) = nvcc() else {
+        eprintln!("\n*** SKIPPED: no nvcc: SARIF regions in the .cu were NOT checked ***\n");
+        return;
+    };
+    let out = bin()
+        .args(["check", "--format", "sarif", "kernels/tiling-missing-barrier-race.cu"])
+        .current_dir(root())
+        .env("BC_NVCC", &nvcc)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(
+        run["artifacts"][0]["location"]["uri"],
+        "kernels/tiling-missing-barrier-race.cu"
+    );
+    let race = &run["results"][0];
+    assert_eq!(race["ruleId"], "race");
+    let at: Vec<(String, u64, String)> = race["locations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let p = &l["physicalLocation"];
+            (
+                p["artifactLocation"]["uri"].as_str().unwrap().to_string(),
+                p["region"]["startLine"].as_u64().unwrap(),
+                p["region"]["snippet"]["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let cu = "kernels/tiling-missing-barrier-race.cu".to_string();
+    assert_eq!(
+        at,
+        vec![
+            (cu.clone(), 14, "acc += tile[(t + 1) % blockDim.x];".to_string()),
+            (cu, 12, "tile[t] = in[k * blockDim.x + t];".to_string()),
+        ]
+    );
+}
+
 /// The JSON report of a kernel: its test name, model from `.target`,
 /// verdict and expectation from the header.
 #[test]

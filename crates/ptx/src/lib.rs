@@ -137,6 +137,59 @@ pub fn header(text: &str) -> Header {
     h
 }
 
+/// Which line of `cu` each part of its PTX `ptx` stands for, from the
+/// `.loc` directives (PTX ISA, "Debugging Directives"): `.loc F L C`
+/// names file `F` of the `.file` list; an instruction inlined from a
+/// header names the `.cu` line it was inlined at (`inlined_at F L C`).
+/// `cu`'s file is the `.file` of the same file name. `None` when the PTX
+/// names no such file (compiled without `-lineinfo`).
+pub fn origin(ptx: &str, cu: bc_syntax::SourceFile) -> Option<bc_syntax::source::Origin> {
+    let base = |p: &str| p.rsplit(['/', '\\']).next().unwrap_or(p).to_string();
+    let want = base(&cu.name);
+    let number = |t: &str| t.trim().parse::<u32>().ok();
+    let mut file = None;
+    for line in ptx.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix(".file") {
+            let mut parts = rest.trim().splitn(2, char::is_whitespace);
+            let (n, path) = (parts.next().and_then(number), parts.next().unwrap_or_default());
+            let path = path.trim().trim_start_matches('"');
+            let path = path.split('"').next().unwrap_or_default();
+            if base(path) == want {
+                file = file.or(n);
+            }
+        }
+    }
+    let file = file?;
+    let mut marks = Vec::new();
+    let mut at = 0usize;
+    for line in ptx.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let Some(rest) = line.trim().strip_prefix(".loc") else {
+            continue;
+        };
+        let mut parts = rest.split(',');
+        let main: Vec<u32> = parts
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(number)
+            .collect();
+        let inlined: Vec<u32> = parts
+            .find_map(|p| p.trim().strip_prefix("inlined_at"))
+            .map(|p| p.split_whitespace().filter_map(number).collect())
+            .unwrap_or_default();
+        let (line, col) = match (main.as_slice(), inlined.as_slice()) {
+            ([f, l, c, ..], _) if *f == file => (*l, *c),
+            (_, [f, l, c, ..]) if *f == file => (*l, *c),
+            _ => (0, 0),
+        };
+        marks.push((start as u32, line, col));
+    }
+    Some(bc_syntax::source::Origin { source: cu, marks })
+}
+
 /// The `.entry` functions with a body, in module order.
 pub fn entries(m: &Module) -> Vec<&str> {
     m.funcs

@@ -234,3 +234,33 @@ fn random_tokens_do_not_panic() {
     }
     assert!(lowered > 100, "only {lowered} random programs lowered");
 }
+
+/// `origin`: each part of the PTX stands for the `.cu` line its `.loc`
+/// names, or, for an instruction inlined from a header, the line it was
+/// inlined at; a `.loc` of another file stands for no line.
+#[test]
+fn origin_maps_ptx_to_cuda_lines() {
+    let ptx = "\
+.visible .entry k()
+{
+\t.loc\t1 12 5
+\tbar.sync 0;
+\t.loc\t2 40 3, function_name $L__info_string0, inlined_at 1 14 7
+\tst.shared.u32 [%r1], %r2;
+\t.loc\t2 41 3
+\tret;
+}
+\t.file\t1 \"/home/u/proj/kernels/k.cu\"
+\t.file\t2 \"/usr/include/cooperative_groups.h\"
+";
+    let cu = SourceFile::new("kernels/k.cu", "line\n".repeat(50));
+    let o = bc_ptx::origin(ptx, cu.clone()).expect("k.cu is .file 1");
+    let line_of = |needle: &str| o.at(ptx.find(needle).unwrap() as u32).map(|l| (l.line, l.col));
+    assert_eq!(line_of("bar.sync"), Some((12, 5)));
+    assert_eq!(line_of("st.shared"), Some((14, 7)));
+    assert_eq!(line_of("ret;"), None);
+    assert_eq!(line_of(".visible"), None);
+    // Another file's PTX, or PTX without line information, maps nothing.
+    assert!(bc_ptx::origin(ptx, SourceFile::new("other.cu", "")).is_none());
+    assert!(bc_ptx::origin("ret;", cu).is_none());
+}

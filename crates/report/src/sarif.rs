@@ -204,6 +204,33 @@ pub fn uri_of(path: &str) -> String {
     out
 }
 
+/// The file a report's locations are in: its source, or the file that
+/// source was generated from.
+fn artifact_uri(source: &SourceFile) -> String {
+    uri_of(source.origin.as_ref().map_or(&source.name, |o| &o.source.name))
+}
+
+/// The region of the origin's line that generated-text span `span` stands
+/// for: from its column to the end of the line.
+fn origin_region(o: &bc_syntax::source::Origin, span: Span) -> Option<Region> {
+    let at = o.at(span.start)?;
+    if at.line > o.source.line_col(o.source.text.len() as u32).line {
+        return None;
+    }
+    let text = o.source.line_text(at.line);
+    let len = text.trim_end().chars().count() as u32;
+    let col = at.col.min(len.max(1));
+    Some(Region {
+        start_line: at.line,
+        start_column: col,
+        end_line: at.line,
+        end_column: len.max(col) + 1,
+        snippet: Message {
+            text: text.trim_end().chars().skip(col as usize - 1).collect(),
+        },
+    })
+}
+
 fn region(source: &SourceFile, span: Span) -> Region {
     let (start, end) = source.range(span);
     Region {
@@ -225,14 +252,21 @@ struct Builder {
 }
 
 impl Builder {
+    /// A location in `source`, or where `source` was generated from a file
+    /// (nvcc's PTX of a `.cu`), in that file: the line the span stands for,
+    /// or the whole file where it stands for none.
     fn location(source: &SourceFile, index: usize, span: Option<Span>, message: Option<String>) -> Location {
+        let region = match &source.origin {
+            Some(o) => span.and_then(|s| origin_region(o, s)),
+            None => span.map(|s| region(source, s)),
+        };
         Location {
             physical_location: PhysicalLocation {
                 artifact_location: ArtifactLocation {
-                    uri: uri_of(&source.name),
+                    uri: artifact_uri(source),
                     index,
                 },
-                region: span.map(|s| region(source, s)),
+                region,
             },
             message: message.map(|text| Message { text }),
         }
@@ -414,7 +448,7 @@ pub fn to_sarif(reports: &[TestReport], tool_version: &str, successful: bool) ->
                 .enumerate()
                 .map(|(index, r)| Artifact {
                     location: ArtifactLocation {
-                        uri: uri_of(&r.source.name),
+                        uri: artifact_uri(&r.source),
                         index,
                     },
                 })

@@ -36,6 +36,30 @@ pub struct SourceFile {
     pub name: String,
     pub text: String,
     line_starts: Vec<usize>,
+    /// The file this text was generated from, where there is one (nvcc's
+    /// PTX of a `.cu` file): reports that point into files, such as SARIF,
+    /// point there.
+    pub origin: Option<std::sync::Arc<Origin>>,
+}
+
+/// The source a generated text came from, and which line of it each part
+/// of the generated text stands for (for PTX: its `.loc` lines).
+#[derive(Clone, Debug)]
+pub struct Origin {
+    pub source: SourceFile,
+    /// `(offset in the generated text, line, column)` from that offset on,
+    /// sorted by offset; line 0: no line of the source.
+    pub marks: Vec<(u32, u32, u32)>,
+}
+
+impl Origin {
+    /// The line and column of the source that the generated text at
+    /// `offset` stands for (the column is 1 where none is known).
+    pub fn at(&self, offset: u32) -> Option<LineCol> {
+        let i = self.marks.partition_point(|m| m.0 <= offset);
+        let &(_, line, col) = self.marks.get(i.checked_sub(1)?)?;
+        (line > 0).then_some(LineCol { line, col: col.max(1) })
+    }
 }
 
 impl SourceFile {
@@ -44,6 +68,7 @@ impl SourceFile {
         let mut line_starts = vec![0];
         line_starts.extend(text.char_indices().filter(|&(_, c)| c == '\n').map(|(i, _)| i + 1));
         SourceFile {
+            origin: None,
             name: name.into(),
             text,
             line_starts,
