@@ -200,9 +200,27 @@ pub fn check_kernel(job: &KernelJob, opts: &CheckOptions) -> TestReport {
             return report;
         };
         let (module, _) = bc_ptx::parse(&job.source.text);
-        match bc_ptx::lower_entry(&module, &job.source.text, &job.test, &job.entry, &job.launch, model) {
-            Ok(program) => report.outcome = Some(crate::explore_program(program, opts)),
-            Err(mut ds) => {
+        // `--timeout` covers the lowering (the pre-evaluation of every
+        // thread) and the search together.
+        let start = std::time::Instant::now();
+        let limit = opts.search.limits.time;
+        let deadline = limit.map(|t| start + t);
+        match bc_ptx::lower_entry_until(
+            &module,
+            &job.source.text,
+            &job.test,
+            &job.entry,
+            &job.launch,
+            model,
+            deadline,
+        ) {
+            Ok(program) => {
+                let mut opts = opts.clone();
+                opts.search.limits.time = limit.map(|t| t.saturating_sub(start.elapsed()));
+                report.outcome = Some(crate::explore_program(program, &opts));
+            }
+            Err(bc_ptx::LowerError::Timeout) => report.outcome = Some(timed_out_in_lowering(start.elapsed())),
+            Err(bc_ptx::LowerError::Input(mut ds)) => {
                 ds.sort_by_key(|d| d.span.map(|s| (s.start, s.end)));
                 ds.dedup();
                 bc_report::diagnostic::cap(&mut ds);
@@ -214,4 +232,23 @@ pub fn check_kernel(job: &KernelJob, opts: &CheckOptions) -> TestReport {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|payload| {
         TestReport::bare((*job.source).clone(), vec![crate::internal_error(payload.as_ref())])
     })
+}
+
+/// The answer of an entry whose lowering outlived `--timeout`: no
+/// findings, no states, `stop: timeout` (inconclusive, never a pass).
+fn timed_out_in_lowering(elapsed: std::time::Duration) -> bc_explore::Outcome {
+    bc_explore::Outcome {
+        findings: Vec::new(),
+        stats: bc_explore::Stats {
+            states: 0,
+            executions: 0,
+            elapsed,
+        },
+        stop: bc_explore::Stop::Timeout,
+        operational: Default::default(),
+        judged: Default::default(),
+        objectless: Default::default(),
+        internal_errors: Vec::new(),
+        outcomes: None,
+    }
 }

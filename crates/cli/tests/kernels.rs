@@ -166,6 +166,29 @@ fn sarif_of_a_cu_kernel_points_into_the_cu() {
     );
 }
 
+/// `--timeout` covers the lowering: 64 threads that each run a loop of
+/// 750,000 instructions take seconds to pre-evaluate, so a 0.2 s timeout
+/// stops there, before any state (`stop: timeout`, exit 1, never a pass).
+#[test]
+fn the_timeout_covers_lowering() {
+    let dir = scratch_dir("kernels-timeout-lowering");
+    std::fs::write(
+        dir.join("slow.ptx"),
+        "// barrier-check: --block 64\n.version 8.0\n.target sm_80\n.address_size 64\n\
+         .visible .entry slow()\n{\n.reg .pred %p<2>;\n.reg .b32 %r<3>;\nmov.u32 %r1, 0;\n\
+         $L_loop:\nadd.s32 %r1, %r1, 1;\nsetp.lt.s32 %p1, %r1, 250000;\n@%p1 bra $L_loop;\n\
+         bar.sync 0;\nret;\n}\n",
+    )
+    .unwrap();
+    let out = run_in(&dir, &["check", "--format", "json", "--timeout", "0.2", "slow.ptx"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["results"][0];
+    assert_eq!(r["stop"], "timeout");
+    assert_eq!(r["stats"]["states"], 0);
+    assert_eq!(r["pass"], false);
+}
+
 /// The JSON report of a kernel: its test name, model from `.target`,
 /// verdict and expectation from the header.
 #[test]

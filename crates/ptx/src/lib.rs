@@ -335,6 +335,45 @@ pub fn lower_entry(
     launch: &Launch,
     model: bc_models::Model,
 ) -> Result<bc_graph::Program, Vec<Diagnostic>> {
+    lower_entry_until(module, text, test_name, entry, launch, model, None).map_err(|e| match e {
+        LowerError::Input(ds) => ds,
+        LowerError::Timeout => Vec::new(),
+    })
+}
+
+/// Why an entry did not lower.
+#[derive(Debug)]
+pub enum LowerError {
+    /// Every error of the input (as [`lower_entry`] gives them).
+    Input(Vec<Diagnostic>),
+    /// The deadline passed while the threads were pre-evaluated (a
+    /// `--timeout` covers lowering too): the answer is a `stop`, never
+    /// a pass.
+    Timeout,
+}
+
+/// [`lower_entry`], giving up at `deadline`.
+pub fn lower_entry_until(
+    module: &Module,
+    text: &str,
+    test_name: &str,
+    entry: &str,
+    launch: &Launch,
+    model: bc_models::Model,
+    deadline: Option<std::time::Instant>,
+) -> Result<bc_graph::Program, LowerError> {
+    lower_entry_inner(module, text, test_name, entry, launch, model, deadline).map_err(LowerError::Input)?
+}
+
+fn lower_entry_inner(
+    module: &Module,
+    text: &str,
+    test_name: &str,
+    entry: &str,
+    launch: &Launch,
+    model: bc_models::Model,
+    deadline: Option<std::time::Instant>,
+) -> Result<Result<bc_graph::Program, LowerError>, Vec<Diagnostic>> {
     let source = SourceFile::new("", text);
     let Some(f) = module
         .funcs
@@ -474,7 +513,19 @@ pub fn lower_entry(
         return Err(diags);
     }
     let regs = std::mem::take(&mut ctx.regs);
-    let tr = trace::trace(&code, &label_ix, regs.names.len(), &regions, blocks, threads, &source);
+    let tr = trace::trace(
+        &code,
+        &label_ix,
+        regs.names.len(),
+        &regions,
+        blocks,
+        threads,
+        &source,
+        deadline,
+    );
+    if tr.timed_out {
+        return Ok(Err(LowerError::Timeout));
+    }
     if !tr.diags.is_empty() {
         // Name the CUDA line too, where `.loc` gives one.
         let files = file_names(module);
@@ -495,9 +546,12 @@ pub fn lower_entry(
         span: f.name.span,
     };
     let lit = em.litmus(name, blocks, threads, cluster.unwrap_or(1), f.span);
+    if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        return Ok(Err(LowerError::Timeout));
+    }
     let mut program = bc_graph::lower(&lit, text, model)?;
     annotate(&mut program, &code, module);
-    Ok(program)
+    Ok(Ok(program))
 }
 
 /// The `.file` numbers of the module and their file names (no folders).

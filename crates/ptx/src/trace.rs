@@ -92,7 +92,12 @@ const NEVER: usize = usize::MAX;
 pub struct Trace {
     pub sites: Vec<Site>,
     pub diags: Vec<Diagnostic>,
+    /// The deadline passed before every thread ran (`--timeout`).
+    pub timed_out: bool,
 }
+
+/// Instructions between two looks at the clock.
+const CLOCK_EVERY: u64 = 1 << 16;
 
 /// Runs every thread (`threads` per block, `blocks` blocks).
 pub fn trace(
@@ -103,6 +108,7 @@ pub fn trace(
     blocks: u64,
     threads: u64,
     source: &SourceFile,
+    deadline: Option<std::time::Instant>,
 ) -> Trace {
     let mut t = Tracer {
         code,
@@ -113,12 +119,14 @@ pub fn trace(
         errors: BTreeMap::new(),
         g: 0,
         total: 0,
+        deadline,
+        timed_out: false,
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
             t.g = b * threads + tid;
             t.thread(nregs, b as i64, tid as i64);
-            if t.errors.len() >= 20 || t.total > MAX_TOTAL_STEPS {
+            if t.errors.len() >= 20 || t.total > MAX_TOTAL_STEPS || t.timed_out {
                 break 'all;
             }
         }
@@ -126,6 +134,7 @@ pub fn trace(
     Trace {
         sites: t.sites,
         diags: t.errors.into_values().collect(),
+        timed_out: t.timed_out,
     }
 }
 
@@ -140,6 +149,8 @@ struct Tracer<'a> {
     g: u64,
     /// Instructions run by all threads so far.
     total: u64,
+    deadline: Option<std::time::Instant>,
+    timed_out: bool,
 }
 
 impl Tracer<'_> {
@@ -259,6 +270,10 @@ impl Tracer<'_> {
         while pc < self.code.len() {
             steps += 1;
             self.total += 1;
+            if self.total.is_multiple_of(CLOCK_EVERY) && self.deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                self.timed_out = true;
+                return;
+            }
             if self.total > MAX_TOTAL_STEPS {
                 self.fail(
                     pc,
