@@ -105,8 +105,7 @@ pub fn trace(
     labels: &HashMap<String, usize>,
     nregs: usize,
     regions: &[Region],
-    blocks: u64,
-    threads: u64,
+    (blocks, threads): (u64, u64),
     source: &SourceFile,
     deadline: Option<std::time::Instant>,
 ) -> Trace {
