@@ -518,8 +518,7 @@ fn lower_entry_inner(
         &label_ix,
         regs.names.len(),
         &regions,
-        blocks,
-        threads,
+        (blocks, threads),
         &source,
         deadline,
     );
