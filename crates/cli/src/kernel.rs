@@ -36,6 +36,8 @@ pub struct KernelFlags {
     pub cluster: Option<[u64; 3]>,
     pub params: Vec<(String, i64)>,
     pub arch: Option<String>,
+    /// `--no-prune` (command line only).
+    pub every_access: bool,
     /// The model (a header's `--model`; the command line's `--model` wins).
     pub model: Option<String>,
 }
@@ -87,6 +89,7 @@ impl KernelFlags {
             params,
             arch: over.arch.clone().or_else(|| self.arch.clone()),
             model: over.model.clone().or_else(|| self.model.clone()),
+            every_access: self.every_access || over.every_access,
         }
     }
 
@@ -96,6 +99,7 @@ impl KernelFlags {
             grid: self.grid,
             cluster: self.cluster,
             params: self.params.iter().cloned().collect(),
+            every_access: self.every_access,
         }
     }
 }

@@ -43,6 +43,11 @@ pub struct KernelArgs {
     /// and `*.ptx`).
     #[arg(long)]
     cu: bool,
+    /// Keep every memory access of a kernel: by default the PTX front end
+    /// leaves out the accesses of locations that no two threads share
+    /// with a plain write, which cannot race (docs/ptx.md, "Values").
+    #[arg(long)]
+    no_prune: bool,
 }
 
 impl KernelArgs {
@@ -65,6 +70,7 @@ impl KernelArgs {
             arch: self.arch.clone(),
             // The command line's `--model` reaches `kernel_jobs` on its own.
             model: None,
+            every_access: self.no_prune,
         }
     }
 }

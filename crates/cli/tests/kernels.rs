@@ -166,6 +166,50 @@ fn sarif_of_a_cu_kernel_points_into_the_cu() {
     );
 }
 
+/// Pruning (the accesses of locations that cannot race are left out) is
+/// held against the unpruned lowering: `--no-prune` gives every kernel of
+/// the corpus the same verdict, with at least as many states.
+#[test]
+fn pruned_and_unpruned_kernels_get_the_same_verdicts() {
+    let Some(nvcc) = nvcc() else {
+        eprintln!("\n*** SKIPPED: no nvcc: pruning was NOT held against --no-prune ***\n");
+        return;
+    };
+    let report = |extra: &[&str]| -> Vec<(String, serde_json::Value, u64)> {
+        let out = bin()
+            .args(["check", "--format", "json", "--cu", "kernels"])
+            .args(extra)
+            .current_dir(root())
+            .env("BC_NVCC", &nvcc)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["test"].as_str().unwrap().to_string(),
+                    r["verdict"].clone(),
+                    r["stats"]["states"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (pruned, full) = (report(&[]), report(&["--no-prune"]));
+    assert_eq!(pruned.len(), full.len());
+    for (p, f) in pruned.iter().zip(&full) {
+        assert_eq!((&p.0, &p.1), (&f.0, &f.1), "pruning changed a verdict");
+    }
+    // Pruning removes steps; the states of each kernel are in the
+    // snapshot of the corpus run (docs/ptx.md says where it costs).
+    for (p, f) in pruned.iter().zip(&full) {
+        eprintln!("{}: {} states pruned, {} with --no-prune", p.0, p.2, f.2);
+    }
+}
+
 /// `--timeout` covers the lowering: 64 threads that each run a loop of
 /// 750,000 instructions take seconds to pre-evaluate, so a 0.2 s timeout
 /// stops there, before any state (`stop: timeout`, exit 1, never a pass).

@@ -16,6 +16,10 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 pub struct Emitter<'a> {
     pub code: &'a [CInstr],
     pub sites: &'a [Site],
+    /// The locations that can race (`Trace::racy`): with `prune`, the only
+    /// ones modelled.
+    pub racy: &'a HashSet<LocKey>,
+    pub prune: bool,
     pub regs: &'a [String],
     pub regions: &'a [Region],
     /// Labels before each instruction (index `code.len()`: at the end).
@@ -68,13 +72,14 @@ fn stmt(kind: StmtKind, span: Span) -> Stmt {
 impl<'a> Emitter<'a> {
     pub fn new(
         code: &'a [CInstr],
-        sites: &'a [Site],
+        trace: &'a crate::trace::Trace,
         regs: &'a [String],
         regions: &'a [Region],
         labels: &'a [Vec<(String, Span)>],
         blocks: u64,
         threads: u64,
     ) -> Emitter<'a> {
+        let sites = &trace.sites;
         let mut written = HashSet::new();
         for (c, s) in code.iter().zip(sites) {
             if !s.visited {
@@ -91,6 +96,8 @@ impl<'a> Emitter<'a> {
         Emitter {
             code,
             sites,
+            racy: &trace.racy,
+            prune: true,
             regs,
             regions,
             labels,
@@ -242,7 +249,10 @@ impl<'a> Emitter<'a> {
             Op::Exit => vec![stmt(StmtKind::Exit, span)],
             Op::Fence(n) => vec![Self::instr_stmt(n, None, vec![], span)],
             Op::Mem { kind, addr, .. } => {
-                if site.addrs.is_empty() || site.dropped {
+                // Only locations that can race are modelled (`Trace::racy`).
+                let (racy, prune) = (self.racy, self.prune);
+                let keep = |l: &LocKey| !prune || racy.contains(l);
+                if site.addrs.is_empty() || site.dropped || !site.addrs.values().flatten().any(keep) {
                     return vec![];
                 }
                 let (sel, keys) = self.selector(site, addr, site.addrs.keys().copied(), span);
@@ -250,6 +260,7 @@ impl<'a> Emitter<'a> {
                 self.choose(&sel, &keys, span, &mut |me, a| {
                     site.addrs[&a]
                         .iter()
+                        .filter(|l| keep(l))
                         .map(|&l| {
                             let loc = me.loc(l, span);
                             match kind {

@@ -38,6 +38,10 @@ pub struct Launch {
     pub cluster: Option<[u64; 3]>,
     /// Kernel parameter values, by full PTX name, by `param_N` or by `N`.
     pub params: BTreeMap<String, i64>,
+    /// Lowering option (`--no-prune`): keep the accesses of locations
+    /// that cannot race too (`trace::Trace::racy`; they cannot change a
+    /// verdict, so they are left out by default).
+    pub every_access: bool,
 }
 
 /// Parses `X`, `XxY` or `XxYxZ` (each at least 1).
@@ -539,7 +543,8 @@ fn lower_entry_inner(
         }
         return Err(diags);
     }
-    let em = emit::Emitter::new(&code, &tr.sites, &regs.names, &regions, &labels_at, blocks, threads);
+    let mut em = emit::Emitter::new(&code, &tr, &regs.names, &regions, &labels_at, blocks, threads);
+    em.prune = !launch.every_access;
     let name = Ident {
         name: test_name.to_string(),
         span: f.name.span,

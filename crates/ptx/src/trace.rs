@@ -9,7 +9,7 @@
 //! barrier operand: those are never guessed (docs/ptx.md, "Unknown
 //! values").
 
-use crate::ops::{apply, CInstr, Op, PExpr};
+use crate::ops::{apply, CInstr, MemKind, Op, PExpr};
 use bc_syntax::{Diagnostic, Op as BOp, SourceFile, Span};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -91,6 +91,12 @@ const NEVER: usize = usize::MAX;
 
 pub struct Trace {
     pub sites: Vec<Site>,
+    /// The locations that can take part in a race: a thread writes them
+    /// with a plain store and another thread accesses them with a plain
+    /// access. No other location can change a verdict (values are not
+    /// tracked, and the race rule reads plain accesses only), so the
+    /// emitter leaves every access of the others out.
+    pub racy: std::collections::HashSet<LocKey>,
     pub diags: Vec<Diagnostic>,
     /// The deadline passed before every thread ran (`--timeout`).
     pub timed_out: bool,
@@ -120,6 +126,7 @@ pub fn trace(
         total: 0,
         deadline,
         timed_out: false,
+        uses: HashMap::new(),
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
@@ -130,8 +137,10 @@ pub fn trace(
             }
         }
     }
+    let racy = t.uses.iter().filter(|(_, u)| u.racy()).map(|(l, _)| *l).collect();
     Trace {
         sites: t.sites,
+        racy,
         diags: t.errors.into_values().collect(),
         timed_out: t.timed_out,
     }
@@ -150,6 +159,36 @@ struct Tracer<'a> {
     total: u64,
     deadline: Option<std::time::Instant>,
     timed_out: bool,
+    /// Per location, its plain writers and plain accessors (threads by
+    /// grid index; the first two distinct of each are enough).
+    uses: HashMap<LocKey, LocUse>,
+}
+
+/// The first two distinct threads that write a location with a plain
+/// store, and that access it with a plain access.
+#[derive(Default)]
+struct LocUse {
+    writers: [Option<u64>; 2],
+    users: [Option<u64>; 2],
+}
+
+impl LocUse {
+    fn add(list: &mut [Option<u64>; 2], g: u64) {
+        match *list {
+            [None, _] => list[0] = Some(g),
+            [Some(a), None] if a != g => list[1] = Some(g),
+            _ => {}
+        }
+    }
+
+    /// A plain write and a plain access of another thread.
+    fn racy(&self) -> bool {
+        match self.writers {
+            [Some(_), Some(_)] => true,
+            [Some(w), None] => self.users.iter().flatten().any(|&u| u != w),
+            _ => false,
+        }
+    }
 }
 
 impl Tracer<'_> {
@@ -387,6 +426,15 @@ impl Tracer<'_> {
                                             place,
                                         );
                                         return;
+                                    }
+                                }
+                            }
+                            if !kind.is_atomic() {
+                                for &l in &locs {
+                                    let u = self.uses.entry(l).or_default();
+                                    LocUse::add(&mut u.users, self.g);
+                                    if *kind == MemKind::Write {
+                                        LocUse::add(&mut u.writers, self.g);
                                     }
                                 }
                             }

@@ -10,7 +10,11 @@ use std::path::Path;
 
 fn launch(text: &str) -> bc_ptx::Launch {
     let h = bc_ptx::header(text);
-    let mut l = bc_ptx::Launch::default();
+    // The cases pin the addresses of every access: nothing pruned.
+    let mut l = bc_ptx::Launch {
+        every_access: true,
+        ..Default::default()
+    };
     let mut it = h.args.iter();
     while let Some(a) = it.next() {
         // A cut header (no_input_panics) loses flags; the cases have whole ones.
@@ -263,4 +267,48 @@ fn origin_maps_ptx_to_cuda_lines() {
     // Another file's PTX, or PTX without line information, maps nothing.
     assert!(bc_ptx::origin(ptx, SourceFile::new("other.cu", "")).is_none());
     assert!(bc_ptx::origin("ret;", cu).is_none());
+}
+
+/// By default an access is modelled only where its location can race: a
+/// plain write of one thread and a plain access of another. Each thread's
+/// own global word, and a shared word only read, are left out; the shared
+/// word one thread writes and another reads is kept. `every_access`
+/// (`--no-prune`) keeps them all.
+#[test]
+fn pruning_keeps_only_locations_that_can_race() {
+    let ptx = "\
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 k_param_0)
+{
+\t.reg .b32 %r<6>;
+\t.reg .b64 %rd<6>;
+\t.shared .align 4 .b8 s[16];
+\tld.param.u64 %rd1, [k_param_0];
+\tcvta.to.global.u64 %rd2, %rd1;
+\tmov.u32 %r1, %tid.x;
+\tmul.wide.u32 %rd3, %r1, 4;
+\tadd.s64 %rd4, %rd2, %rd3;
+\tst.global.u32 [%rd4], %r1;
+\tmov.u32 %r2, s;
+\tld.shared.u32 %r3, [%r2+8];
+\tst.shared.u32 [%r2], %r1;
+\tret;
+}
+";
+    let (module, diags) = bc_ptx::parse(ptx);
+    assert!(diags.is_empty(), "{diags:?}");
+    let model = bc_models::lookup("cuda-sm80").unwrap();
+    let mut launch = bc_ptx::Launch {
+        block: Some([2, 1, 1]),
+        ..Default::default()
+    };
+    let names = |launch: &bc_ptx::Launch| -> Vec<String> {
+        let p = bc_ptx::lower_entry(&module, ptx, "k", "k", launch, model.clone()).expect("lowers");
+        p.locs.iter().map(|l| l.name.clone()).collect()
+    };
+    assert_eq!(names(&launch), vec!["s+0"]);
+    launch.every_access = true;
+    assert_eq!(names(&launch), vec!["param_0+0", "param_0+4", "s+8", "s+0"]);
 }
