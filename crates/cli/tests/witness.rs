@@ -246,3 +246,38 @@ fn the_pipeline_witness_is_the_same_with_and_without_compaction() {
     assert!(dot.contains("b0t1#3 mbarrier.try_wait.parity empty0, ph"), "{dot}");
     assert!(!dot.contains("forgotten"), "{dot}");
 }
+
+/// A warp that arrives as one (docs/semantics.md, "A warp arrives as
+/// one") is one witness step, named after its lanes, with every lane's
+/// event (issue 38, point 2), with compaction on and off.
+#[test]
+fn a_warp_arrival_is_one_witness_step() {
+    let file = "cuda/ptx-barrier-aligned-warp-arrives-twice.litmus";
+    for flags in [&[][..], &["--no-compact"][..]] {
+        let out = run_in_corpus(&[&["check", "--format", "json", file][..], flags].concat());
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let steps = doc["results"][0]["findings"][0]["witness"]["steps"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let shown: Vec<(String, usize, String)> = steps
+            .iter()
+            .map(|s| {
+                (
+                    s["thread"].as_str().unwrap().to_string(),
+                    s["events"].as_array().unwrap().len(),
+                    s["effect"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                ("b0t0..b0t31".into(), 32, "bar1(1): 32 of 96 arrived (phase 0)".into()),
+                ("b0t0..b0t31".into(), 32, "bar1(1): 64 of 96 arrived (phase 0)".into()),
+            ],
+            "{flags:?}"
+        );
+        assert_eq!(steps[0]["events"][31], "b0t31#1");
+    }
+}

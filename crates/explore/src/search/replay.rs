@@ -135,8 +135,20 @@ impl Whole {
         out
     }
 
-    /// Takes the traced steps of the replayed state on the whole one.
-    fn follow(&mut self, sys: &System, trace: Vec<Traced>) {
+    /// Takes the traced steps of the replayed state on the whole one; the
+    /// first `lanes` of them are one warp's arrival, shown as one step
+    /// ([`fold_warp`]).
+    fn follow(&mut self, sys: &System, trace: Vec<Traced>, lanes: usize) {
+        let start = self.steps.len();
+        self.follow_each(sys, trace);
+        if !self.broken && lanes > 1 && self.steps.len() >= start + lanes {
+            let warp: Vec<Step> = self.steps.drain(start..start + lanes).collect();
+            let folded = fold_warp(warp);
+            self.steps.splice(start..start, folded);
+        }
+    }
+
+    fn follow_each(&mut self, sys: &System, trace: Vec<Traced>) {
         for (c, members) in trace {
             if self.broken {
                 return;
@@ -267,6 +279,7 @@ impl<'p> Explorer<'p> {
         // A warp's arrival: the other lanes' arrives, each a step of its
         // own on the whole run.
         let lanes = self.sys.warp_followers(s, c);
+        let warp = 1 + lanes.len();
         trace.extend(lanes.into_iter().map(|u| {
             self.sys.traced(
                 s,
@@ -276,12 +289,12 @@ impl<'p> Explorer<'p> {
                 },
             )
         }));
-        let mut steps = self.sys.step_warp(s, c, &mut self.worker);
+        let mut steps = fold_warp(self.sys.step_warp(s, c, &mut self.worker));
         self.worker.trace = Some(std::mem::take(&mut trace));
         steps.extend(reductions::fused_steps(&self.sys, s, &mut self.worker, None));
         trace.extend(self.worker.trace.take().unwrap_or_default());
         if let Some(whole) = &mut self.whole {
-            whole.follow(&self.sys, trace);
+            whole.follow(&self.sys, trace, warp);
             whole.account(s);
         }
         steps
@@ -390,4 +403,25 @@ pub(crate) fn event_keys(exec: &Execution) -> Vec<(u32, u32)> {
             }
         })
         .collect()
+}
+
+/// A warp's arrival (or release) as one witness step: the lanes' steps of
+/// one transition ([`crate::semantics::System::step_warp`]) are one
+/// instruction run by the warp together, so the witness shows it once,
+/// named `FIRST..LAST` after its lanes, with every lane's events and the
+/// barrier as the last lane left it (`32 of 64 arrived`), rather than a
+/// step per lane.
+fn fold_warp(mut steps: Vec<Step>) -> Vec<Step> {
+    if steps.len() < 2 {
+        return steps;
+    }
+    let last = steps.pop().expect("two steps or more");
+    let mut first = steps.remove(0);
+    first.thread = format!("{}..{}", first.thread, last.thread);
+    first.effect = last.effect;
+    for s in steps {
+        first.events.extend(s.events);
+    }
+    first.events.extend(last.events);
+    vec![first]
 }
