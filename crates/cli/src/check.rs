@@ -4,7 +4,9 @@
 //! baseline.
 
 use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_mib, parse_secs, ModelArgs, ShardArg};
-use crate::inputs::{check_files, files_of_kinds, read_capped, MAX_BASELINE_BYTES};
+use crate::inputs::{
+    check_files, files_of_kinds, read_capped, read_stdin, Input, MAX_BASELINE_BYTES, MAX_LITMUS_BYTES,
+};
 use crate::output::{err, out, usage_error, write_file, Refusal};
 use crate::progress::Progress;
 use barrier_check::options::{default_max_states, Search};
@@ -30,8 +32,15 @@ pub enum Format {
 /// `check`'s command line.
 #[derive(clap::Args)]
 pub struct CheckArgs {
+    /// Litmus files, folders (searched for *.litmus and *.ptx; *.cu with
+    /// --cu), `.ptx`/`.cu` kernels, or `-` for one litmus test on standard
+    /// input.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
+    /// The name reports give the test read from standard input (`-`)
+    /// [default: <stdin>].
+    #[arg(long, value_name = "NAME")]
+    stdin_filename: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
     #[command(flatten)]
@@ -143,6 +152,7 @@ impl CheckArgs {
         };
         let run = CheckRun {
             paths: self.paths,
+            stdin_filename: self.stdin_filename,
             format: self.format,
             quiet: self.quiet,
             timing: !self.no_timing,
@@ -186,6 +196,7 @@ fn read_baseline(path: &Path) -> Result<Vec<bc_report::baseline::Entry>, String>
 /// What a `check` run checks, and how it reports.
 struct CheckRun {
     paths: Vec<PathBuf>,
+    stdin_filename: Option<String>,
     format: Format,
     quiet: bool,
     timing: bool,
@@ -200,7 +211,17 @@ struct CheckRun {
 /// Checks the files side by side and prints their reports: text as each
 /// file is done (behind the progress bar), JSON, SARIF and JUnit at the end.
 fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
-    let files = match files_of_kinds(&run.paths, run.shard, run.kernel.folder_kinds()) {
+    // `-`: one litmus test from standard input, named `--stdin-filename`.
+    let stdin = if run.paths.iter().any(|p| p.as_os_str() == "-") {
+        let name = run.stdin_filename.clone().unwrap_or_else(|| "<stdin>".into());
+        Some(match read_stdin(MAX_LITMUS_BYTES) {
+            Ok(bytes) => Input::Text(name, bytes),
+            Err(e) => Input::Unreadable(PathBuf::from(name), e),
+        })
+    } else {
+        None
+    };
+    let files = match files_of_kinds(&run.paths, run.shard, run.kernel.folder_kinds(), stdin) {
         Ok(f) => crate::kernels::expand(f, &run.kernel, opts.model.as_ref(), opts.jobs()),
         Err(e) => return usage_error(&e),
     };

@@ -65,7 +65,7 @@ fn emit_cuda(paths: &[PathBuf], dir: &Path, kernel_only: bool) -> io::Result<Exi
                 continue;
             }
             // `collect` lists litmus files only.
-            Input::Kernel(_) | Input::Failed(_) => continue,
+            Input::Kernel(_) | Input::Failed(_) | Input::Text(..) => continue,
         };
         let name = file.display().to_string();
         let bytes = match read_capped(&file, MAX_LITMUS_BYTES) {

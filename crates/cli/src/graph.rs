@@ -48,7 +48,7 @@ impl GraphArgs {
             }
             Input::Failed(r) => Err((r.source.clone(), r.diagnostics.clone())),
             Input::Unreadable(p, e) => return usage_error(&format!("{}: {e}", p.display())),
-            Input::File(_) => return usage_error("not a kernel file"),
+            Input::File(_) | Input::Text(..) => return usage_error("not a kernel file"),
         };
         match result {
             Ok(p) => {

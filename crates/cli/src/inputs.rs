@@ -30,6 +30,25 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// Standard input, whole (`check -`), capped as [`read_capped`] caps a
+/// file.
+pub fn read_stdin(cap: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > cap {
+        return Err(format!(
+            "larger than {} MiB, the limit for this input (see docs/reliability.md)",
+            cap >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
 /// A model file (`--model-file`), errors naming the file.
 pub fn read_model_file(path: &Path) -> Result<Model, String> {
     let text = read_capped(path, MAX_MODEL_BYTES)
@@ -49,6 +68,9 @@ pub enum Input {
     /// A kernel file that cannot be checked (nvcc failed, a bad header, a
     /// module that does not parse): its report.
     Failed(Box<TestReport>),
+    /// A litmus test read already (`check -`: standard input), by the name
+    /// reports give it.
+    Text(String, Vec<u8>),
 }
 
 /// Expands directories to their `*.litmus` files, sorted within each
@@ -155,12 +177,29 @@ pub fn collect_kinds(paths: &[PathBuf], exts: &[&str]) -> Vec<Input> {
 /// The inputs to check: directories expanded and sorted, then this shard's
 /// part (every N-th input from the K-th).
 pub fn files_of(paths: &[PathBuf], shard: Option<(usize, usize)>) -> Result<Vec<Input>, String> {
-    files_of_kinds(paths, shard, &["litmus"])
+    files_of_kinds(paths, shard, &["litmus"], None)
 }
 
-/// [`files_of`] with folders listing the files of these extensions.
-pub fn files_of_kinds(paths: &[PathBuf], shard: Option<(usize, usize)>, exts: &[&str]) -> Result<Vec<Input>, String> {
-    let mut files = collect_kinds(paths, exts);
+/// [`files_of`] with folders listing the files of these extensions; a
+/// path `-` is `stdin` (a litmus test read from standard input), in its
+/// place among the others.
+pub fn files_of_kinds(
+    paths: &[PathBuf],
+    shard: Option<(usize, usize)>,
+    exts: &[&str],
+    stdin: Option<Input>,
+) -> Result<Vec<Input>, String> {
+    let mut files = Vec::new();
+    let mut stdin = stdin;
+    for run in paths.split_inclusive(|p| p.as_os_str() == "-") {
+        let (last, rest) = run.split_last().expect("a run of paths is not empty");
+        if last.as_os_str() == "-" {
+            files.extend(collect_kinds(rest, exts));
+            files.extend(stdin.take());
+        } else {
+            files.extend(collect_kinds(run, exts));
+        }
+    }
     if files.is_empty() {
         return Err("no .litmus files found".into());
     }
@@ -185,6 +224,7 @@ pub fn check_file(input: &Input, opts: &CheckOptions) -> TestReport {
         Input::Unreadable(p, e) => barrier_check::unreadable(&p.display().to_string(), e),
         Input::Kernel(job) => barrier_check::kernel::check_kernel(job, opts),
         Input::Failed(r) => (**r).clone(),
+        Input::Text(name, bytes) => check_bytes(name, bytes, opts),
     }
 }
 

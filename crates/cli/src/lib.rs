@@ -41,7 +41,10 @@ pub struct CheckOptions {
 }
 
 /// Decodes a file's bytes; invalid UTF-8 is a diagnostic at the first bad byte.
+/// A UTF-8 byte order mark at the start (editors on Windows write one) is
+/// not part of the text.
 pub fn decode(name: &str, bytes: &[u8]) -> (SourceFile, Option<Diagnostic>) {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
         Ok(text) => (SourceFile::new(name, text), None),
         Err(e) => {

@@ -630,3 +630,64 @@ fn partial_outcomes_say_so() {
         stdout(&o)
     );
 }
+
+/// Runs the binary with `input` on standard input.
+fn with_stdin(args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `check -` reads one litmus test from standard input (issue 38,
+/// point 4), named `<stdin>` or `--stdin-filename`, in its place among
+/// the other paths; a UTF-8 byte order mark is not part of a file.
+#[test]
+fn check_reads_standard_input_and_skips_a_bom() {
+    let text = std::fs::read(corpus("cuda/named-arrive-twice.litmus")).unwrap();
+    let o = with_stdin(&["check", "--quiet", "--no-timing", "-"], &text);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("ok    <stdin>  \"a thread arrives twice"),
+        "{}",
+        stdout(&o)
+    );
+
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend(&text);
+    let o = with_stdin(
+        &[
+            "check",
+            "--format",
+            "json",
+            "--stdin-filename",
+            "from/editor.litmus",
+            "-",
+        ],
+        &bom,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["results"][0]["file"], "from/editor.litmus");
+    assert_eq!(doc["results"][0]["verdict"], serde_json::json!(["ub(arrive-twice)"]));
+
+    // Beside files, in order; a file with a BOM too.
+    let f = scratch("bom.litmus", &bom);
+    let o = with_stdin(&["check", "--format", "json", f.to_str().unwrap(), "-"], &text);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let files: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, vec![f.to_str().unwrap(), "<stdin>"]);
+}
