@@ -65,6 +65,15 @@ enum Command {
         #[command(subcommand)]
         command: hw::HwCommand,
     },
+    /// Print a shell completion script to standard output (e.g.
+    /// `barrier-check completions bash > /etc/bash_completion.d/barrier-check`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to standard output (e.g.
+    /// `barrier-check man > barrier-check.1`).
+    Man,
 }
 
 fn main() -> ExitCode {
@@ -102,5 +111,22 @@ fn run() -> io::Result<ExitCode> {
         Command::Models(args) => args.run(),
         Command::Emit { target } => target.run(),
         Command::Hw { command } => command.run(),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "barrier-check",
+                &mut script,
+            );
+            io::stdout().write_all(&script)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut page)?;
+            io::stdout().write_all(&page)?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

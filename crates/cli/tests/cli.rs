@@ -691,3 +691,26 @@ fn check_reads_standard_input_and_skips_a_bom() {
         .collect();
     assert_eq!(files, vec![f.to_str().unwrap(), "<stdin>"]);
 }
+
+/// Shell completions and the man page come from the clap definition, so
+/// they know every subcommand and flag (issue 38, point 4).
+#[test]
+fn completions_and_man_page_know_the_flags() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = run(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}: {}", stderr(&o));
+        let script = stdout(&o);
+        assert!(
+            script.contains("stdin-filename") && script.contains("max-states"),
+            "{shell}"
+        );
+    }
+    assert_eq!(run(&["completions", "tcsh"]).status.code(), Some(2));
+    let o = run(&["man"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let page = stdout(&o);
+    assert!(page.contains(".TH barrier-check 1"), "{page}");
+    for sub in ["check", "explain", "diff", "emit", "completions"] {
+        assert!(page.contains(sub), "the man page lists `{sub}`");
+    }
+}
