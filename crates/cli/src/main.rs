@@ -28,7 +28,7 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "barrier-check",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("BC_GIT_HASH"), ")"),
     about = "Exhaustive execution-model checker for GPU barrier litmus tests"
 )]
 struct Cli {

@@ -714,3 +714,23 @@ fn completions_and_man_page_know_the_flags() {
         assert!(page.contains(sub), "the man page lists `{sub}`");
     }
 }
+
+/// `--version` names the commit (issue 38, point 4): `barrier-check
+/// 0.1.0 (abc1234)`, with `-modified` for a tree with changes, `unknown`
+/// outside git.
+#[test]
+fn version_names_the_commit() {
+    let o = run(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = stdout(&o);
+    let inner = v
+        .trim()
+        .strip_prefix(concat!("barrier-check ", env!("CARGO_PKG_VERSION"), " ("))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{v}"));
+    let hash = inner.trim_end_matches("-modified");
+    assert!(
+        hash == "unknown" || (hash.len() == 7 && hash.chars().all(|c| c.is_ascii_hexdigit())),
+        "{v}"
+    );
+}

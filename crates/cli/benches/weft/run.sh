@@ -82,7 +82,7 @@ peak_mib() { # the maximum resident set size /usr/bin/time wrote to $1, in MiB
 }
 now() { date +%s.%N; }
 
-echo "WEFT $weft_commit ($src), barrier-check $("$bc" --version 2>/dev/null | awk '{print $NF}'), nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), budget ${budget} s per run, $(nproc) cores"
+echo "WEFT $weft_commit ($src), $("$bc" --version 2>/dev/null), nvcc $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p'), budget ${budget} s per run, $(nproc) cores"
 echo
 echo "| example | entry | threads | WEFT | WEFT s | WEFT MiB | barrier-check | bc s | states | bc MiB | WEFT s / bc s | agree |"
 echo "|---|---|---:|---|---:|---:|---|---:|---:|---:|---:|---|"
