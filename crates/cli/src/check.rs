@@ -41,64 +41,64 @@ pub struct CheckArgs {
     /// [default: <stdin>].
     #[arg(long, value_name = "NAME")]
     stdin_filename: Option<String>,
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(help_heading = "Output", long, value_enum, default_value = "text")]
     format: Format,
     #[command(flatten)]
     model: ModelArgs,
     /// Stop a test's search after this many states (reported as `stop`).
-    #[arg(long, default_value_t = default_max_states(), value_parser = parse_count)]
+    #[arg(help_heading = "Limits", long, default_value_t = default_max_states(), value_parser = parse_count)]
     max_states: u64,
     /// Stop a test's search after this many seconds (reported as `stop`).
-    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    #[arg(help_heading = "Limits", long, value_name = "SECS", value_parser = parse_secs)]
     timeout: Option<Duration>,
     /// One line per test: no findings or witnesses.
-    #[arg(long, short)]
+    #[arg(help_heading = "Output", long, short)]
     quiet: bool,
     /// List every outcome the model allows per test: the final values
     /// of registers and atomically touched locations, deadlock and
     /// nontermination, with how many end configurations reach each
     /// (text and JSON; docs/litmus.md, "Outcome sets").
-    #[arg(long)]
+    #[arg(help_heading = "Output", long)]
     outcomes: bool,
     /// Leave elapsed times out of the text report.
-    #[arg(long)]
+    #[arg(help_heading = "Output", long)]
     no_timing: bool,
     /// Check under this progress model instead of the file's `progress`
     /// line (unfair, fair, hsa, obe, lobe, hsa-obe, each with -strong; cuda).
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = "Model", long, value_name = "NAME")]
     progress: Option<String>,
     /// Skip the fair-cycle (nontermination) analysis (for benchmarks).
     #[arg(long, hide = true)]
     no_liveness: bool,
     /// Reduction off (docs/explorer.md, "Reductions"; verdicts do not
     /// change, only the states): keep the whole history in every state.
-    #[arg(long)]
+    #[arg(help_heading = "Reductions", long)]
     no_compact: bool,
     /// Reduction off: keep a phase's arrivals in the order they happened.
-    #[arg(long)]
+    #[arg(help_heading = "Reductions", long)]
     no_canonical: bool,
     /// Reduction off: do not merge states that differ by a renaming of
     /// interchangeable threads.
-    #[arg(long)]
+    #[arg(help_heading = "Reductions", long)]
     no_symmetry: bool,
     /// Stop a test's search (`stop: memory-limit`) before it holds
     /// more than this many MiB [default: 2048; a search's peak stays
     /// within it plus 64 MiB].
-    #[arg(long, value_name = "MIB", value_parser = parse_mib)]
+    #[arg(help_heading = "Limits", long, value_name = "MIB", value_parser = parse_mib)]
     max_memory: Option<u64>,
     /// Threads (default: every core): several files are checked side
     /// by side, one search each; a single file's search uses them all.
     /// The output, witnesses and order included, does not depend on it.
-    #[arg(long, value_name = "N", value_parser = parse_jobs)]
+    #[arg(help_heading = "Limits", long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
     /// Reduction off: delay waits on completed phases, and arrives into
     /// open phases, like any other step.
-    #[arg(long)]
+    #[arg(help_heading = "Reductions", long)]
     no_fuse: bool,
     /// Reduction off: interleave the steps of threads that share no
     /// barrier or location, and every step a barrier phase requires
     /// (partial-order reduction).
-    #[arg(long)]
+    #[arg(help_heading = "Reductions", long)]
     no_por: bool,
     /// Print the process's peak resident memory to stderr at the end
     /// (for benchmarks).
@@ -106,12 +106,12 @@ pub struct CheckArgs {
     report_peak_memory: bool,
     /// Write every test's verdict to FILE (JSON, sorted by file) for a
     /// later `--baseline` run.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Output", long, value_name = "FILE")]
     write_baseline: Option<PathBuf>,
     /// Compare every test's verdict with FILE (from `--write-baseline`)
     /// instead of its `expect` line: exit 1 when any differs, with a
     /// table of the differences.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "CI gate", long, value_name = "FILE")]
     baseline: Option<PathBuf>,
     #[command(flatten)]
     shard: ShardArg,

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 /// `--model NAME` or `--model-file PATH` (`check`, `explain`, `graph`).
 #[derive(clap::Args)]
+#[command(next_help_heading = "Model")]
 pub struct ModelArgs {
     /// Check under this built-in model instead of the file's `model` line.
     #[arg(long, value_name = "NAME")]
@@ -21,6 +22,7 @@ pub struct ModelArgs {
 
 /// `--shard K/N` (`check`, `diff`).
 #[derive(clap::Args)]
+#[command(next_help_heading = "CI gate")]
 pub struct ShardArg {
     /// Check only shard K of N (1-based): the K-th of every N files in
     /// sorted order, so N CI machines split a corpus deterministically.

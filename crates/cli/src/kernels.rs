@@ -16,6 +16,7 @@ pub const MAX_KERNEL_BYTES: u64 = 16 * MAX_LITMUS_BYTES;
 
 /// `check`'s launch flags for kernels.
 #[derive(clap::Args, Clone, Debug, Default)]
+#[command(next_help_heading = "Kernels (PTX and CUDA)")]
 pub struct KernelArgs {
     /// Check only this entry of each PTX module (its PTX or source name).
     #[arg(long, value_name = "NAME")]

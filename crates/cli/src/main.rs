@@ -40,6 +40,11 @@ struct Cli {
 enum Command {
     /// Check litmus files, PTX modules (.ptx) and CUDA files (.cu, compiled
     /// by nvcc); directories are searched for *.litmus and *.ptx.
+    #[command(
+        after_help = "Exit codes: 0 every verdict is as expected; 1 some test differs, or a search \
+stopped at a limit (inconclusive); 2 usage error, unreadable file or parse error; 3 the report \
+could not be written (disk full, closed stdout, broken pipe)."
+    )]
     Check(check::CheckArgs),
     /// Show one finding's witness execution: as text, or as a DOT graph
     /// (threads as columns, program order, participates-in, bmo, stuck

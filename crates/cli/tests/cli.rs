@@ -734,3 +734,23 @@ fn version_names_the_commit() {
         "{v}"
     );
 }
+
+/// `check --help` groups its options (output, model, limits, reductions,
+/// CI gate, kernels) and states the exit codes (issue 38, point 4).
+#[test]
+fn check_help_groups_options_and_states_exit_codes() {
+    let o = run(&["check", "--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let help = stdout(&o).replace('\n', " ");
+    for heading in [
+        "Output:",
+        "Model:",
+        "Limits:",
+        "Reductions:",
+        "CI gate:",
+        "Kernels (PTX and CUDA):",
+    ] {
+        assert!(help.contains(heading), "no `{heading}` in check --help");
+    }
+    assert!(help.contains("Exit codes: 0 every verdict is as expected;"), "{help}");
+}
