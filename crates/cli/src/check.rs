@@ -29,6 +29,25 @@ pub enum Format {
     Junit,
 }
 
+/// `--color`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether a stream (a terminal or not) gets colours.
+    fn on(self, terminal: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+}
+
 /// `check`'s command line.
 #[derive(clap::Args)]
 pub struct CheckArgs {
@@ -43,6 +62,16 @@ pub struct CheckArgs {
     stdin_filename: Option<String>,
     #[arg(help_heading = "Output", long, value_enum, default_value = "text")]
     format: Format,
+    /// Colour the text report and diagnostics: `auto` on a terminal
+    /// unless `NO_COLOR` is set (https://no-color.org).
+    #[arg(
+        help_heading = "Output",
+        long,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    color: ColorChoice,
     #[command(flatten)]
     model: ModelArgs,
     /// Stop a test's search after this many states (reported as `stop`).
@@ -150,7 +179,10 @@ impl CheckArgs {
             Some(path) => Some(read_baseline(path).map_err(|e| Refusal::Usage(format!("{}: {e}", path.display())))?),
             None => None,
         };
+        use std::io::IsTerminal;
         let run = CheckRun {
+            color_out: self.color.on(io::stdout().is_terminal()),
+            color_err: self.color.on(io::stderr().is_terminal()),
             paths: self.paths,
             stdin_filename: self.stdin_filename,
             format: self.format,
@@ -195,6 +227,9 @@ fn read_baseline(path: &Path) -> Result<Vec<bc_report::baseline::Entry>, String>
 
 /// What a `check` run checks, and how it reports.
 struct CheckRun {
+    /// Colours on stdout (the report) and stderr (diagnostics).
+    color_out: bool,
+    color_err: bool,
     paths: Vec<PathBuf>,
     stdin_filename: Option<String>,
     format: Format,
@@ -228,6 +263,7 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
     let text_opts = TextOptions {
         witnesses: !run.quiet,
         timing: run.timing,
+        color: run.color_out,
     };
     let mut progress = Progress::new(files.len());
     let counting = opts.counting_into(progress.counter());
@@ -235,7 +271,13 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
         progress.suspend(|| -> io::Result<()> {
             if run.format == Format::Text {
                 if r.is_error() {
-                    err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
+                    let text = bc_report::diagnostic::render_all(&r.source, &r.diagnostics);
+                    let painted = bc_report::text::paint("error:", "1;31", true);
+                    err(&if run.color_err {
+                        text.replace(": error: ", &format!(": {painted} "))
+                    } else {
+                        text
+                    })?;
                 }
                 out(&bc_report::text::test(r, &text_opts))?;
                 io::stdout().flush()?;

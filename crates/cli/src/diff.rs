@@ -129,6 +129,7 @@ fn diff(d: &DiffRun) -> io::Result<ExitCode> {
             let text_opts = TextOptions {
                 witnesses: true,
                 timing: false,
+                color: false,
             };
             let mut text = String::new();
             for (a, b) in &pairs {

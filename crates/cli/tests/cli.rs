@@ -754,3 +754,36 @@ fn check_help_groups_options_and_states_exit_codes() {
     }
     assert!(help.contains("Exit codes: 0 every verdict is as expected;"), "{help}");
 }
+
+/// `--color` (issue 38, point 4): `always` colours the status and the
+/// diagnostics' `error:`, `never` and `auto` off a terminal do not.
+#[test]
+fn color_is_asked_for_or_off_a_terminal() {
+    let ok = corpus("cuda/named-arrive-twice.litmus");
+    let bad = scratch("no-model.litmus", b"litmus \"x\"\n");
+    let args = |c: &str| {
+        vec![
+            "check".to_string(),
+            "--quiet".into(),
+            "--color".into(),
+            c.into(),
+            ok.display().to_string(),
+            bad.display().to_string(),
+        ]
+    };
+    let runs = |c: &str| {
+        let a = args(c);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        run(&a)
+    };
+    let o = runs("always");
+    assert!(stdout(&o).contains("\x1b[32mok   \x1b[0m"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("\x1b[1;31merror:\x1b[0m"), "{}", stderr(&o));
+    for c in ["never", "auto"] {
+        let o = runs(c);
+        assert!(
+            !stdout(&o).contains('\x1b') && !stderr(&o).contains('\x1b'),
+            "--color {c}"
+        );
+    }
+}

@@ -205,6 +205,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
             &bc_report::text::TextOptions {
                 witnesses: true,
                 timing: false,
+                color: false,
             },
         );
         return Err(text.into());

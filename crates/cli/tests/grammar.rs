@@ -477,6 +477,7 @@ fn render(r: &TestReport) -> String {
         &TextOptions {
             witnesses: true,
             timing: false,
+            color: false,
         },
     );
     s.push_str(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics));

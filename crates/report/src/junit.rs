@@ -139,6 +139,7 @@ pub fn to_junit(reports: &[TestReport], timing: bool) -> String {
     let body_opts = TextOptions {
         witnesses: true,
         timing: false,
+        color: false,
     };
     for (name, cs) in &suites {
         let _ = writeln!(

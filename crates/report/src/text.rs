@@ -10,19 +10,33 @@ pub struct TextOptions {
     pub witnesses: bool,
     /// Print elapsed times (off for reproducible snapshots).
     pub timing: bool,
+    /// ANSI colours: the status (`ok` green, `FAIL` and `ERROR` red) and
+    /// a stop (yellow). The command line decides (`--color`, `NO_COLOR`,
+    /// a terminal or not).
+    pub color: bool,
+}
+
+/// `s` in ANSI colour `code` (SGR parameters, e.g. `1;31`) when `on`.
+pub fn paint(s: &str, code: &str, on: bool) -> String {
+    if on {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
 }
 
 /// The one-line summary of a test.
 pub fn line(r: &TestReport, opts: &TextOptions) -> String {
-    let status = if r.is_error() {
-        "ERROR"
+    let (status, code) = if r.is_error() {
+        ("ERROR", "1;31")
     } else if r.pass() {
-        "ok"
+        ("ok", "32")
     } else {
-        "FAIL"
+        ("FAIL", "1;31")
     };
     let name = r.test.as_deref().unwrap_or("?");
-    let mut out = format!("{status:<5} {}  \"{name}\"", r.source.name);
+    let status = paint(&format!("{status:<5}"), code, opts.color);
+    let mut out = format!("{status} {}  \"{name}\"", r.source.name);
     let Some(o) = &r.outcome else {
         let _ = write!(out, "  {} error(s)", r.diagnostics.len());
         return out;
@@ -38,7 +52,8 @@ pub fn line(r: &TestReport, opts: &TextOptions) -> String {
     }
     out.push(']');
     if o.stop != Stop::Exhausted {
-        let _ = write!(out, "  stop: {} (inconclusive)", o.stop.name());
+        let stop = format!("stop: {} (inconclusive)", o.stop.name());
+        let _ = write!(out, "  {}", paint(&stop, "33", opts.color));
     }
     out
 }
