@@ -4,9 +4,7 @@
 //! baseline.
 
 use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_mib, parse_secs, ModelArgs, ShardArg};
-use crate::inputs::{
-    check_files, files_of_kinds, read_capped, read_stdin, Input, MAX_BASELINE_BYTES, MAX_LITMUS_BYTES,
-};
+use crate::inputs::{files_of_kinds, read_capped, read_stdin, Input, MAX_BASELINE_BYTES, MAX_LITMUS_BYTES};
 use crate::output::{err, out, usage_error, write_file, Refusal};
 use crate::progress::Progress;
 use barrier_check::options::{default_max_states, Search};
@@ -267,7 +265,14 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
     };
     let mut progress = Progress::new(files.len());
     let counting = opts.counting_into(progress.counter());
-    let result = check_files(&files, &counting, |r| {
+    let current = progress.current();
+    let check_one = |input: &Input, o: &CheckOptions| {
+        if let Ok(mut c) = current.lock() {
+            *c = input_name(input);
+        }
+        crate::inputs::check_file(input, o)
+    };
+    let result: io::Result<Vec<_>> = barrier_check::check_all(&files, &counting, check_one, |r| {
         progress.suspend(|| -> io::Result<()> {
             if run.format == Format::Text {
                 if r.is_error() {
@@ -284,7 +289,7 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
             }
             Ok(())
         })?;
-        progress.done_one();
+        progress.done_one(r.pass());
         Ok(())
     });
     progress.finish();
@@ -343,4 +348,14 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// An input's name for the progress bar.
+fn input_name(input: &Input) -> String {
+    match input {
+        Input::File(p) | Input::Unreadable(p, _) => p.display().to_string(),
+        Input::Kernel(job) => job.test.clone(),
+        Input::Failed(r) => r.source.name.clone(),
+        Input::Text(name, _) => name.clone(),
+    }
 }

@@ -1,5 +1,6 @@
-//! `check`'s progress bar on stderr: files done, states stored so far and
-//! the elapsed time, shown only on a terminal and only after a second.
+//! `check`'s progress bar on stderr: files done, states stored so far, the
+//! tests that failed so far, the elapsed time and the file being checked,
+//! shown only on a terminal and only after a second.
 
 use std::time::Duration;
 
@@ -10,6 +11,10 @@ pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
     /// States stored by the searches so far (shown on the bar).
     states: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Tests done that did not pass (a finding their `expect` does not
+    /// allow, a stop, an error), and the input checked last started.
+    failing: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    current: std::sync::Arc<std::sync::Mutex<String>>,
     /// The thread that shows the bar after a second and keeps it current,
     /// and the flag that stops it.
     ticker: Option<(
@@ -27,11 +32,13 @@ impl Progress {
         use std::io::IsTerminal;
         use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
         let states = std::sync::Arc::new(AtomicU64::new(0));
+        let failing = std::sync::Arc::new(AtomicU64::new(0));
+        let current = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar =
                 indicatif::ProgressBar::with_draw_target(Some(files as u64), indicatif::ProgressDrawTarget::hidden());
             bar.set_style(
-                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files, {msg} states, {elapsed}")
+                indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files, {elapsed}, {msg}")
                     .expect("a valid template"),
             );
             bar.set_message("0");
@@ -40,6 +47,7 @@ impl Progress {
         let ticker = bar.clone().map(|bar| {
             let stop = std::sync::Arc::new(AtomicBool::new(false));
             let (stop2, states2) = (stop.clone(), states.clone());
+            let (failing2, current2) = (failing.clone(), current.clone());
             let handle = std::thread::spawn(move || {
                 let start = std::time::Instant::now();
                 while !stop2.load(Ordering::Relaxed) {
@@ -50,12 +58,27 @@ impl Progress {
                     if bar.is_hidden() {
                         bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
                     }
-                    bar.set_message(states2.load(Ordering::Relaxed).to_string());
+                    let now = current2.lock().map(|c| c.clone()).unwrap_or_default();
+                    bar.set_message(format!(
+                        "{} states, {} failing; {now}",
+                        states2.load(Ordering::Relaxed),
+                        failing2.load(Ordering::Relaxed)
+                    ));
                 }
             });
             (handle, stop)
         });
-        Progress { bar, states, ticker }
+        Progress {
+            bar,
+            states,
+            failing,
+            current,
+            ticker,
+        }
+    }
+    /// Where a check says which input it starts (shown on the bar).
+    pub fn current(&self) -> std::sync::Arc<std::sync::Mutex<String>> {
+        self.current.clone()
     }
     /// The counter searches add their stored states to, when a bar may show.
     pub fn counter(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicU64>> {
@@ -68,9 +91,12 @@ impl Progress {
             None => f(),
         }
     }
-    /// One more file done.
-    pub fn done_one(&self) {
+    /// One more file done; `passed`: as its `expect` says.
+    pub fn done_one(&self, passed: bool) {
         if let Some(bar) = &self.bar {
+            if !passed {
+                self.failing.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             bar.inc(1);
         }
     }
