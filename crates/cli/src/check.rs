@@ -87,6 +87,12 @@ pub struct CheckArgs {
     /// (text and JSON; docs/litmus.md, "Outcome sets").
     #[arg(help_heading = "Output", long)]
     outcomes: bool,
+    /// Stop each test's search at its first finding that its `expect`
+    /// does not allow (reported as `stop: fail-fast`; the test fails
+    /// either way). With several jobs, which finding comes first may
+    /// differ between runs.
+    #[arg(help_heading = "Limits", long)]
+    fail_fast: bool,
     /// Leave elapsed times out of the text report.
     #[arg(help_heading = "Output", long)]
     no_timing: bool,
@@ -171,6 +177,7 @@ impl CheckArgs {
             no_symmetry: self.no_symmetry,
             no_fuse: self.no_fuse,
             no_por: self.no_por,
+            fail_fast: self.fail_fast,
         };
         let opts = search.options(model, progress.map_or(ProgressChoice::File, ProgressChoice::Named));
         let baseline = match &self.baseline {

@@ -221,7 +221,7 @@ pub fn check_kernel(job: &KernelJob, opts: &CheckOptions) -> TestReport {
             Ok(program) => {
                 let mut opts = opts.clone();
                 opts.search.limits.time = limit.map(|t| t.saturating_sub(start.elapsed()));
-                report.outcome = Some(crate::explore_program(program, &opts));
+                report.outcome = Some(crate::explore_program(program, &opts, job.expected.as_ref()));
             }
             Err(bc_ptx::LowerError::Timeout) => report.outcome = Some(timed_out_in_lowering(start.elapsed())),
             Err(bc_ptx::LowerError::Input(mut ds)) => {

@@ -153,7 +153,7 @@ fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestR
     report.expect_span = lit.expect.as_ref().map(|e| e.span);
     let result = lower_parsed(&report.source, &lit, diags, opts.model.clone());
     match result {
-        Ok(program) => report.outcome = Some(explore_program(program, opts)),
+        Ok(program) => report.outcome = Some(explore_program(program, opts, report.expected.as_ref())),
         Err(mut ds) => {
             bc_report::diagnostic::cap(&mut ds);
             report.diagnostics = ds;
@@ -167,15 +167,24 @@ fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestR
 /// Explores a lowered program under `opts`: its progress model as the
 /// command chose it, counting states for the progress bar when asked.
 /// Litmus files and compiled kernels (`kernel.rs`) alike.
-pub(crate) fn explore_program(mut program: bc_graph::Program, opts: &CheckOptions) -> bc_explore::Outcome {
+pub(crate) fn explore_program(
+    mut program: bc_graph::Program,
+    opts: &CheckOptions,
+    expected: Option<&std::collections::BTreeSet<bc_syntax::FindingKind>>,
+) -> bc_explore::Outcome {
+    // `--fail-fast`: the kinds this test allows (none without `expect`).
+    let mut search = opts.search;
+    if search.fail_fast.is_some() {
+        search.fail_fast = Some(bc_syntax::KindSet::of(expected.into_iter().flatten()));
+    }
     match opts.progress {
         ProgressChoice::File => {}
         ProgressChoice::Model => program.progress = program.model.default_progress,
         ProgressChoice::Named(p) => program.progress = p,
     }
     match &opts.states {
-        Some(c) => bc_explore::explore_counting(&program, opts.search, c.clone()),
-        None => bc_explore::explore(&program, opts.search),
+        Some(c) => bc_explore::explore_counting(&program, search, c.clone()),
+        None => bc_explore::explore(&program, search),
     }
 }
 

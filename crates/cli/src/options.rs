@@ -23,6 +23,9 @@ pub struct Search {
     pub jobs: usize,
     /// Collect the outcome set (`--outcomes`).
     pub outcomes: bool,
+    /// `--fail-fast`: each test's search stops at its first finding that
+    /// the test's `expect` does not allow.
+    pub fail_fast: bool,
     /// The switches that turn an analysis or a reduction off (the hidden
     /// `--no-liveness`; `--no-compact`, `--no-canonical`, `--no-symmetry`,
     /// `--no-fuse`, `--no-por`).
@@ -48,6 +51,7 @@ impl Default for Search {
             max_memory_mib: None,
             jobs: 1,
             outcomes: false,
+            fail_fast: false,
             no_liveness: false,
             no_compact: false,
             no_canonical: false,
@@ -83,6 +87,9 @@ impl Search {
                 jobs: self.jobs,
                 verify_encoding: false,
                 outcomes: self.outcomes,
+                // Asked for here; each test's `expect` fills it in
+                // (`explore_program`).
+                fail_fast: self.fail_fast.then(bc_syntax::KindSet::default),
             },
             progress,
             states: None,

@@ -787,3 +787,43 @@ fn color_is_asked_for_or_off_a_terminal() {
         );
     }
 }
+
+/// `--fail-fast` (issue 38, point 3): a search stops at its first finding
+/// that the test's `expect` does not allow. The issue's named barrier with
+/// counts 64 and 32 among 64 threads ran into the memory limit; with the
+/// flag it stops after the 2-step witness, and the test fails (exit 1).
+/// A test whose findings are all allowed runs to the end as before.
+#[test]
+fn fail_fast_stops_at_the_first_finding_not_expected() {
+    let f = scratch(
+        "fail-fast.litmus",
+        b"litmus \"x\"\nmodel cuda-sm80\nkernel blocks=1 threads=64 { if tid < 32 { bar.arrive 1, 64 } else { bar.sync 1, 32 } }\nexpect ok\n",
+    );
+    let o = run(&[
+        "check",
+        "--format",
+        "json",
+        "--fail-fast",
+        "--jobs",
+        "1",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &doc["results"][0];
+    assert_eq!(r["stop"], "fail-fast");
+    assert_eq!(r["verdict"], serde_json::json!(["ub(count-mismatch)"]));
+    assert_eq!(r["findings"][0]["witness"]["steps"].as_array().unwrap().len(), 2);
+    assert!(r["stats"]["states"].as_u64().unwrap() < 100);
+    // Allowed findings do not stop the search.
+    let o = run(&[
+        "check",
+        "--format",
+        "json",
+        "--fail-fast",
+        corpus("cuda/named-arrive-twice.litmus").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["results"][0]["stop"], "exhausted");
+}

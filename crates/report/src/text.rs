@@ -52,7 +52,11 @@ pub fn line(r: &TestReport, opts: &TextOptions) -> String {
     }
     out.push(']');
     if o.stop != Stop::Exhausted {
-        let stop = format!("stop: {} (inconclusive)", o.stop.name());
+        let stop = if o.stop == Stop::FailFast {
+            "stop: fail-fast (at the first finding its expect does not allow)".to_string()
+        } else {
+            format!("stop: {} (inconclusive)", o.stop.name())
+        };
         let _ = write!(out, "  {}", paint(&stop, "33", opts.color));
     }
     out

@@ -85,6 +85,29 @@ pub enum FindingKind {
     Ub(UbKind),
 }
 
+/// A set of finding kinds in one word (copyable into search options):
+/// bit 0-3 deadlock, nontermination, race, assertion; 4 + n `ub` kind n.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KindSet(pub u64);
+
+impl KindSet {
+    fn bit(k: FindingKind) -> u64 {
+        1u64 << match k {
+            FindingKind::Deadlock => 0,
+            FindingKind::Nontermination => 1,
+            FindingKind::Race => 2,
+            FindingKind::Assertion => 3,
+            FindingKind::Ub(u) => (4 + u as u32).min(63),
+        }
+    }
+    pub fn of<'a>(kinds: impl IntoIterator<Item = &'a FindingKind>) -> KindSet {
+        KindSet(kinds.into_iter().fold(0, |m, &k| m | KindSet::bit(k)))
+    }
+    pub fn contains(self, k: FindingKind) -> bool {
+        self.0 & KindSet::bit(k) != 0
+    }
+}
+
 impl FindingKind {
     pub fn parse(s: &str) -> Option<FindingKind> {
         match s {

@@ -14,6 +14,6 @@ pub mod source;
 
 pub use ast::*;
 pub use diagnostic::{Diagnostic, Severity};
-pub use kinds::{FindingKind, UbKind};
+pub use kinds::{FindingKind, KindSet, UbKind};
 pub use parser::{parse, MAX_NESTING};
 pub use source::{LineCol, SourceFile, Span};

@@ -30,6 +30,10 @@ impl<'p> Explorer<'p> {
 
     /// The first finding of its kind (in this explorer's search order) stays.
     pub(crate) fn insert_finding(&mut self, f: Finding) {
+        // `--fail-fast`: a kind the test does not allow ends the search.
+        if self.opts.fail_fast.is_some_and(|allowed| !allowed.contains(f.kind)) {
+            self.budget.halt(crate::state::answer::Stop::FailFast);
+        }
         if !self.found.findings.contains_key(&f.kind) {
             self.found.keys.insert(f.kind, self.key);
             self.found.findings.insert(f.kind, f);

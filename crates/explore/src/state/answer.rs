@@ -20,6 +20,9 @@ pub enum Stop {
     /// busy ([`bc_graph::copies::COPY_AGENTS`] and the other pool sizes there): the search cannot run the
     /// copy without ordering it after another.
     CopyLimit,
+    /// `check --fail-fast`: a finding the test's `expect` does not allow
+    /// was found; the verdict already fails.
+    FailFast,
 }
 
 impl Stop {
@@ -30,6 +33,7 @@ impl Stop {
             Stop::MemoryLimit => "memory-limit",
             Stop::Timeout => "timeout",
             Stop::CopyLimit => "copy-limit",
+            Stop::FailFast => "fail-fast",
         }
     }
 }

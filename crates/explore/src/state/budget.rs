@@ -102,6 +102,7 @@ impl Budget {
             0 => None,
             1 => Some(Stop::MemoryLimit),
             3 => Some(Stop::CopyLimit),
+            4 => Some(Stop::FailFast),
             _ => Some(Stop::Timeout),
         }
     }
@@ -111,6 +112,7 @@ impl Budget {
         let code = match why {
             Stop::MemoryLimit => 1,
             Stop::CopyLimit => 3,
+            Stop::FailFast => 4,
             _ => 2,
         };
         let _ = self.halt.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);

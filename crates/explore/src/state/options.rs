@@ -121,6 +121,9 @@ pub struct SearchOptions {
     /// Collect the outcome set ([`Outcome::outcomes`], `check
     /// --outcomes`); off, the search does no extra work.
     pub outcomes: bool,
+    /// `check --fail-fast`: the kinds the test's `expect` allows; the
+    /// search stops (`Stop::FailFast`) at the first finding of another.
+    pub fail_fast: Option<bc_syntax::KindSet>,
 }
 
 impl Default for SearchOptions {
@@ -132,6 +135,7 @@ impl Default for SearchOptions {
             jobs: 1,
             verify_encoding: false,
             outcomes: false,
+            fail_fast: None,
         }
     }
 }
