@@ -356,6 +356,12 @@ pub enum LowerError {
     Timeout,
 }
 
+impl From<Vec<Diagnostic>> for LowerError {
+    fn from(ds: Vec<Diagnostic>) -> LowerError {
+        LowerError::Input(ds)
+    }
+}
+
 /// [`lower_entry`], giving up at `deadline`.
 pub fn lower_entry_until(
     module: &Module,
@@ -366,27 +372,13 @@ pub fn lower_entry_until(
     model: bc_models::Model,
     deadline: Option<std::time::Instant>,
 ) -> Result<bc_graph::Program, LowerError> {
-    lower_entry_inner(module, text, test_name, entry, launch, model, deadline).map_err(LowerError::Input)?
-}
-
-fn lower_entry_inner(
-    module: &Module,
-    text: &str,
-    test_name: &str,
-    entry: &str,
-    launch: &Launch,
-    model: bc_models::Model,
-    deadline: Option<std::time::Instant>,
-) -> Result<Result<bc_graph::Program, LowerError>, Vec<Diagnostic>> {
     let source = SourceFile::new("", text);
     let Some(f) = module
         .funcs
         .iter()
         .find(|f| f.entry && f.name.name == entry && f.body.is_some())
     else {
-        return Err(vec![Diagnostic::file_error(format!(
-            "no `.entry {entry}` in this module"
-        ))]);
+        return Err(vec![Diagnostic::file_error(format!("no `.entry {entry}` in this module"))].into());
     };
     let block = block_of(f, launch).map_err(|d| vec![d])?;
     let grid = launch.grid.unwrap_or([1, 1, 1]);
@@ -400,7 +392,8 @@ fn lower_entry_inner(
                 "{} threads in all: at most 4096 can be checked (pass a smaller `--block` or `--grid`)",
                 threads * blocks
             ),
-        )]);
+        )]
+        .into());
     }
     let (flat, mut diags) = flatten::flatten(module, f);
 
@@ -514,7 +507,7 @@ fn lower_entry_inner(
         }
     }
     if !diags.is_empty() {
-        return Err(diags);
+        return Err(diags.into());
     }
     let regs = std::mem::take(&mut ctx.regs);
     let tr = trace::trace(
@@ -527,7 +520,7 @@ fn lower_entry_inner(
         deadline,
     );
     if tr.timed_out {
-        return Ok(Err(LowerError::Timeout));
+        return Err(LowerError::Timeout);
     }
     if !tr.diags.is_empty() {
         // Name the CUDA line too, where `.loc` gives one.
@@ -541,7 +534,7 @@ fn lower_entry_inner(
                 }
             }
         }
-        return Err(diags);
+        return Err(diags.into());
     }
     let mut em = emit::Emitter::new(&code, &tr, &regs.names, &regions, &labels_at, blocks, threads);
     em.prune = !launch.every_access;
@@ -551,11 +544,11 @@ fn lower_entry_inner(
     };
     let lit = em.litmus(name, blocks, threads, cluster.unwrap_or(1), f.span);
     if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-        return Ok(Err(LowerError::Timeout));
+        return Err(LowerError::Timeout);
     }
     let mut program = bc_graph::lower(&lit, text, model)?;
     annotate(&mut program, &code, module);
-    Ok(Ok(program))
+    Ok(program)
 }
 
 /// The `.file` numbers of the module and their file names (no folders).
