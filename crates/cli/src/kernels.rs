@@ -81,10 +81,9 @@ fn is_kernel(p: &Path) -> bool {
 }
 
 /// The inputs with every kernel file replaced by its entries, in order.
-/// Up to `jobs` kernel files are read (and compiled by nvcc) side by side.
+/// Up to `jobs` kernel files are read (and compiled by nvcc) side by side,
+/// on the one worker pool (`schedule.rs`).
 pub fn expand(inputs: Vec<Input>, args: &KernelArgs, model: Option<&bc_models::Model>, jobs: usize) -> Vec<Input> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
     let flags = args.flags();
     let kernels: Vec<(usize, &Path)> = inputs
         .iter()
@@ -94,24 +93,15 @@ pub fn expand(inputs: Vec<Input>, args: &KernelArgs, model: Option<&bc_models::M
             _ => None,
         })
         .collect();
-    let done: Mutex<Vec<Option<Vec<Input>>>> = Mutex::new((0..inputs.len()).map(|_| None).collect());
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..jobs.clamp(1, kernels.len().max(1)) {
-            s.spawn(|| {
-                while let Some(&(i, p)) = kernels.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let entries = kernel_inputs(p, &flags, model);
-                    if let Ok(mut d) = done.lock() {
-                        d[i] = Some(entries);
-                    }
-                }
-            });
-        }
+    let mut done: Vec<Option<Vec<Input>>> = (0..inputs.len()).map(|_| None).collect();
+    let work = |&(_, p): &(usize, &Path)| kernel_inputs(p, &flags, model);
+    let _ = barrier_check::schedule::side_by_side(&kernels, jobs.max(1), work, |k, entries| {
+        done[kernels[k].0] = Some(entries);
+        Ok::<(), std::convert::Infallible>(())
     });
-    let mut done = done.into_inner().unwrap_or_default();
     let mut out = Vec::new();
-    for (i, input) in inputs.into_iter().enumerate() {
-        match done.get_mut(i).and_then(Option::take) {
+    for (input, entries) in inputs.into_iter().zip(done) {
+        match entries {
             Some(entries) => out.extend(entries),
             None => out.push(input),
         }
