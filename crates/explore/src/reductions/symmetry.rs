@@ -70,10 +70,24 @@ impl System<'_> {
                 .then_with(|| x.owes.cmp(&y.owes))
                 .then_with(|| s.hist[a].iter().map(ev_key).cmp(s.hist[b].iter().map(ev_key)))
         };
+        // Threads the key above ties may still differ in where their
+        // barrier events stand in bmo (which phase each arrive took, in
+        // what order): two states that differ by a renaming of such
+        // threads would otherwise stay two states. Their bmo positions,
+        // computed only when such a tie occurs, break it (see
+        // [`bmo_positions`]).
+        let mut positions: Option<Vec<Vec<u32>>> = None;
         let mut changed = false;
         for class in &self.an.sym_classes {
             let mut sorted = class.clone();
             sorted.sort_by(cmp);
+            let tied = sorted.windows(2).any(|w| {
+                cmp(&w[0], &w[1]).is_eq() && s.hist[w[0]].iter().any(|e| matches!(e.target, Target::Barrier(_)))
+            });
+            if tied {
+                let pos = positions.get_or_insert_with(|| bmo_positions(s));
+                sorted.sort_by(|a, b| cmp(a, b).then_with(|| pos[*a].cmp(&pos[*b])));
+            }
             for (slot, &old) in class.iter().zip(&sorted) {
                 if perm[*slot] != old {
                     changed = true;
@@ -252,6 +266,31 @@ impl System<'_> {
 }
 
 /// A placeholder thread (moved out while renaming).
+/// Per thread, the bmo positions of its barrier events in program order
+/// (each as the barrier and the index of the entry in its bmo). A renaming
+/// of threads leaves every entry where it is, so the positions are a key
+/// that moves with the thread: sorting tied threads by it puts two states
+/// that differ only by a renaming of them into one order. Within a phase
+/// that phase-order canonicalization keeps sorted by thread, the order of
+/// the positions is the threads' own order, which the sort keeps, so the
+/// phases stay sorted.
+fn bmo_positions(s: &State) -> Vec<Vec<u32>> {
+    let mut at: Vec<Vec<(u32, u32, u32)>> = vec![Vec::new(); s.threads.len()];
+    for (b, list) in s.bmo.iter().enumerate() {
+        for (i, &(t, po)) in list.iter().enumerate() {
+            if let Some(v) = at.get_mut(t as usize) {
+                v.push((po, b as u32, i as u32));
+            }
+        }
+    }
+    at.into_iter()
+        .map(|mut v| {
+            v.sort_unstable();
+            v.into_iter().flat_map(|(_, b, i)| [b, i]).collect()
+        })
+        .collect()
+}
+
 fn empty_thread() -> TState {
     TState {
         pc: 0,
