@@ -675,8 +675,10 @@ pub struct Instr {
 pub struct Code {
     pub instrs: Vec<Instr>,
     pub regs: Vec<String>,
-    /// The pcs of the jumps that close `repeat` loops (their hidden counter
-    /// bounds them).
+    /// The pcs of the jumps and branches that close loops known to be
+    /// bounded: `repeat` loops (their hidden counter bounds them), and
+    /// every loop of a PTX kernel (its pre-evaluation ran each thread's
+    /// whole path, which depends on the thread's place alone: `bc_ptx`).
     pub counted_loops: Vec<u32>,
 }
 
@@ -687,7 +689,9 @@ impl Code {
         self.instrs.iter().enumerate().all(|(pc, i)| match &i.kind {
             InstrKind::Await(_) => false,
             InstrKind::Jump(to) => (*to as usize) > pc || self.counted_loops.contains(&(pc as u32)),
-            InstrKind::Branch { then, els, .. } => (*then as usize) > pc && (*els as usize) > pc,
+            InstrKind::Branch { then, els, .. } => {
+                ((*then as usize) > pc && (*els as usize) > pc) || self.counted_loops.contains(&(pc as u32))
+            }
             _ => true,
         })
     }

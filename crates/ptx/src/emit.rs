@@ -9,7 +9,8 @@
 use crate::ops::{CInstr, MemKind, Op, PExpr};
 use crate::trace::{LocKey, Region, Site};
 use bc_syntax::{
-    Arg, Attr, Expr, ExprKind, Ident, Litmus, Op as BOp, Span, Stmt, StmtKind, ThreadDecl, ThreadForm, VarDecl,
+    Arg, Attr, BarrierDecl, Expr, ExprKind, Ident, Litmus, Op as BOp, Span, Stmt, StmtKind, ThreadDecl, ThreadForm,
+    VarDecl,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -32,6 +33,9 @@ pub struct Emitter<'a> {
     pub threads: u64,
     pub blocks: u64,
     loc_ix: HashMap<LocKey, usize>,
+    /// Locations used as mbarrier objects, in first-use order: each a
+    /// `barrier` of block scope.
+    pub mbars: Vec<LocKey>,
 }
 
 /// Runs of equal values over threads in order: each run's first thread
@@ -87,7 +91,8 @@ impl<'a> Emitter<'a> {
             }
             match &c.op {
                 Op::Defs(d) => written.extend(d.iter().map(|(r, _)| *r)),
-                Op::Bar { dst: Some(r), .. } => {
+                Op::MBar { name, .. } if name == "mbarrier.arrive_drop" => {}
+                Op::Bar { dst: Some(r), .. } | Op::MBar { dst: Some(r), .. } => {
                     written.insert(*r);
                 }
                 _ => {}
@@ -106,6 +111,7 @@ impl<'a> Emitter<'a> {
             threads,
             blocks,
             loc_ix: HashMap::new(),
+            mbars: Vec::new(),
         }
     }
 
@@ -139,6 +145,13 @@ impl<'a> Emitter<'a> {
             PExpr::Bin(op, a, b) => ExprKind::Binary(*op, Box::new(self.expr(a, span)), Box::new(self.expr(b, span))),
         };
         ex(k, span)
+    }
+
+    fn mbar(&mut self, l: LocKey, span: Span) -> Expr {
+        if !self.mbars.contains(&l) {
+            self.mbars.push(l);
+        }
+        ex(ExprKind::Name(self.loc_name(l)), span)
     }
 
     fn loc(&mut self, l: LocKey, span: Span) -> Expr {
@@ -245,6 +258,12 @@ impl<'a> Emitter<'a> {
                 })
                 .collect(),
             Op::Unknown(_) | Op::Nop => vec![],
+            // A branch no thread took is left out: the pre-evaluation ran
+            // every thread on the path the explorer follows (trace.rs), so
+            // none takes it there either, and the explorer's analyses do
+            // not see a loop that never runs (a poll's retry loop, whose
+            // poll became a blocking wait).
+            Op::Bra(_) if !site.executed => vec![],
             Op::Bra(l) => vec![stmt(StmtKind::Goto(id(l, span)), span)],
             Op::Exit => vec![stmt(StmtKind::Exit, span)],
             Op::Fence(n) => vec![Self::instr_stmt(n, None, vec![], span)],
@@ -276,6 +295,63 @@ impl<'a> Emitter<'a> {
                             }
                         })
                         .collect()
+                })
+            }
+            Op::MBar {
+                name,
+                addr,
+                args,
+                dst,
+                poll,
+            } => {
+                if !site.executed || site.addrs.is_empty() {
+                    return vec![];
+                }
+                // `mbarrier.arrive` with a count of 1 (what libcu++'s
+                // `cuda::barrier::arrive()` emits on sm_90) is the plain
+                // arrive: one arrival either way (PTX ISA, mbarrier.arrive).
+                let plain = name == "mbarrier.arrive" && site.counts.iter().eq([1].iter());
+                let args: Vec<Expr> = args
+                    .iter()
+                    .filter(|_| !plain)
+                    .map(|m| match m {
+                        // One value over every thread and visit (an mbarrier
+                        // instruction has at most one such operand): the
+                        // constant, which the explorer's static analyses
+                        // read (a count from `%ntid.x`, a fixed parity).
+                        crate::ops::MArg::Value(_) if site.counts.len() == 1 => {
+                            ex(ExprKind::Int(*site.counts.iter().next().expect("one")), span)
+                        }
+                        crate::ops::MArg::Value(e) | crate::ops::MArg::Token(e) => self.expr(e, span),
+                    })
+                    .collect();
+                // The state `arrive_drop` returns is unknown (trace.rs).
+                let dest = dst
+                    .filter(|_| name != "mbarrier.arrive_drop")
+                    .map(|r| id(&self.reg_name(r), span));
+                let (poll, name) = (*poll, name.clone());
+                let (sel, keys) = self.selector(site, addr, site.addrs.keys().copied(), span);
+                self.choose(&sel, &keys, span, &mut |me, a| {
+                    let b = me.mbar(site.addrs[&a][0], span);
+                    let mut all = vec![b];
+                    all.extend(args.iter().cloned());
+                    if poll {
+                        // A retry loop (`Site::blocking`): the blocking
+                        // wait, after which the poll's answer is true.
+                        let p = dest.clone().expect("a poll has a predicate");
+                        vec![
+                            Self::instr_stmt(&name, None, all, span),
+                            stmt(
+                                StmtKind::Assign {
+                                    dest: p,
+                                    expr: ex(ExprKind::Int(1), span),
+                                },
+                                span,
+                            ),
+                        ]
+                    } else {
+                        vec![Self::instr_stmt(&name, dest.clone(), all, span)]
+                    }
                 })
             }
             Op::Bar {
@@ -388,8 +464,27 @@ impl<'a> Emitter<'a> {
                 }
             })
             .collect();
+        let barriers = self
+            .mbars
+            .iter()
+            .map(|&l| {
+                let r = &self.regions[l.0];
+                BarrierDecl {
+                    name: id(&self.loc_name(l), r.span),
+                    len: None,
+                    count: None,
+                    attrs: vec![Attr {
+                        key: id("scope", r.span),
+                        value: None,
+                        name_value: Some(id("block", r.span)),
+                    }],
+                    span: r.span,
+                }
+            })
+            .collect();
         Litmus {
             name: Some(name),
+            barriers,
             vars,
             threads: vec![ThreadDecl {
                 form: ThreadForm::Kernel,

@@ -548,6 +548,7 @@ pub fn lower_entry_until(
     }
     let mut program = bc_graph::lower(&lit, text, model)?;
     annotate(&mut program, &code, module);
+    bounded(&mut program);
     Ok(program)
 }
 
@@ -562,6 +563,31 @@ fn file_names(module: &Module) -> HashMap<u32, &str> {
 
 /// Tidies each instruction's text (whitespace, the `;`) and appends the
 /// CUDA line (from `.loc`), for witnesses: `bar.sync 0  // k.cu:12`.
+/// Marks every backward jump and branch as closing a bounded loop
+/// (`Code::counted_loops`): the pre-evaluation ran each thread's whole
+/// path, which the explorer follows exactly (every value that steers it
+/// is known, and a retry loop around a poll became a blocking wait:
+/// `trace.rs`), so no execution of a kernel that got this far runs
+/// forever. The explorer then keeps symmetry and skips the liveness
+/// analysis, as for a litmus file without `while` loops.
+fn bounded(p: &mut bc_graph::Program) {
+    use bc_graph::InstrKind;
+    for c in &mut p.codes {
+        let back: Vec<u32> = c
+            .instrs
+            .iter()
+            .enumerate()
+            .filter(|(pc, i)| match &i.kind {
+                InstrKind::Jump(to) => (*to as usize) <= *pc,
+                InstrKind::Branch { then, els, .. } => (*then as usize) <= *pc || (*els as usize) <= *pc,
+                _ => false,
+            })
+            .map(|(pc, _)| pc as u32)
+            .collect();
+        c.counted_loops.extend(back);
+    }
+}
+
 fn annotate(p: &mut bc_graph::Program, code: &[ops::CInstr], module: &Module) {
     let files = file_names(module);
     let by_span: HashMap<Span, (u32, u32)> = code.iter().filter_map(|c| c.loc.map(|l| (c.span, l))).collect();

@@ -98,6 +98,29 @@ pub enum Op {
         dst: Option<usize>,
     },
     Fence(String),
+    /// An mbarrier instruction (PTX ISA, "Parallel Synchronization and
+    /// Communication Instructions: mbarrier"), by its litmus name
+    /// (docs/litmus.md): the object is the 8-byte shared location at
+    /// `addr`. `args` are the operands after the address (count,
+    /// transaction count, parity or token); `dst` the token an arrive
+    /// returns, or the predicate a poll (`test_wait`, `try_wait`) sets.
+    MBar {
+        name: String,
+        addr: PExpr,
+        args: Vec<MArg>,
+        dst: Option<usize>,
+        poll: bool,
+    },
+}
+
+/// An operand of an mbarrier instruction after its address.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MArg {
+    /// A count, a transaction count or a parity: a value the checker must
+    /// know for every thread.
+    Value(PExpr),
+    /// A token: the state an arrive returned, carried through registers.
+    Token(PExpr),
 }
 
 /// A classified instruction.
@@ -583,6 +606,7 @@ impl Ctx<'_> {
                 Ok(Op::Fence(name))
             }
             "bar" | "barrier" => self.barrier(ins, &parts),
+            "mbarrier" => self.mbarrier(ins, &parts),
             "call" => Err(err(ins.span, "this call could not be inlined")),
             _ => Err(unsupported()),
         }
@@ -884,6 +908,122 @@ impl Ctx<'_> {
                 Ok(Op::Defs(defs))
             }
         }
+    }
+
+    /// The mbarrier forms of the CTA's own shared memory (PTX ISA,
+    /// "mbarrier": `init`, `inval`, `arrive` with its count and
+    /// `expect_tx` variants, `arrive_drop`, `expect_tx`, `complete_tx`,
+    /// `test_wait` and `try_wait` with or without `.parity`). Rejected
+    /// with the reason: a peer CTA's barrier (`.shared::cluster`), the
+    /// `.relaxed` arrive and wait (they order no memory, which the model's
+    /// arrive and wait always do), `.noComplete`, and `pending_count`.
+    fn mbarrier(&mut self, ins: &Instr, parts: &[&str]) -> Result<Op, Diagnostic> {
+        let o = &ins.operands;
+        let u32t = ty("u32").expect("a type");
+        let reject = |why: &str| {
+            Err(err(
+                ins.op.span,
+                format!("`{}` is not modelled: {why} (docs/ptx.md)", ins.op.name),
+            ))
+        };
+        if parts.contains(&"shared::cluster") {
+            return reject(
+                "a barrier addressed through `.shared::cluster` may be a peer CTA's (distributed shared memory)",
+            );
+        }
+        if parts.contains(&"noComplete") {
+            return reject("`.noComplete` (an arrive that must not complete the phase)");
+        }
+        let op = parts.get(1).copied().unwrap_or("");
+        let relaxed = parts.contains(&"relaxed");
+        let addr_at = match op {
+            "init" | "inval" | "expect_tx" | "complete_tx" => 0,
+            "arrive" | "arrive_drop" | "test_wait" | "try_wait" => 1,
+            _ => return reject("only `init`, `inval`, `arrive`, `arrive_drop`, `expect_tx`, `complete_tx`, `test_wait` and `try_wait` are"),
+        };
+        if relaxed && matches!(op, "arrive" | "arrive_drop" | "test_wait" | "try_wait") {
+            return reject("`.relaxed` orders no memory, while the model's arrive releases and its wait acquires");
+        }
+        let Some(a) = o.get(addr_at) else {
+            return Err(err(ins.span, format!("`{}` needs an address operand", ins.op.name)));
+        };
+        let addr = self.addr(a)?;
+        let dst = if addr_at == 1 {
+            self.dst(&o[0])?.first().copied()
+        } else {
+            None
+        };
+        let mut none = None;
+        let mut value = |s: &mut Self, k: usize| -> Result<Option<PExpr>, Diagnostic> {
+            o.get(k).map(|x| s.val(x, u32t, &mut none)).transpose()
+        };
+        let parity = parts.contains(&"parity");
+        let expect_tx = parts.contains(&"expect_tx");
+        let (name, args, poll): (&str, Vec<MArg>, bool) = match op {
+            "init" => {
+                let n = value(self, 1)?.ok_or_else(|| err(ins.span, "`mbarrier.init` needs a count"))?;
+                ("mbarrier.init", vec![MArg::Value(n)], false)
+            }
+            "inval" => ("mbarrier.inval", vec![], false),
+            "expect_tx" | "complete_tx" => {
+                let n = value(self, 1)?
+                    .ok_or_else(|| err(ins.span, format!("`{}` needs a transaction count", ins.op.name)))?;
+                (
+                    if op == "expect_tx" {
+                        "mbarrier.expect_tx"
+                    } else {
+                        "mbarrier.complete_tx"
+                    },
+                    vec![MArg::Value(n)],
+                    false,
+                )
+            }
+            "arrive" if expect_tx => {
+                let n = value(self, 2)?
+                    .ok_or_else(|| err(ins.span, "`mbarrier.arrive.expect_tx` needs a transaction count"))?;
+                ("mbarrier.arrive.expect_tx", vec![MArg::Value(n)], false)
+            }
+            "arrive" => (
+                "mbarrier.arrive",
+                value(self, 2)?.map(MArg::Value).into_iter().collect(),
+                false,
+            ),
+            "arrive_drop" => {
+                if o.len() > 2 {
+                    return reject("`arrive_drop` with a count");
+                }
+                ("mbarrier.arrive_drop", vec![], false)
+            }
+            _ => {
+                // test_wait / try_wait: `p, [addr], state|parity{, hint}`.
+                let Some(x) = o.get(2) else {
+                    return Err(err(
+                        ins.span,
+                        format!("`{}` needs a state or parity operand", ins.op.name),
+                    ));
+                };
+                if dst.is_none() {
+                    return Err(err(
+                        ins.span,
+                        format!("`{}` needs a predicate destination", ins.op.name),
+                    ));
+                }
+                if parity {
+                    let v = self.val(x, u32t, &mut none)?;
+                    ("mbarrier.try_wait.parity", vec![MArg::Value(v)], true)
+                } else {
+                    let v = self.val(x, ty("u64").expect("a type"), &mut none)?;
+                    ("mbarrier.try_wait", vec![MArg::Token(v)], true)
+                }
+            }
+        };
+        Ok(Op::MBar {
+            name: name.into(),
+            addr,
+            args,
+            dst,
+            poll,
+        })
     }
 
     fn barrier(&mut self, ins: &Instr, parts: &[&str]) -> Result<Op, Diagnostic> {

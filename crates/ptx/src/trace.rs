@@ -9,9 +9,9 @@
 //! barrier operand: those are never guessed (docs/ptx.md, "Unknown
 //! values").
 
-use crate::ops::{apply, CInstr, MemKind, Op, PExpr};
+use crate::ops::{apply, CInstr, MArg, MemKind, Op, PExpr};
 use bc_syntax::{Diagnostic, Op as BOp, SourceFile, Span};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Instructions one thread may run before the search refuses the kernel.
 pub const MAX_STEPS: u64 = 1_000_000;
@@ -65,6 +65,10 @@ pub struct Site {
     /// it is left out (atomics never race and their values are not
     /// tracked, so no verdict depends on it).
     pub dropped: bool,
+    /// An mbarrier poll (`test_wait`, `try_wait`) that every thread
+    /// reaching it retries until it succeeds ([`Tracer::retry_loop`]):
+    /// emitted as the blocking wait, its predicate then true.
+    pub blocking: bool,
 }
 
 /// Notes thread `g`'s value; a second, different value of the same thread
@@ -80,11 +84,15 @@ fn note<T: PartialEq>(list: &mut Vec<(u64, T)>, varies: &mut bool, g: u64, v: T)
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum V {
     K(i64, bool),
     /// Unknown, made so at this instruction (`usize::MAX`: never written).
     U(usize),
+    /// The token (the state) the `mbarrier.arrive` at this instruction
+    /// returned: a value the explorer computes, that only a wait may read
+    /// (anything computed from it is unknown).
+    T(usize),
 }
 
 const NEVER: usize = usize::MAX;
@@ -100,6 +108,8 @@ pub struct Trace {
     pub diags: Vec<Diagnostic>,
     /// The deadline passed before every thread ran (`--timeout`).
     pub timed_out: bool,
+    /// The locations used as mbarrier objects.
+    pub mbars: HashSet<LocKey>,
 }
 
 /// Instructions between two looks at the clock.
@@ -127,6 +137,8 @@ pub fn trace(
         deadline,
         timed_out: false,
         uses: HashMap::new(),
+        accessed: HashSet::new(),
+        mbars: BTreeMap::new(),
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
@@ -138,11 +150,32 @@ pub fn trace(
         }
     }
     let racy = t.uses.iter().filter(|(_, u)| u.racy()).map(|(l, _)| *l).collect();
+    // An mbarrier object is opaque (PTX ISA, "Contents of the mbarrier
+    // object": accessed only through mbarrier instructions): a plain or
+    // atomic access of one is not modelled.
+    let mut clash: Vec<(usize, LocKey)> = t
+        .mbars
+        .iter()
+        .filter(|(l, _)| t.accessed.contains(l))
+        .map(|(l, pc)| (*pc, *l))
+        .collect();
+    clash.sort();
+    for (pc, l) in clash {
+        let d = Diagnostic::error(
+            code[pc].span,
+            format!(
+                "this mbarrier object ({} bytes into `{}`) is also read or written as memory, which is not modelled (docs/ptx.md)",
+                l.1, regions[l.0].name
+            ),
+        );
+        t.errors.entry(pc).or_insert(d);
+    }
     Trace {
         sites: t.sites,
         racy,
         diags: t.errors.into_values().collect(),
         timed_out: t.timed_out,
+        mbars: t.mbars.into_keys().collect(),
     }
 }
 
@@ -162,6 +195,11 @@ struct Tracer<'a> {
     /// Per location, its plain writers and plain accessors (threads by
     /// grid index; the first two distinct of each are enough).
     uses: HashMap<LocKey, LocUse>,
+    /// Locations any memory instruction accesses.
+    accessed: HashSet<LocKey>,
+    /// Per location used as an mbarrier object, the first instruction
+    /// that used it so.
+    mbars: BTreeMap<LocKey, usize>,
 }
 
 /// The first two distinct threads that write a location with a plain
@@ -208,7 +246,7 @@ impl Tracer<'_> {
             PExpr::Unknown => V::U(pc),
             PExpr::Un(op, x) => match self.eval(x, env, pc, place) {
                 V::K(v, p) => V::K(apply(*op, 0, v), p),
-                u => u,
+                V::U(o) | V::T(o) => V::U(o),
             },
             PExpr::Bin(op, a, b) => match (self.eval(a, env, pc, place), self.eval(b, env, pc, place)) {
                 // PTX leaves a quotient or remainder by zero unspecified:
@@ -218,7 +256,7 @@ impl Tracer<'_> {
                 // difference): the value depends on the guess.
                 (V::K(_, true), V::K(_, true)) => V::U(pc),
                 (V::K(x, p), V::K(y, q)) => V::K(apply(*op, x, y), p || q),
-                (V::U(o), _) | (_, V::U(o)) => V::U(o),
+                (V::U(o), _) | (_, V::U(o)) | (V::T(o), _) | (_, V::T(o)) => V::U(o),
             },
         }
     }
@@ -271,7 +309,7 @@ impl Tracer<'_> {
         }
         let span = self.code[pc].span;
         let mut d = match why {
-            V::U(o) => {
+            V::U(o) | V::T(o) => {
                 let (from, note) = self.origin(o);
                 let mut d = Diagnostic::error(
                     span,
@@ -291,6 +329,231 @@ impl Tracer<'_> {
         self.errors.insert(pc, d);
     }
 
+    /// The mbarrier object at `addr` for this thread: its address, noted
+    /// at the site; `None` after failing the instruction.
+    fn mbar_addr(&mut self, addr: &PExpr, env: &[V], pc: usize, place: (i64, i64)) -> Option<i64> {
+        let a = match self.eval(addr, env, pc, place) {
+            V::K(a, false) => a,
+            u @ (V::U(_) | V::T(_)) => {
+                self.fail(pc, "the mbarrier's address", u, place);
+                return None;
+            }
+            V::K(..) => {
+                self.fail(
+                    pc,
+                    "the mbarrier's address lies in a pointer parameter's buffer, not in shared memory",
+                    V::K(0, false),
+                    place,
+                );
+                return None;
+            }
+        };
+        let l = match self.resolve(a) {
+            Some(l) if self.regions[l.0].shared => l,
+            _ => {
+                self.fail(
+                    pc,
+                    &format!("the mbarrier's address {a:#x} lies in no `.shared` variable of the kernel"),
+                    V::K(0, false),
+                    place,
+                );
+                return None;
+            }
+        };
+        self.mbars.entry(l).or_insert(pc);
+        let site = &mut self.sites[pc];
+        site.addrs.insert(a, vec![l]);
+        note(&mut site.place, &mut site.place_varies, self.g, a);
+        Some(a)
+    }
+
+    /// Whether the poll at `pc` (of the object at `addr`, in `env`) is a
+    /// retry loop: a poll that fails leads, through instructions with no
+    /// effect on the model (register arithmetic, `nanosleep`, branches,
+    /// reads of the clock: libcu++'s back-off), only to polls of the same
+    /// object with the same operand, and every poll that succeeds leads
+    /// to the same instruction `X`, the first with an effect. Then the
+    /// whole loop is the blocking wait followed by the path of a first
+    /// poll that succeeds (PTX ISA, `mbarrier.test_wait`/`try_wait`: a
+    /// poll has no effect unless it succeeds). Returns `X` and the
+    /// registers whose values there depend on which poll succeeded (they
+    /// are unknown from `X` on); or why it is not such a loop.
+    fn retry_loop(&self, pc: usize, addr: i64, env: &[V], place: (i64, i64)) -> Result<(usize, Vec<usize>), String> {
+        const MAX_PATHS: usize = 4096;
+        let Op::MBar { name, args, dst, .. } = &self.code[pc].op else {
+            unreachable!("a poll")
+        };
+        let key = |t: &Self, at: usize, env: &[V]| -> Option<(i64, Vec<V>)> {
+            match &t.code[at].op {
+                Op::MBar {
+                    name: n,
+                    addr,
+                    args: a,
+                    poll: true,
+                    ..
+                } if n == name => {
+                    let x = match t.eval(addr, env, at, place) {
+                        V::K(x, false) => x,
+                        _ => return None,
+                    };
+                    let vals = a
+                        .iter()
+                        .map(|m| match m {
+                            MArg::Value(e) | MArg::Token(e) => t.eval(e, env, at, place),
+                        })
+                        .collect();
+                    Some((x, vals))
+                }
+                _ => None,
+            }
+        };
+        let me = (
+            addr,
+            args.iter()
+                .map(|m| match m {
+                    MArg::Value(e) | MArg::Token(e) => self.eval(e, env, pc, place),
+                })
+                .collect::<Vec<V>>(),
+        );
+        let with = |env: &[V], r: usize, v: i64| {
+            let mut e = env.to_vec();
+            e[r] = V::K(v, false);
+            e
+        };
+        let p = dst.expect("a poll has a predicate");
+        let main = self.tail(pc + 1, with(env, p, 1), place)?;
+        let mut differ: BTreeSet<usize> = BTreeSet::new();
+        let mut seen: HashSet<(usize, Vec<V>)> = HashSet::new();
+        let mut work = vec![(pc + 1, with(env, p, 0))];
+        while let Some((at, env)) = work.pop() {
+            if !seen.insert((at, env.clone())) {
+                continue;
+            }
+            if seen.len() > MAX_PATHS {
+                return Err(format!(
+                    "the poll's retry path runs more than {MAX_PATHS} distinct steps"
+                ));
+            }
+            let Some(c) = self.code.get(at) else {
+                return Err("the poll's retry path runs off the end of the kernel".into());
+            };
+            let guard = match c.guard {
+                None => Some(true),
+                Some((neg, g)) => match env[g] {
+                    V::K(v, false) => Some((v != 0) != neg),
+                    _ => None,
+                },
+            };
+            if guard == Some(false) {
+                work.push((at + 1, env));
+                continue;
+            }
+            let unsure = || {
+                format!(
+                    "the poll's retry path has an instruction whose guard is unknown, `{}` (line {})",
+                    self.text(c.span),
+                    self.line(c.span)
+                )
+            };
+            match &c.op {
+                Op::MBar { dst: Some(q), .. } if key(self, at, &env).as_ref() == Some(&me) => {
+                    if guard.is_none() {
+                        return Err(unsure());
+                    }
+                    let (x, e) = self.tail(at + 1, with(&env, *q, 1), place)?;
+                    if x != main.0 {
+                        return Err(format!(
+                            "the poll's retry loop leaves at two places, lines {} and {}",
+                            self.line(self.code[main.0.min(self.code.len() - 1)].span),
+                            self.line(self.code[x.min(self.code.len() - 1)].span)
+                        ));
+                    }
+                    differ.extend((0..e.len()).filter(|&r| e[r] != main.1[r]));
+                    work.push((at + 1, with(&env, *q, 0)));
+                }
+                Op::Defs(defs) => {
+                    let mut env = env;
+                    let vals: Vec<V> = defs.iter().map(|(_, e)| self.eval(e, &env, at, place)).collect();
+                    for ((r, _), v) in defs.iter().zip(vals) {
+                        env[*r] = if guard.is_some() { v } else { V::U(at) };
+                    }
+                    work.push((at + 1, env));
+                }
+                Op::Unknown(d) => {
+                    let mut env = env;
+                    for r in d {
+                        env[*r] = V::U(at);
+                    }
+                    work.push((at + 1, env));
+                }
+                Op::Nop => work.push((at + 1, env)),
+                Op::Bra(l) => {
+                    let to = self.labels[l];
+                    if guard.is_none() {
+                        work.push((at + 1, env.clone()));
+                    }
+                    work.push((to, env));
+                }
+                _ => {
+                    return Err(format!(
+                        "a failed poll leads to `{}` (line {}), not back to a poll of the same barrier",
+                        self.text(c.span),
+                        self.line(c.span)
+                    ))
+                }
+            }
+        }
+        Ok((main.0, differ.into_iter().collect()))
+    }
+
+    /// From `at`, the path through instructions with no effect on the
+    /// model (whose guards and branches are known) to the first
+    /// instruction with one: that instruction and the registers there.
+    fn tail(&self, mut at: usize, mut env: Vec<V>, place: (i64, i64)) -> Result<(usize, Vec<V>), String> {
+        for _ in 0..100_000 {
+            let Some(c) = self.code.get(at) else {
+                return Ok((at, env));
+            };
+            if let Some((neg, g)) = c.guard {
+                match env[g] {
+                    V::K(v, false) if (v != 0) == neg => {
+                        at += 1;
+                        continue;
+                    }
+                    V::K(_, false) => {}
+                    _ => {
+                        return Err(format!(
+                            "after the poll succeeds, the guard of `{}` (line {}) is unknown",
+                            self.text(c.span),
+                            self.line(c.span)
+                        ))
+                    }
+                }
+            }
+            match &c.op {
+                Op::Defs(defs) => {
+                    let vals: Vec<V> = defs.iter().map(|(_, e)| self.eval(e, &env, at, place)).collect();
+                    for ((r, _), v) in defs.iter().zip(vals) {
+                        env[*r] = v;
+                    }
+                }
+                Op::Unknown(d) => {
+                    for r in d {
+                        env[*r] = V::U(at);
+                    }
+                }
+                Op::Nop => {}
+                Op::Bra(l) => {
+                    at = self.labels[l];
+                    continue;
+                }
+                _ => return Ok((at, env)),
+            }
+            at += 1;
+        }
+        Err("after the poll succeeds, the path does not reach an instruction with an effect".into())
+    }
+
     fn resolve(&self, a: i64) -> Option<LocKey> {
         self.regions.iter().enumerate().find_map(|(k, r)| {
             let size = r
@@ -305,6 +568,7 @@ impl Tracer<'_> {
         let mut env = vec![V::U(NEVER); nregs];
         let mut pc = 0usize;
         let mut steps = 0u64;
+        let mut pending: Vec<(usize, Vec<usize>, usize)> = Vec::new();
         while pc < self.code.len() {
             steps += 1;
             self.total += 1;
@@ -330,6 +594,17 @@ impl Tracer<'_> {
                 );
                 return;
             }
+            // Registers a retry loop left with values that depend on how
+            // often it polled: unknown from its exit on.
+            pending.retain(|(exit, differ, from)| {
+                if *exit != pc {
+                    return true;
+                }
+                for &r in differ {
+                    env[r] = V::U(*from);
+                }
+                false
+            });
             self.sites[pc].visited = true;
             let c = &self.code[pc];
             if let Some((neg, p)) = c.guard {
@@ -429,6 +704,7 @@ impl Tracer<'_> {
                                     }
                                 }
                             }
+                            self.accessed.extend(locs.iter().copied());
                             if !kind.is_atomic() {
                                 for &l in &locs {
                                     let u = self.uses.entry(l).or_default();
@@ -452,6 +728,56 @@ impl Tracer<'_> {
                     }
                     for r in dsts {
                         env[*r] = V::U(pc);
+                    }
+                }
+                Op::MBar {
+                    addr, args, dst, poll, ..
+                } => {
+                    let Some(a) = self.mbar_addr(addr, &env, pc, place) else {
+                        return;
+                    };
+                    for arg in args {
+                        match arg {
+                            MArg::Value(e) => {
+                                let Some(v) = self.barrier_operand(e, &env, pc, place, "this operand") else {
+                                    return;
+                                };
+                                self.sites[pc].counts.insert(v);
+                                if *poll && !(0..=1).contains(&v) {
+                                    self.fail(pc, &format!("the parity is {v}, not 0 or 1"), V::K(0, false), place);
+                                    return;
+                                }
+                            }
+                            MArg::Token(e) => {
+                                if let u @ (V::U(_) | V::K(..)) = self.eval(e, &env, pc, place) {
+                                    self.fail(pc, "the token (no `mbarrier.arrive` returned it unchanged)", u, place);
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                    if *poll {
+                        let p = dst.expect("a poll has a predicate");
+                        match self.retry_loop(pc, a, &env, place) {
+                            Ok((exit, differ)) => {
+                                self.sites[pc].blocking = true;
+                                if !differ.is_empty() {
+                                    pending.push((exit, differ, pc));
+                                }
+                            }
+                            Err(why) => {
+                                self.fail(pc, &why, V::K(0, false), place);
+                                return;
+                            }
+                        }
+                        env[p] = V::K(1, false);
+                    } else if let Some(r) = dst {
+                        // The litmus `mbarrier.arrive_drop` returns no
+                        // token: the state it returns is unknown here.
+                        env[*r] = match &c.op {
+                            Op::MBar { name, .. } if name == "mbarrier.arrive_drop" => V::U(pc),
+                            _ => V::T(pc),
+                        };
                     }
                 }
                 Op::Bar { sel, count, dst, .. } => {
