@@ -169,13 +169,23 @@ fn sarif_of_a_cu_kernel_points_into_the_cu() {
 /// Pruning (the accesses of locations that cannot race are left out) is
 /// held against the unpruned lowering: `--no-prune` gives every kernel of
 /// the corpus the same verdict, with at least as many states.
+/// Kernels whose search without pruning stops at the state limit of the
+/// test, so that no verdict can be compared: each costs the unpruned
+/// lowering its locations that cannot race (a lane's own `out[lane]`, the
+/// producer's loads of `in[k]`), whose accesses interleave with the
+/// pipeline's (docs/ptx.md, "Pruning").
+const UNPRUNED_STOPS: &[&str] = &[
+    "mbarrier-pipeline-ok.cu::pipeline",
+    "mbarrier-pipeline-release-before-syncwarp-race.cu::pipeline",
+];
+
 #[test]
 fn pruned_and_unpruned_kernels_get_the_same_verdicts() {
     let Some(nvcc) = nvcc() else {
         eprintln!("\n*** SKIPPED: no nvcc: pruning was NOT held against --no-prune ***\n");
         return;
     };
-    let report = |extra: &[&str]| -> Vec<(String, serde_json::Value, u64)> {
+    let report = |extra: &[&str]| -> Vec<(String, serde_json::Value, u64, String)> {
         let out = bin()
             .args(["check", "--format", "json", "--cu", "kernels"])
             .args(extra)
@@ -183,7 +193,9 @@ fn pruned_and_unpruned_kernels_get_the_same_verdicts() {
             .env("BC_NVCC", &nvcc)
             .output()
             .expect("runs");
-        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr(&out));
+        // Exit 0 when every kernel passes; 1 when some search stopped
+        // (only the unpruned run may, and only where UNPRUNED_STOPS says).
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{extra:?}: {}", stderr(&out));
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         doc["results"]
             .as_array()
@@ -194,13 +206,24 @@ fn pruned_and_unpruned_kernels_get_the_same_verdicts() {
                     r["test"].as_str().unwrap().to_string(),
                     r["verdict"].clone(),
                     r["stats"]["states"].as_u64().unwrap(),
+                    r["stop"].as_str().unwrap_or("exhausted").to_string(),
                 )
             })
             .collect()
     };
-    let (pruned, full) = (report(&[]), report(&["--no-prune"]));
+    let (pruned, full) = (report(&[]), report(&["--no-prune", "--max-states", "50000"]));
     assert_eq!(pruned.len(), full.len());
     for (p, f) in pruned.iter().zip(&full) {
+        assert_eq!(p.3, "exhausted", "{}: the pruned search stopped", p.0);
+        if f.3 != "exhausted" {
+            assert!(
+                UNPRUNED_STOPS.contains(&p.0.as_str()),
+                "{}: the unpruned search stopped ({}) and is not in UNPRUNED_STOPS",
+                p.0,
+                f.3
+            );
+            continue;
+        }
         assert_eq!((&p.0, &p.1), (&f.0, &f.1), "pruning changed a verdict");
     }
     // Pruning removes steps; the states of each kernel are in the

@@ -404,7 +404,25 @@ impl<'a> Emitter<'a> {
             } else {
                 vec![]
             };
-            if i < self.code.len() && !body.is_empty() {
+            if i < self.code.len() && !body.is_empty() && self.place_branch(i) {
+                // A conditional branch every thread takes or skips by its
+                // place alone: the condition over the place.
+                let span = self.code[i].span;
+                let site = &self.sites[i];
+                let keys: Vec<(i64, i64)> = runs(&site.place).into_iter().map(|(g, v)| (g as i64, v)).collect();
+                let sel = self.place_expr(span);
+                let taken = body;
+                body = self.choose(&sel, &keys, span, &mut |_, v| {
+                    if v != 0 {
+                        taken.clone()
+                    } else {
+                        vec![]
+                    }
+                });
+                if body.is_empty() {
+                    body.push(stmt(StmtKind::Nop, span));
+                }
+            } else if i < self.code.len() && !body.is_empty() {
                 if let Some((neg, p)) = self.code[i].guard {
                     let span = self.code[i].span;
                     let r = self.expr(&PExpr::Reg(p), span);
@@ -435,9 +453,27 @@ impl<'a> Emitter<'a> {
         out
     }
 
+    /// Whether instruction `i` is a conditional branch that each thread
+    /// reaching it took or skipped the same way every time (`Site::place`
+    /// holds the answers, by thread): its condition is then written over
+    /// the thread's place, a condition of builtins alone that the
+    /// explorer's per-thread analyses (`bc_graph::classes::reachable_pcs`:
+    /// which barriers a thread joins, its symmetry class, its group)
+    /// resolve, where a register condition leaves every path open to every
+    /// thread. The pre-evaluation ran each thread's path, so the two
+    /// conditions agree on every thread.
+    fn place_branch(&self, i: usize) -> bool {
+        let site = &self.sites[i];
+        matches!(self.code[i].op, Op::Bra(_))
+            && self.code[i].guard.is_some()
+            && !site.place_varies
+            && !site.place.is_empty()
+    }
+
     /// The whole test.
     pub fn litmus(mut self, name: Ident, blocks: u64, threads: u64, cluster: u64, span: Span) -> Litmus {
-        let body = self.stmts();
+        let mut body = self.stmts();
+        drop_dead_assignments(&mut body);
         let attr = |k: &str, v: u64| Attr {
             key: id(k, span),
             value: Some((v as i64, span)),
@@ -500,4 +536,96 @@ impl<'a> Emitter<'a> {
             ..Litmus::default()
         }
     }
+}
+
+/// The names an expression reads.
+fn names_in(e: &Expr, out: &mut HashSet<String>) {
+    match &e.kind {
+        ExprKind::Name(n) => {
+            out.insert(n.clone());
+        }
+        ExprKind::Index(_, x) | ExprKind::Unary(_, x) => names_in(x, out),
+        ExprKind::Binary(_, a, b) => {
+            names_in(a, out);
+            names_in(b, out);
+        }
+        ExprKind::Int(_) | ExprKind::Qualified(..) => {}
+    }
+}
+
+/// Leaves out every assignment to a register that no emitted statement
+/// reads, directly or through assignments that are kept (flow-insensitive,
+/// by name, so a register read anywhere keeps all its assignments): PTX
+/// computes addresses and branch conditions from `%tid` in registers, and
+/// once the emitter has written those as conditions over the place
+/// (`Emitter::selector`, `Emitter::place_branch`), the registers only
+/// differ from thread to thread, which splits every symmetry class and
+/// every state. Nothing reads them, so no step and no verdict changes. A
+/// statement that carries labels stays as a `Nop`.
+fn drop_dead_assignments(body: &mut Vec<Stmt>) {
+    fn collect(stmts: &[Stmt], live: &mut HashSet<String>, assigns: &mut Vec<(String, HashSet<String>)>) {
+        for st in stmts {
+            match &st.kind {
+                StmtKind::Assign { dest, expr } => {
+                    let mut r = HashSet::new();
+                    names_in(expr, &mut r);
+                    assigns.push((dest.name.clone(), r));
+                }
+                StmtKind::Instr { args, .. } => {
+                    for a in args {
+                        match a {
+                            Arg::Expr(e) | Arg::Key(_, e) => names_in(e, live),
+                        }
+                    }
+                }
+                StmtKind::Await(e) => names_in(e, live),
+                StmtKind::If { cond, then, els } => {
+                    names_in(cond, live);
+                    collect(then, live, assigns);
+                    collect(els, live, assigns);
+                }
+                StmtKind::Repeat { count: e, body } | StmtKind::While { cond: e, body } => {
+                    names_in(e, live);
+                    collect(body, live, assigns);
+                }
+                StmtKind::Goto(_) | StmtKind::Exit | StmtKind::Nop => {}
+            }
+        }
+    }
+    fn prune(stmts: &mut Vec<Stmt>, live: &HashSet<String>) {
+        stmts.retain_mut(|st| {
+            match &mut st.kind {
+                StmtKind::Assign { dest, .. } if !live.contains(&dest.name) => {
+                    if st.labels.is_empty() {
+                        return false;
+                    }
+                    st.kind = StmtKind::Nop;
+                }
+                StmtKind::If { then, els, .. } => {
+                    prune(then, live);
+                    prune(els, live);
+                }
+                StmtKind::Repeat { body, .. } | StmtKind::While { body, .. } => prune(body, live),
+                _ => {}
+            }
+            true
+        });
+    }
+    let mut live = HashSet::new();
+    let mut assigns = Vec::new();
+    collect(body, &mut live, &mut assigns);
+    loop {
+        let mut changed = false;
+        for (d, reads) in &assigns {
+            if live.contains(d) {
+                for r in reads {
+                    changed |= live.insert(r.clone());
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    prune(body, &live);
 }

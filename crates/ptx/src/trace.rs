@@ -619,6 +619,20 @@ impl Tracer<'_> {
                             );
                             return;
                         }
+                        if matches!(c.op, Op::Bra(_)) {
+                            // Whether this thread takes the branch: a
+                            // function of its place unless it varies
+                            // (emit.rs then writes the condition over the
+                            // place, which the explorer's static analyses
+                            // resolve per thread).
+                            let site = &mut self.sites[pc];
+                            note(
+                                &mut site.place,
+                                &mut site.place_varies,
+                                self.g,
+                                i64::from((v != 0) != neg),
+                            );
+                        }
                         if (v != 0) == neg {
                             pc += 1;
                             continue;
