@@ -271,7 +271,11 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
         color: run.color_out,
     };
     let mut progress = Progress::new(files.len());
-    let counting = opts.counting_into(progress.counter());
+    // Ctrl-C or SIGTERM stops every search where it is (`stop:
+    // interrupted`, its findings kept) and the report is printed in full.
+    crate::signals::catch_interrupts();
+    let mut counting = opts.counting_into(progress.counter());
+    counting.search.cancel = Some(&crate::signals::CANCEL);
     let current = progress.current();
     let check_one = |input: &Input, o: &CheckOptions| {
         if let Ok(mut c) = current.lock() {
@@ -340,7 +344,11 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
             return usage_error(&format!("{}: {e}", path.display()));
         }
     }
-    Ok(if !inputs_ok {
+    Ok(if let Some(sig) = crate::signals::interrupted() {
+        // The shell's convention for a run a signal ended (130 for Ctrl-C),
+        // after the report.
+        ExitCode::from(128 + sig as u8)
+    } else if !inputs_ok {
         ExitCode::from(2)
     } else if let Some(changes) = changes {
         // Against a baseline, the verdicts must equal the baseline's (a

@@ -19,7 +19,6 @@ use std::convert::Infallible;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Caps on what is read: a manifest or an observation record, and a
@@ -130,44 +129,11 @@ fn drain(mut r: impl Read) -> String {
     String::from_utf8_lossy(&kept).into_owned()
 }
 
-/// The signal (SIGINT or SIGTERM) that interrupted `hw run`, 0 while none
-/// has. Every program, nvcc and compute-sanitizer runs in its own process
-/// group (so the watchdog can end all it started), which a terminal's
-/// Ctrl-C does not reach: `hw run` catches the signal, and each
-/// [`run_limited`] that sees it kills its group, and nothing new starts.
-static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
-
-/// The handler of SIGINT and SIGTERM: records the signal; a second one
-/// ends the process at once (async-signal-safe: an atomic swap, `_exit`).
-extern "C" fn on_interrupt(sig: libc::c_int) {
-    if INTERRUPTED.swap(sig, Ordering::SeqCst) != 0 {
-        // SAFETY: _exit(2) is async-signal-safe and takes an integer.
-        unsafe { libc::_exit(128 + sig) }
-    }
-}
-
-/// Catches SIGINT and SIGTERM for the rest of the process (`hw run` only),
-/// leaving a signal ignored at start (`nohup`, a background job) ignored.
-fn catch_interrupts() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: signal(2) with a handler that only touches an atomic and
-        // calls `_exit`; the previous disposition is a plain value.
-        unsafe {
-            let handler: extern "C" fn(libc::c_int) = on_interrupt;
-            if libc::signal(sig, handler as libc::sighandler_t) == libc::SIG_IGN {
-                libc::signal(sig, libc::SIG_IGN);
-            }
-        }
-    }
-}
-
-/// The signal that interrupted the run, if one has.
-fn interrupted() -> Option<i32> {
-    match INTERRUPTED.load(Ordering::SeqCst) {
-        0 => None,
-        sig => Some(sig),
-    }
-}
+// Every program, nvcc and compute-sanitizer runs in its own process group
+// (so the watchdog can end all it started), which a terminal's Ctrl-C does
+// not reach: `hw run` catches the signal (`signals.rs`), and each
+// [`run_limited`] that sees it kills its group, and nothing new starts.
+use crate::signals::{catch_interrupts, interrupted};
 
 /// Kills process group `pgid` (a program and whatever it started).
 fn kill_group(pgid: u32) {

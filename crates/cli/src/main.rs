@@ -19,6 +19,7 @@ mod kernels;
 mod models;
 mod output;
 mod progress;
+mod signals;
 
 use clap::{Parser, Subcommand};
 use output::{err, stdout_open, EXIT_OUTPUT};
@@ -43,7 +44,7 @@ enum Command {
     #[command(
         after_help = "Exit codes: 0 every verdict is as expected; 1 some test differs, or a search \
 stopped at a limit (inconclusive); 2 usage error, unreadable file or parse error; 3 the report \
-could not be written (disk full, closed stdout, broken pipe)."
+could not be written (disk full, closed stdout, broken pipe); 130/143 interrupted by Ctrl-C or SIGTERM (after the report)."
     )]
     Check(check::CheckArgs),
     /// Show one finding's witness execution: as text, or as a DOT graph

@@ -90,6 +90,8 @@ impl Search {
                 // Asked for here; each test's `expect` fills it in
                 // (`explore_program`).
                 fail_fast: self.fail_fast.then(bc_syntax::KindSet::default),
+                // `check` sets it (signals.rs).
+                cancel: None,
             },
             progress,
             states: None,

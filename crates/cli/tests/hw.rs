@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{bin, root, scratch_dir, stderr, stdout};
+use common::{bin, root, scratch_dir, stderr, stdout, with_default_signals};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -500,7 +500,9 @@ fn hw_run_child_with(
     .unwrap();
     let observed = dir.join("observed.json");
     let _ = std::fs::remove_file(&observed);
-    let child = bin()
+    let mut cmd = bin();
+    with_default_signals(&mut cmd);
+    let child = cmd
         .env("PATH", &path)
         .env_remove("CUDA_HOME")
         .args(["hw", "run"])

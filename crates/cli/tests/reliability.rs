@@ -863,3 +863,68 @@ fn lowering_caps_the_instances_it_builds() {
         assert!(err.contains(at), "{err}");
     }
 }
+
+/// Ctrl-C (SIGINT) or SIGTERM during `check` stops every search where it
+/// is and still prints the whole report: each test with the findings so
+/// far and `stop: interrupted` (inconclusive, never a pass), then exits
+/// with 128 + the signal. Before, the signal killed the process and the
+/// report of a long run was lost.
+#[test]
+fn an_interrupted_check_prints_its_report() {
+    // 64 threads whose bug has a two-step witness, then a search that
+    // runs on for minutes (crates/cli/benches/pipelines), and a quick
+    // test beside it.
+    let dir = scratch_dir("interrupted-check");
+    let slow = dir.join("slow.litmus");
+    std::fs::write(
+        &slow,
+        "litmus \"slow\"\nmodel cuda-sm90\nkernel blocks=1 threads=64 {\n  \
+         if tid < 32 { bar.arrive 1, 64 } else { bar.sync 1, 32 }\n}\nexpect deadlock, ub(count-mismatch)\n",
+    )
+    .unwrap();
+    let quick = dir.join("quick.litmus");
+    std::fs::write(
+        &quick,
+        "litmus \"quick\"\nmodel cuda-sm80\nkernel blocks=1 threads=2 { __syncthreads }\nexpect ok\n",
+    )
+    .unwrap();
+    for (sig, format) in [(libc::SIGINT, "json"), (libc::SIGTERM, "text")] {
+        let mut cmd = bin();
+        common::with_default_signals(&mut cmd);
+        let child = cmd
+            .args(["check", "--jobs", "1", "--format", format, "--no-timing"])
+            .arg(&quick)
+            .arg(&slow)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        // SAFETY: plain integers; the child is ours and not yet reaped.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let start = Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the run went on after the signal"
+        );
+        assert_eq!(out.status.code(), Some(128 + sig), "{}", stderr(&out));
+        let text = stdout(&out);
+        if format == "json" {
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let results = doc["results"].as_array().unwrap();
+            assert_eq!(results.len(), 2, "{text}");
+            let slow = results.iter().find(|r| r["test"] == "slow").unwrap();
+            assert_eq!(slow["stop"], "interrupted", "{slow}");
+            assert_eq!(slow["pass"], false);
+            assert!(slow["stats"]["states"].as_u64().unwrap() > 0);
+            // Found before the signal: the count mismatch of the first phase.
+            assert!(slow["verdict"].to_string().contains("count-mismatch"), "{slow}");
+            let quick = results.iter().find(|r| r["test"] == "quick").unwrap();
+            assert_eq!(quick["pass"], true);
+        } else {
+            assert!(text.contains("stop: interrupted (inconclusive)"), "{text}");
+            assert!(text.contains("1 passed, 1 failed"), "{text}");
+        }
+    }
+}

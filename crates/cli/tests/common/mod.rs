@@ -7,6 +7,25 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The `barrier-check` binary under test.
+/// Gives `cmd` the default dispositions of SIGINT and SIGTERM, as a
+/// terminal's foreground job has them: a test run in the background
+/// (`nohup`, `cmd &` in a script) inherits SIGINT ignored, which the
+/// command keeps ignored (`signals.rs`), so a test that interrupts it
+/// would wait in vain.
+#[allow(dead_code)]
+pub fn with_default_signals(cmd: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: signal(2) is async-signal-safe; nothing else runs between
+    // fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        })
+    }
+}
+
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_barrier-check"))
 }

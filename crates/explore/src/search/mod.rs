@@ -119,7 +119,7 @@ impl<'p> Explorer<'p> {
     /// budget (a huge program once spent minutes there under `--timeout
     /// 1`, issue 33).
     pub(crate) fn new_at(p: &'p Program, opts: SearchOptions, start: Instant) -> Explorer<'p> {
-        let budget = std::sync::Arc::new(budget::Budget::new(&opts.limits, start));
+        let budget = std::sync::Arc::new(budget::Budget::new(&opts.limits, start).cancelled_by(opts.cancel));
         let sys = std::sync::Arc::new(System::new(p, opts.reductions, opts.liveness, &budget));
         let mut e = Explorer::with(p, opts, sys, std::sync::Arc::new(par::VisitedSet::new(64)));
         e.start = start;
@@ -154,7 +154,7 @@ impl<'p> Explorer<'p> {
             counter: None,
             #[cfg(test)]
             fault_at: None,
-            budget: std::sync::Arc::new(budget::Budget::new(&opts.limits, Instant::now())),
+            budget: std::sync::Arc::new(budget::Budget::new(&opts.limits, Instant::now()).cancelled_by(opts.cancel)),
         }
     }
 

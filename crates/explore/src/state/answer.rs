@@ -23,6 +23,9 @@ pub enum Stop {
     /// `check --fail-fast`: a finding the test's `expect` does not allow
     /// was found; the verdict already fails.
     FailFast,
+    /// The caller cancelled the search (`SearchOptions::cancel`: the
+    /// command line on Ctrl-C or SIGTERM); what it found so far is kept.
+    Interrupted,
 }
 
 impl Stop {
@@ -34,6 +37,7 @@ impl Stop {
             Stop::Timeout => "timeout",
             Stop::CopyLimit => "copy-limit",
             Stop::FailFast => "fail-fast",
+            Stop::Interrupted => "interrupted",
         }
     }
 }

@@ -15,7 +15,7 @@
 use crate::state::answer::Stop;
 use crate::state::options::Limits;
 use crate::state::{HKind, State};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
 /// The share of the memory budget kept back for the work in flight: the
@@ -54,6 +54,8 @@ pub(crate) struct Budget {
     /// The search's limits on time and memory, the memory limit being the
     /// hard bound ([`hard_memory`]); the state limit is the merge's.
     limits: Limits,
+    /// Set by the caller to cancel the search (`SearchOptions::cancel`).
+    cancel: Option<&'static AtomicBool>,
 }
 
 impl Budget {
@@ -67,7 +69,14 @@ impl Budget {
                 memory: hard_memory(limits.memory),
                 ..*limits
             },
+            cancel: None,
         }
+    }
+
+    /// The budget, cancelled once `cancel` (if any) is set.
+    pub(crate) fn cancelled_by(mut self, cancel: Option<&'static AtomicBool>) -> Budget {
+        self.cancel = cancel;
+        self
     }
 
     pub(crate) fn charge(&self, n: u64) {
@@ -103,6 +112,7 @@ impl Budget {
             1 => Some(Stop::MemoryLimit),
             3 => Some(Stop::CopyLimit),
             4 => Some(Stop::FailFast),
+            5 => Some(Stop::Interrupted),
             _ => Some(Stop::Timeout),
         }
     }
@@ -113,6 +123,7 @@ impl Budget {
             Stop::MemoryLimit => 1,
             Stop::CopyLimit => 3,
             Stop::FailFast => 4,
+            Stop::Interrupted => 5,
             _ => 2,
         };
         let _ = self.halt.compare_exchange(0, code, Ordering::SeqCst, Ordering::SeqCst);
@@ -128,6 +139,10 @@ impl Budget {
     pub(crate) fn check(&self) -> Option<Stop> {
         if let Some(why) = self.halted() {
             return Some(why);
+        }
+        if self.cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+            self.halt(Stop::Interrupted);
+            return self.halted();
         }
         let bytes = self.bytes.load(Ordering::Relaxed);
         let elapsed = self.limits.time.map(|_| self.start.elapsed());

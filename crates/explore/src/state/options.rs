@@ -124,6 +124,10 @@ pub struct SearchOptions {
     /// `check --fail-fast`: the kinds the test's `expect` allows; the
     /// search stops (`Stop::FailFast`) at the first finding of another.
     pub fail_fast: Option<bc_syntax::KindSet>,
+    /// Cancels the search once set (by another thread, or a signal
+    /// handler of the caller): it stops with `Stop::Interrupted`, keeping
+    /// what it found, at its next check of the budget.
+    pub cancel: Option<&'static std::sync::atomic::AtomicBool>,
 }
 
 impl Default for SearchOptions {
@@ -136,6 +140,7 @@ impl Default for SearchOptions {
             verify_encoding: false,
             outcomes: false,
             fail_fast: None,
+            cancel: None,
         }
     }
 }
