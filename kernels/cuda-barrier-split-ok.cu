@@ -4,15 +4,14 @@
 // neighbour's. Thread 0 initializes the barrier with the block size
 // before a __syncthreads (7.26.3). nvcc lowers arrive/wait to
 // mbarrier.arrive and a try_wait/test_wait retry loop (docs/ptx.md).
-// Token waits of many lanes arrive one by one (issue 36), so one warp of
-// eight threads.
-// barrier-check: --block 8
+// Four warps.
+// barrier-check: --block 128
 // expect ok
 #include <cuda/barrier>
 
 __global__ void split(int *out) {
   __shared__ cuda::barrier<cuda::thread_scope_block> bar;
-  __shared__ int s[8];
+  __shared__ int s[128];
   if (threadIdx.x == 0)
     init(&bar, blockDim.x);
   __syncthreads();
@@ -20,5 +19,5 @@ __global__ void split(int *out) {
   auto token = bar.arrive();
   int independent = (int)threadIdx.x + 1;
   bar.wait(std::move(token));
-  out[threadIdx.x] = s[(threadIdx.x + 1) % 8] + independent;
+  out[threadIdx.x] = s[(threadIdx.x + 1) % blockDim.x] + independent;
 }

@@ -27,6 +27,18 @@ pub enum Format {
     Junit,
 }
 
+/// `--fail-fast[=test|run]`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailFast {
+    /// Each test's search stops at its first finding its `expect` does
+    /// not allow.
+    Test,
+    /// That, and the run stops at its first failing test: the searches
+    /// still going stop where they are (`stop: interrupted`) and tests
+    /// not started yet stop at once; every test is still reported.
+    Run,
+}
+
 /// `--color`.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
@@ -89,10 +101,11 @@ pub struct CheckArgs {
     outcomes: bool,
     /// Stop each test's search at its first finding that its `expect`
     /// does not allow (reported as `stop: fail-fast`; the test fails
-    /// either way). With several jobs, which finding comes first may
-    /// differ between runs.
-    #[arg(help_heading = "Limits", long)]
-    fail_fast: bool,
+    /// either way); `--fail-fast=run` also stops the whole run at the
+    /// first failing test (the others: `stop: interrupted`). With several
+    /// jobs, which finding or test comes first may differ between runs.
+    #[arg(help_heading = "Limits", long, value_enum, value_name = "SCOPE", num_args = 0..=1, require_equals = true, default_missing_value = "test")]
+    fail_fast: Option<FailFast>,
     /// Leave elapsed times out of the text report.
     #[arg(help_heading = "Output", long)]
     no_timing: bool,
@@ -177,7 +190,7 @@ impl CheckArgs {
             no_symmetry: self.no_symmetry,
             no_fuse: self.no_fuse,
             no_por: self.no_por,
-            fail_fast: self.fail_fast,
+            fail_fast: self.fail_fast.is_some(),
         };
         let opts = search.options(model, progress.map_or(ProgressChoice::File, ProgressChoice::Named));
         let baseline = match &self.baseline {
@@ -198,6 +211,7 @@ impl CheckArgs {
             baseline,
             peak_memory: self.report_peak_memory,
             kernel: self.kernel,
+            stop_run_on_failure: self.fail_fast == Some(FailFast::Run),
         };
         Ok((opts, run))
     }
@@ -246,6 +260,8 @@ struct CheckRun {
     /// Print the peak resident memory at the end.
     peak_memory: bool,
     kernel: Box<crate::kernels::KernelArgs>,
+    /// `--fail-fast=run`: the first failing test cancels the others.
+    stop_run_on_failure: bool,
 }
 
 /// Checks the files side by side and prints their reports: text as each
@@ -301,6 +317,11 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
             Ok(())
         })?;
         progress.done_one(r.pass());
+        if run.stop_run_on_failure && !r.pass() {
+            // `--fail-fast=run`: the flag Ctrl-C sets, without a signal
+            // (so the exit code stays the verdicts').
+            crate::signals::CANCEL.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         Ok(())
     });
     progress.finish();

@@ -928,3 +928,47 @@ fn an_interrupted_check_prints_its_report() {
         }
     }
 }
+
+/// `--fail-fast=run` stops the run at its first failing test: a failing
+/// quick test cancels the slow search beside it (`stop: interrupted`,
+/// every test still reported), and the exit code is the verdicts' (1),
+/// not a signal's. `--fail-fast` alone stops only the failing search.
+#[test]
+fn fail_fast_run_stops_the_run_at_the_first_failing_test() {
+    let dir = scratch_dir("fail-fast-run");
+    let slow = dir.join("b-slow.litmus");
+    std::fs::write(
+        &slow,
+        "litmus \"slow\"\nmodel cuda-sm90\nkernel blocks=1 threads=64 {\n  \
+         if tid < 32 { bar.arrive 1, 64 } else { bar.sync 1, 32 }\n}\nexpect deadlock, ub(count-mismatch)\n",
+    )
+    .unwrap();
+    let failing = dir.join("a-failing.litmus");
+    std::fs::write(
+        &failing,
+        "litmus \"failing\"\nmodel cuda-sm80\nvar s scope=block\nthread T0 { write s }\nthread T1 { read s }\nexpect ok\n",
+    )
+    .unwrap();
+    let start = Instant::now();
+    let out = bin()
+        .args(["check", "--jobs", "2", "--format", "json", "--fail-fast=run"])
+        .arg(&failing)
+        .arg(&slow)
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < Duration::from_secs(30), "the run went on");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    let by = |t: &str| results.iter().find(|r| r["test"] == t).unwrap().clone();
+    assert_eq!(by("failing")["pass"], false);
+    assert_eq!(by("slow")["stop"], "interrupted", "{}", by("slow"));
+    assert_eq!(by("slow")["pass"], false);
+    // The flag alone, and its `=test` spelling, are the per-test form.
+    for flag in ["--fail-fast", "--fail-fast=test"] {
+        let out = bin().args(["check", flag]).arg(&failing).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{flag}: {}", stderr(&out));
+        assert!(stdout(&out).contains("stop: fail-fast"), "{flag}: {}", stdout(&out));
+    }
+}

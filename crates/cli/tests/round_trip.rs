@@ -54,10 +54,9 @@ const DIFFERENCES: &[(&str, &str)] = &[
         "explicit litmus threads with different numbers of `__syncthreads` become one kernel whose warps reach different `bar.sync 0` instructions in one phase: ub(divergent-barrier) under PTX's `.aligned` (all threads of the CTA execute the same instruction) and CUDA's rule for `__syncthreads`; the litmus reading exempts explicit thread bodies (docs/semantics.md)",
     ),
     (
-        "mbarrier-runtime-init-block-32-ok",
-        "stops at the state limit: 32 lanes arrive one by one on an mbarrier and wait on their tokens (token waits are not phase-counted, so each subset of arrived lanes is a state: issue 36)",
+        "mbarrier-runtime-init-unsynchronized",
+        "stops at the state limit: 32 lanes arrive one by one on an mbarrier that a lane inits without a barrier before the arrives, so no point comes after which no init can come, where arrives would fuse (docs/explorer.md, item 6); every subset of arrived lanes is a state (issue 36)",
     ),
-    ("mbarrier-runtime-init-unsynchronized", "as mbarrier-runtime-init-block-32-ok"),
     (
         "cuda-barrier-last-drop-ok",
         "cuda::barrier's arrive_and_drop lets the last participant leave (later phases may expect none); the harness's PTX is `mbarrier.arrive_drop`, whose count must stay positive (the litmus file's own note), so the PTX answer is PTX's rule: ub(negative-expected-count)",

@@ -293,6 +293,20 @@ pub(crate) fn lone_masks(p: &Program) -> Vec<bool> {
 /// nothing), so an arrive is no persistent set alone while an init may
 /// still come.
 pub(crate) fn arrive_fusible_barriers(p: &Program, lockstep: &[bool], sortable: &[bool], finite: bool) -> Vec<bool> {
+    fusible(p, lockstep, sortable, finite, false)
+}
+
+/// The barriers whose arrives fuse once no thread can init them any more
+/// (`System::arrives_fuse`): as [`arrive_fusible_barriers`], over the
+/// lockstep and sortable-after-init analyses, inits allowed. After the
+/// last init a lockstep barrier's phases each need the init's count, which
+/// is every arriving thread, and are kept sorted (`System::sorted_now`),
+/// as a launch-initialized lockstep barrier's are.
+pub(crate) fn arrive_fusible_after_init(p: &Program, lockstep: &[bool], sortable: &[bool], finite: bool) -> Vec<bool> {
+    fusible(p, lockstep, sortable, finite, true)
+}
+
+fn fusible(p: &Program, lockstep: &[bool], sortable: &[bool], finite: bool, inits: bool) -> Vec<bool> {
     let mut ok: Vec<bool> = (0..p.barriers.len())
         .map(|b| finite && lockstep[b] && sortable[b])
         .collect();
@@ -304,6 +318,9 @@ pub(crate) fn arrive_fusible_barriers(p: &Program, lockstep: &[bool], sortable: 
                 ..
             } = &ins.kind
             {
+                if inits {
+                    continue;
+                }
                 for d in sel.decls(&p.groups) {
                     if let Some(b) = t.barriers[d as usize] {
                         ok[b.index()] = false;

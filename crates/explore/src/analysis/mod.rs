@@ -82,6 +82,9 @@ pub(crate) struct Analyses {
     /// lockstep and sorted, no arrive returns isfirst, in a program whose
     /// every execution is finite.
     pub(crate) fused_arrives: Vec<bool>,
+    /// Barriers a thread inits whose arrives fuse once no init can come
+    /// (`System::arrives_fuse`).
+    pub(crate) fused_arrives_after_init: Vec<bool>,
     /// Per code and pc: every run of local steps from there ends the
     /// thread (fuse.rs `must_end`).
     pub(crate) must_end: Vec<Vec<bool>>,
@@ -177,6 +180,16 @@ impl Analyses {
         } else {
             vec![false; p.barriers.len()]
         };
+        let fused_arrives_after_init = if reductions.fuse && sortable_after_init.iter().any(|&x| x) {
+            let plain: Vec<bool> = sortable_after_init
+                .iter()
+                .zip(&segmented)
+                .map(|(&s, &g)| s && !g)
+                .collect();
+            lockstep::arrive_fusible_after_init(p, &lockstep, &plain, finite)
+        } else {
+            vec![false; p.barriers.len()]
+        };
         budget.go_on()?;
         let phase_counted = if reductions.por && finite {
             phase_counted::phase_counted_barriers(p, &sortable)
@@ -263,6 +276,7 @@ impl Analyses {
             must_end,
             may_end,
             fused_arrives,
+            fused_arrives_after_init,
             groups,
             warps,
             parity_barriers,

@@ -144,7 +144,7 @@ impl System<'_> {
         let (op @ BarrierOp::Arrive(_), b) = self.next_barrier_op(s, t)? else {
             return None;
         };
-        if !self.an.fused_arrives[b] || self.neutral(s, t, b, op, ident).is_some() {
+        if !self.arrives_fuse(s, b) || self.neutral(s, t, b, op, ident).is_some() {
             return None;
         }
         // A lane that waits for its warp, or arrives with the warp's first
@@ -193,7 +193,7 @@ impl System<'_> {
     /// (sorted, and lockstep: the phase needs every live thread's arrive or
     /// end).
     pub(crate) fn end_fusible(&self, s: &State, t: usize, b: usize) -> bool {
-        self.an.fused_arrives[b]
+        self.arrives_fuse(s, b)
             && self.p.threads[t].kernel.is_none()
             && s.threads[t]
                 .joined
@@ -262,7 +262,7 @@ impl System<'_> {
             .filter(|&d| self.p.barriers[d].dropped_at_end_by(ThreadId(t as u32)));
         match (dropped.next(), dropped.next()) {
             (None, _) => Some(None),
-            (Some(b), None) if self.an.fused_arrives[b] => Some(Some(b)),
+            (Some(b), None) if self.arrives_fuse(s, b) => Some(Some(b)),
             _ => None,
         }
     }
@@ -357,7 +357,7 @@ impl System<'_> {
                         trace.push(traced);
                     }
                     changed = true;
-                    arrived |= arrive || b.is_some_and(|b| ended && self.an.fused_arrives[b]);
+                    arrived |= arrive || b.is_some_and(|b| ended && self.arrives_fuse(s, b));
                 } else {
                     w.pending.truncate(pending);
                     std::mem::swap(&mut s.threads[t], &mut thread);

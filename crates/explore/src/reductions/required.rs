@@ -236,7 +236,7 @@ impl System<'_> {
         }
         self.p.threads[t].kernel.is_none()
             && s.threads[t].joined.iter().all(|&d| {
-                self.an.fused_arrives[d as usize] || !self.p.barriers[d as usize].dropped_at_end_by(ThreadId(t as u32))
+                self.arrives_fuse(s, d as usize) || !self.p.barriers[d as usize].dropped_at_end_by(ThreadId(t as u32))
             })
     }
 

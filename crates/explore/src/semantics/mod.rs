@@ -131,4 +131,13 @@ impl<'p> System<'p> {
     pub(crate) fn sorted_now(&self, s: &State, b: usize) -> bool {
         self.an.sortable[b] || (self.an.sortable_after_init[b] && !self.init_pending(s, b))
     }
+
+    /// Whether the arrives of barrier `b` fuse in state `s` (fuse.rs,
+    /// "Arrive fusion"): statically, or, for a barrier a thread inits,
+    /// once no thread can init it any more (from then on it is a lockstep
+    /// barrier with sorted phases, as [`System::sorted_now`] argues; an
+    /// init still to come would not commute with an arrive).
+    pub(crate) fn arrives_fuse(&self, s: &State, b: usize) -> bool {
+        self.an.fused_arrives[b] || (self.an.fused_arrives_after_init[b] && !self.init_pending(s, b))
+    }
 }
