@@ -62,6 +62,49 @@ pub fn line(r: &TestReport, opts: &TextOptions) -> String {
     out
 }
 
+/// The witness's steps as the text shows them: runs of at least
+/// [`LANE_RUN`] consecutive steps by consecutive lanes of one warp
+/// (`bBtT`, one block, one warp of 32) with the same statement and the
+/// same effect (the lanes' wait completions of one `bar.sync` phase, each
+/// naming the same participants) are one line, numbered `FIRST-LAST`
+/// (issue 38: a lane-level kernel's witness had a line per lane, each
+/// thousands of characters long). Never across the start of a cycle; the
+/// JSON, SARIF and DOT witnesses keep every step.
+fn lane_runs(w: &bc_explore::Witness) -> Vec<(usize, usize)> {
+    fn lane(name: &str) -> Option<(u64, u64)> {
+        let rest = name.strip_prefix('b')?;
+        let (b, t) = rest.split_once('t')?;
+        Some((b.parse().ok()?, t.parse().ok()?))
+    }
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < w.steps.len() {
+        let mut j = i;
+        while let Some(next) = w.steps.get(j + 1) {
+            let cur = &w.steps[j];
+            let same = next.text == cur.text
+                && next.effect == cur.effect
+                && w.cycle_start != Some(j + 1)
+                && matches!((lane(&cur.thread), lane(&next.thread)),
+                    (Some((b, t)), Some((c, u))) if b == c && u == t + 1 && u / 32 == t / 32);
+            if !same {
+                break;
+            }
+            j += 1;
+        }
+        if j + 1 - i >= LANE_RUN {
+            runs.push((i, j));
+        } else {
+            runs.extend((i..=j).map(|k| (k, k)));
+        }
+        i = j + 1;
+    }
+    runs
+}
+
+/// The shortest run of lanes' steps the text folds into one line.
+const LANE_RUN: usize = 4;
+
 pub fn finding(r: &TestReport, f: &Finding) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "  {}: {}", f.kind, f.message);
@@ -70,10 +113,27 @@ pub fn finding(r: &TestReport, f: &Finding) -> String {
         return out;
     }
     let _ = writeln!(out, "    witness:");
-    let tw = w.steps.iter().map(|s| s.thread.len()).max().unwrap_or(0);
+    let runs = lane_runs(w);
+    let name = |&(a, b): &(usize, usize)| {
+        if a == b {
+            w.steps[a].thread.clone()
+        } else {
+            format!("{}..{}", w.steps[a].thread, w.steps[b].thread)
+        }
+    };
+    let number = |&(a, b): &(usize, usize)| {
+        if a == b {
+            format!("{}.", a + 1)
+        } else {
+            format!("{}-{}.", a + 1, b + 1)
+        }
+    };
+    let tw = runs.iter().map(|r| name(r).len()).max().unwrap_or(0);
+    let nw = runs.iter().map(|r| number(r).len()).max().unwrap_or(0).max(4);
     let sw = w.steps.iter().map(|s| s.text.len()).max().unwrap_or(0);
-    for (i, s) in w.steps.iter().enumerate() {
-        if w.cycle_start == Some(i) {
+    for run in &runs {
+        let s = &w.steps[run.0];
+        if w.cycle_start == Some(run.0) {
             let _ = writeln!(out, "      -- cycle: the steps below repeat forever --");
         }
         let lc = r.source.line_col(s.span.start);
@@ -84,9 +144,9 @@ pub fn finding(r: &TestReport, f: &Finding) -> String {
         };
         let _ = writeln!(
             out,
-            "      {:>3}. {:<tw$}  {:<sw$}  (line {}){effect}",
-            i + 1,
-            s.thread,
+            "      {:>nw$} {:<tw$}  {:<sw$}  (line {}){effect}",
+            number(run),
+            name(run),
             s.text,
             lc.line
         );
@@ -179,4 +239,50 @@ pub fn summary(s: &Summary) -> String {
         let _ = write!(out, " ({} stopped at a limit)", s.stopped);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    //! The lane runs the text folds (`lane_runs`), firing and not.
+    use super::*;
+    use bc_explore::{Step, Witness};
+
+    fn step(thread: &str, text: &str) -> Step {
+        Step {
+            thread: thread.into(),
+            span: bc_syntax::Span::default(),
+            text: text.into(),
+            effect: "completes on phase 0 of bar0(0)".into(),
+            events: vec![format!("{thread}#1")],
+        }
+    }
+
+    fn runs(threads: &[&str], cycle_start: Option<usize>) -> Vec<(usize, usize)> {
+        let w = Witness {
+            steps: threads.iter().map(|t| step(t, "bar.sync 0")).collect(),
+            cycle_start,
+            ..Witness::default()
+        };
+        lane_runs(&w)
+    }
+
+    #[test]
+    fn consecutive_lanes_of_one_warp_fold_from_four_on() {
+        assert_eq!(runs(&["b0t0", "b0t1", "b0t2", "b0t3", "b0t4"], None), [(0, 4)]);
+        // Three lanes stay three lines.
+        assert_eq!(runs(&["b0t0", "b0t1", "b0t2"], None), [(0, 0), (1, 1), (2, 2)]);
+        // A gap, another block, a warp boundary or a cycle's start ends a run.
+        assert_eq!(runs(&["b0t0", "b0t1", "b0t3", "b0t4"], None).len(), 4);
+        assert_eq!(runs(&["b0t0", "b0t1", "b1t2", "b1t3"], None).len(), 4);
+        assert_eq!(
+            runs(
+                &["b0t28", "b0t29", "b0t30", "b0t31", "b0t32", "b0t33", "b0t34", "b0t35"],
+                None
+            ),
+            [(0, 3), (4, 7)]
+        );
+        assert_eq!(runs(&["b0t0", "b0t1", "b0t2", "b0t3"], Some(2)).len(), 4);
+        // Explicit threads are never folded.
+        assert_eq!(runs(&["T0", "T1", "T2", "T3"], None).len(), 4);
+    }
 }
