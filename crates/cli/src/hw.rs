@@ -6,6 +6,11 @@
 use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_secs};
 use crate::inputs::{check_files, read_capped, Input};
 use crate::output::{err, out, usage_error, write_file};
+// Every program, nvcc and compute-sanitizer runs in its own process group
+// (so the watchdog can end all it started), which a terminal's Ctrl-C does
+// not reach: `hw run` catches the signal (`signals.rs`), and each
+// [`run_limited`] that sees it kills its group, and nothing new starts.
+use crate::signals::{catch_interrupts, interrupted};
 use barrier_check::options::Search;
 use barrier_check::schedule::side_by_side;
 use barrier_check::{CheckOptions, ProgressChoice};
@@ -128,12 +133,6 @@ fn drain(mut r: impl Read) -> String {
     let _ = io::copy(&mut r, &mut io::sink());
     String::from_utf8_lossy(&kept).into_owned()
 }
-
-// Every program, nvcc and compute-sanitizer runs in its own process group
-// (so the watchdog can end all it started), which a terminal's Ctrl-C does
-// not reach: `hw run` catches the signal (`signals.rs`), and each
-// [`run_limited`] that sees it kills its group, and nothing new starts.
-use crate::signals::{catch_interrupts, interrupted};
 
 /// Kills process group `pgid` (a program and whatever it started).
 fn kill_group(pgid: u32) {

@@ -864,6 +864,12 @@ fn lowering_caps_the_instances_it_builds() {
     }
 }
 
+/// 64 threads whose bug has a two-step witness, then a search that runs on
+/// for minutes (crates/cli/benches/pipelines): a test still running when
+/// the run is cut short.
+const SLOW_SEARCH: &str = "litmus \"slow\"\nmodel cuda-sm90\nkernel blocks=1 threads=64 {\n  \
+     if tid < 32 { bar.arrive 1, 64 } else { bar.sync 1, 32 }\n}\nexpect deadlock, ub(count-mismatch)\n";
+
 /// Ctrl-C (SIGINT) or SIGTERM during `check` stops every search where it
 /// is and still prints the whole report: each test with the findings so
 /// far and `stop: interrupted` (inconclusive, never a pass), then exits
@@ -871,17 +877,10 @@ fn lowering_caps_the_instances_it_builds() {
 /// report of a long run was lost.
 #[test]
 fn an_interrupted_check_prints_its_report() {
-    // 64 threads whose bug has a two-step witness, then a search that
-    // runs on for minutes (crates/cli/benches/pipelines), and a quick
-    // test beside it.
+    // The slow search and a quick test beside it.
     let dir = scratch_dir("interrupted-check");
     let slow = dir.join("slow.litmus");
-    std::fs::write(
-        &slow,
-        "litmus \"slow\"\nmodel cuda-sm90\nkernel blocks=1 threads=64 {\n  \
-         if tid < 32 { bar.arrive 1, 64 } else { bar.sync 1, 32 }\n}\nexpect deadlock, ub(count-mismatch)\n",
-    )
-    .unwrap();
+    std::fs::write(&slow, SLOW_SEARCH).unwrap();
     let quick = dir.join("quick.litmus");
     std::fs::write(
         &quick,
@@ -937,12 +936,7 @@ fn an_interrupted_check_prints_its_report() {
 fn fail_fast_run_stops_the_run_at_the_first_failing_test() {
     let dir = scratch_dir("fail-fast-run");
     let slow = dir.join("b-slow.litmus");
-    std::fs::write(
-        &slow,
-        "litmus \"slow\"\nmodel cuda-sm90\nkernel blocks=1 threads=64 {\n  \
-         if tid < 32 { bar.arrive 1, 64 } else { bar.sync 1, 32 }\n}\nexpect deadlock, ub(count-mismatch)\n",
-    )
-    .unwrap();
+    std::fs::write(&slow, SLOW_SEARCH).unwrap();
     let failing = dir.join("a-failing.litmus");
     std::fs::write(
         &failing,

@@ -61,6 +61,15 @@ fn id(name: &str, span: Span) -> Ident {
     }
 }
 
+/// `scope=block`: one instance per block (shared memory, its mbarriers).
+fn block_scope(span: Span) -> Attr {
+    Attr {
+        key: id("scope", span),
+        value: None,
+        name_value: Some(id("block", span)),
+    }
+}
+
 fn ex(kind: ExprKind, span: Span) -> Expr {
     Expr { kind, span }
 }
@@ -322,7 +331,7 @@ impl<'a> Emitter<'a> {
                         crate::ops::MArg::Value(_) if site.counts.len() == 1 => {
                             ex(ExprKind::Int(*site.counts.iter().next().expect("one")), span)
                         }
-                        crate::ops::MArg::Value(e) | crate::ops::MArg::Token(e) => self.expr(e, span),
+                        m => self.expr(m.expr(), span),
                     })
                     .collect();
                 // The state `arrive_drop` returns is unknown (trace.rs).
@@ -487,15 +496,7 @@ impl<'a> Emitter<'a> {
                 VarDecl {
                     name: id(&self.loc_name(l), r.span),
                     init: 0,
-                    attrs: if r.shared {
-                        vec![Attr {
-                            key: id("scope", r.span),
-                            value: None,
-                            name_value: Some(id("block", r.span)),
-                        }]
-                    } else {
-                        vec![]
-                    },
+                    attrs: if r.shared { vec![block_scope(r.span)] } else { vec![] },
                     span: r.span,
                 }
             })
@@ -509,11 +510,7 @@ impl<'a> Emitter<'a> {
                     name: id(&self.loc_name(l), r.span),
                     len: None,
                     count: None,
-                    attrs: vec![Attr {
-                        key: id("scope", r.span),
-                        value: None,
-                        name_value: Some(id("block", r.span)),
-                    }],
+                    attrs: vec![block_scope(r.span)],
                     span: r.span,
                 }
             })

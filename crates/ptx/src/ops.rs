@@ -123,6 +123,15 @@ pub enum MArg {
     Token(PExpr),
 }
 
+impl MArg {
+    /// The operand's expression, whichever kind it is.
+    pub fn expr(&self) -> &PExpr {
+        match self {
+            MArg::Value(e) | MArg::Token(e) => e,
+        }
+    }
+}
+
 /// A classified instruction.
 #[derive(Clone, Debug)]
 pub struct CInstr {

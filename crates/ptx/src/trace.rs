@@ -329,6 +329,29 @@ impl Tracer<'_> {
         self.errors.insert(pc, d);
     }
 
+    /// Runs `op` at `at` on the registers when it only computes registers
+    /// (`Defs`, whose values are all computed before any is written, or
+    /// `Unknown`); whether it did. The one register semantics of the
+    /// pre-evaluation, its poll checks included.
+    fn register_step(&self, op: &Op, env: &mut [V], at: usize, place: (i64, i64)) -> bool {
+        match op {
+            Op::Defs(defs) => {
+                let vals: Vec<V> = defs.iter().map(|(_, e)| self.eval(e, env, at, place)).collect();
+                for ((r, _), v) in defs.iter().zip(vals) {
+                    env[*r] = v;
+                }
+                true
+            }
+            Op::Unknown(d) => {
+                for r in d {
+                    env[*r] = V::U(at);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The mbarrier object at `addr` for this thread: its address, noted
     /// at the site; `None` after failing the instruction.
     fn mbar_addr(&mut self, addr: &PExpr, env: &[V], pc: usize, place: (i64, i64)) -> Option<i64> {
@@ -367,7 +390,7 @@ impl Tracer<'_> {
         Some(a)
     }
 
-    /// Whether the poll at `pc` (of the object at `addr`, in `env`) is a
+    /// Whether the poll at `pc` (in `env`) is a
     /// retry loop: a poll that fails leads, through instructions with no
     /// effect on the model (register arithmetic, `nanosleep`, branches,
     /// reads of the clock: libcu++'s back-off), only to polls of the same
@@ -378,9 +401,9 @@ impl Tracer<'_> {
     /// poll has no effect unless it succeeds). Returns `X` and the
     /// registers whose values there depend on which poll succeeded (they
     /// are unknown from `X` on); or why it is not such a loop.
-    fn retry_loop(&self, pc: usize, addr: i64, env: &[V], place: (i64, i64)) -> Result<(usize, Vec<usize>), String> {
+    fn retry_loop(&self, pc: usize, env: &[V], place: (i64, i64)) -> Result<(usize, Vec<usize>), String> {
         const MAX_PATHS: usize = 4096;
-        let Op::MBar { name, args, dst, .. } = &self.code[pc].op else {
+        let Op::MBar { name, dst, .. } = &self.code[pc].op else {
             unreachable!("a poll")
         };
         let key = |t: &Self, at: usize, env: &[V]| -> Option<(i64, Vec<V>)> {
@@ -396,25 +419,13 @@ impl Tracer<'_> {
                         V::K(x, false) => x,
                         _ => return None,
                     };
-                    let vals = a
-                        .iter()
-                        .map(|m| match m {
-                            MArg::Value(e) | MArg::Token(e) => t.eval(e, env, at, place),
-                        })
-                        .collect();
-                    Some((x, vals))
+                    Some((x, a.iter().map(|m| t.eval(m.expr(), env, at, place)).collect()))
                 }
                 _ => None,
             }
         };
-        let me = (
-            addr,
-            args.iter()
-                .map(|m| match m {
-                    MArg::Value(e) | MArg::Token(e) => self.eval(e, env, pc, place),
-                })
-                .collect::<Vec<V>>(),
-        );
+        // The poll itself: its address was resolved by the caller.
+        let me = key(self, pc, env).expect("a poll with a known address");
         let with = |env: &[V], r: usize, v: i64| {
             let mut e = env.to_vec();
             e[r] = V::K(v, false);
@@ -471,18 +482,18 @@ impl Tracer<'_> {
                     differ.extend((0..e.len()).filter(|&r| e[r] != main.1[r]));
                     work.push((at + 1, with(&env, *q, 0)));
                 }
-                Op::Defs(defs) => {
+                Op::Defs(_) | Op::Unknown(_) => {
                     let mut env = env;
-                    let vals: Vec<V> = defs.iter().map(|(_, e)| self.eval(e, &env, at, place)).collect();
-                    for ((r, _), v) in defs.iter().zip(vals) {
-                        env[*r] = if guard.is_some() { v } else { V::U(at) };
-                    }
-                    work.push((at + 1, env));
-                }
-                Op::Unknown(d) => {
-                    let mut env = env;
-                    for r in d {
-                        env[*r] = V::U(at);
+                    match (&c.op, guard) {
+                        // Whether it ran is unknown: so are its results.
+                        (Op::Defs(defs), None) => {
+                            for (r, _) in defs {
+                                env[*r] = V::U(at);
+                            }
+                        }
+                        (op, _) => {
+                            self.register_step(op, &mut env, at, place);
+                        }
                     }
                     work.push((at + 1, env));
                 }
@@ -530,18 +541,11 @@ impl Tracer<'_> {
                     }
                 }
             }
+            if self.register_step(&c.op, &mut env, at, place) {
+                at += 1;
+                continue;
+            }
             match &c.op {
-                Op::Defs(defs) => {
-                    let vals: Vec<V> = defs.iter().map(|(_, e)| self.eval(e, &env, at, place)).collect();
-                    for ((r, _), v) in defs.iter().zip(vals) {
-                        env[*r] = v;
-                    }
-                }
-                Op::Unknown(d) => {
-                    for r in d {
-                        env[*r] = V::U(at);
-                    }
-                }
                 Op::Nop => {}
                 Op::Bra(l) => {
                     at = self.labels[l];
@@ -675,18 +679,12 @@ impl Tracer<'_> {
                 }
             }
             self.sites[pc].executed = true;
+            if self.register_step(&c.op, &mut env, pc, place) {
+                pc += 1;
+                continue;
+            }
             match &c.op {
-                Op::Defs(defs) => {
-                    let vals: Vec<V> = defs.iter().map(|(_, e)| self.eval(e, &env, pc, place)).collect();
-                    for ((r, _), v) in defs.iter().zip(vals) {
-                        env[*r] = v;
-                    }
-                }
-                Op::Unknown(d) => {
-                    for r in d {
-                        env[*r] = V::U(pc);
-                    }
-                }
+                Op::Defs(_) | Op::Unknown(_) => unreachable!("register steps are taken above"),
                 Op::Nop | Op::Fence(_) => {}
                 Op::Bra(l) => {
                     pc = self.labels[l];
@@ -747,9 +745,9 @@ impl Tracer<'_> {
                 Op::MBar {
                     addr, args, dst, poll, ..
                 } => {
-                    let Some(a) = self.mbar_addr(addr, &env, pc, place) else {
+                    if self.mbar_addr(addr, &env, pc, place).is_none() {
                         return;
-                    };
+                    }
                     for arg in args {
                         match arg {
                             MArg::Value(e) => {
@@ -772,7 +770,7 @@ impl Tracer<'_> {
                     }
                     if *poll {
                         let p = dst.expect("a poll has a predicate");
-                        match self.retry_loop(pc, a, &env, place) {
+                        match self.retry_loop(pc, &env, place) {
                             Ok((exit, differ)) => {
                                 self.sites[pc].blocking = true;
                                 if !differ.is_empty() {
