@@ -38,6 +38,8 @@ pub struct KernelFlags {
     pub arch: Option<String>,
     /// `--no-prune` (command line only).
     pub every_access: bool,
+    /// `--cooperative`: a cooperative launch.
+    pub cooperative: bool,
     /// The model (a header's `--model`; the command line's `--model` wins).
     pub model: Option<String>,
 }
@@ -67,9 +69,10 @@ impl KernelFlags {
                 "--param" => f.params.push(bc_ptx::parse_param(&value()?)?),
                 "--arch" => f.arch = Some(value()?),
                 "--model" => f.model = Some(value()?),
+                "--cooperative" if inline.is_none() => f.cooperative = true,
                 other => {
                     return Err(format!(
-                        "unknown flag `{other}` (known: --entry, --block, --grid, --cluster, --param, --arch, --model)"
+                        "unknown flag `{other}` (known: --entry, --block, --grid, --cluster, --cooperative, --param, --arch, --model)"
                     ))
                 }
             }
@@ -90,6 +93,7 @@ impl KernelFlags {
             arch: over.arch.clone().or_else(|| self.arch.clone()),
             model: over.model.clone().or_else(|| self.model.clone()),
             every_access: self.every_access || over.every_access,
+            cooperative: self.cooperative || over.cooperative,
         }
     }
 
@@ -100,6 +104,7 @@ impl KernelFlags {
             cluster: self.cluster,
             params: self.params.iter().cloned().collect(),
             every_access: self.every_access,
+            cooperative: self.cooperative,
         }
     }
 }

@@ -32,6 +32,10 @@ pub struct KernelArgs {
     /// .reqnctapercluster, else no clusters].
     #[arg(long, value_name = "X", value_parser = bc_ptx::parse_dims)]
     cluster: Option<[u64; 3]>,
+    /// The kernel is launched cooperatively (cudaLaunchCooperativeKernel):
+    /// all its blocks run together, and it may use grid sync.
+    #[arg(long)]
+    cooperative: bool,
     /// A kernel parameter's value (NAME: the parameter's index, `param_N`
     /// or its PTX name); repeatable. Unknown integer parameters stay
     /// unknown, and a result that depends on one is inconclusive.
@@ -72,6 +76,7 @@ impl KernelArgs {
             // The command line's `--model` reaches `kernel_jobs` on its own.
             model: None,
             every_access: self.no_prune,
+            cooperative: self.cooperative,
         }
     }
 }

@@ -41,6 +41,11 @@ pub struct VarDecl {
     /// `[N]`: `Some(Some(N))`; `[]`: `Some(None)`; a scalar: `None`.
     pub len: Option<Option<u64>>,
     pub is_extern: bool,
+    /// `= v` or `= {v, ...}`: the integer elements (`Some(Some(..))`), or
+    /// an initializer of another kind (`Some(None)`: floats, addresses).
+    /// Without one, a `.global` variable starts at zero (PTX ISA,
+    /// "Initializers").
+    pub init: Option<Option<Vec<i64>>>,
     pub span: Span,
 }
 

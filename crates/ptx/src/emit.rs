@@ -7,7 +7,7 @@
 //! model's lowering of that statement says.
 
 use crate::ops::{CInstr, MemKind, Op, PExpr};
-use crate::trace::{LocKey, Region, Site};
+use crate::trace::{LocKey, Region, Site, SPIN};
 use bc_syntax::{
     Arg, Attr, BarrierDecl, Expr, ExprKind, Ident, Litmus, Op as BOp, Span, Stmt, StmtKind, ThreadDecl, ThreadForm,
     VarDecl,
@@ -20,6 +20,9 @@ pub struct Emitter<'a> {
     /// The locations that can race (`Trace::racy`): with `prune`, the only
     /// ones modelled.
     pub racy: &'a HashSet<LocKey>,
+    /// The locations a spin loop polls (`Trace::awaited`): always
+    /// modelled, and their stores carry their values.
+    pub awaited: &'a HashSet<LocKey>,
     pub prune: bool,
     pub regs: &'a [String],
     pub regions: &'a [Region],
@@ -100,6 +103,8 @@ impl<'a> Emitter<'a> {
             }
             match &c.op {
                 Op::Defs(d) => written.extend(d.iter().map(|(r, _)| *r)),
+                // A spin loop's poll loads its value (`Site::spin`).
+                Op::Mem { dsts, .. } if s.poll => written.extend(dsts.iter().copied()),
                 Op::MBar { name, .. } if name == "mbarrier.arrive_drop" => {}
                 Op::Bar { dst: Some(r), .. } | Op::MBar { dst: Some(r), .. } => {
                     written.insert(*r);
@@ -111,6 +116,7 @@ impl<'a> Emitter<'a> {
             code,
             sites,
             racy: &trace.racy,
+            awaited: &trace.awaited,
             prune: true,
             regs,
             regions,
@@ -142,7 +148,14 @@ impl<'a> Emitter<'a> {
     }
 
     fn expr(&self, e: &PExpr, span: Span) -> Expr {
+        self.expr_in(e, span, None)
+    }
+
+    /// `e`, with `spin` for the polled value of a spin loop's condition
+    /// (`PExpr::Reg(SPIN)`).
+    fn expr_in(&self, e: &PExpr, span: Span, spin: Option<&Expr>) -> Expr {
         let k = match e {
+            PExpr::Reg(r) if *r == SPIN => return spin.expect("a spin loop's location").clone(),
             PExpr::Int(v) | PExpr::Ptr(v) => ExprKind::Int(*v),
             // A register no emitted instruction writes holds an unknown
             // value that reaches no control flow: 0 stands for it.
@@ -150,8 +163,12 @@ impl<'a> Emitter<'a> {
             PExpr::Reg(r) => ExprKind::Name(self.reg_name(*r)),
             PExpr::Builtin(b) => ExprKind::Name(b.to_string()),
             PExpr::Unknown => ExprKind::Int(0),
-            PExpr::Un(op, x) => ExprKind::Unary(*op, Box::new(self.expr(x, span))),
-            PExpr::Bin(op, a, b) => ExprKind::Binary(*op, Box::new(self.expr(a, span)), Box::new(self.expr(b, span))),
+            PExpr::Un(op, x) => ExprKind::Unary(*op, Box::new(self.expr_in(x, span, spin))),
+            PExpr::Bin(op, a, b) => ExprKind::Binary(
+                *op,
+                Box::new(self.expr_in(a, span, spin)),
+                Box::new(self.expr_in(b, span, spin)),
+            ),
         };
         ex(k, span)
     }
@@ -276,34 +293,88 @@ impl<'a> Emitter<'a> {
             Op::Bra(l) => vec![stmt(StmtKind::Goto(id(l, span)), span)],
             Op::Exit => vec![stmt(StmtKind::Exit, span)],
             Op::Fence(n) => vec![Self::instr_stmt(n, None, vec![], span)],
-            Op::Mem { kind, addr, .. } => {
-                // Only locations that can race are modelled (`Trace::racy`).
-                let (racy, prune) = (self.racy, self.prune);
-                let keep = |l: &LocKey| !prune || racy.contains(l);
+            Op::Mem {
+                kind,
+                addr,
+                dsts,
+                ty,
+                vals,
+                rmw,
+                ..
+            } => {
+                // Only locations that can race, or that a spin loop polls,
+                // are modelled (`Trace::racy`, `Trace::awaited`).
+                let (racy, awaited, prune) = (self.racy, self.awaited, self.prune);
+                let keep = |l: &LocKey| !prune || racy.contains(l) || awaited.contains(l);
                 if site.addrs.is_empty() || site.dropped || !site.addrs.values().flatten().any(keep) {
                     return vec![];
                 }
+                // The values written: one per element (or an atomic's
+                // operands), as constants when every visit wrote the same.
+                let values: Vec<Expr> = match site.vals.iter().collect::<Vec<_>>().as_slice() {
+                    [one] if site.vals_unknown.is_none() => one.iter().map(|v| ex(ExprKind::Int(*v), span)).collect(),
+                    _ => vals.iter().map(|e| self.expr(e, span)).collect(),
+                };
+                let zero = ex(ExprKind::Int(0), span);
                 let (sel, keys) = self.selector(site, addr, site.addrs.keys().copied(), span);
-                let kind = *kind;
+                let (kind, ty, rmw) = (*kind, *ty, *rmw);
+                let dst = dsts.first().map(|&r| id(&self.reg_name(r), span));
+                let (poll, spin) = (site.poll, site.spin.clone());
                 self.choose(&sel, &keys, span, &mut |me, a| {
-                    site.addrs[&a]
-                        .iter()
-                        .filter(|l| keep(l))
-                        .map(|&l| {
-                            let loc = me.loc(l, span);
-                            match kind {
-                                MemKind::Read => Self::instr_stmt("read", None, vec![loc], span),
-                                MemKind::Write => Self::instr_stmt("write", None, vec![loc], span),
-                                MemKind::Load => Self::instr_stmt("load", None, vec![loc], span),
-                                MemKind::Store => {
-                                    Self::instr_stmt("store", None, vec![loc, ex(ExprKind::Int(0), span)], span)
-                                }
-                                MemKind::Rmw => {
-                                    Self::instr_stmt("fetch_add", None, vec![loc, ex(ExprKind::Int(0), span)], span)
-                                }
+                    let mut out = Vec::new();
+                    for (e, &l) in site.addrs[&a].iter().enumerate() {
+                        if !keep(&l) {
+                            continue;
+                        }
+                        let loc = me.loc(l, span);
+                        let value = |k: usize| values.get(k).cloned().unwrap_or_else(|| zero.clone());
+                        let valued = awaited.contains(&l);
+                        match kind {
+                            MemKind::Read => out.push(Self::instr_stmt("read", None, vec![loc], span)),
+                            MemKind::Write if valued => {
+                                // A plain write of a polled location: the
+                                // access that can race, then its value.
+                                out.push(Self::instr_stmt("write", None, vec![loc.clone()], span));
+                                out.push(Self::instr_stmt("store", None, vec![loc, value(e)], span));
                             }
-                        })
-                        .collect()
+                            MemKind::Write => out.push(Self::instr_stmt("write", None, vec![loc], span)),
+                            MemKind::Load => match (poll, &dst) {
+                                (true, Some(d)) => {
+                                    // A spin loop's poll (`Site::spin`).
+                                    if let Some(cond) = &spin {
+                                        let cond = me.expr_in(cond, span, Some(&loc));
+                                        out.push(stmt(StmtKind::Await(cond), span));
+                                    }
+                                    out.push(Self::instr_stmt("load", Some(d.clone()), vec![loc], span));
+                                    if !ty.float && !ty.pred && ty.bits < 64 {
+                                        let r = PExpr::Reg(dsts[0]);
+                                        out.push(stmt(
+                                            StmtKind::Assign {
+                                                dest: d.clone(),
+                                                expr: me.expr(&crate::ops::norm(ty, r), span),
+                                            },
+                                            span,
+                                        ));
+                                    }
+                                }
+                                _ => out.push(Self::instr_stmt("load", None, vec![loc], span)),
+                            },
+                            MemKind::Store if valued => {
+                                out.push(Self::instr_stmt("store", None, vec![loc, value(e)], span))
+                            }
+                            MemKind::Store => out.push(Self::instr_stmt("store", None, vec![loc, zero.clone()], span)),
+                            // trace.rs checked the operation (`check_awaited`).
+                            MemKind::Rmw if valued => out.push(match rmw {
+                                Some("exch") => Self::instr_stmt("exch", None, vec![loc, value(0)], span),
+                                Some("cas") => Self::instr_stmt("cas", None, vec![loc, value(0), value(1)], span),
+                                _ => Self::instr_stmt("fetch_add", None, vec![loc, value(0)], span),
+                            }),
+                            MemKind::Rmw => {
+                                out.push(Self::instr_stmt("fetch_add", None, vec![loc, zero.clone()], span))
+                            }
+                        }
+                    }
+                    out
                 })
             }
             Op::MBar {
@@ -480,7 +551,15 @@ impl<'a> Emitter<'a> {
     }
 
     /// The whole test.
-    pub fn litmus(mut self, name: Ident, blocks: u64, threads: u64, cluster: u64, span: Span) -> Litmus {
+    pub fn litmus(
+        mut self,
+        name: Ident,
+        blocks: u64,
+        threads: u64,
+        cluster: u64,
+        cooperative: bool,
+        span: Span,
+    ) -> Litmus {
         let mut body = self.stmts();
         drop_dead_assignments(&mut body);
         let attr = |k: &str, v: u64| Attr {
@@ -495,7 +574,7 @@ impl<'a> Emitter<'a> {
                 let r = &self.regions[l.0];
                 VarDecl {
                     name: id(&self.loc_name(l), r.span),
-                    init: 0,
+                    init: r.initial(l.1).unwrap_or(0),
                     attrs: if r.shared { vec![block_scope(r.span)] } else { vec![] },
                     span: r.span,
                 }
@@ -522,11 +601,18 @@ impl<'a> Emitter<'a> {
             threads: vec![ThreadDecl {
                 form: ThreadForm::Kernel,
                 name: None,
-                attrs: vec![
+                attrs: [
                     attr("blocks", blocks),
                     attr("threads", threads),
                     attr("cluster_size", cluster),
-                ],
+                ]
+                .into_iter()
+                .chain(cooperative.then(|| Attr {
+                    key: id("cooperative", span),
+                    value: None,
+                    name_value: None,
+                }))
+                .collect(),
                 body,
                 span,
             }],

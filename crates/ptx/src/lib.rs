@@ -42,6 +42,11 @@ pub struct Launch {
     /// that cannot race too (`trace::Trace::racy`; they cannot change a
     /// verdict, so they are left out by default).
     pub every_access: bool,
+    /// A cooperative launch (`--cooperative`: `cudaLaunchCooperativeKernel`):
+    /// the kernel is the litmus `kernel ... cooperative` (every block
+    /// co-resident, so the grid is fair once a thread has run; `grid.sync`
+    /// allowed).
+    pub cooperative: bool,
 }
 
 /// Parses `X`, `XxY` or `XxYxZ` (each at least 1).
@@ -401,7 +406,12 @@ pub fn lower_entry_until(
     let mut regions = Vec::new();
     let mut symbols = HashMap::new();
     let mut names_used = HashSet::new();
-    let mut add = |regions: &mut Vec<trace::Region>, raw: &str, size: Option<u64>, shared: bool, span: Span| {
+    let mut add = |regions: &mut Vec<trace::Region>,
+                   raw: &str,
+                   size: Option<u64>,
+                   shared: bool,
+                   init: (Option<Option<Vec<i64>>>, u32),
+                   span: Span| {
         let k = regions.len() as i64;
         let base = if shared {
             0x1000_0000 + k * trace::REGION_STRIDE
@@ -417,6 +427,8 @@ pub fn lower_entry_until(
             base,
             size,
             shared,
+            init: init.0,
+            elem_bytes: init.1,
             span,
         });
         base
@@ -428,13 +440,21 @@ pub fn lower_entry_until(
     for v in module.vars.iter().chain(&flat.vars) {
         match v.space {
             Space::Shared if v.is_extern && v.bytes().is_none() => {
-                let base = *dynamic_shared.get_or_insert_with(|| add(&mut regions, &v.name.name, None, true, v.span));
+                let base = *dynamic_shared
+                    .get_or_insert_with(|| add(&mut regions, &v.name.name, None, true, (None, v.elem_bytes), v.span));
                 symbols.insert(v.name.name.clone(), base);
             }
             // A `.const` variable (`__constant__`) is a global region too:
             // its address may be taken; loads from it are data.
             Space::Shared | Space::Global | Space::Const => {
-                let base = add(&mut regions, &v.name.name, v.bytes(), v.space == Space::Shared, v.span);
+                let base = add(
+                    &mut regions,
+                    &v.name.name,
+                    v.bytes(),
+                    v.space == Space::Shared,
+                    (v.init.clone(), v.elem_bytes),
+                    v.span,
+                );
                 symbols.insert(v.name.name.clone(), base);
             }
             _ => {}
@@ -451,7 +471,7 @@ pub fn lower_entry_until(
         let v = match given {
             Some(v) => ops::ParamValue::Known(v),
             None if p.len.is_none() && matches!(p.ty.as_str(), "u64" | "b64" | "s64") => {
-                ops::ParamValue::Pointer(add(&mut regions, &p.name.name, None, false, p.name.span))
+                ops::ParamValue::Pointer(add(&mut regions, &p.name.name, None, false, (None, 1), p.name.span))
             }
             None => ops::ParamValue::Unknown,
         };
@@ -536,19 +556,26 @@ pub fn lower_entry_until(
         }
         return Err(diags.into());
     }
+    // The instructions of spin loops: their loops are not bounded.
+    let spinning: HashSet<Span> = code
+        .iter()
+        .zip(&tr.sites)
+        .filter(|(_, s)| s.in_spin)
+        .map(|(c, _)| c.span)
+        .collect();
     let mut em = emit::Emitter::new(&code, &tr, &regs.names, &regions, &labels_at, blocks, threads);
     em.prune = !launch.every_access;
     let name = Ident {
         name: test_name.to_string(),
         span: f.name.span,
     };
-    let lit = em.litmus(name, blocks, threads, cluster.unwrap_or(1), f.span);
+    let lit = em.litmus(name, blocks, threads, cluster.unwrap_or(1), launch.cooperative, f.span);
     if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
         return Err(LowerError::Timeout);
     }
     let mut program = bc_graph::lower(&lit, text, model)?;
     annotate(&mut program, &code, module);
-    bounded(&mut program);
+    bounded(&mut program, &spinning);
     Ok(program)
 }
 
@@ -569,14 +596,19 @@ fn file_names(module: &Module) -> HashMap<u32, &str> {
 /// is known, and a retry loop around a poll became a blocking wait:
 /// `trace.rs`), so no execution of a kernel that got this far runs
 /// forever. The explorer then keeps symmetry and skips the liveness
-/// analysis, as for a litmus file without `while` loops.
-fn bounded(p: &mut bc_graph::Program) {
+/// analysis, as for a litmus file without `while` loops. The exception is
+/// a spin loop (`spinning`: the spans of its instructions), which runs as
+/// long as the location it polls says: its backward branches are left
+/// uncounted (its `await` already makes the program one that need not
+/// end).
+fn bounded(p: &mut bc_graph::Program, spinning: &HashSet<Span>) {
     use bc_graph::InstrKind;
     for c in &mut p.codes {
         let back: Vec<u32> = c
             .instrs
             .iter()
             .enumerate()
+            .filter(|(_, i)| !spinning.contains(&i.span))
             .filter(|(pc, i)| match &i.kind {
                 InstrKind::Jump(to) => (*to as usize) <= *pc,
                 InstrKind::Branch { then, els, .. } => (*then as usize) <= *pc || (*els as usize) <= *pc,

@@ -86,6 +86,15 @@ pub enum Op {
         elems: u32,
         esize: u32,
         dsts: Vec<usize>,
+        /// The element type (a loaded value is normalized to it).
+        ty: Ty,
+        /// The values a store writes (one per element), or an atomic's
+        /// operands after the address (`cas`: the compared and the new
+        /// value). Only a location that a spin loop waits on needs them
+        /// (docs/ptx.md, "Spin loops").
+        vals: Vec<PExpr>,
+        /// An atomic's operation (`add`, `exch`, `cas`, ...).
+        rmw: Option<&'static str>,
     },
     /// A barrier instruction of the model, by its litmus name. `sel` is
     /// the operand the model needs as a constant (the barrier id, the
@@ -251,6 +260,9 @@ pub const UNKNOWN_RESULT: &[&str] = &[
     "suq",
     "txq",
 ];
+
+/// The operations of `atom` and `red` (PTX ISA, "atom").
+const RMW_OPS: &[&str] = &["add", "exch", "cas", "inc", "dec", "and", "or", "xor", "min", "max"];
 
 /// A type suffix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -843,12 +855,34 @@ impl Ctx<'_> {
             _ => {}
         }
         let addr = self.addr(&o[addr_at])?;
+        // The operands after the address: a store's value (a vector for
+        // `.v2`/`.v4`), an atomic's operands.
+        // Only a spin loop's location needs them, and the pre-evaluation
+        // reports an unknown one there: an operand that is no value (`_`)
+        // is unknown here, never an error of its own.
+        let mut vals = Vec::new();
+        let mut scratch = None;
+        for v in o.iter().skip(addr_at + 1) {
+            let xs = match v {
+                Operand::Vector(xs, _) => xs.iter().collect(),
+                x => vec![x],
+            };
+            for x in xs {
+                vals.push(self.val(x, t, &mut scratch).unwrap_or(PExpr::Unknown));
+            }
+        }
+        let rmw = matches!(base, "atom" | "red")
+            .then(|| RMW_OPS.iter().copied().find(|op| parts.iter().any(|p| p == op)))
+            .flatten();
         Ok(Op::Mem {
             kind,
             addr,
             elems,
             esize,
             dsts,
+            ty: t,
+            vals,
+            rmw,
         })
     }
 

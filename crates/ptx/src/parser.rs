@@ -263,6 +263,30 @@ impl Parser {
         }
     }
 
+    /// After a variable's `=`: its integer elements (`5`, `{1, -2, 3}`,
+    /// nested braces flattened), or `None` for anything else. Stops at the
+    /// `;` (which the caller's recovery eats).
+    fn initializer(&mut self) -> Option<Vec<i64>> {
+        self.at += 1;
+        let mut out = Vec::new();
+        let mut ok = true;
+        let mut neg = false;
+        while let Some(t) = self.peek().cloned() {
+            match t {
+                Tok::Punct(';') => break,
+                Tok::Punct('{') | Tok::Punct('}') | Tok::Punct(',') => {}
+                Tok::Punct('-') => neg = true,
+                Tok::Int(v) => {
+                    out.push(if neg { v.wrapping_neg() } else { v });
+                    neg = false;
+                }
+                _ => ok = false,
+            }
+            self.at += 1;
+        }
+        ok.then_some(out)
+    }
+
     /// A variable declaration statement, up to its `;`: state space,
     /// attributes, type, name, optional `[N]` or `[]`, optional initializer.
     fn var_statement(&mut self, out: &mut Vec<VarDecl>) {
@@ -311,7 +335,8 @@ impl Parser {
                 len = Some(n.map(|n| n.max(0) as u64));
             }
         }
-        // Initializers and anything else up to the `;`.
+        let init = self.is_punct('=').then(|| self.initializer());
+        // Anything else up to the `;`.
         let span = start.to(Span::new(self.prev_end() as usize, self.prev_end() as usize));
         self.recover();
         let Some(space) = space else {
@@ -327,6 +352,7 @@ impl Parser {
             elem_bytes: elem.unwrap_or(1),
             len,
             is_extern,
+            init,
             span,
         });
     }

@@ -31,7 +31,29 @@ pub struct Region {
     /// Its size, when known (a dynamic `extern .shared` array has none).
     pub size: Option<u64>,
     pub shared: bool,
+    /// The variable's initializer (`VarDecl::init`) and element size.
+    pub init: Option<Option<Vec<i64>>>,
+    pub elem_bytes: u32,
     pub span: Span,
+}
+
+impl Region {
+    /// The value the location `offset` bytes in starts with, when known:
+    /// the initializer's element there, or zero without one (a `.global`
+    /// variable starts at zero: PTX ISA, "Initializers"; shared memory and
+    /// a pointer parameter's buffer are taken to start at zero too, which
+    /// docs/ptx.md states as an assumption). `None`: an initializer the
+    /// front end does not read, or an offset inside an element.
+    pub fn initial(&self, offset: i64) -> Option<i64> {
+        match &self.init {
+            None => Some(0),
+            Some(None) => None,
+            Some(Some(v)) => {
+                let e = self.elem_bytes.max(1) as i64;
+                (offset % e == 0).then(|| v.get((offset / e) as usize).copied().unwrap_or(0))
+            }
+        }
+    }
 }
 
 /// The largest size assumed for a shared region of unknown size (a
@@ -69,6 +91,58 @@ pub struct Site {
     /// reaching it retries until it succeeds ([`Tracer::retry_loop`]):
     /// emitted as the blocking wait, its predicate then true.
     pub blocking: bool,
+    /// A strong load that polls its location in a spin loop
+    /// ([`Tracer::spin_loop`]): the loop's exit condition over the loaded
+    /// value (`PExpr::Reg(SPIN)`) and registers the loop does not change,
+    /// emitted as an `await` before the load.
+    pub spin: Option<PExpr>,
+    /// A load of a spin loop (`spin` or not: the first poll of a rotated
+    /// loop only decides whether the loop runs): emitted with its value.
+    pub poll: bool,
+    /// On a spin loop's path: emitted as it is, and its backward branches
+    /// close a loop that may run any number of times (never counted).
+    pub in_spin: bool,
+    /// A store's or atomic's operand values, per visit (`vals_unknown`:
+    /// some visit's were not known, and the instruction that made them so).
+    pub vals: BTreeSet<Vec<i64>>,
+    pub vals_unknown: Option<usize>,
+}
+
+/// The polled value in a spin loop's exit condition (`Site::spin`).
+pub const SPIN: usize = usize::MAX;
+
+/// A spin loop around a poll ([`Tracer::spin_loop`]).
+struct SpinLoop {
+    /// The first instruction with an effect after the loop, and the
+    /// registers there (those the polled value decides are unknown).
+    exit: usize,
+    env: Vec<V>,
+    /// Each poll of the loop (a rotated loop has two: one before the loop,
+    /// one in it) and, for one that comes back to itself, its exit
+    /// condition.
+    polls: BTreeMap<usize, Option<PExpr>>,
+    /// The instructions on the loop's paths, and the address polled.
+    path: BTreeSet<usize>,
+    addr: i64,
+}
+
+/// A value on a spin loop's path ([`Tracer::spin_loop`]).
+enum S {
+    /// As the pre-evaluation knows it, with the register it was read from
+    /// when the loop has not written that register.
+    V(V, Option<usize>),
+    /// Computed from the polled value.
+    E(PExpr),
+}
+
+/// One path of a spin loop's walk.
+#[derive(Clone)]
+struct Walk {
+    at: usize,
+    env: Vec<V>,
+    sym: BTreeMap<usize, PExpr>,
+    written: BTreeSet<usize>,
+    conds: Vec<PExpr>,
 }
 
 /// Notes thread `g`'s value; a second, different value of the same thread
@@ -110,6 +184,8 @@ pub struct Trace {
     pub timed_out: bool,
     /// The locations used as mbarrier objects.
     pub mbars: HashSet<LocKey>,
+    /// The locations a spin loop polls (their stores carry values).
+    pub awaited: HashSet<LocKey>,
 }
 
 /// Instructions between two looks at the clock.
@@ -139,6 +215,8 @@ pub fn trace(
         uses: HashMap::new(),
         accessed: HashSet::new(),
         mbars: BTreeMap::new(),
+        awaited: BTreeMap::new(),
+        spin_exit: None,
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
@@ -170,12 +248,14 @@ pub fn trace(
         );
         t.errors.entry(pc).or_insert(d);
     }
+    t.check_awaited(code, regions);
     Trace {
         sites: t.sites,
         racy,
         diags: t.errors.into_values().collect(),
         timed_out: t.timed_out,
         mbars: t.mbars.into_keys().collect(),
+        awaited: t.awaited.into_keys().collect(),
     }
 }
 
@@ -200,6 +280,10 @@ struct Tracer<'a> {
     /// Per location used as an mbarrier object, the first instruction
     /// that used it so.
     mbars: BTreeMap<LocKey, usize>,
+    /// Per location a spin loop polls, the first such poll.
+    awaited: BTreeMap<LocKey, usize>,
+    /// Where the spin loop just entered is left, and the registers there.
+    spin_exit: Option<(usize, Vec<V>)>,
 }
 
 /// The first two distinct threads that write a location with a plain
@@ -558,6 +642,395 @@ impl Tracer<'_> {
         Err("after the poll succeeds, the path does not reach an instruction with an effect".into())
     }
 
+    /// Whether the strong load at `pc` (in `env`, polling address `me`)
+    /// is a spin loop: the paths from it, through instructions with no
+    /// effect on the model (register arithmetic, `nanosleep`, branches),
+    /// either poll the same address again (a strong load of one element:
+    /// the loop goes round) or reach one instruction `X` with an effect
+    /// (the loop is left), and every register and guard they read is known
+    /// to the pre-evaluation or computed from the polled value. Then each
+    /// poll is an `await` of the condition under which its paths leave the
+    /// loop, followed by the load and the loop as they are (docs/ptx.md,
+    /// "Spin loops"): the `await` only skips the turns that would poll
+    /// again without anything else happening, so the explorer sees every
+    /// behaviour of the loop and none that it lacks. `Ok(None)`: no path
+    /// polls again (a load whose value steers a branch, which the caller
+    /// then reports as an unknown value).
+    fn spin_loop(&self, pc: usize, env: &[V], me: i64, place: (i64, i64)) -> Result<Option<SpinLoop>, String> {
+        const MAX_POLLS: usize = 256;
+        const MAX_PATHS: usize = 1024;
+        const MAX_STEPS: usize = 100_000;
+        let poll_at = |at: usize, env: &[V]| -> bool {
+            matches!(
+                &self.code[at].op,
+                Op::Mem { kind: MemKind::Load, elems: 1, dsts, addr, .. }
+                    if dsts.len() == 1 && self.eval(addr, env, at, place) == V::K(me, false)
+            )
+        };
+        let mut seen: HashSet<(usize, Vec<V>)> = HashSet::new();
+        let mut queue = vec![(pc, env.to_vec())];
+        let mut polls: BTreeMap<usize, Option<PExpr>> = BTreeMap::new();
+        let mut path: BTreeSet<usize> = BTreeSet::new();
+        let mut exit: Option<(usize, Vec<V>)> = None;
+        let mut differ: BTreeSet<usize> = BTreeSet::new();
+        let mut again = false;
+        let (mut paths, mut steps) = (0usize, 0usize);
+        while let Some((p, penv)) = queue.pop() {
+            if !seen.insert((p, penv.clone())) {
+                continue;
+            }
+            if seen.len() > MAX_POLLS {
+                return Err(format!(
+                    "the spin loop's polls run in more than {MAX_POLLS} distinct states"
+                ));
+            }
+            let Op::Mem { dsts, ty, .. } = &self.code[p].op else {
+                unreachable!("a poll is a load")
+            };
+            let d = dsts[0];
+            let mut start = Walk {
+                at: p + 1,
+                env: penv,
+                sym: BTreeMap::new(),
+                written: BTreeSet::from([d]),
+                conds: Vec::new(),
+            };
+            start.env[d] = V::U(p);
+            start.sym.insert(d, crate::ops::norm(*ty, PExpr::Reg(SPIN)));
+            let mut leave: Vec<PExpr> = Vec::new();
+            let mut round = false;
+            let mut work = vec![start];
+            while let Some(mut w) = work.pop() {
+                paths += 1;
+                if paths > MAX_PATHS {
+                    return Err(format!("the spin loop has more than {MAX_PATHS} paths"));
+                }
+                let left = loop {
+                    steps += 1;
+                    if steps > MAX_STEPS {
+                        return Err("the spin loop's paths run more than 100000 instructions".into());
+                    }
+                    let Some(c) = self.code.get(w.at) else {
+                        break true;
+                    };
+                    let here = w.at;
+                    if let Some((neg, g)) = c.guard {
+                        if let Some(e) = w.sym.get(&g).cloned() {
+                            // A guard the polled value decides: both ways.
+                            let holds = PExpr::Bin(
+                                if neg { BOp::Eq } else { BOp::Ne },
+                                Box::new(e.clone()),
+                                Box::new(PExpr::Int(0)),
+                            );
+                            let fails = PExpr::Bin(
+                                if neg { BOp::Ne } else { BOp::Eq },
+                                Box::new(e),
+                                Box::new(PExpr::Int(0)),
+                            );
+                            let mut skip = w.clone();
+                            skip.conds.push(fails);
+                            skip.at += 1;
+                            path.insert(here);
+                            work.push(skip);
+                            w.conds.push(holds);
+                        } else {
+                            match w.env[g] {
+                                V::K(v, false) if (v != 0) == neg => {
+                                    path.insert(here);
+                                    w.at += 1;
+                                    continue;
+                                }
+                                V::K(_, false) => {}
+                                _ => return Err(format!(
+                                    "the spin loop's path has an instruction whose guard is unknown, `{}` (line {})",
+                                    self.text(c.span),
+                                    self.line(c.span)
+                                )),
+                            }
+                        }
+                    }
+                    match &c.op {
+                        Op::Defs(defs) => {
+                            let mut vals = Vec::new();
+                            for (_, e) in defs {
+                                match self.sym_eval(e, &w, here, place) {
+                                    Some(v) => vals.push(v),
+                                    None => {
+                                        return Err(format!(
+                                            "the spin loop combines the polled value with an unknown value at `{}` (line {})",
+                                            self.text(c.span),
+                                            self.line(c.span)
+                                        ))
+                                    }
+                                }
+                            }
+                            for ((r, _), v) in defs.iter().zip(vals) {
+                                w.written.insert(*r);
+                                match v {
+                                    S::V(v, _) => {
+                                        w.env[*r] = v;
+                                        w.sym.remove(r);
+                                    }
+                                    S::E(x) => {
+                                        w.env[*r] = V::U(p);
+                                        w.sym.insert(*r, x);
+                                    }
+                                }
+                            }
+                        }
+                        Op::Unknown(ds) => {
+                            for r in ds {
+                                w.env[*r] = V::U(here);
+                                w.sym.remove(r);
+                                w.written.insert(*r);
+                            }
+                        }
+                        Op::Nop => {}
+                        Op::Bra(l) => {
+                            path.insert(here);
+                            w.at = self.labels[l];
+                            continue;
+                        }
+                        _ if poll_at(here, &w.env) => {
+                            // The same poll: round again (with the
+                            // registers this turn left). Another poll of the
+                            // address (the loop's own in a rotated loop, or
+                            // the next loop's): this poll's loop is left,
+                            // and that poll is walked in turn.
+                            path.insert(here);
+                            queue.push((here, w.env.clone()));
+                            if here == p {
+                                again = true;
+                                round = true;
+                            } else {
+                                let c = w
+                                    .conds
+                                    .clone()
+                                    .into_iter()
+                                    .reduce(|a, b| PExpr::Bin(BOp::And, Box::new(a), Box::new(b)));
+                                leave.push(c.unwrap_or(PExpr::Int(1)));
+                            }
+                            break false;
+                        }
+                        _ => break true,
+                    }
+                    path.insert(here);
+                    w.at += 1;
+                };
+                if left {
+                    for (r, x) in &mut w.env.iter_mut().enumerate() {
+                        if w.sym.contains_key(&r) {
+                            *x = V::U(p);
+                        }
+                    }
+                    match &exit {
+                        None => exit = Some((w.at, w.env)),
+                        Some((x, e)) if *x == w.at => {
+                            differ.extend((0..e.len()).filter(|&r| e[r] != w.env[r]));
+                        }
+                        Some((x, _)) => {
+                            let line = |at: usize| self.line(self.code[at.min(self.code.len() - 1)].span);
+                            return Err(format!(
+                                "the spin loop is left at two places, lines {} and {}",
+                                line(*x),
+                                line(w.at)
+                            ));
+                        }
+                    }
+                    let c = w
+                        .conds
+                        .into_iter()
+                        .reduce(|a, b| PExpr::Bin(BOp::And, Box::new(a), Box::new(b)));
+                    leave.push(c.unwrap_or(PExpr::Int(1)));
+                }
+            }
+            // Only a poll that comes back to itself waits.
+            let cond = round.then(|| {
+                leave
+                    .into_iter()
+                    .reduce(|a, b| PExpr::Bin(BOp::Or, Box::new(a), Box::new(b)))
+                    .unwrap_or(PExpr::Int(0))
+            });
+            match polls.get(&p) {
+                Some(c) if *c != cond => {
+                    return Err("the spin loop's exit condition changes from one turn to the next".into())
+                }
+                _ => {
+                    polls.insert(p, cond);
+                }
+            }
+        }
+        if !again {
+            return Ok(None);
+        }
+        let Some((exit, mut env)) = exit else {
+            return Err("the spin loop is never left".into());
+        };
+        for r in differ {
+            env[r] = V::U(pc);
+        }
+        Ok(Some(SpinLoop {
+            exit,
+            env,
+            polls,
+            path,
+            addr: me,
+        }))
+    }
+
+    /// `e` on a spin loop's path `w` ([`S`]); `None` when it combines the
+    /// polled value with a value the pre-evaluation does not know.
+    fn sym_eval(&self, e: &PExpr, w: &Walk, at: usize, place: (i64, i64)) -> Option<S> {
+        fn uses(e: &PExpr, sym: &BTreeMap<usize, PExpr>) -> bool {
+            match e {
+                PExpr::Reg(r) => sym.contains_key(r),
+                PExpr::Un(_, x) => uses(x, sym),
+                PExpr::Bin(_, a, b) => uses(a, sym) || uses(b, sym),
+                _ => false,
+            }
+        }
+        if !uses(e, &w.sym) {
+            let from = match e {
+                PExpr::Reg(r) if !w.written.contains(r) => Some(*r),
+                _ => None,
+            };
+            return Some(S::V(self.eval(e, &w.env, at, place), from));
+        }
+        let lift = |t: &Self, x: &PExpr| -> Option<PExpr> {
+            match t.sym_eval(x, w, at, place)? {
+                S::E(x) => Some(x),
+                S::V(V::K(_, false), Some(r)) => Some(PExpr::Reg(r)),
+                S::V(V::K(v, false), None) => Some(PExpr::Int(v)),
+                S::V(..) => None,
+            }
+        };
+        Some(S::E(match e {
+            PExpr::Reg(r) => w.sym[r].clone(),
+            PExpr::Un(op, x) => PExpr::Un(*op, Box::new(lift(self, x)?)),
+            PExpr::Bin(op, a, b) => PExpr::Bin(*op, Box::new(lift(self, a)?), Box::new(lift(self, b)?)),
+            _ => unreachable!("only registers, operators and constants"),
+        }))
+    }
+
+    /// What a location that a spin loop polls needs (docs/ptx.md, "Spin
+    /// loops"): its first value known, every store and atomic that writes
+    /// it with known values, atomics the litmus language has (`add`,
+    /// `exch`, `cas` on integers), and no atomic left out for an unknown
+    /// address or guard (it might write the location).
+    fn check_awaited(&mut self, code: &[CInstr], regions: &[Region]) {
+        if self.awaited.is_empty() {
+            return;
+        }
+        let awaited: Vec<(LocKey, usize)> = self.awaited.iter().map(|(l, pc)| (*l, *pc)).collect();
+        let name = |l: LocKey| format!("`{}+{}`", regions[l.0].name, l.1);
+        for &(l, pc) in &awaited {
+            if regions[l.0].initial(l.1).is_none() {
+                let d = Diagnostic::error(
+                    code[pc].span,
+                    format!(
+                        "inconclusive: this spin loop polls {}, whose initializer the front end does not read",
+                        name(l)
+                    ),
+                );
+                self.errors.entry(pc).or_insert(d);
+            }
+        }
+        let first = awaited[0].1;
+        for (pc, c) in code.iter().enumerate() {
+            let Op::Mem { kind, rmw, ty, .. } = &c.op else {
+                continue;
+            };
+            let site = &self.sites[pc];
+            if site.dropped && kind.is_atomic() && *kind != MemKind::Load {
+                let d = Diagnostic::error(
+                    c.span,
+                    format!(
+                        "inconclusive: this atomic's address or guard is unknown, so it might write {}, which the spin loop at line {} polls",
+                        name(awaited[0].0),
+                        self.line(code[first].span)
+                    ),
+                );
+                self.errors.entry(pc).or_insert(d);
+                continue;
+            }
+            if matches!(kind, MemKind::Read | MemKind::Load) {
+                continue;
+            }
+            let Some(&(l, spin)) = awaited
+                .iter()
+                .find(|(l, _)| site.addrs.values().flatten().any(|m| m == l))
+            else {
+                continue;
+            };
+            let why = if let Some(o) = site.vals_unknown {
+                let (from, _) = self.origin(o);
+                Some(format!("the value it writes depends on an unknown value, from {from}"))
+            } else if *kind == MemKind::Rmw && (ty.float || !matches!(rmw, Some("add" | "exch" | "cas"))) {
+                Some(format!(
+                    "`{}` is not modelled with its value (only integer `add`, `exch` and `cas` are)",
+                    self.text(c.span)
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                let d = Diagnostic::error(
+                    c.span,
+                    format!(
+                        "inconclusive: this instruction writes {}, which the spin loop at line {} polls, and {why}",
+                        name(l),
+                        self.line(code[spin].span)
+                    ),
+                );
+                self.errors.entry(pc).or_insert(d);
+            }
+        }
+    }
+
+    /// Records a spin loop this thread ran ([`Tracer::spin_loop`]): every
+    /// instruction on its paths is emitted as it is, and each poll gets
+    /// its condition (the same for every thread and visit, or the kernel
+    /// is inconclusive). Leaves the exit and its registers in
+    /// `spin_exit`; false after failing the instruction.
+    fn enter_spin(&mut self, spin: SpinLoop, place: (i64, i64)) -> bool {
+        let Some(l) = self.resolve(spin.addr) else {
+            unreachable!("the poll's address was resolved")
+        };
+        for (&p, cond) in &spin.polls {
+            let site = &self.sites[p];
+            match &site.spin {
+                c if site.poll && c != cond => {
+                    self.fail(
+                        p,
+                        "the spin loop's exit condition differs between threads or visits",
+                        V::K(0, false),
+                        place,
+                    );
+                    return false;
+                }
+                _ => {
+                    self.sites[p].spin = cond.clone();
+                    self.sites[p].poll = true;
+                }
+            }
+            self.awaited.entry(l).or_insert(p);
+            let site = &mut self.sites[p];
+            site.addrs.insert(spin.addr, vec![l]);
+            note(&mut site.place, &mut site.place_varies, self.g, spin.addr);
+        }
+        for &at in &spin.path {
+            let site = &mut self.sites[at];
+            site.visited = true;
+            site.executed = true;
+            site.in_spin = true;
+            if matches!(self.code[at].op, Op::Bra(_)) {
+                site.place_varies = true;
+            }
+        }
+        self.spin_exit = Some((spin.exit, spin.env));
+        true
+    }
+
     fn resolve(&self, a: i64) -> Option<LocKey> {
         self.regions.iter().enumerate().find_map(|(k, r)| {
             let size = r
@@ -697,6 +1170,8 @@ impl Tracer<'_> {
                     elems,
                     esize,
                     dsts,
+                    vals,
+                    ..
                 } => {
                     match self.eval(addr, &env, pc, place) {
                         V::K(a, _) => {
@@ -729,6 +1204,42 @@ impl Tracer<'_> {
                             let site = &mut self.sites[pc];
                             site.addrs.insert(a, locs);
                             note(&mut site.place, &mut site.place_varies, self.g, a);
+                            if !vals.is_empty() && site.vals_unknown.is_none() {
+                                let vs: Vec<V> = vals.iter().map(|e| self.eval(e, &env, pc, place)).collect();
+                                let site = &mut self.sites[pc];
+                                match vs.iter().find(|v| !matches!(v, V::K(_, false))) {
+                                    Some(V::U(o) | V::T(o)) => site.vals_unknown = Some(*o),
+                                    Some(_) => site.vals_unknown = Some(pc),
+                                    None => {
+                                        site.vals.insert(
+                                            vs.iter()
+                                                .map(|v| match v {
+                                                    V::K(x, _) => *x,
+                                                    _ => 0,
+                                                })
+                                                .collect(),
+                                        );
+                                    }
+                                }
+                            }
+                            if *kind == MemKind::Load && *elems == 1 && dsts.len() == 1 {
+                                match self.spin_loop(pc, &env, a, place) {
+                                    Ok(None) => {}
+                                    Ok(Some(spin)) => {
+                                        if !self.enter_spin(spin, place) {
+                                            return;
+                                        }
+                                        let (exit, e) = self.spin_exit.take().expect("entered");
+                                        env = e;
+                                        pc = exit;
+                                        continue;
+                                    }
+                                    Err(why) => {
+                                        self.fail(pc, &why, V::K(0, false), place);
+                                        return;
+                                    }
+                                }
+                            }
                         }
                         u => {
                             if !kind.is_atomic() {

@@ -158,6 +158,9 @@ pub fn kernel_only(plan: &Plan, stem: &str) -> Result<(String, String), Refusal>
         g.ntid * plan.mapping.width(),
         g.blocks
     );
+    if g.cooperative {
+        flags.push_str(" --cooperative");
+    }
     if prog.model.name != default_model {
         let _ = write!(flags, " --model {}", prog.model.name);
     }
