@@ -7,7 +7,7 @@
 //! model's lowering of that statement says.
 
 use crate::ops::{CInstr, MemKind, Op, PExpr};
-use crate::trace::{LocKey, Region, Site, SPIN};
+use crate::trace::{Grid, LocKey, Region, Site, SPIN};
 use bc_syntax::{
     Arg, Attr, BarrierDecl, Expr, ExprKind, Ident, Litmus, Op as BOp, Span, Stmt, StmtKind, ThreadDecl, ThreadForm,
     VarDecl,
@@ -23,6 +23,8 @@ pub struct Emitter<'a> {
     /// The locations a spin loop polls (`Trace::awaited`): always
     /// modelled, and their stores carry their values.
     pub awaited: &'a HashSet<LocKey>,
+    /// nvcc's grid sync in its split form (`Trace::grid_split`).
+    pub grid_split: bool,
     pub prune: bool,
     pub regs: &'a [String],
     pub regions: &'a [Region],
@@ -40,6 +42,10 @@ pub struct Emitter<'a> {
     /// `barrier` of block scope.
     pub mbars: Vec<LocKey>,
 }
+
+/// The register that carries a split grid sync's token from its arrive to
+/// its wait.
+const GRID_TOKEN: &str = "%grid_token";
 
 /// Runs of equal values over threads in order: each run's first thread
 /// and value (the first run from thread 0: threads that never reach the
@@ -117,6 +123,7 @@ impl<'a> Emitter<'a> {
             sites,
             racy: &trace.racy,
             awaited: &trace.awaited,
+            grid_split: trace.grid_split,
             prune: true,
             regs,
             regions,
@@ -292,6 +299,18 @@ impl<'a> Emitter<'a> {
             Op::Bra(_) if !site.executed => vec![],
             Op::Bra(l) => vec![stmt(StmtKind::Goto(id(l, span)), span)],
             Op::Exit => vec![stmt(StmtKind::Exit, span)],
+            // A thread that reaches one made the kernel inconclusive.
+            Op::Trap => vec![],
+            // nvcc's grid sync (`trace::Grid`): its first block barrier is
+            // the litmus `grid.sync`, which the rest stands for.
+            // In the split form (`Trace::grid_split`) the block barriers
+            // stay, the first followed by `grid.barrier_arrive`, the second
+            // after `grid.barrier_wait` (the `Op::Bar` arm).
+            _ if site.grid == Some(Grid::Begin) && !self.grid_split => {
+                vec![Self::instr_stmt("grid.sync", None, vec![], span)]
+            }
+            _ if site.grid == Some(Grid::End) && !self.grid_split => vec![],
+            _ if matches!(site.grid, Some(Grid::Arrival | Grid::Poll)) => vec![],
             Op::Fence(n) => vec![Self::instr_stmt(n, None, vec![], span)],
             Op::Mem {
                 kind,
@@ -463,13 +482,25 @@ impl<'a> Emitter<'a> {
                     args.extend(pred.clone());
                     Self::instr_stmt(&name, dest.clone(), args, span)
                 };
-                match sel {
+                let mut out = match sel {
                     None => vec![leaf(None)],
                     Some(sel) => {
                         let (sel, keys) = self.selector(site, sel, site.sels.iter().copied(), span);
                         self.choose(&sel, &keys, span, &mut |_, v| vec![leaf(Some(v))])
                     }
+                };
+                let token = || ex(ExprKind::Name(GRID_TOKEN.into()), span);
+                match site.grid {
+                    Some(Grid::Begin) => out.push(Self::instr_stmt(
+                        "grid.barrier_arrive",
+                        Some(id(GRID_TOKEN, span)),
+                        vec![],
+                        span,
+                    )),
+                    Some(Grid::End) => out.insert(0, Self::instr_stmt("grid.barrier_wait", None, vec![token()], span)),
+                    _ => {}
                 }
+                out
             }
         }
     }

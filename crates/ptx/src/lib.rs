@@ -429,6 +429,7 @@ pub fn lower_entry_until(
             shared,
             init: init.0,
             elem_bytes: init.1,
+            workspace: false,
             span,
         });
         base
@@ -460,6 +461,16 @@ pub fn lower_entry_until(
             _ => {}
         }
     }
+    // A cooperative launch's grid workspace (cooperative groups'
+    // `grid_workspace`: a size word, then the `barrier` word grid sync
+    // counts on), found through `%envreg1`/`%envreg2`.
+    let workspace = launch.cooperative.then(|| {
+        let base = add(&mut regions, "grid_workspace", Some(8), false, (None, 4), f.name.span);
+        if let Some(r) = regions.last_mut() {
+            r.workspace = true;
+        }
+        base
+    });
     let mut params = HashMap::new();
     let mut param_hint = HashMap::new();
     for (k, p) in f.params.iter().enumerate() {
@@ -505,6 +516,7 @@ pub fn lower_entry_until(
             .collect(),
         plain_regs: flat.plain_regs.iter().cloned().collect(),
         labels: &label_names,
+        workspace,
     };
     let mut code = Vec::new();
     let mut labels_at: Vec<Vec<(String, Span)>> = vec![Vec::new()];

@@ -80,6 +80,9 @@ pub enum Op {
     Nop,
     Bra(String),
     Exit,
+    /// `trap`: the kernel aborts. Never modelled: a thread that reaches
+    /// one makes the kernel inconclusive (trace.rs).
+    Trap,
     Mem {
         kind: MemKind,
         addr: PExpr,
@@ -200,6 +203,10 @@ pub struct Ctx<'a> {
     /// The `--param` spelling to suggest per parameter.
     pub param_hint: HashMap<String, String>,
     pub labels: &'a std::collections::HashSet<String>,
+    /// The grid workspace's address on a cooperative launch (`%envreg1`
+    /// and `%envreg2`: cooperative groups' `get_grid_workspace`, whose
+    /// `barrier` word nvcc's grid sync counts on); `None`: they are 0.
+    pub workspace: Option<i64>,
 }
 
 /// Instructions whose results are unknown values (they cannot change
@@ -230,7 +237,6 @@ pub const UNKNOWN_RESULT: &[&str] = &[
     "clz",
     "brev",
     "bfe",
-    "bfi",
     "bfind",
     "prmt",
     "dp4a",
@@ -400,6 +406,12 @@ impl Ctx<'_> {
             ("%lanemask_le", _) => le(),
             ("%lanemask_gt", _) => bin(BOp::Xor, full, le()),
             ("%lanemask_ge", _) => bin(BOp::Xor, full, lt()),
+            // The driver's grid workspace pointer, high and low halves
+            // (cooperative_groups/details/driver_abi.h: `load_env_reg64<1,
+            // 2>`): set on a cooperative launch; 0 otherwise, which
+            // cooperative groups' grid sync tests before it traps.
+            ("%envreg1", _) => PExpr::Int(self.workspace.map_or(0, |w| (w >> 32) & 0xffff_ffff)),
+            ("%envreg2", _) => PExpr::Int(self.workspace.map_or(0, |w| w & 0xffff_ffff)),
             ("%warpid", _) | ("%nwarpid", _) => {
                 return (
                     PExpr::Unknown,
@@ -617,6 +629,28 @@ impl Ctx<'_> {
                 None => Err(err(ins.span, "`bra` without a target")),
             },
             "ret" | "exit" => Ok(Op::Exit),
+            "trap" => Ok(Op::Trap),
+            // bfi d, a, b, pos, len (PTX ISA, "bfi"): `len` low bits of `a`
+            // put into `b` from bit `pos`; computed for constant `pos` and
+            // `len` within the type, unknown otherwise.
+            "bfi" => {
+                want(5)?;
+                let t = last_ty.ok_or_else(|| err(ins.op.span, "`bfi` without a type"))?;
+                let d = self.reg(&o[0])?;
+                match (&o[3], &o[4]) {
+                    (Operand::Int(pos, _), Operand::Int(len, _))
+                        if *pos >= 0 && *len >= 0 && pos + len <= t.bits as i64 && *len < 64 =>
+                    {
+                        let a = self.val(&o[1], t, note)?;
+                        let b = self.val(&o[2], t, note)?;
+                        let m = (1i64 << len) - 1;
+                        let field = bin(BOp::Shl, bin(BOp::BitAnd, a, PExpr::Int(m)), PExpr::Int(*pos));
+                        let rest = bin(BOp::BitAnd, b, PExpr::Int(!(m << pos)));
+                        Ok(Op::Defs(vec![(d, norm(t, bin(BOp::BitOr, rest, field)))]))
+                    }
+                    _ => Ok(Op::Unknown(vec![d])),
+                }
+            }
             "nanosleep" | "pmevent" | "prefetch" | "prefetchu" | "discard" | "applypriority" => Ok(Op::Nop),
             "membar" => Ok(Op::Fence(ins.op.name.clone())),
             "fence" => {
@@ -1219,6 +1253,7 @@ mod tests {
             locals: HashSet::new(),
             plain_regs: HashSet::new(),
             labels: &labels,
+            workspace: None,
         };
         let mut env: HashMap<usize, Option<i64>> = HashMap::new();
         fn eval(e: &PExpr, env: &HashMap<usize, Option<i64>>) -> Option<i64> {
@@ -1301,6 +1336,28 @@ mod tests {
             ("mov.u32 %r1, 5; not.b32 %r2, %r1;", "%r2", Some(0xffff_fffa)),
             ("mov.u32 %r1, 6; and.b32 %r2, %r1, 3;", "%r2", Some(2)),
             ("mov.u32 %r1, 6; xor.b32 %r2, %r1, 3;", "%r2", Some(5)),
+            // bfi: the low `len` bits of a into b from bit `pos`.
+            (
+                "mov.u64 %rd1, 0x12; mov.u64 %rd2, 0xabcd; bfi.b64 %rd3, %rd1, %rd2, 32, 32;",
+                "%rd3",
+                Some(0x12_0000_abcd),
+            ),
+            (
+                "mov.u32 %r1, 0xff; mov.u32 %r2, 0; bfi.b32 %r3, %r1, %r2, 4, 4;",
+                "%r3",
+                Some(0xf0),
+            ),
+            (
+                "mov.u32 %r1, 0; mov.u32 %r2, -1; bfi.b32 %r3, %r1, %r2, 28, 4;",
+                "%r3",
+                Some(0x0fff_ffff),
+            ),
+            // A position from a register: unknown.
+            (
+                "mov.u32 %r1, 1; mov.u32 %r2, 0; bfi.b32 %r3, %r1, %r2, %r1, 4;",
+                "%r3",
+                None,
+            ),
             ("mov.u32 %r1, 2; mad.lo.s32 %r2, %r1, 3, 4;", "%r2", Some(10)),
             (
                 "mov.u32 %r1, 0x10000; mad.wide.u32 %rd2, %r1, %r1, 1;",

@@ -34,6 +34,8 @@ pub struct Region {
     /// The variable's initializer (`VarDecl::init`) and element size.
     pub init: Option<Option<Vec<i64>>>,
     pub elem_bytes: u32,
+    /// The grid workspace of a cooperative launch (nvcc's grid sync).
+    pub workspace: bool,
     pub span: Span,
 }
 
@@ -106,6 +108,24 @@ pub struct Site {
     /// some visit's were not known, and the instruction that made them so).
     pub vals: BTreeSet<Vec<i64>>,
     pub vals_unknown: Option<usize>,
+    /// Part of nvcc's grid sync (`Tracer::grid_arrival`).
+    pub grid: Option<Grid>,
+}
+
+/// The parts of cooperative groups' grid sync as nvcc compiles it
+/// (cooperative_groups/details/sync.h, `sync_grids`): every thread of a
+/// block passes a block barrier, the block's master adds to the grid
+/// workspace's `barrier` word (`atom.add.release.gpu`) and polls it until
+/// its top bit flips, and every thread passes a second block barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grid {
+    /// The first block barrier: the litmus `grid.sync`.
+    Begin,
+    /// The second: nothing (the `grid.sync` covers it).
+    End,
+    /// The master's arrival on the workspace word, and its poll.
+    Arrival,
+    Poll,
 }
 
 /// The polled value in a spin loop's exit condition (`Site::spin`).
@@ -124,6 +144,10 @@ struct SpinLoop {
     /// The instructions on the loop's paths, and the address polled.
     path: BTreeSet<usize>,
     addr: i64,
+    /// Every register a path that goes round writes, and the
+    /// instructions such paths run.
+    written: BTreeSet<usize>,
+    fail_path: BTreeSet<usize>,
 }
 
 /// A value on a spin loop's path ([`Tracer::spin_loop`]).
@@ -143,6 +167,8 @@ struct Walk {
     sym: BTreeMap<usize, PExpr>,
     written: BTreeSet<usize>,
     conds: Vec<PExpr>,
+    /// The instructions this path ran.
+    trail: Vec<usize>,
 }
 
 /// Notes thread `g`'s value; a second, different value of the same thread
@@ -186,6 +212,8 @@ pub struct Trace {
     pub mbars: HashSet<LocKey>,
     /// The locations a spin loop polls (their stores carry values).
     pub awaited: HashSet<LocKey>,
+    /// nvcc's grid sync is used in its split form (`Grid`).
+    pub grid_split: bool,
 }
 
 /// Instructions between two looks at the clock.
@@ -217,6 +245,12 @@ pub fn trace(
         mbars: BTreeMap::new(),
         awaited: BTreeMap::new(),
         spin_exit: None,
+        workspace: regions.iter().position(|r| r.workspace),
+        prev_effect: None,
+        follows: HashSet::new(),
+        grid_open: false,
+        grid_bad: BTreeSet::new(),
+        grid_split: false,
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
@@ -249,6 +283,7 @@ pub fn trace(
         t.errors.entry(pc).or_insert(d);
     }
     t.check_awaited(code, regions);
+    t.check_grid(code);
     Trace {
         sites: t.sites,
         racy,
@@ -256,6 +291,7 @@ pub fn trace(
         timed_out: t.timed_out,
         mbars: t.mbars.into_keys().collect(),
         awaited: t.awaited.into_keys().collect(),
+        grid_split: t.grid_split,
     }
 }
 
@@ -284,6 +320,20 @@ struct Tracer<'a> {
     awaited: BTreeMap<LocKey, usize>,
     /// Where the spin loop just entered is left, and the registers there.
     spin_exit: Option<(usize, Vec<V>)>,
+    /// The grid workspace's region (a cooperative launch).
+    workspace: Option<usize>,
+    /// The running thread's last instruction with an effect, and every
+    /// pair of effects one thread ran one after the other (the check of
+    /// grid sync's shape, `check_grid`).
+    prev_effect: Option<usize>,
+    follows: HashSet<(usize, usize)>,
+    /// The running thread is between a grid sync's two block barriers,
+    /// and the instructions where a thread broke that alternation.
+    grid_open: bool,
+    grid_bad: BTreeSet<usize>,
+    /// Some thread runs other code between a grid sync's parts: the split
+    /// form (`grid.barrier_arrive`/`barrier_wait`, `check_grid`).
+    grid_split: bool,
 }
 
 /// The first two distinct threads that write a location with a plain
@@ -656,7 +706,14 @@ impl Tracer<'_> {
     /// behaviour of the loop and none that it lacks. `Ok(None)`: no path
     /// polls again (a load whose value steers a branch, which the caller
     /// then reports as an unknown value).
-    fn spin_loop(&self, pc: usize, env: &[V], me: i64, place: (i64, i64)) -> Result<Option<SpinLoop>, String> {
+    fn spin_loop(
+        &self,
+        pc: usize,
+        env: &[V],
+        me: i64,
+        place: (i64, i64),
+        opaque: bool,
+    ) -> Result<Option<SpinLoop>, String> {
         const MAX_POLLS: usize = 256;
         const MAX_PATHS: usize = 1024;
         const MAX_STEPS: usize = 100_000;
@@ -673,6 +730,8 @@ impl Tracer<'_> {
         let mut path: BTreeSet<usize> = BTreeSet::new();
         let mut exit: Option<(usize, Vec<V>)> = None;
         let mut differ: BTreeSet<usize> = BTreeSet::new();
+        let mut written: BTreeSet<usize> = BTreeSet::new();
+        let mut fail_path: BTreeSet<usize> = BTreeSet::new();
         let mut again = false;
         let (mut paths, mut steps) = (0usize, 0usize);
         while let Some((p, penv)) = queue.pop() {
@@ -694,6 +753,7 @@ impl Tracer<'_> {
                 sym: BTreeMap::new(),
                 written: BTreeSet::from([d]),
                 conds: Vec::new(),
+                trail: Vec::new(),
             };
             start.env[d] = V::U(p);
             start.sym.insert(d, crate::ops::norm(*ty, PExpr::Reg(SPIN)));
@@ -730,6 +790,7 @@ impl Tracer<'_> {
                             let mut skip = w.clone();
                             skip.conds.push(fails);
                             skip.at += 1;
+                            skip.trail.push(here);
                             path.insert(here);
                             work.push(skip);
                             w.conds.push(holds);
@@ -737,15 +798,18 @@ impl Tracer<'_> {
                             match w.env[g] {
                                 V::K(v, false) if (v != 0) == neg => {
                                     path.insert(here);
+                                    w.trail.push(here);
                                     w.at += 1;
                                     continue;
                                 }
                                 V::K(_, false) => {}
-                                _ => return Err(format!(
+                                _ => {
+                                    return Err(format!(
                                     "the spin loop's path has an instruction whose guard is unknown, `{}` (line {})",
                                     self.text(c.span),
                                     self.line(c.span)
-                                )),
+                                ))
+                                }
                             }
                         }
                     }
@@ -753,7 +817,7 @@ impl Tracer<'_> {
                         Op::Defs(defs) => {
                             let mut vals = Vec::new();
                             for (_, e) in defs {
-                                match self.sym_eval(e, &w, here, place) {
+                                match self.sym_eval(e, &w, here, place, opaque) {
                                     Some(v) => vals.push(v),
                                     None => {
                                         return Err(format!(
@@ -788,6 +852,7 @@ impl Tracer<'_> {
                         Op::Nop => {}
                         Op::Bra(l) => {
                             path.insert(here);
+                            w.trail.push(here);
                             w.at = self.labels[l];
                             continue;
                         }
@@ -798,6 +863,7 @@ impl Tracer<'_> {
                             // the next loop's): this poll's loop is left,
                             // and that poll is walked in turn.
                             path.insert(here);
+                            w.trail.push(here);
                             queue.push((here, w.env.clone()));
                             if here == p {
                                 again = true;
@@ -815,8 +881,13 @@ impl Tracer<'_> {
                         _ => break true,
                     }
                     path.insert(here);
+                    w.trail.push(here);
                     w.at += 1;
                 };
+                if !left {
+                    written.extend(w.written.iter().copied());
+                    fail_path.extend(w.trail.iter().copied());
+                }
                 if left {
                     for (r, x) in &mut w.env.iter_mut().enumerate() {
                         if w.sym.contains_key(&r) {
@@ -875,12 +946,16 @@ impl Tracer<'_> {
             polls,
             path,
             addr: me,
+            written,
+            fail_path,
         }))
     }
 
     /// `e` on a spin loop's path `w` ([`S`]); `None` when it combines the
     /// polled value with a value the pre-evaluation does not know.
-    fn sym_eval(&self, e: &PExpr, w: &Walk, at: usize, place: (i64, i64)) -> Option<S> {
+    /// `opaque`: the condition is never emitted (grid sync's poll), so a
+    /// value the pre-evaluation does not know may take part in it.
+    fn sym_eval(&self, e: &PExpr, w: &Walk, at: usize, place: (i64, i64), opaque: bool) -> Option<S> {
         fn uses(e: &PExpr, sym: &BTreeMap<usize, PExpr>) -> bool {
             match e {
                 PExpr::Reg(r) => sym.contains_key(r),
@@ -897,11 +972,11 @@ impl Tracer<'_> {
             return Some(S::V(self.eval(e, &w.env, at, place), from));
         }
         let lift = |t: &Self, x: &PExpr| -> Option<PExpr> {
-            match t.sym_eval(x, w, at, place)? {
+            match t.sym_eval(x, w, at, place, opaque)? {
                 S::E(x) => Some(x),
                 S::V(V::K(_, false), Some(r)) => Some(PExpr::Reg(r)),
                 S::V(V::K(v, false), None) => Some(PExpr::Int(v)),
-                S::V(..) => None,
+                S::V(..) => opaque.then_some(PExpr::Unknown),
             }
         };
         Some(S::E(match e {
@@ -1031,6 +1106,167 @@ impl Tracer<'_> {
         true
     }
 
+    /// An access of the grid workspace by thread `place` at `pc`, after
+    /// the effect `before`: nvcc's grid sync ([`Grid`]), or the kernel is
+    /// inconclusive. The master's `atom.add` on the `barrier` word follows
+    /// a block barrier (the grid sync's first); its poll is a spin loop on
+    /// the word that is left at a block barrier (the second). Returns
+    /// where the thread goes on and its registers; `None` after failing.
+    #[allow(clippy::too_many_arguments)]
+    fn grid_access(
+        &mut self,
+        pc: usize,
+        (kind, rmw, ndst): (MemKind, Option<&str>, usize),
+        locs: &[LocKey],
+        before: Option<usize>,
+        env: &[V],
+        a: i64,
+        place: (i64, i64),
+    ) -> Option<(usize, Vec<V>)> {
+        let word = locs.len() == 1 && locs[0].1 == 4;
+        // A `bar.sync 0`/`barrier.sync 0` of the whole block (its operand
+        // a constant 0: nvcc's `__barrier_sync(0)`).
+        let block_barrier = |t: &Self, b: usize| matches!(&t.code[b].op, Op::Bar { name, count: None, sel: Some(PExpr::Int(0)), .. } if name.contains("sync"));
+        // A barrier found to be a grid sync's must not have been passed
+        // by a thread before (which then did not count it as one).
+        let mark = |t: &mut Self, at: usize, role: Grid| -> bool {
+            match t.sites[at].grid {
+                Some(r) => r == role,
+                None if matches!(role, Grid::Begin | Grid::End) && t.sites[at].place.iter().any(|(g, _)| *g != t.g) => {
+                    false
+                }
+                None => {
+                    t.sites[at].grid = Some(role);
+                    if role == Grid::Begin {
+                        // This thread just passed it.
+                        t.grid_open = true;
+                    }
+                    true
+                }
+            }
+        };
+        let mut env = env.to_vec();
+        match kind {
+            MemKind::Rmw if word && rmw == Some("add") => {
+                let ok = before.is_some_and(|b| block_barrier(self, b) && mark(self, b, Grid::Begin));
+                if !ok || !mark(self, pc, Grid::Arrival) {
+                    self.fail(
+                        pc,
+                        "this arrival on the grid workspace does not come right after a block barrier, as in nvcc's grid sync",
+                        V::K(0, false),
+                        place,
+                    );
+                    return None;
+                }
+                if let Op::Mem { dsts, .. } = &self.code[pc].op {
+                    for r in dsts {
+                        env[*r] = V::U(pc);
+                    }
+                }
+                Some((pc + 1, env))
+            }
+            MemKind::Load if word && ndst == 1 => {
+                let spin = match self.spin_loop(pc, &env, a, place, true) {
+                    Ok(Some(s)) if s.exit < self.code.len() && block_barrier(self, s.exit) => s,
+                    _ => {
+                        self.fail(
+                            pc,
+                            "this poll of the grid workspace is not a spin loop left at a block barrier, as in nvcc's grid sync",
+                            V::K(0, false),
+                            place,
+                        );
+                        return None;
+                    }
+                };
+                let polls_ok = spin.polls.keys().all(|&p| mark(self, p, Grid::Poll));
+                if !polls_ok || !mark(self, spin.exit, Grid::End) {
+                    self.fail(
+                        pc,
+                        "this poll of the grid workspace is not nvcc's grid sync",
+                        V::K(0, false),
+                        place,
+                    );
+                    return None;
+                }
+                // The loop is not emitted (the `grid.sync` stands for it):
+                // no poll, no branch of a path that goes round. The other
+                // instructions of its paths are (register arithmetic the
+                // thread runs on its way out, which nvcc may put there);
+                // what the paths that go round compute is unknown from the
+                // exit on.
+                for &at in &spin.path {
+                    let bra = matches!(self.code[at].op, Op::Bra(_));
+                    if spin.polls.contains_key(&at) || (bra && spin.fail_path.contains(&at)) {
+                        continue;
+                    }
+                    let site = &mut self.sites[at];
+                    site.visited = true;
+                    site.executed = true;
+                    if bra {
+                        site.place_varies = true;
+                    }
+                }
+                for &p in spin.polls.keys() {
+                    self.sites[p].visited = true;
+                    self.sites[p].executed = true;
+                }
+                let mut env = spin.env;
+                for r in spin.written {
+                    env[r] = V::U(pc);
+                }
+                Some((spin.exit, env))
+            }
+            _ => {
+                self.fail(
+                    pc,
+                    "the grid workspace is accessed other than by nvcc's grid sync",
+                    V::K(0, false),
+                    place,
+                );
+                None
+            }
+        }
+    }
+
+    /// Every thread ran each grid sync's parts in order ([`Grid`]): after
+    /// its first block barrier the master's arrival or the second barrier,
+    /// after the arrival the poll, before the second barrier the poll or
+    /// the first barrier. Else the kernel is inconclusive at the
+    /// instruction that broke the shape.
+    fn check_grid(&mut self, code: &[CInstr]) {
+        let role = |pc: usize| self.sites[pc].grid;
+        let plain = |a: usize, b: usize| match (role(a), role(b)) {
+            (Some(Grid::Begin), r) => matches!(r, Some(Grid::Arrival | Grid::End)),
+            (Some(Grid::Arrival), r) => r == Some(Grid::Poll),
+            (l, Some(Grid::End)) => matches!(l, Some(Grid::Begin | Grid::Poll)),
+            (l, Some(Grid::Arrival)) => l == Some(Grid::Begin),
+            _ => true,
+        };
+        // The split form (`grid.barrier_arrive()`, other code, then
+        // `barrier_wait()`: sync.h's `sync_grids_arrive`/`_wait`): the
+        // arrival still comes right after the first barrier, and each
+        // thread alternates the two barriers (`grid_bad`).
+        self.grid_split = self.follows.iter().any(|&(a, b)| !plain(a, b));
+        let mut bad: BTreeSet<usize> = self.grid_bad.clone();
+        for &(a, b) in &self.follows {
+            let ok = if self.grid_split {
+                role(b) != Some(Grid::Arrival) || role(a) == Some(Grid::Begin)
+            } else {
+                plain(a, b)
+            };
+            if !ok {
+                bad.insert(b);
+            }
+        }
+        for pc in bad {
+            let d = Diagnostic::error(
+                code[pc].span,
+                "inconclusive: in some thread this instruction breaks the shape of nvcc's grid sync (a block barrier, the block master's arrival on the grid workspace and its poll, a block barrier)",
+            );
+            self.errors.entry(pc).or_insert(d);
+        }
+    }
+
     fn resolve(&self, a: i64) -> Option<LocKey> {
         self.regions.iter().enumerate().find_map(|(k, r)| {
             let size = r
@@ -1042,6 +1278,8 @@ impl Tracer<'_> {
 
     fn thread(&mut self, nregs: usize, bid: i64, tid: i64) {
         let place = (bid, tid);
+        self.prev_effect = None;
+        self.grid_open = false;
         let mut env = vec![V::U(NEVER); nregs];
         let mut pc = 0usize;
         let mut steps = 0u64;
@@ -1156,8 +1394,38 @@ impl Tracer<'_> {
                 pc += 1;
                 continue;
             }
+            // An instruction with an effect: noted after the last one.
+            let before = self.prev_effect;
+            if !matches!(c.op, Op::Nop | Op::Bra(_)) {
+                if let Some(b) = before {
+                    self.follows.insert((b, pc));
+                }
+                self.prev_effect = Some(pc);
+                // Each thread passes a grid sync's first and second block
+                // barriers in turn.
+                match self.sites[pc].grid {
+                    Some(Grid::Begin) if self.grid_open => {
+                        self.grid_bad.insert(pc);
+                    }
+                    Some(Grid::Begin) => self.grid_open = true,
+                    Some(Grid::End) if !self.grid_open => {
+                        self.grid_bad.insert(pc);
+                    }
+                    Some(Grid::End) => self.grid_open = false,
+                    _ => {}
+                }
+            }
             match &c.op {
                 Op::Defs(_) | Op::Unknown(_) => unreachable!("register steps are taken above"),
+                Op::Trap => {
+                    self.fail(
+                        pc,
+                        "`trap` is reached: the kernel aborts here, which is not modelled (nvcc's grid sync traps where the launch is not cooperative: pass `--cooperative` if it is)",
+                        V::K(0, false),
+                        place,
+                    );
+                    return;
+                }
                 Op::Nop | Op::Fence(_) => {}
                 Op::Bra(l) => {
                     pc = self.labels[l];
@@ -1171,6 +1439,7 @@ impl Tracer<'_> {
                     esize,
                     dsts,
                     vals,
+                    rmw,
                     ..
                 } => {
                     match self.eval(addr, &env, pc, place) {
@@ -1189,6 +1458,16 @@ impl Tracer<'_> {
                                         );
                                         return;
                                     }
+                                }
+                            }
+                            if self.workspace.is_some_and(|w| locs.iter().any(|l| l.0 == w)) {
+                                match self.grid_access(pc, (*kind, *rmw, dsts.len()), &locs, before, &env, a, place) {
+                                    Some((next, e)) => {
+                                        env = e;
+                                        pc = next;
+                                        continue;
+                                    }
+                                    None => return,
                                 }
                             }
                             self.accessed.extend(locs.iter().copied());
@@ -1223,7 +1502,7 @@ impl Tracer<'_> {
                                 }
                             }
                             if *kind == MemKind::Load && *elems == 1 && dsts.len() == 1 {
-                                match self.spin_loop(pc, &env, a, place) {
+                                match self.spin_loop(pc, &env, a, place, false) {
                                     Ok(None) => {}
                                     Ok(Some(spin)) => {
                                         if !self.enter_spin(spin, place) {

@@ -17,6 +17,10 @@ fn launch(text: &str) -> bc_ptx::Launch {
     };
     let mut it = h.args.iter();
     while let Some(a) = it.next() {
+        if a == "--cooperative" {
+            l.cooperative = true;
+            continue;
+        }
         // A cut header (no_input_panics) loses flags; the cases have whole ones.
         let Some(v) = it.next() else { break };
         match a.as_str() {
