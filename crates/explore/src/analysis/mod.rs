@@ -259,12 +259,23 @@ impl Analyses {
         // The liveness analysis reads the state graph per thread index,
         // and symmetry renames threads from state to state: a cycle
         // could then look fair (each index steps) where one thread
-        // starves, or unfair where every thread steps. Off wherever
-        // that analysis runs (a program that may loop forever).
-        let sym_classes = if reductions.symmetry && (finite || !graph) {
+        // starves, or unfair where every thread steps. Where that
+        // analysis runs (a program that may loop forever) only classes
+        // of threads that cannot loop are kept (`cycle_free`): such a
+        // thread's every step moves it on for good, so no cycle of the
+        // state graph holds one, and along a cycle the class's own states
+        // stay as they are, and so does their sorted order (docs/
+        // explorer.md, item 3, "Under liveness").
+        let sym_classes = if !reductions.symmetry {
+            Vec::new()
+        } else if finite || !graph {
             classes::classes(p)
         } else {
-            Vec::new()
+            let free: Vec<bool> = (0..p.threads.len()).map(|t| cycle_free(p, t)).collect();
+            classes::classes(p)
+                .into_iter()
+                .filter(|c| c.iter().all(|&t| free[t]))
+                .collect()
         };
         budget.go_on()?;
         Ok(Analyses {
@@ -299,4 +310,30 @@ impl Analyses {
             tokens,
         })
     }
+}
+
+/// Whether thread `t` cannot loop: no `await` and no backward jump that
+/// closes anything but a counted loop on the instructions it can reach
+/// (its branches on builtins resolved: `bc_graph::classes::reachable_pcs`).
+/// Its every step then moves it on for good.
+fn cycle_free(p: &Program, t: usize) -> bool {
+    let tid = bc_graph::ThreadId(t as u32);
+    let code = p.code_of(tid);
+    let reach = bc_graph::classes::reachable_pcs(p, tid);
+    code.instrs.iter().enumerate().all(|(pc, i)| {
+        if !reach[pc] {
+            return true;
+        }
+        let counted = code.counted_loops.contains(&(pc as u32));
+        match &i.kind {
+            bc_graph::InstrKind::Await(_) => false,
+            _ => {
+                counted
+                    || code
+                        .successors(pc as u32)
+                        .iter()
+                        .all(|&s| (s as usize) > pc || !reach.get(s as usize).copied().unwrap_or(false))
+            }
+        }
+    })
 }
