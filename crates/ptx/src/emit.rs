@@ -25,6 +25,9 @@ pub struct Emitter<'a> {
     pub awaited: &'a HashSet<LocKey>,
     /// nvcc's grid sync in its split form (`Trace::grid_split`).
     pub grid_split: bool,
+    /// The locations `cp.async` copies touch (`Trace::copied`): always
+    /// modelled.
+    pub copied: &'a HashSet<LocKey>,
     pub prune: bool,
     pub regs: &'a [String],
     pub regions: &'a [Region],
@@ -124,6 +127,7 @@ impl<'a> Emitter<'a> {
             racy: &trace.racy,
             awaited: &trace.awaited,
             grid_split: trace.grid_split,
+            copied: &trace.copied,
             prune: true,
             regs,
             regions,
@@ -299,6 +303,48 @@ impl<'a> Emitter<'a> {
             Op::Bra(_) if !site.executed => vec![],
             Op::Bra(l) => vec![stmt(StmtKind::Goto(id(l, span)), span)],
             Op::Exit => vec![stmt(StmtKind::Exit, span)],
+            Op::Group { name, n } if site.executed => {
+                let args = n.iter().map(|n| ex(ExprKind::Int(*n), span)).collect();
+                vec![Self::instr_stmt(name, None, args, span)]
+            }
+            Op::Group { .. } => vec![],
+            Op::Copy { .. } if !site.executed || site.copies.is_empty() => vec![],
+            Op::Copy { dst, src } => {
+                let copies = &site.copies;
+                let leaf = |me: &mut Self, ix: usize| {
+                    let (_, (d, s)) = copies[ix];
+                    let (d, s) = (me.loc(d, span), me.loc(s, span));
+                    vec![Self::instr_stmt("cp.async", None, vec![d, s], span)]
+                };
+                if !site.place_varies && !site.place.is_empty() {
+                    // Each thread copies one pair: chosen by its place.
+                    let keys: Vec<(i64, i64)> = runs(&site.place).into_iter().map(|(g, v)| (g as i64, v)).collect();
+                    let sel = self.place_expr(span);
+                    self.choose(&sel, &keys, span, &mut |me, ix| leaf(me, ix as usize))
+                } else {
+                    // A pair per visit (a multistage pipeline's stages):
+                    // chosen by the destination, then the source.
+                    let dsts: Vec<(i64, i64)> = copies
+                        .iter()
+                        .map(|((d, _), _)| *d)
+                        .collect::<BTreeSet<_>>()
+                        .into_iter()
+                        .map(|d| (d, d))
+                        .collect();
+                    let (dsel, ssel) = (self.expr(dst, span), self.expr(src, span));
+                    self.choose(&dsel, &dsts, span, &mut |me, d| {
+                        let srcs: Vec<(i64, i64)> = copies
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, ((x, _), _))| *x == d)
+                            .map(|(i, ((_, y), _))| (*y, i as i64))
+                            .collect::<std::collections::BTreeMap<_, _>>()
+                            .into_iter()
+                            .collect();
+                        me.choose(&ssel, &srcs, span, &mut |me, ix| leaf(me, ix as usize))
+                    })
+                }
+            }
             // A thread that reaches one made the kernel inconclusive.
             Op::Trap => vec![],
             // nvcc's grid sync (`trace::Grid`): its first block barrier is
@@ -324,7 +370,8 @@ impl<'a> Emitter<'a> {
                 // Only locations that can race, or that a spin loop polls,
                 // are modelled (`Trace::racy`, `Trace::awaited`).
                 let (racy, awaited, prune) = (self.racy, self.awaited, self.prune);
-                let keep = |l: &LocKey| !prune || racy.contains(l) || awaited.contains(l);
+                let copied = self.copied;
+                let keep = |l: &LocKey| !prune || racy.contains(l) || awaited.contains(l) || copied.contains(l);
                 if site.addrs.is_empty() || site.dropped || !site.addrs.values().flatten().any(keep) {
                     return vec![];
                 }

@@ -83,6 +83,19 @@ pub enum Op {
     /// `trap`: the kernel aborts. Never modelled: a thread that reaches
     /// one makes the kernel inconclusive (trace.rs).
     Trap,
+    /// `cp.async.{ca,cg}.shared.global [dst], [src], size`: the litmus
+    /// `cp.async DST, SRC` (PTX ISA, "cp.async"; docs/ptx.md, "Async
+    /// copies").
+    Copy {
+        dst: PExpr,
+        src: PExpr,
+    },
+    /// The thread's async-groups: `cp.async.commit_group`,
+    /// `cp.async.wait_group N` (`n`), `cp.async.wait_all`.
+    Group {
+        name: String,
+        n: Option<i64>,
+    },
     Mem {
         kind: MemKind,
         addr: PExpr,
@@ -662,8 +675,62 @@ impl Ctx<'_> {
             }
             "bar" | "barrier" => self.barrier(ins, &parts),
             "mbarrier" => self.mbarrier(ins, &parts),
+            "cp" if parts.get(1) == Some(&"async") && parts.get(2) != Some(&"bulk") => self.cp_async(ins, &parts),
             "call" => Err(err(ins.span, "this call could not be inlined")),
             _ => Err(unsupported()),
+        }
+    }
+
+    /// The non-bulk `cp.async` family (PTX ISA, "cp.async",
+    /// "cp.async.commit_group", "cp.async.wait_group",
+    /// "cp.async.mbarrier.arrive"), each the litmus statement of its name.
+    fn cp_async(&mut self, ins: &Instr, parts: &[&str]) -> Result<Op, Diagnostic> {
+        let o = &ins.operands;
+        match parts.get(2).copied() {
+            Some("commit_group") | Some("wait_all") => Ok(Op::Group {
+                name: format!("cp.async.{}", parts[2]),
+                n: None,
+            }),
+            Some("wait_group") => match o.first() {
+                Some(Operand::Int(n, _)) if *n >= 0 => Ok(Op::Group {
+                    name: "cp.async.wait_group".into(),
+                    n: Some(*n),
+                }),
+                _ => Err(err(ins.span, "`cp.async.wait_group` needs a constant count")),
+            },
+            Some("mbarrier") => {
+                let noinc = parts.contains(&"noinc");
+                let Some(a) = o.first() else {
+                    return Err(err(ins.span, "`cp.async.mbarrier.arrive` needs an address operand"));
+                };
+                Ok(Op::MBar {
+                    name: if noinc {
+                        "cp.async.mbarrier.arrive.noinc".into()
+                    } else {
+                        "cp.async.mbarrier.arrive".into()
+                    },
+                    addr: self.addr(a)?,
+                    args: Vec::new(),
+                    dst: None,
+                    poll: false,
+                })
+            }
+            Some("ca") | Some("cg") => {
+                if !(parts.iter().any(|p| p.starts_with("shared")) && parts.contains(&"global")) || o.len() < 3 {
+                    return Err(err(ins.span, "`cp.async` copies from `.global` to `.shared`: `cp.async.ca.shared.global [dst], [src], size`"));
+                }
+                Ok(Op::Copy {
+                    dst: self.addr(&o[0])?,
+                    src: self.addr(&o[1])?,
+                })
+            }
+            _ => Err(err(
+                ins.op.span,
+                format!(
+                    "`{}` is not supported: it is neither modelled nor on the list of instructions that cannot affect synchronization (docs/ptx.md)",
+                    ins.op.name
+                ),
+            )),
         }
     }
 

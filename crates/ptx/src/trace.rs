@@ -108,8 +108,11 @@ pub struct Site {
     /// some visit's were not known, and the instruction that made them so).
     pub vals: BTreeSet<Vec<i64>>,
     pub vals_unknown: Option<usize>,
-    /// Part of nvcc's grid sync (`Tracer::grid_arrival`).
+    /// Part of nvcc's grid sync (`Tracer::grid_access`).
     pub grid: Option<Grid>,
+    /// A `cp.async`: each (destination, source) address pair a visit
+    /// used, with its locations; `place` holds the pair's index.
+    pub copies: Vec<((i64, i64), (LocKey, LocKey))>,
 }
 
 /// The parts of cooperative groups' grid sync as nvcc compiles it
@@ -214,6 +217,9 @@ pub struct Trace {
     pub awaited: HashSet<LocKey>,
     /// nvcc's grid sync is used in its split form (`Grid`).
     pub grid_split: bool,
+    /// The locations a `cp.async` reads or writes: always modelled (the
+    /// copy races as a thread of its own, even with its issuer).
+    pub copied: HashSet<LocKey>,
 }
 
 /// Instructions between two looks at the clock.
@@ -251,6 +257,7 @@ pub fn trace(
         grid_open: false,
         grid_bad: BTreeSet::new(),
         grid_split: false,
+        copied: HashSet::new(),
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
@@ -292,6 +299,7 @@ pub fn trace(
         mbars: t.mbars.into_keys().collect(),
         awaited: t.awaited.into_keys().collect(),
         grid_split: t.grid_split,
+        copied: t.copied,
     }
 }
 
@@ -334,6 +342,8 @@ struct Tracer<'a> {
     /// Some thread runs other code between a grid sync's parts: the split
     /// form (`grid.barrier_arrive`/`barrier_wait`, `check_grid`).
     grid_split: bool,
+    /// The locations `cp.async` copies touch.
+    copied: HashSet<LocKey>,
 }
 
 /// The first two distinct threads that write a location with a plain
@@ -1426,7 +1436,51 @@ impl Tracer<'_> {
                     );
                     return;
                 }
-                Op::Nop | Op::Fence(_) => {}
+                Op::Nop | Op::Fence(_) | Op::Group { .. } => {}
+                Op::Copy { dst, src } => {
+                    let mut pair = [(0i64, (0usize, 0i64)); 2];
+                    for (k, (e, shared, what)) in [(dst, true, "destination"), (src, false, "source")]
+                        .into_iter()
+                        .enumerate()
+                    {
+                        let a = match self.eval(e, &env, pc, place) {
+                            V::K(a, _) => a,
+                            u => {
+                                self.fail(pc, &format!("the copy's {what} address"), u, place);
+                                return;
+                            }
+                        };
+                        match self.resolve(a) {
+                            Some(l) if self.regions[l.0].shared == shared => pair[k] = (a, l),
+                            _ => {
+                                let space = if shared {
+                                    "a `.shared` variable"
+                                } else {
+                                    "global memory"
+                                };
+                                self.fail(
+                                    pc,
+                                    &format!("the copy's {what} address {a:#x} lies in no {space} of the kernel"),
+                                    V::K(0, false),
+                                    place,
+                                );
+                                return;
+                            }
+                        }
+                    }
+                    let key = (pair[0].0, pair[1].0);
+                    self.copied.extend([pair[0].1, pair[1].1]);
+                    self.accessed.extend([pair[0].1, pair[1].1]);
+                    let site = &mut self.sites[pc];
+                    let ix = match site.copies.iter().position(|(k, _)| *k == key) {
+                        Some(i) => i,
+                        None => {
+                            site.copies.push((key, (pair[0].1, pair[1].1)));
+                            site.copies.len() - 1
+                        }
+                    };
+                    note(&mut site.place, &mut site.place_varies, self.g, ix as i64);
+                }
                 Op::Bra(l) => {
                     pc = self.labels[l];
                     continue;

@@ -137,9 +137,10 @@ impl Checker<'_> {
                 // site. A warp that runs two `.aligned` arrives in one
                 // phase (`ub(arrive-twice)`) runs each of them together,
                 // so a lane's other arrivals are not divergence.
+                // A copy agent carries its issuer's place but is no lane.
                 let lanes = (0..threads)
                     .map(bc_graph::ThreadId)
-                    .filter(|&u| exec.thread(u).warp == warp);
+                    .filter(|&u| exec.thread(u).warp == warp && !exec.thread(u).agent);
                 for u in lanes {
                     let mine: Vec<bc_graph::EventId> = p
                         .members

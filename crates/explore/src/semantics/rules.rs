@@ -358,7 +358,10 @@ impl System<'_> {
             seen.push((warp, site));
             // A warp that runs two `.aligned` arrives in one phase runs
             // each together: a lane's other arrivals are no divergence.
-            for u in (0..self.p.threads.len()).filter(|&u| self.p.threads[u].warp_id == warp) {
+            // A copy agent carries its issuer's place but is no lane.
+            let lanes = (0..self.p.threads.len())
+                .filter(|&u| self.p.threads[u].warp_id == warp && self.p.threads[u].kind != ThreadKind::Copy);
+            for u in lanes {
                 let mine: Vec<(u32, u32)> = ph.members.iter().copied().filter(|&(x, _)| x as usize == u).collect();
                 let kinds: Vec<_> = mine.iter().map(|&(x, q)| of(x, q)).collect();
                 if kinds.iter().any(|&(st, arrive, _)| arrive && st == site) {

@@ -301,7 +301,17 @@ impl Emit<'_> {
                 if self.plan.prog.copy_sites[*site as usize].kind == bc_graph::CopySite::Plain =>
             {
                 let dst = format!("bc_tma_dst + 16u * (threadIdx.x / {}u)", self.plan.mapping.width());
-                let call = if i.text.starts_with("pipeline.") {
+                // A kernel-only file (docs/ptx.md, "The round trip") copies
+                // the litmus locations where PTX can: a block-scope
+                // destination (shared memory) and a device-scope source.
+                let (d, s, _) = crate::emit::plan::copy_site(self.plan.prog, *site);
+                let scope = |x: u32| self.plan.var_scope.get(x as usize).copied();
+                let locs = self.plan.kernel_only
+                    && scope(d) == Some(bc_models::Scope::Block)
+                    && scope(s).is_some_and(|x| x != bc_models::Scope::Block);
+                let call = if locs {
+                    format!("bc_cp_async_loc({}, {});", self.ptr(d), self.ptr(s))
+                } else if i.text.starts_with("pipeline.") {
                     format!("cuda::memcpy_async({dst}, bc_tma_src, cuda::aligned_size_t<16>(16), bc_pipe);")
                 } else {
                     format!("bc_cp_async({dst}, bc_tma_src);")
@@ -320,8 +330,20 @@ impl Emit<'_> {
                 let InstrKind::CopyIssue { site, bytes, hold, .. } = &i.kind else {
                     unreachable!()
                 };
-                let (_, _, bar) = crate::emit::plan::copy_site(self.plan.prog, *site);
-                let call = if hold.is_some() {
+                let (d, s, bar) = crate::emit::plan::copy_site(self.plan.prog, *site);
+                let scope = |x: u32| self.plan.var_scope.get(x as usize).copied();
+                let locs = self.plan.kernel_only
+                    && scope(d) == Some(bc_models::Scope::Block)
+                    && scope(s).is_some_and(|x| x != bc_models::Scope::Block);
+                let call = if hold.is_some() && locs {
+                    // As for a plain `cp.async` in a kernel-only file: the
+                    // litmus locations themselves.
+                    format!(
+                        "bc_cp_async_loc({}, {}); asm volatile(\"cp.async.mbarrier.arrive.shared::cta.b64 [%0];\" :: \"r\"(bc_smem(&bc_bar_{bar})) : \"memory\");",
+                        self.ptr(d),
+                        self.ptr(s)
+                    )
+                } else if hold.is_some() {
                     // libcu++'s non-bulk path: cp.async, then an arrive
                     // that raises the pending count and arrives when the
                     // thread's copies complete.

@@ -247,9 +247,18 @@ fn names_of(body: &[Stmt], out: &mut HashMap<u32, String>) {
 /// barrier.
 fn predefined_ids(prog: &Program) -> Vec<Option<i64>> {
     let ndecl = prog.threads.iter().map(|t| t.barriers.len()).max().unwrap_or(0);
+    // The copy agents' start barriers are declared barriers too, numbered
+    // after the predefined ones (`bc_graph::copies`): the user's own
+    // declarations are the ones before those.
+    let starts = if prog.copy_sites.is_empty() {
+        0
+    } else {
+        ndecl.saturating_sub(prog.copy_first_decl as usize)
+    };
+    let user = prog.declared_barriers.len().saturating_sub(starts);
     (0..ndecl)
         .map(|d| {
-            if d < prog.declared_barriers.len() {
+            if d < user || (starts > 0 && d >= prog.copy_first_decl as usize) {
                 return None;
             }
             let inst = prog.threads.iter().find_map(|t| t.barriers.get(d).copied().flatten())?;

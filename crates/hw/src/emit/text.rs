@@ -25,6 +25,11 @@ const COPY_HELPERS: &str = r#"__device__ inline void bc_cp_async_bulk(unsigned c
 __device__ inline void bc_cp_async(unsigned char* dst, const unsigned char* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(bc_smem(dst)), "l"(src) : "memory");
 }
+// A kernel-only file copies the litmus locations themselves (8 bytes),
+// so that the PTX front end sees the copy's own destination and source.
+__device__ inline void bc_cp_async_loc(long long* dst, const long long* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" :: "r"(bc_smem(dst)), "l"(src) : "memory");
+}
 __device__ inline void bc_cp_async_arrive(unsigned char* dst, const unsigned char* src, unsigned long long* bar) {
   bc_cp_async(dst, src);
   asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" :: "r"(bc_smem(bar)) : "memory");
