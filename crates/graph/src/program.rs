@@ -686,13 +686,23 @@ impl Code {
     /// Every run of this body ends: it has no `await` and every backward
     /// jump closes a `repeat` loop (no `while`, no backward `goto`).
     pub fn terminates(&self) -> bool {
-        self.instrs.iter().enumerate().all(|(pc, i)| match &i.kind {
-            InstrKind::Await(_) => false,
-            InstrKind::Jump(to) => (*to as usize) > pc || self.counted_loops.contains(&(pc as u32)),
-            InstrKind::Branch { then, els, .. } => {
-                ((*then as usize) > pc && (*els as usize) > pc) || self.counted_loops.contains(&(pc as u32))
+        self.terminates_where(&|_| true)
+    }
+    /// [`Code::terminates`] for a thread that runs only the instructions
+    /// `reachable` says (`classes::reachable_pcs`): a jump to an
+    /// instruction it never runs closes no loop of its.
+    pub fn terminates_where(&self, reachable: &dyn Fn(usize) -> bool) -> bool {
+        self.instrs.iter().enumerate().all(|(pc, i)| {
+            if !reachable(pc) || self.counted_loops.contains(&(pc as u32)) {
+                return !matches!(i.kind, InstrKind::Await(_)) || !reachable(pc);
             }
-            _ => true,
+            match &i.kind {
+                InstrKind::Await(_) => false,
+                _ => self
+                    .successors(pc as u32)
+                    .iter()
+                    .all(|&s| (s as usize) > pc || !reachable(s as usize)),
+            }
         })
     }
     pub fn reg(&self, name: &str) -> Option<RegId> {

@@ -131,6 +131,27 @@ pub enum Grid {
     Poll,
 }
 
+/// Whether instruction `c` runs under its guard in `env`: `None` when the
+/// guard's value is unknown.
+fn guard_holds(c: &CInstr, env: &[V]) -> Option<bool> {
+    match c.guard {
+        None => Some(true),
+        Some((neg, g)) => match env[g] {
+            V::K(v, false) => Some((v != 0) != neg),
+            _ => None,
+        },
+    }
+}
+
+/// The conditions of a path, all of them (true for none).
+fn conjunction(conds: &[PExpr]) -> PExpr {
+    conds
+        .iter()
+        .cloned()
+        .reduce(|a, b| PExpr::Bin(BOp::And, Box::new(a), Box::new(b)))
+        .unwrap_or(PExpr::Int(1))
+}
+
 /// The polled value in a spin loop's exit condition (`Site::spin`).
 pub const SPIN: usize = usize::MAX;
 
@@ -250,7 +271,6 @@ pub fn trace(
         accessed: HashSet::new(),
         mbars: BTreeMap::new(),
         awaited: BTreeMap::new(),
-        spin_exit: None,
         workspace: regions.iter().position(|r| r.workspace),
         prev_effect: None,
         follows: HashSet::new(),
@@ -326,8 +346,6 @@ struct Tracer<'a> {
     mbars: BTreeMap<LocKey, usize>,
     /// Per location a spin loop polls, the first such poll.
     awaited: BTreeMap<LocKey, usize>,
-    /// Where the spin loop just entered is left, and the registers there.
-    spin_exit: Option<(usize, Vec<V>)>,
     /// The grid workspace's region (a cooperative launch).
     workspace: Option<usize>,
     /// The running thread's last instruction with an effect, and every
@@ -592,13 +610,7 @@ impl Tracer<'_> {
             let Some(c) = self.code.get(at) else {
                 return Err("the poll's retry path runs off the end of the kernel".into());
             };
-            let guard = match c.guard {
-                None => Some(true),
-                Some((neg, g)) => match env[g] {
-                    V::K(v, false) => Some((v != 0) != neg),
-                    _ => None,
-                },
-            };
+            let guard = guard_holds(c, &env);
             if guard == Some(false) {
                 work.push((at + 1, env));
                 continue;
@@ -669,20 +681,18 @@ impl Tracer<'_> {
             let Some(c) = self.code.get(at) else {
                 return Ok((at, env));
             };
-            if let Some((neg, g)) = c.guard {
-                match env[g] {
-                    V::K(v, false) if (v != 0) == neg => {
-                        at += 1;
-                        continue;
-                    }
-                    V::K(_, false) => {}
-                    _ => {
-                        return Err(format!(
-                            "after the poll succeeds, the guard of `{}` (line {}) is unknown",
-                            self.text(c.span),
-                            self.line(c.span)
-                        ))
-                    }
+            match guard_holds(c, &env) {
+                Some(true) => {}
+                Some(false) => {
+                    at += 1;
+                    continue;
+                }
+                None => {
+                    return Err(format!(
+                        "after the poll succeeds, the guard of `{}` (line {}) is unknown",
+                        self.text(c.span),
+                        self.line(c.span)
+                    ))
                 }
             }
             if self.register_step(&c.op, &mut env, at, place) {
@@ -801,25 +811,21 @@ impl Tracer<'_> {
                             skip.conds.push(fails);
                             skip.at += 1;
                             skip.trail.push(here);
-                            path.insert(here);
                             work.push(skip);
                             w.conds.push(holds);
                         } else {
-                            match w.env[g] {
-                                V::K(v, false) if (v != 0) == neg => {
-                                    path.insert(here);
+                            match guard_holds(c, &w.env) {
+                                Some(true) => {}
+                                Some(false) => {
                                     w.trail.push(here);
                                     w.at += 1;
                                     continue;
                                 }
-                                V::K(_, false) => {}
-                                _ => {
-                                    return Err(format!(
+                                None => return Err(format!(
                                     "the spin loop's path has an instruction whose guard is unknown, `{}` (line {})",
                                     self.text(c.span),
                                     self.line(c.span)
-                                ))
-                                }
+                                )),
                             }
                         }
                     }
@@ -861,7 +867,6 @@ impl Tracer<'_> {
                         }
                         Op::Nop => {}
                         Op::Bra(l) => {
-                            path.insert(here);
                             w.trail.push(here);
                             w.at = self.labels[l];
                             continue;
@@ -872,28 +877,22 @@ impl Tracer<'_> {
                             // address (the loop's own in a rotated loop, or
                             // the next loop's): this poll's loop is left,
                             // and that poll is walked in turn.
-                            path.insert(here);
                             w.trail.push(here);
                             queue.push((here, w.env.clone()));
                             if here == p {
                                 again = true;
                                 round = true;
                             } else {
-                                let c = w
-                                    .conds
-                                    .clone()
-                                    .into_iter()
-                                    .reduce(|a, b| PExpr::Bin(BOp::And, Box::new(a), Box::new(b)));
-                                leave.push(c.unwrap_or(PExpr::Int(1)));
+                                leave.push(conjunction(&w.conds));
                             }
                             break false;
                         }
                         _ => break true,
                     }
-                    path.insert(here);
                     w.trail.push(here);
                     w.at += 1;
                 };
+                path.extend(w.trail.iter().copied());
                 if !left {
                     written.extend(w.written.iter().copied());
                     fail_path.extend(w.trail.iter().copied());
@@ -918,11 +917,7 @@ impl Tracer<'_> {
                             ));
                         }
                     }
-                    let c = w
-                        .conds
-                        .into_iter()
-                        .reduce(|a, b| PExpr::Bin(BOp::And, Box::new(a), Box::new(b)));
-                    leave.push(c.unwrap_or(PExpr::Int(1)));
+                    leave.push(conjunction(&w.conds));
                 }
             }
             // Only a poll that comes back to itself waits.
@@ -1075,9 +1070,9 @@ impl Tracer<'_> {
     /// Records a spin loop this thread ran ([`Tracer::spin_loop`]): every
     /// instruction on its paths is emitted as it is, and each poll gets
     /// its condition (the same for every thread and visit, or the kernel
-    /// is inconclusive). Leaves the exit and its registers in
-    /// `spin_exit`; false after failing the instruction.
-    fn enter_spin(&mut self, spin: SpinLoop, place: (i64, i64)) -> bool {
+    /// is inconclusive). Returns the loop's exit and the registers there;
+    /// `None` after failing the instruction.
+    fn enter_spin(&mut self, spin: SpinLoop, place: (i64, i64)) -> Option<(usize, Vec<V>)> {
         let Some(l) = self.resolve(spin.addr) else {
             unreachable!("the poll's address was resolved")
         };
@@ -1091,7 +1086,7 @@ impl Tracer<'_> {
                         V::K(0, false),
                         place,
                     );
-                    return false;
+                    return None;
                 }
                 _ => {
                     self.sites[p].spin = cond.clone();
@@ -1112,8 +1107,7 @@ impl Tracer<'_> {
                 site.place_varies = true;
             }
         }
-        self.spin_exit = Some((spin.exit, spin.env));
-        true
+        Some((spin.exit, spin.env))
     }
 
     /// An access of the grid workspace by thread `place` at `pc`, after
@@ -1559,10 +1553,9 @@ impl Tracer<'_> {
                                 match self.spin_loop(pc, &env, a, place, false) {
                                     Ok(None) => {}
                                     Ok(Some(spin)) => {
-                                        if !self.enter_spin(spin, place) {
+                                        let Some((exit, e)) = self.enter_spin(spin, place) else {
                                             return;
-                                        }
-                                        let (exit, e) = self.spin_exit.take().expect("entered");
+                                        };
                                         env = e;
                                         pc = exit;
                                         continue;

@@ -318,22 +318,7 @@ impl Analyses {
 /// Its every step then moves it on for good.
 fn cycle_free(p: &Program, t: usize) -> bool {
     let tid = bc_graph::ThreadId(t as u32);
-    let code = p.code_of(tid);
     let reach = bc_graph::classes::reachable_pcs(p, tid);
-    code.instrs.iter().enumerate().all(|(pc, i)| {
-        if !reach[pc] {
-            return true;
-        }
-        let counted = code.counted_loops.contains(&(pc as u32));
-        match &i.kind {
-            bc_graph::InstrKind::Await(_) => false,
-            _ => {
-                counted
-                    || code
-                        .successors(pc as u32)
-                        .iter()
-                        .all(|&s| (s as usize) > pc || !reach.get(s as usize).copied().unwrap_or(false))
-            }
-        }
-    })
+    p.code_of(tid)
+        .terminates_where(&|pc| reach.get(pc).copied().unwrap_or(false))
 }

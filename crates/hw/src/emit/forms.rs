@@ -190,6 +190,19 @@ impl Emit<'_> {
         }
     }
 
+    /// A kernel-only file (docs/ptx.md, "The round trip") copies the litmus
+    /// locations of copy site `site` where PTX can: a block-scope
+    /// destination (shared memory) and a source that is not (global
+    /// memory). Their declarations, or `None` (the scratch buffers).
+    fn copy_locs(&self, site: u32) -> Option<(u32, u32)> {
+        let (d, s, _) = crate::emit::plan::copy_site(self.plan.prog, site);
+        let scope = |x: u32| self.plan.var_scope.get(x as usize).copied();
+        (self.plan.kernel_only
+            && scope(d) == Some(bc_models::Scope::Block)
+            && scope(s).is_some_and(|x| x != bc_models::Scope::Block))
+        .then_some((d, s))
+    }
+
     /// The address of location declaration `d` for this thread.
     fn ptr(&self, d: u32) -> String {
         match self.side {
@@ -301,15 +314,7 @@ impl Emit<'_> {
                 if self.plan.prog.copy_sites[*site as usize].kind == bc_graph::CopySite::Plain =>
             {
                 let dst = format!("bc_tma_dst + 16u * (threadIdx.x / {}u)", self.plan.mapping.width());
-                // A kernel-only file (docs/ptx.md, "The round trip") copies
-                // the litmus locations where PTX can: a block-scope
-                // destination (shared memory) and a device-scope source.
-                let (d, s, _) = crate::emit::plan::copy_site(self.plan.prog, *site);
-                let scope = |x: u32| self.plan.var_scope.get(x as usize).copied();
-                let locs = self.plan.kernel_only
-                    && scope(d) == Some(bc_models::Scope::Block)
-                    && scope(s).is_some_and(|x| x != bc_models::Scope::Block);
-                let call = if locs {
+                let call = if let Some((d, s)) = self.copy_locs(*site) {
                     format!("bc_cp_async_loc({}, {});", self.ptr(d), self.ptr(s))
                 } else if i.text.starts_with("pipeline.") {
                     format!("cuda::memcpy_async({dst}, bc_tma_src, cuda::aligned_size_t<16>(16), bc_pipe);")
@@ -330,12 +335,9 @@ impl Emit<'_> {
                 let InstrKind::CopyIssue { site, bytes, hold, .. } = &i.kind else {
                     unreachable!()
                 };
-                let (d, s, bar) = crate::emit::plan::copy_site(self.plan.prog, *site);
-                let scope = |x: u32| self.plan.var_scope.get(x as usize).copied();
-                let locs = self.plan.kernel_only
-                    && scope(d) == Some(bc_models::Scope::Block)
-                    && scope(s).is_some_and(|x| x != bc_models::Scope::Block);
-                let call = if hold.is_some() && locs {
+                let (_, _, bar) = crate::emit::plan::copy_site(self.plan.prog, *site);
+                let locs = self.copy_locs(*site).filter(|_| hold.is_some());
+                let call = if let Some((d, s)) = locs {
                     // As for a plain `cp.async` in a kernel-only file: the
                     // litmus locations themselves.
                     format!(
