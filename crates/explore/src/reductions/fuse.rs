@@ -54,7 +54,8 @@
 //! fusing across phases kept them, and symmetry then reordered a phase no
 //! barrier record knew, which canonicalization could not sort back). A
 //! fused wait may then also end its thread ([`System::end_fusible`]) when
-//! its end drops only that barrier, which commutes as an arrive does. A
+//! every barrier its end drops is one whose arrives fuse (that one, or a
+//! lane's warp barrier beside it): each drop commutes as an arrive does. A
 //! fused arrive, like a fused wait, is taken only when it raises no
 //! finding; otherwise it is undone and left to the search. Without a state
 //! graph (finite programs) no fairness question arises.
@@ -65,8 +66,8 @@
 //! own: it appends only to its thread's history, plain accesses of two
 //! threads commute, and executes-before into and out of it is fixed by its
 //! thread's history when it becomes enabled. Its thread's end comes with
-//! it when the end drops at most one barrier, one whose arrives fuse
-//! ([`System::end_drop_fusible`]).
+//! it when every barrier the end drops is one whose arrives fuse
+//! ([`System::end_drops`]).
 
 use crate::semantics::choices::{Lane, WaitPlan};
 use crate::semantics::worker::Worker;
@@ -88,6 +89,13 @@ impl System<'_> {
             return None;
         };
         if spec.parity.is_some() || spec.poll || !self.an.lockstep[b] {
+            return None;
+        }
+        // A lane that its warp's first lane releases has no step of its
+        // own; a leading lane's step releases the warp (`fuse_warp_wait`).
+        // A lane's own wait may change its mates' steps
+        // (`moves_warp_mates`).
+        if self.lane_mode(s, t) == Lane::Follows || self.moves_warp_mates(s, t) {
             return None;
         }
         if self.an.inited[b] && self.init_pending(s, b) {
@@ -151,7 +159,7 @@ impl System<'_> {
         // lane, has no step of its own. A warp's arrival commutes with the
         // other arrives as one lane's does: it adds its lanes to the open
         // phase, which is sorted, and a lockstep phase needs every lane.
-        if matches!(self.lane_mode(s, t), Lane::Held | Lane::Follows) {
+        if matches!(self.lane_mode(s, t), Lane::Held | Lane::Follows) || self.moves_warp_mates(s, t) {
             return None;
         }
         Some((
@@ -186,19 +194,13 @@ impl System<'_> {
     }
 
     /// Whether thread `t`'s end may be taken with a fused wait on barrier
-    /// `b` ("Arrive fusion" in the module doc): `b`'s arrives fuse, the
-    /// thread belongs to no named kernel (whose last thread starts the
-    /// next one), and the only barrier its end drops is `b`, where its
-    /// drop commutes with the other members of the phase as an arrive does
-    /// (sorted, and lockstep: the phase needs every live thread's arrive or
-    /// end).
+    /// `b` ("Arrive fusion" in the module doc): `b`'s arrives fuse, and
+    /// the end is fusible ([`System::end_drops`]): each barrier its end
+    /// drops is `b` or another whose arrives fuse, where the drop commutes
+    /// with the other members of the phase as an arrive does (sorted, and
+    /// lockstep: the phase needs every live thread's arrive or end).
     pub(crate) fn end_fusible(&self, s: &State, t: usize, b: usize) -> bool {
-        self.arrives_fuse(s, b)
-            && self.p.threads[t].kernel.is_none()
-            && s.threads[t]
-                .joined
-                .iter()
-                .all(|&d| d as usize == b || !self.p.barriers[d as usize].dropped_at_end_by(ThreadId(t as u32)))
+        self.arrives_fuse(s, b) && self.end_drops(s, t).is_some()
     }
 
     /// The choice of thread `t`'s plain access, when it qualifies for
@@ -206,9 +208,9 @@ impl System<'_> {
     /// finite, and no other thread may still make a plain access to its
     /// location that conflicts with it (a write, or for a write any
     /// access). With it, what its end drops when the local steps after it
-    /// end the thread: `None` when the end may not be fused, else the one
-    /// barrier it drops, if any ([`System::end_drop_fusible`]).
-    pub(crate) fn fusible_access(&self, s: &State, t: usize) -> Option<(Choice, Option<Option<usize>>)> {
+    /// end the thread: `None` when the end may not be fused, else the
+    /// barriers it drops ([`System::end_drops`]).
+    pub(crate) fn fusible_access(&self, s: &State, t: usize) -> Option<(Choice, Option<Vec<usize>>)> {
         let th = &s.threads[t];
         if !self.an.finite || th.status != Status::Running || !th.started {
             return None;
@@ -219,6 +221,10 @@ impl System<'_> {
             InstrKind::Write { decl } => (decl, true),
             _ => return None,
         };
+        // Its end may change a warp mate's step (`moves_warp_mates`).
+        if self.moves_warp_mates(s, t) {
+            return None;
+        }
         let l = System::loc(info, decl);
         let conflicts = (0..s.threads.len()).filter(|&u| u != t).any(|u| {
             let pc = match s.threads[u].status {
@@ -241,29 +247,82 @@ impl System<'_> {
                 thread: t as u32,
                 phase: None,
             },
-            self.end_drop_fusible(s, t),
+            self.end_drops(s, t),
         ))
     }
 
-    /// Whether thread `t`'s end may be taken with a fused access: the
-    /// thread belongs to no named kernel (whose last thread starts the
-    /// next one), and its end drops at most one barrier, one whose arrives
-    /// fuse, where the drop commutes with the other members of the open
-    /// phase as an arrive does ("Arrive fusion"). The barrier dropped, if
-    /// any; `None` when the end may not be fused.
-    pub(crate) fn end_drop_fusible(&self, s: &State, t: usize) -> Option<Option<usize>> {
+    /// The barriers thread `t`'s end drops, when the end may be taken
+    /// with a fused step: the thread belongs to no named kernel (whose
+    /// last thread starts the next one), and the arrives of every barrier
+    /// it drops fuse, where the drop commutes with the other members of
+    /// the open phase as an arrive does ("Arrive fusion"; a lane that ran
+    /// a warp intrinsic drops its warp's mask barrier beside the block's).
+    /// `None` when the end may not be fused.
+    pub(crate) fn end_drops(&self, s: &State, t: usize) -> Option<Vec<usize>> {
         if self.p.threads[t].kernel.is_some() {
             return None;
         }
-        let mut dropped = s.threads[t]
-            .joined
-            .iter()
+        let dropped: Vec<usize> = (s.threads[t].joined.iter())
             .map(|&d| d as usize)
-            .filter(|&d| self.p.barriers[d].dropped_at_end_by(ThreadId(t as u32)));
-        match (dropped.next(), dropped.next()) {
-            (None, _) => Some(None),
-            (Some(b), None) if self.arrives_fuse(s, b) => Some(Some(b)),
-            _ => None,
+            .filter(|&d| self.p.barriers[d].dropped_at_end_by(ThreadId(t as u32)))
+            .collect();
+        dropped.iter().all(|&d| self.arrives_fuse(s, d)).then_some(dropped)
+    }
+
+    /// A leading lane's fusible wait `c` on barrier `b` (`Lane::Leads`):
+    /// the warp's release, every live lane's wait in one step as
+    /// `System::step_warp` takes it, with the lanes' traced steps. Taken
+    /// under the conditions of a single wait (no finding, no bmo but
+    /// `b`'s changed, and that only by the ends of lanes whose ends are
+    /// fusible); undone otherwise, from a copy of the state (a warp's
+    /// release is rarer than a lane's step, and touches many threads).
+    fn fuse_warp_wait(&self, s: &mut State, c: Choice, b: usize, w: &mut Worker) -> Option<Vec<Step>> {
+        let t = c.thread as usize;
+        let lanes: Vec<usize> = std::iter::once(t)
+            .chain(self.warp_followers(s, c).into_iter().map(|u| u as usize))
+            .collect();
+        let end_ok = lanes.iter().all(|&u| self.end_fusible(s, u, b));
+        let traced: Vec<_> = if w.trace.is_some() {
+            (lanes.iter())
+                .map(|&u| {
+                    self.traced(
+                        s,
+                        Choice {
+                            thread: u as u32,
+                            phase: c.phase,
+                        },
+                    )
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let before = s.clone();
+        let pending = w.pending.len();
+        w.hold_end = !end_ok;
+        w.held_end = false;
+        let steps = self.step_warp(s, c, w);
+        w.hold_end = false;
+        let held = std::mem::take(&mut w.held_end);
+        let ended = lanes.iter().filter(|&&u| s.threads[u].status == Status::Done).count();
+        let bmo_same = s
+            .bmo
+            .iter()
+            .zip(&before.bmo)
+            .enumerate()
+            .all(|(i, (n, o))| n.len() == o.len() || (i == b && n.len() <= o.len() + ended));
+        let alive = lanes
+            .iter()
+            .all(|&u| s.threads[u].status == Status::Running || (end_ok && s.threads[u].status == Status::Done));
+        if w.pending.len() == pending && bmo_same && !held && alive {
+            if let Some(trace) = &mut w.trace {
+                trace.extend(traced);
+            }
+            Some(steps)
+        } else {
+            w.pending.truncate(pending);
+            *s = before;
+            None
         }
     }
 
@@ -309,20 +368,50 @@ impl System<'_> {
                 // The choice, the barrier it may change (its own, or the
                 // one an access's fused end drops), whether it is an
                 // arrive, and whether its thread may end with it.
-                let (c, b, arrive, end_ok) = match self.fusible(s, t, &w.ident) {
-                    Some((c, b)) => (c, Some(b), false, self.end_fusible(s, t, b)),
+                // A warp's release at an `.aligned` barrier: all its
+                // lanes' waits in one step, as the search takes it.
+                if let Some((c, b)) = self
+                    .fusible(s, t, &w.ident)
+                    .filter(|_| self.lane_mode(s, t) == Lane::Leads)
+                {
+                    if let Some(warp) = self.fuse_warp_wait(s, c, b, w) {
+                        steps.extend(warp);
+                        changed = true;
+                        arrived |= self.arrives_fuse(s, b) && s.threads[t].status == Status::Done;
+                    }
+                    continue;
+                }
+                // And the barriers its end drops, when it may end with
+                // it ([`System::end_drops`]).
+                let (c, b, arrive, end_ok, drops) = match self.fusible(s, t, &w.ident) {
+                    Some((c, b)) => {
+                        let drops = self.end_drops(s, t).filter(|_| self.arrives_fuse(s, b));
+                        (c, Some(b), false, drops.is_some(), drops.unwrap_or_default())
+                    }
                     None => match self.fusible_arrive(s, t, &w.ident) {
                         // An arrive's thread may end with it when the
                         // end drops no barrier (it then changes only the
                         // thread's status; a counted named barrier's
                         // arrivers end so).
-                        Some((c, b)) => (c, Some(b), true, self.end_drop_fusible(s, t) == Some(None)),
+                        Some((c, b)) => (
+                            c,
+                            Some(b),
+                            true,
+                            self.end_drops(s, t).is_some_and(|d| d.is_empty()),
+                            Vec::new(),
+                        ),
                         None => match self.fusible_access(s, t) {
-                            Some((c, end)) => (c, end.flatten(), false, end.is_some()),
+                            Some((c, end)) => (c, None, false, end.is_some(), end.unwrap_or_default()),
                             None => continue,
                         },
                     },
                 };
+                // The barriers the end drops besides `b`: saved, for the
+                // undo below.
+                let others: Vec<(usize, crate::state::BState)> = (drops.iter())
+                    .filter(|&&d| Some(d) != b)
+                    .map(|&d| (d, s.bars[d].clone()))
+                    .collect();
                 let pending = w.pending.len();
                 // Saved in reused scratch, so their vectors keep their
                 // allocations.
@@ -349,7 +438,10 @@ impl System<'_> {
                 // barrier's.
                 let bmo_same = s.bmo.iter().map(Vec::len).enumerate().all(|(i, n)| {
                     let own = Some(i) == b;
-                    n == bmo_lens[i] + usize::from((arrive || ended) && own) || (n == bmo_lens[i] && own)
+                    let drop = ended && others.iter().any(|&(d, _)| d == i);
+                    n == bmo_lens[i] + usize::from((arrive || ended) && own)
+                        || (n == bmo_lens[i] && own)
+                        || (drop && n <= bmo_lens[i] + 1)
                 });
                 if quiet && bmo_same && !w.held_end && (s.threads[t].status == Status::Running || (end_ok && ended)) {
                     steps.push(step);
@@ -357,12 +449,15 @@ impl System<'_> {
                         trace.push(traced);
                     }
                     changed = true;
-                    arrived |= arrive || b.is_some_and(|b| ended && self.arrives_fuse(s, b));
+                    arrived |= arrive || (ended && (b.is_some() || !others.is_empty()));
                 } else {
                     w.pending.truncate(pending);
                     std::mem::swap(&mut s.threads[t], &mut thread);
                     if let (Some(b), Some(saved)) = (b, &mut bar) {
                         std::mem::swap(&mut s.bars[b], saved);
+                    }
+                    for (d, saved) in others {
+                        s.bars[d] = saved;
                     }
                     s.hist[t].truncate(hist_len);
                     for (o, &n) in s.bmo.iter_mut().zip(&bmo_lens) {

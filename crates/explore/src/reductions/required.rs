@@ -174,6 +174,12 @@ impl System<'_> {
             if self.lane_mode(s, t) == crate::semantics::choices::Lane::Leads {
                 continue;
             }
+            // Nor a step that may change a warp mate's (its end may make
+            // a mate that stands alone at an `.aligned` barrier lead or
+            // follow its warp).
+            if self.moves_warp_mates(s, t) {
+                continue;
+            }
             let step = match kind {
                 InstrKind::Barrier { op, sel, .. } if counted => {
                     let Some(b) = self.resolve(s, t, *sel) else { continue };

@@ -89,6 +89,9 @@ impl System<'_> {
             };
         };
         let code = self.p.threads[t].code;
+        // Whether `t` arrived in the barrier's open phase already (its
+        // warp arrives a second time in one phase: `ub(arrive-twice)`).
+        let again = here != usize::MAX && self.arrived_in_open(s, t, here);
         let (mut same, mut first, mut held, mut split) = (true, true, false, false);
         let mut lanes = 1;
         for &u in mates {
@@ -97,7 +100,13 @@ impl System<'_> {
                 continue;
             }
             match s.threads[u].status {
-                Status::Done => continue,
+                // A lane that arrived in the open phase on its own and
+                // then ended split the warp all the same (its arrival
+                // stays in the phase): the others still arrive alone.
+                Status::Done => {
+                    split |= here != usize::MAX && !again && self.arrived_in_open(s, u, here);
+                    continue;
+                }
                 Status::NotLaunched => held = true,
                 Status::Running => match self.aligned_arrive(s, u) {
                     Some(b) => {
@@ -108,8 +117,10 @@ impl System<'_> {
                     // A lane that arrived in the barrier's open phase
                     // on its own: the warp is split already (it reached
                     // the barrier through different instructions), and
-                    // its lanes arrive on their own.
-                    None if here != usize::MAX && self.arrived_in_open(s, u, here) => split = true,
+                    // its lanes arrive on their own. Not when `t` arrived
+                    // in that phase too: the warp arrived there together
+                    // and comes again (`ub(arrive-twice)`), as a warp.
+                    None if here != usize::MAX && !again && self.arrived_in_open(s, u, here) => split = true,
                     None => held = true,
                 },
             }
@@ -246,6 +257,23 @@ impl System<'_> {
             } if a.aligned => Some(self.resolve(s, t, *sel).unwrap_or(usize::MAX)),
             _ => None,
         }
+    }
+
+    /// Whether a step of thread `t` may change what a warp mate's step
+    /// is: some live mate stands alone ([`Lane::Alone`]) at an `.aligned`
+    /// arrive or wait. That mate's mode reads where `t` is: `t` ending, or
+    /// reaching the mate's instruction, may make it lead its warp (its
+    /// step then takes every lane) or follow (no step of its own). A step
+    /// of `t` that leaves such a mate is then no persistent set on its
+    /// own (`required.rs`, `fuse.rs`). A held mate (`Lane::Held`) has no
+    /// step a step of `t` could change, only enable.
+    pub(crate) fn moves_warp_mates(&self, s: &State, t: usize) -> bool {
+        (self.an.warps.mates(t).iter().map(|&u| u as usize)).any(|u| {
+            u != t
+                && s.threads[u].status == Status::Running
+                && (self.aligned_arrive(s, u).is_some() || self.aligned_wait(s, u).is_some())
+                && self.lane_mode(s, u) == Lane::Alone
+        })
     }
 
     /// The other lanes that arrive in choice `c`'s step, in thread order:
