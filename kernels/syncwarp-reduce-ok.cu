@@ -1,6 +1,7 @@
 // A warp reduction in shared memory with __syncwarp between the steps,
-// then a shuffle reduction (its data is not modelled: only which lanes
-// touch which words, and the barriers).
+// then a shuffle reduction over the 8 lanes that exist (full mask, width
+// 8: a source past the segment leaves a lane its own value). The
+// shuffles' values are computed; the data (loads of `in`) is not.
 // barrier-check: --block 8
 // expect ok
 #include <cuda_runtime.h>
@@ -16,8 +17,8 @@ __global__ void warp_reduce(const int *in, int *out) {
     __syncwarp();
   }
   int v = in[lane];
-  for (int off = 16; off > 0; off /= 2)
-    v += __shfl_down_sync(0xffffffffu, v, off);
+  for (int off = 4; off > 0; off /= 2)
+    v += __shfl_down_sync(0xffffffffu, v, off, 8);
   if (lane == 0)
     out[0] = s[0] + v;
 }

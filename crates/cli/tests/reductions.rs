@@ -231,6 +231,14 @@ fn cuda_stmt() -> impl Strategy<Value = String> {
         "store f, 1",
         "r = load f",
         "__syncwarp 0x3",
+        // Warp intrinsics: values per lane, symmetry kept for votes,
+        // reductions and broadcasts (docs/semantics.md, "Warp intrinsics").
+        "r = __shfl_sync 0x3, tid + 1, 0",
+        "r = __shfl_xor_sync 0x3, r, 1",
+        "r = __ballot_sync 0x3, r",
+        "r = __any_sync 0x3, lane",
+        "r = __reduce_add_sync 0x3, r",
+        "if r == 1 { __syncthreads }",
         "cluster.sync",
         // Cooperative groups' split barrier beside collectives of the group.
         "g = block.barrier_arrive",

@@ -1643,6 +1643,8 @@ impl Lowerer<'_> {
             }
             None => None,
         };
+        // A warp intrinsic's arrive gives its value for its wait's form.
+        let per_lane = ins.lowering.iter().find_map(|l| l.reduce.filter(|r| r.per_lane()));
         let mut out = Vec::new();
         for l in &ins.lowering {
             let sel = match l.barrier {
@@ -1684,6 +1686,7 @@ impl Lowerer<'_> {
                         None => operand(l.mask, self),
                     },
                     pred: operand(l.pred, self),
+                    value: operand(l.value, self).map(|v| (v, per_lane.unwrap_or(bc_models::Reduce::Popc))),
                     object: l.object,
                     collective: l.collective,
                     tx: operand(l.tx, self),
@@ -1695,6 +1698,8 @@ impl Lowerer<'_> {
                     token: l.token.and_then(|i| regs[i]),
                     parity: operand(l.parity, self),
                     reduce: l.reduce,
+                    lane: operand(l.lane, self),
+                    width: operand(l.width, self),
                     poll: l.poll || (l.poll_with_result && dest.is_some()),
                 }),
                 AbstractOp::ExpectTx => BarrierOp::ExpectTx(count.unwrap_or(CExpr::Int(0))),

@@ -230,6 +230,10 @@ pub struct ArriveSpec {
     pub mask: Option<CExpr>,
     /// Predicate for the phase's reduction.
     pub pred: Option<CExpr>,
+    /// A warp intrinsic's value, given to its phase for the wait's
+    /// per-lane `reduce` (`bc_models::Reduce::per_lane`), with the form it
+    /// belongs to (a phase's lanes must all run one form).
+    pub value: Option<(CExpr, bc_models::Reduce)>,
     /// A `cuda::barrier`-style arrive (the abstract `arrive` statement):
     /// the arrive-before-wait rule applies to it.
     pub object: bool,
@@ -261,6 +265,10 @@ pub struct WaitSpec {
     pub parity: Option<CExpr>,
     /// The reduction written to the result register.
     pub reduce: Option<bc_models::Reduce>,
+    /// A shuffle's source lane operand (its lane, delta or lane mask) and
+    /// segment width (`bc_models::Reduce::Shfl`).
+    pub lane: Option<CExpr>,
+    pub width: Option<CExpr>,
     /// A non-blocking test (`r = mbarrier.test_wait.parity B, P`): it
     /// completes when a blocking wait could, writing 1 to its result
     /// ([`BarrierResult::Poll`]), and otherwise writes 0 and has no effect.
@@ -404,8 +412,9 @@ impl InstrKind {
                     .chain(&a.pred)
                     .chain(&a.tx)
                     .chain(&a.arrivals)
+                    .chain(a.value.as_ref().map(|(v, _)| v))
                     .collect(),
-                BarrierOp::Wait(w) => w.parity.iter().collect(),
+                BarrierOp::Wait(w) => w.parity.iter().chain(&w.lane).chain(&w.width).collect(),
                 BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => vec![],
             },
             InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } => vec![value],

@@ -211,6 +211,12 @@ fn lowering(
                 ("popc", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::Popc),
                 ("and", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::And),
                 ("or", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::Or),
+                ("value", Some(v)) if op == AbstractOp::Arrive => l.value = Some(operand(v)?),
+                ("lane", Some(v)) if op == AbstractOp::Wait => l.lane = Some(operand(v)?),
+                ("width", Some(v)) if op == AbstractOp::Wait => l.width = Some(operand(v)?),
+                (form, None) if op == AbstractOp::Wait && per_lane_form(form).is_some() => {
+                    l.reduce = per_lane_form(form)
+                }
                 ("token", Some(v)) if op == AbstractOp::Wait => l.token = Some(operand(v)?),
                 ("parity", Some(v)) if op == AbstractOp::Wait => l.parity = Some(operand(v)?),
                 ("tx", Some(v)) if op == AbstractOp::Arrive => l.tx = Some(operand(v)?),
@@ -253,6 +259,30 @@ fn lowering(
         return Err("empty lowering".into());
     }
     Ok(out)
+}
+
+/// The wait options of the warp intrinsics (`Reduce::per_lane`).
+fn per_lane_form(word: &str) -> Option<Reduce> {
+    use crate::target::{ReduxOp, ShflMode};
+    Some(match word {
+        "shfl_idx" => Reduce::Shfl(ShflMode::Idx),
+        "shfl_up" => Reduce::Shfl(ShflMode::Up),
+        "shfl_down" => Reduce::Shfl(ShflMode::Down),
+        "shfl_bfly" => Reduce::Shfl(ShflMode::Bfly),
+        "ballot" => Reduce::Ballot,
+        "vote_all" => Reduce::VoteAll,
+        "vote_any" => Reduce::VoteAny,
+        "vote_uni" => Reduce::VoteUni,
+        "match_any" => Reduce::MatchAny,
+        "match_all" => Reduce::MatchAll,
+        "redux_add" => Reduce::Redux(ReduxOp::Add),
+        "redux_min" => Reduce::Redux(ReduxOp::Min),
+        "redux_max" => Reduce::Redux(ReduxOp::Max),
+        "redux_and" => Reduce::Redux(ReduxOp::And),
+        "redux_or" => Reduce::Redux(ReduxOp::Or),
+        "redux_xor" => Reduce::Redux(ReduxOp::Xor),
+        _ => return None,
+    })
 }
 
 /// How many `extends` a model file may chain (a loop is an error, not a

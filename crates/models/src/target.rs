@@ -131,13 +131,78 @@ pub enum BarrierRef {
     JoinedInGroup(usize),
 }
 
-/// The reduction a block barrier's wait returns (`__syncthreads_count` etc.).
+/// The reduction a block barrier's wait returns (`__syncthreads_count` etc.),
+/// or the result a warp intrinsic's wait computes from the values its
+/// phase's lanes gave (`__shfl_sync`, `__ballot_sync`, ...: the arrive's
+/// `value=`; docs/semantics.md, "Warp intrinsics").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reduce {
     /// How many participants' predicates were non-zero.
     Popc,
     And,
     Or,
+    /// `__shfl*_sync`: the value of the lane the mode picks (the wait's
+    /// `lane=` operand, within its `width=` segment).
+    Shfl(ShflMode),
+    /// `__ballot_sync`: the lanes whose value is non-zero, as a mask.
+    Ballot,
+    /// `__all_sync`, `__any_sync`, `__uni_sync`: whether every lane's
+    /// value is non-zero, some lane's is, or all are alike (zero or not).
+    VoteAll,
+    VoteAny,
+    VoteUni,
+    /// `__match_any_sync`: the lanes whose value equals the caller's;
+    /// `__match_all_sync`: all the lanes when every value is alike, else 0.
+    MatchAny,
+    MatchAll,
+    /// `__reduce_*_sync`: the lanes' values combined.
+    Redux(ReduxOp),
+}
+
+impl Reduce {
+    /// Whether the wait reads the lanes' own values (`value=` on the
+    /// arrive) rather than the phase's predicate count.
+    pub fn per_lane(self) -> bool {
+        !matches!(self, Reduce::Popc | Reduce::And | Reduce::Or)
+    }
+
+    /// A small number naming the form, the same for the arrive and the
+    /// wait of one intrinsic (a phase's lanes must all run one form).
+    pub fn code(self) -> u8 {
+        match self {
+            Reduce::Popc => 0,
+            Reduce::And => 1,
+            Reduce::Or => 2,
+            Reduce::Shfl(m) => 3 + m as u8,
+            Reduce::Ballot => 7,
+            Reduce::VoteAll => 8,
+            Reduce::VoteAny => 9,
+            Reduce::VoteUni => 10,
+            Reduce::MatchAny => 11,
+            Reduce::MatchAll => 12,
+            Reduce::Redux(o) => 13 + o as u8,
+        }
+    }
+}
+
+/// The source lane of a shuffle (PTX ISA, `shfl.sync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShflMode {
+    Idx = 0,
+    Up = 1,
+    Down = 2,
+    Bfly = 3,
+}
+
+/// How `redux.sync` combines the lanes' values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduxOp {
+    Add = 0,
+    Min = 1,
+    Max = 2,
+    And = 3,
+    Or = 4,
+    Xor = 5,
 }
 
 /// One abstract operation of an instruction's lowering, with the options
@@ -189,6 +254,13 @@ pub struct LoweredOp {
     /// A predicate operand, reduced over the phase by the wait's `reduce`.
     pub pred: Option<usize>,
     pub reduce: Option<Reduce>,
+    /// The value operand a warp intrinsic's arrive gives its phase, for
+    /// the wait's per-lane `reduce` (`value=`).
+    pub value: Option<usize>,
+    /// A shuffle wait's source lane, delta or lane mask (`lane=`), and the
+    /// width of its lane segments (`width=`, 32 when left out).
+    pub lane: Option<usize>,
+    pub width: Option<usize>,
     /// The instruction's result is 1 if this arrive was the first of its phase.
     pub isfirst: bool,
     /// The instruction's result is this arrive's phase token.

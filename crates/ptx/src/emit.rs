@@ -506,6 +506,8 @@ impl<'a> Emitter<'a> {
                 count,
                 pred,
                 dst,
+                args,
+                ..
             } => {
                 if !site.executed {
                     return vec![];
@@ -517,17 +519,29 @@ impl<'a> Emitter<'a> {
                         _ => self.expr(n, span),
                     });
                 let pred = pred.as_ref().map(|p| self.expr(p, span));
+                // An operand with one value wherever the site runs (a
+                // shuffle's source lane or width, often a register nvcc
+                // set to a constant) is written as that constant.
+                let args: Vec<Expr> = (args.iter().enumerate())
+                    .map(
+                        |(i, (a, _))| match site.args.get(&i).map(|v| v.iter().collect::<Vec<_>>()) {
+                            Some(one) if one.len() == 1 => ex(ExprKind::Int(*one[0]), span),
+                            _ => self.expr(a, span),
+                        },
+                    )
+                    .collect();
                 let dest = dst.map(|r| id(&self.reg_name(r), span));
                 let name = name.clone();
                 let leaf = |s: Option<i64>| {
-                    let mut args = Vec::new();
+                    let mut all = Vec::new();
                     if let Some(s) = s {
                         // A `__syncwarp` mask is 32 bits.
-                        args.push(ex(ExprKind::Int(s), span));
+                        all.push(ex(ExprKind::Int(s), span));
                     }
-                    args.extend(count.clone());
-                    args.extend(pred.clone());
-                    Self::instr_stmt(&name, dest.clone(), args, span)
+                    all.extend(count.clone());
+                    all.extend(pred.clone());
+                    all.extend(args.iter().cloned());
+                    Self::instr_stmt(&name, dest.clone(), all, span)
                 };
                 let mut out = match sel {
                     None => vec![leaf(None)],

@@ -121,6 +121,15 @@ pub enum Op {
         count: Option<PExpr>,
         pred: Option<PExpr>,
         dst: Option<usize>,
+        /// A warp intrinsic's operands after its mask (the value, and a
+        /// shuffle's source lane and width), each with whether the
+        /// pre-evaluation must know it (a source lane decides which lane
+        /// is read, so the finding for a lane outside the phase; a value
+        /// is data).
+        args: Vec<(PExpr, bool)>,
+        /// A second result the model does not compute (`shfl.sync`'s and
+        /// `match.all.sync`'s predicate): unknown.
+        pdst: Option<usize>,
     },
     Fence(String),
     /// An mbarrier instruction (PTX ISA, "Parallel Synchronization and
@@ -197,6 +206,21 @@ pub enum ParamValue {
     Unknown,
 }
 
+/// Whether a shuffle's width `32 - (c >> 8)` comes from a clamp operand `c`
+/// of the two forms nvcc writes for a segment of `w` lanes,
+/// `((32 - w) << 8) | 31`, or `(32 - w) << 8` for `.up` (PTX ISA,
+/// `shfl.sync`: the segment mask is `c[12:8]`, the clamp `c[4:0]`), with
+/// `w` a power of two; the model knows no other clamp.
+pub fn shfl_clamp_ok(name: &str, c: i64) -> bool {
+    let w = 32 - (c >> 8);
+    let form = if name == "__shfl_up_sync" {
+        (32 - w) << 8
+    } else {
+        ((32 - w) << 8) | 31
+    };
+    c == form && (1..=32).contains(&w) && w & (w - 1) == 0
+}
+
 /// What classification needs to know about the launch and the module.
 pub struct Ctx<'a> {
     pub regs: Regs,
@@ -226,8 +250,9 @@ pub struct Ctx<'a> {
 /// which barriers and accesses a thread performs except through a value,
 /// and such a value is checked where it is used): floating point,
 /// tensor-core math, bit manipulation the checker does not compute, and
-/// the warp intrinsics (`shfl`, `vote`, `match`, `redux`, `activemask`,
-/// `elect`), whose synchronization is not modelled (docs/ptx.md).
+/// the warp forms without a member mask (`activemask`, `elect`, `vote`
+/// and `shfl` without `.sync`; the `.sync` forms are modelled:
+/// `Ctx::warp_intrinsic`).
 pub const UNKNOWN_RESULT: &[&str] = &[
     "fma",
     "rcp",
@@ -563,6 +588,12 @@ impl Ctx<'_> {
                 ),
             )
         };
+        // The warp intrinsics with a member mask: their synchronization
+        // is modelled (docs/ptx.md); `activemask` and the forms without
+        // `.sync` stay unknown results.
+        if matches!(base, "shfl" | "vote" | "match" | "redux") && parts.contains(&"sync") {
+            return self.warp_intrinsic(ins, &parts);
+        }
         // Every floating-point form and the listed instructions: unknown results.
         let float = parts.iter().skip(1).any(|p| is_float_part(p))
             && !matches!(
@@ -1170,6 +1201,85 @@ impl Ctx<'_> {
         })
     }
 
+    /// `shfl.sync`, `vote.sync`, `match.sync`, `redux.sync` (PTX ISA,
+    /// "Parallel Synchronization and Communication Instructions"): the
+    /// litmus warp intrinsic of the same form, whose mask is the last
+    /// operand. A shuffle's `c` operand must be one of the two forms nvcc
+    /// writes for a segment width `w` (`((32 - w) << 8) | 31`, or
+    /// `(32 - w) << 8` for `.up`).
+    fn warp_intrinsic(&mut self, ins: &Instr, parts: &[&str]) -> Result<Op, Diagnostic> {
+        let o = &ins.operands;
+        let u32t = ty("u32").expect("a type");
+        let t = parts.iter().rev().find_map(|p| ty(p)).unwrap_or(u32t);
+        let mode = parts
+            .iter()
+            .copied()
+            .find(|p| !matches!(*p, "sync") && ty(p).is_none() && *p != parts[0]);
+        let (name, n) = match (parts[0], mode) {
+            ("shfl", Some("idx")) => ("__shfl_sync", 5),
+            ("shfl", Some("up")) => ("__shfl_up_sync", 5),
+            ("shfl", Some("down")) => ("__shfl_down_sync", 5),
+            ("shfl", Some("bfly")) => ("__shfl_xor_sync", 5),
+            ("vote", Some("all")) => ("__all_sync", 3),
+            ("vote", Some("any")) => ("__any_sync", 3),
+            ("vote", Some("uni")) => ("__uni_sync", 3),
+            ("vote", Some("ballot")) => ("__ballot_sync", 3),
+            ("match", Some("any")) => ("__match_any_sync", 3),
+            ("match", Some("all")) => ("__match_all_sync", 3),
+            ("redux", Some("add")) => ("__reduce_add_sync", 3),
+            ("redux", Some("min")) => ("__reduce_min_sync", 3),
+            ("redux", Some("max")) => ("__reduce_max_sync", 3),
+            ("redux", Some("and")) => ("__reduce_and_sync", 3),
+            ("redux", Some("or")) => ("__reduce_or_sync", 3),
+            ("redux", Some("xor")) => ("__reduce_xor_sync", 3),
+            _ => {
+                return Err(err(
+                    ins.op.span,
+                    format!("`{}` is not a warp intrinsic form this front end supports", ins.op.name),
+                ))
+            }
+        };
+        if o.len() != n {
+            return Err(err(ins.span, format!("`{}` needs {n} operands", ins.op.name)));
+        }
+        let dsts = self.dst(&o[0])?;
+        let (dst, pdst) = (dsts.first().copied(), dsts.get(1).copied());
+        let mut none = None;
+        let sel = Some(self.val(&o[n - 1], u32t, &mut none)?);
+        // A float value (`redux.sync` on `.f32`) is data the model does
+        // not compute: 0 stands for it, as for any unknown data.
+        let value = if t.float {
+            PExpr::Unknown
+        } else {
+            self.val(&o[1], t, &mut None)?
+        };
+        let mut args = vec![(value, false)];
+        if parts[0] == "shfl" {
+            let lane = self.val(&o[2], u32t, &mut None)?;
+            // The clamp `c` (often a register nvcc set to a constant): the
+            // pre-evaluation checks its form (`shfl_clamp_ok`), and the
+            // litmus width is `32 - (c >> 8)`.
+            let c = self.val(&o[3], u32t, &mut None)?;
+            // Not folded: the pre-evaluation reads `c` back out of it.
+            let width = PExpr::Bin(
+                BOp::Sub,
+                Box::new(PExpr::Int(32)),
+                Box::new(PExpr::Bin(BOp::Shr, Box::new(c), Box::new(PExpr::Int(8)))),
+            );
+            args.push((lane, true));
+            args.push((width, true));
+        }
+        Ok(Op::Bar {
+            name: name.into(),
+            sel,
+            count: None,
+            pred: None,
+            dst,
+            args,
+            pdst,
+        })
+    }
+
     fn barrier(&mut self, ins: &Instr, parts: &[&str]) -> Result<Op, Diagnostic> {
         let o = &ins.operands;
         let bar = parts[0] == "bar";
@@ -1210,6 +1320,8 @@ impl Ctx<'_> {
                     count,
                     pred: None,
                     dst: None,
+                    args: vec![],
+                    pdst: None,
                 })
             }
             ["arrive"] => {
@@ -1234,6 +1346,8 @@ impl Ctx<'_> {
                     count,
                     pred: None,
                     dst: None,
+                    args: vec![],
+                    pdst: None,
                 })
             }
             ["red", r @ ("popc" | "and" | "or"), _ty] => {
@@ -1258,6 +1372,8 @@ impl Ctx<'_> {
                     count: None,
                     pred: Some(bin(BOp::Ne, pred, PExpr::Int(0))),
                     dst: Some(dst),
+                    args: vec![],
+                    pdst: None,
                 })
             }
             ["warp", "sync"] => {
@@ -1271,6 +1387,8 @@ impl Ctx<'_> {
                     count: None,
                     pred: None,
                     dst: None,
+                    args: vec![],
+                    pdst: None,
                 })
             }
             ["cluster", ..] if o.is_empty() => Ok(Op::Bar {
@@ -1279,6 +1397,8 @@ impl Ctx<'_> {
                 count: None,
                 pred: None,
                 dst: None,
+                args: vec![],
+                pdst: None,
             }),
             _ => Err(err(
                 ins.op.span,

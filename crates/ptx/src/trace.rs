@@ -77,6 +77,9 @@ pub struct Site {
     /// Barriers: the values of the constant operand, and of the count.
     pub sels: BTreeSet<i64>,
     pub counts: BTreeSet<i64>,
+    /// A warp intrinsic's operands the pre-evaluation must know (a
+    /// shuffle's source lane and width), by operand: their values.
+    pub args: BTreeMap<usize, BTreeSet<i64>>,
     /// Executed with its guard true at least once.
     pub executed: bool,
     /// Per thread (by index in the grid, ascending) that executed it, the
@@ -821,11 +824,13 @@ impl Tracer<'_> {
                                     w.at += 1;
                                     continue;
                                 }
-                                None => return Err(format!(
+                                None => {
+                                    return Err(format!(
                                     "the spin loop's path has an instruction whose guard is unknown, `{}` (line {})",
                                     self.text(c.span),
                                     self.line(c.span)
-                                )),
+                                ))
+                                }
                             }
                         }
                     }
@@ -1629,7 +1634,15 @@ impl Tracer<'_> {
                         };
                     }
                 }
-                Op::Bar { sel, count, dst, .. } => {
+                Op::Bar {
+                    name,
+                    sel,
+                    count,
+                    dst,
+                    args,
+                    pdst,
+                    ..
+                } => {
                     if let Some(s) = sel {
                         let Some(v) = self.barrier_operand(s, &env, pc, place, "the barrier operand") else {
                             return;
@@ -1644,8 +1657,38 @@ impl Tracer<'_> {
                         };
                         self.sites[pc].counts.insert(v);
                     }
-                    if let Some(r) = dst {
-                        // A reduction over the phase: not known here.
+                    // A shuffle's source lane decides which lane it
+                    // reads (a lane outside the phase is a finding).
+                    for (i, (a, _)) in args.iter().enumerate().filter(|(_, (_, known))| *known) {
+                        let what = if i == 1 {
+                            "the shuffle's source lane"
+                        } else {
+                            "the shuffle's clamp"
+                        };
+                        let Some(v) = self.barrier_operand(a, &env, pc, place, what) else {
+                            return;
+                        };
+                        self.sites[pc].args.entry(i).or_default().insert(v);
+                        // The width operand is `32 - (c >> 8)`: its clamp.
+                        if let (2, PExpr::Bin(_, _, sh)) = (i, a) {
+                            let PExpr::Bin(_, c, _) = sh.as_ref() else { continue };
+                            let c = match self.eval(c, &env, pc, place) {
+                                V::K(c, _) => c,
+                                _ => continue,
+                            };
+                            if !crate::ops::shfl_clamp_ok(name, c) {
+                                let why = format!(
+                                    "the shuffle's clamp operand {c:#x}, not a segment form nvcc writes (docs/ptx.md)"
+                                );
+                                self.fail(pc, &why, V::K(v, false), place);
+                                return;
+                            }
+                        }
+                    }
+                    // A reduction over the phase, or a warp intrinsic's
+                    // result: not known here (the explorer computes it
+                    // from the other lanes' values).
+                    for r in dst.iter().chain(pdst) {
                         env[*r] = V::U(pc);
                     }
                 }

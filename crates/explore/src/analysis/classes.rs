@@ -14,8 +14,20 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
             _ => false,
         }
     }
+    // A warp shuffle from a constant lane (a broadcast) reads that lane's
+    // value: the source lane is told apart from the others, as a branch
+    // on `lane == b` would tell it (its signature gains that bit).
     let signature: Vec<Vec<i64>> = (0..p.threads.len())
-        .map(|t| bc_graph::classes::builtin_signature(p, ThreadId(t as u32)))
+        .map(|t| {
+            let mut sig = bc_graph::classes::builtin_signature(p, ThreadId(t as u32));
+            let info = &p.threads[t];
+            for ins in &p.codes[info.code.index()].instrs {
+                if let Some(b) = broadcast_source(&ins.kind) {
+                    sig.push(i64::from(i64::from(info.lane) == b));
+                }
+            }
+            sig
+        })
         .collect();
     // The aligned-barrier rule compares the instruction sites of a warp's
     // threads: where it can fire, a class keeps to one warp and one code.
@@ -57,7 +69,21 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         // `bc_graph::classes`).
         // A copy agent, or a thread that issues copies (its agents are its
         // own), is interchangeable with none.
+        // A warp intrinsic whose result reads which lane gave which value
+        // (a shuffle but a broadcast, a ballot, a match-any: its result
+        // names lanes) makes its lanes interchangeable with none. Votes,
+        // reductions and match-all read the values alone, and a broadcast
+        // reads its source lane's, which the signature tells apart; the
+        // phase keeps the values by thread (`Phase::vals`), renamed with
+        // the threads.
+        let per_lane = code.instrs.iter().any(|i| match &i.kind {
+            InstrKind::Barrier {
+                op: BarrierOp::Wait(w), ..
+            } => w.reduce.is_some_and(|r| r.per_lane()) && !lane_blind(w),
+            _ => false,
+        });
         let eligible = info.kind == ThreadKind::Device
+            && !per_lane
             && !p.asserts.iter().any(|a| names_thread(&a.cond, t as u32))
             && !p.copy_issuer(ThreadId(t as u32));
         if !eligible {
@@ -119,4 +145,36 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
 /// some instruction arrives through an `.aligned` form.
 pub(crate) fn aligned_rule_live(p: &Program) -> bool {
     p.model.rules.has(bc_models::Rule::AlignedBarrier) && super::warps::has_aligned_arrive(p)
+}
+
+/// The constant source lane of a shuffle wait that broadcasts it (`idx`
+/// mode, a constant lane, the whole warp as its segment).
+fn broadcast_source(k: &InstrKind) -> Option<i64> {
+    let InstrKind::Barrier {
+        op: BarrierOp::Wait(w), ..
+    } = k
+    else {
+        return None;
+    };
+    broadcast_lane(w)
+}
+
+fn broadcast_lane(w: &WaitSpec) -> Option<i64> {
+    let whole = matches!(w.width, None | Some(CExpr::Int(32)));
+    match (w.reduce, &w.lane) {
+        (Some(bc_models::Reduce::Shfl(bc_models::ShflMode::Idx)), Some(CExpr::Int(b))) if whole => Some(*b),
+        _ => None,
+    }
+}
+
+/// Whether a warp intrinsic wait's result is the same whichever of the
+/// lanes gave which value, or reads only a constant source lane (told
+/// apart by the signature): votes, reductions, match-all, broadcasts.
+fn lane_blind(w: &WaitSpec) -> bool {
+    use bc_models::Reduce;
+    match w.reduce {
+        Some(Reduce::VoteAll | Reduce::VoteAny | Reduce::VoteUni | Reduce::MatchAll | Reduce::Redux(_)) => true,
+        Some(Reduce::Shfl(_)) => broadcast_lane(w).is_some(),
+        _ => false,
+    }
 }

@@ -475,6 +475,12 @@ impl Renaming {
                 ph.mask = self.mask(&ph.mask);
                 ph.bound = self.bound(&ph.bound);
                 ph.strays = self.bound(&ph.strays);
+                if !ph.vals.is_empty() {
+                    for v in &mut ph.vals {
+                        v.thread = self.thread(v.thread);
+                    }
+                    ph.vals.sort_unstable_by_key(|v| v.thread);
+                }
             }
         }
         for f in &mut s.extra {

@@ -10,7 +10,7 @@ use crate::semantics::rules::ExpectedCount;
 use crate::semantics::worker::Worker;
 use crate::semantics::System;
 use crate::state::token::encode_token;
-use crate::state::{HEvent, HKind, JoinMask, Members, Phase, State};
+use crate::state::{HEvent, HKind, JoinMask, LaneValue, Members, Phase, State};
 use bc_graph::bits::Bits;
 use bc_graph::*;
 use bc_models::Rule;
@@ -209,6 +209,11 @@ impl System<'_> {
                     _ => {}
                 }
                 let pred = spec.pred.as_ref().map(|p| eval(self.p, s, t, p) != 0);
+                let value = spec.value.as_ref().map(|(v, form)| LaneValue {
+                    thread: t as u32,
+                    form: form.code(),
+                    value: eval(self.p, s, t, v),
+                });
                 s.hist[t].push(HEvent {
                     pc,
                     kind: HKind::Arrive(set, count, arrivals),
@@ -218,6 +223,7 @@ impl System<'_> {
                 let arrive = Mod::Arrive {
                     count,
                     pred,
+                    value,
                     site,
                     arrivals,
                 };
@@ -382,11 +388,23 @@ impl System<'_> {
                 let with = tp.map_or(String::new(), |tp| format!(" with a token of phase {tp}"));
                 let (effect, ph) = self.bind(s, t, b, i, &with, w);
                 let took = (tp.is_none() && self.an.mixed_waits[b]).then_some(ph.number);
-                if let (Some(BarrierResult::Reduce(r)), Some(red)) = (result, spec.reduce) {
+                let per_lane = spec.reduce.is_some_and(|r| r.per_lane()) || !ph.vals.is_empty();
+                if per_lane {
+                    // A warp intrinsic's result, or a finding when the
+                    // phase's lanes did not all run this form.
+                    match self.warp_intrinsic(s, t, &spec, &ph) {
+                        Ok(v) => {
+                            if let Some(BarrierResult::Reduce(r)) = result {
+                                s.threads[t].regs[r.index()] = v;
+                            }
+                        }
+                        Err(msg) => self.violated(Rule::SyncwarpMask, msg, w),
+                    }
+                } else if let (Some(BarrierResult::Reduce(r)), Some(red)) = (result, spec.reduce) {
                     s.threads[t].regs[r.index()] = match red {
                         bc_models::Reduce::Popc => ph.preds,
                         bc_models::Reduce::And => (ph.preds == ph.arrivals) as i64,
-                        bc_models::Reduce::Or => (ph.preds > 0) as i64,
+                        _ => (ph.preds > 0) as i64,
                     };
                 }
                 s.hist[t].push(HEvent {
@@ -545,12 +563,19 @@ impl System<'_> {
             Mod::Arrive {
                 count,
                 pred,
+                value,
                 site,
                 arrivals,
             } => {
                 bar.arrived += i64::from(arrivals);
                 open.arrivals += i64::from(arrivals);
                 open.preds += pred.unwrap_or(false) as i64;
+                if let Some(v) = value {
+                    // Kept by thread: the order the lanes arrived in is
+                    // nobody's to see.
+                    let at = open.vals.partition_point(|x| x.thread < v.thread);
+                    open.vals.insert(at, v);
+                }
                 open.count = count.or(open.count);
                 match open.site {
                     None => open.site = Some(site),
@@ -627,11 +652,105 @@ impl System<'_> {
     }
 }
 
+impl System<'_> {
+    /// The result of thread `t`'s warp intrinsic wait `spec` on its
+    /// completed phase `ph`, from the values the phase's lanes gave
+    /// (docs/semantics.md, "Warp intrinsics"); the message of
+    /// `ub(syncwarp-mask)` when the lanes did not all run this form (the
+    /// guide: every named lane executes the same intrinsic with the same
+    /// mask), or a shuffle reads a lane that is not in the phase (its
+    /// value is undefined).
+    fn warp_intrinsic(&self, s: &State, t: usize, spec: &WaitSpec, ph: &Phase) -> Result<i64, String> {
+        use bc_models::{Reduce, ReduxOp, ShflMode};
+        let me = self.p.threads[t].name.as_str();
+        let Some(form) = spec.reduce.filter(|r| r.per_lane()) else {
+            return Err(format!(
+                "{me} executes __syncwarp in a phase whose other lanes execute a warp intrinsic with the same mask"
+            ));
+        };
+        if ph.vals.len() as i64 != ph.arrivals || ph.vals.iter().any(|v| v.form != form.code()) {
+            return Err(format!(
+                "the lanes of {me}'s phase execute different warp intrinsics (or __syncwarp) with the same mask"
+            ));
+        }
+        let lane_of = |v: &LaneValue| i64::from(self.p.threads[v.thread as usize].lane);
+        let lane = i64::from(self.p.threads[t].lane);
+        let of = |l: i64| ph.vals.iter().find(|v| lane_of(v) == l).map(|v| v.value);
+        let own = of(lane).unwrap_or(0);
+        let named = ph.vals.iter().fold(0i64, |m, v| m | 1 << lane_of(v));
+        let all_alike = ph.vals.windows(2).all(|w| w[0].value == w[1].value);
+        let truth = |v: &LaneValue| v.value != 0;
+        Ok(match form {
+            Reduce::Shfl(mode) => {
+                let b = spec.lane.as_ref().map_or(0, |e| eval(self.p, s, t, e));
+                let width = spec.width.as_ref().map_or(32, |e| eval(self.p, s, t, e));
+                if !(1..=32).contains(&width) || width & (width - 1) != 0 {
+                    return Err(format!(
+                        "{me}'s shuffle width {width} is not a power of two from 1 to 32"
+                    ));
+                }
+                // PTX ISA, shfl.sync: lanes fall in segments of `width`;
+                // a source outside the caller's segment (or below it, for
+                // .up) leaves the caller its own value.
+                let first = lane & !(width - 1);
+                let last = first + width - 1;
+                let j = match mode {
+                    ShflMode::Idx => first + (b & (width - 1)),
+                    ShflMode::Up => lane - b,
+                    ShflMode::Down => lane + b,
+                    ShflMode::Bfly => lane ^ (b & 31),
+                };
+                let inside = match mode {
+                    ShflMode::Up => j >= first,
+                    _ => j <= last && j >= first,
+                };
+                if !inside {
+                    own
+                } else {
+                    of(j).ok_or_else(|| {
+                        format!("{me} shuffles from lane {j}, which does not take part in the phase: its value is undefined")
+                    })?
+                }
+            }
+            Reduce::Ballot => ph.vals.iter().filter(|v| truth(v)).fold(0, |m, v| m | 1 << lane_of(v)),
+            Reduce::VoteAll => ph.vals.iter().all(truth) as i64,
+            Reduce::VoteAny => ph.vals.iter().any(truth) as i64,
+            Reduce::VoteUni => (ph.vals.iter().all(truth) || !ph.vals.iter().any(truth)) as i64,
+            Reduce::MatchAny => ph
+                .vals
+                .iter()
+                .filter(|v| v.value == own)
+                .fold(0, |m, v| m | 1 << lane_of(v)),
+            Reduce::MatchAll => {
+                if all_alike {
+                    named
+                } else {
+                    0
+                }
+            }
+            Reduce::Redux(op) => {
+                let it = ph.vals.iter().map(|v| v.value);
+                match op {
+                    ReduxOp::Add => it.fold(0i64, |a, x| a.wrapping_add(x)),
+                    ReduxOp::Min => it.min().unwrap_or(0),
+                    ReduxOp::Max => it.max().unwrap_or(0),
+                    ReduxOp::And => it.fold(-1, |a, x| a & x),
+                    ReduxOp::Or => it.fold(0, |a, x| a | x),
+                    ReduxOp::Xor => it.fold(0, |a, x| a ^ x),
+                }
+            }
+            Reduce::Popc | Reduce::And | Reduce::Or => unreachable!("not per lane"),
+        })
+    }
+}
+
 /// A modification operation's kind and extras.
 pub(crate) enum Mod {
     Arrive {
         count: Option<ArriveCount>,
         pred: Option<bool>,
+        /// A warp intrinsic's value (`ArriveSpec::value`).
+        value: Option<LaneValue>,
         site: (u32, u32),
         /// How many arrivals it counts (`HKind::Arrive`'s third field).
         arrivals: u32,

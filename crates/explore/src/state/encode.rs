@@ -72,6 +72,12 @@ impl<'a> W<'a> {
         self.b(p.mixed_sites);
         self.b(p.exit_drop);
         self.bits(&p.strays);
+        self.u(p.vals.len() as u32);
+        for v in &p.vals {
+            self.u(v.thread);
+            self.u(u32::from(v.form));
+            self.i(v.value);
+        }
     }
 }
 
@@ -456,6 +462,17 @@ impl R<'_> {
         p.mixed_sites = self.b();
         p.exit_drop = self.b();
         p.strays = self.bits();
+        let n = self.u();
+        p.vals.clear();
+        for _ in 0..n {
+            let thread = self.u();
+            let form = self.u() as u8;
+            p.vals.push(crate::state::LaneValue {
+                thread,
+                form,
+                value: self.i(),
+            });
+        }
     }
 }
 

@@ -142,6 +142,18 @@ pub struct Phase {
     /// barrier of another mask of the warp while this phase was open, and
     /// have not arrived in it since.
     pub strays: Bits,
+    /// Warp intrinsics: the value each lane's arrive gave, sorted by
+    /// thread (symmetry renames them with the threads).
+    pub vals: Vec<LaneValue>,
+}
+
+/// The value a lane's warp intrinsic gave its phase (`ArriveSpec::value`),
+/// with its thread and the form it ran (`bc_models::Reduce::code`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaneValue {
+    pub thread: u32,
+    pub form: u8,
+    pub value: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -435,6 +447,7 @@ impl Phase {
             site: None,
             mixed_sites: false,
             exit_drop: false,
+            vals: Vec::new(),
         }
     }
 }

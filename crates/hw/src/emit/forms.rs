@@ -139,6 +139,27 @@ pub fn lit(v: i64) -> String {
     }
 }
 
+/// The warp intrinsics with a member mask (models/cuda-sm80.toml): emitted
+/// as the CUDA intrinsic of the same name, in the lane mapping.
+pub(crate) const WARP_INTRINSICS: &[&str] = &[
+    "__shfl_sync",
+    "__shfl_up_sync",
+    "__shfl_down_sync",
+    "__shfl_xor_sync",
+    "__ballot_sync",
+    "__all_sync",
+    "__any_sync",
+    "__uni_sync",
+    "__match_any_sync",
+    "__match_all_sync",
+    "__reduce_add_sync",
+    "__reduce_min_sync",
+    "__reduce_max_sync",
+    "__reduce_and_sync",
+    "__reduce_or_sync",
+    "__reduce_xor_sync",
+];
+
 impl Emit<'_> {
     fn warp(&self) -> bool {
         self.side == Side::Device && self.plan.mapping == Mapping::Warp
@@ -422,7 +443,8 @@ impl Emit<'_> {
         ]
         .contains(&name)
             || ["__syncwarp", "bar.sync", "grid.sync", "cluster.sync", "arrive_wait"].contains(&name)
-            || ["bar.red.popc", "bar.red.and", "bar.red.or"].contains(&name);
+            || ["bar.red.popc", "bar.red.and", "bar.red.or"].contains(&name)
+            || WARP_INTRINSICS.contains(&name);
         if pair && matches!(op, BarrierOp::Wait(_)) && same(prev).is_some() {
             return Ok(String::new());
         }
@@ -515,6 +537,49 @@ impl Emit<'_> {
                         let threads = self.thread_count(i, c)?;
                         format!("asm volatile(\"{ptx} {id}, %0;\" :: \"r\"({threads}) : \"memory\");")
                     }
+                }
+            }
+            // A warp intrinsic: its arrive carries the mask and the value,
+            // its wait the result and a shuffle's lane and width.
+            n if WARP_INTRINSICS.contains(&n) => {
+                let mask = arrive
+                    .and_then(|a| a.mask.as_ref())
+                    .map_or("0xffffffffu".to_string(), |m| format!("(unsigned)({})", self.expr(m)));
+                let value = arrive
+                    .and_then(|a| a.value.as_ref())
+                    .map_or("0".to_string(), |(v, _)| self.expr(v));
+                let Some(InstrKind::Barrier {
+                    op: BarrierOp::Wait(spec),
+                    result,
+                    ..
+                }) = same(next).map(|n| &n.kind)
+                else {
+                    return refuse(format!("`{}`: a warp intrinsic without its wait", i.text));
+                };
+                let lane = spec.lane.as_ref().map_or("0".to_string(), |e| self.expr(e));
+                let width = spec.width.as_ref().map_or("32".to_string(), |e| self.expr(e));
+                let call = if n.starts_with("__shfl") {
+                    format!("{n}({mask}, (long long)({value}), (int)({lane}), (int)({width}))")
+                } else if n == "__match_all_sync" {
+                    // Its third operand receives whether all matched.
+                    format!("{n}({mask}, (long long)({value}), &bc_match_all)")
+                } else if n.starts_with("__match") {
+                    format!("{n}({mask}, (long long)({value}))")
+                } else if n == "__reduce_min_sync" || n == "__reduce_max_sync" {
+                    format!("{n}({mask}, (int)({value}))")
+                } else if n.starts_with("__reduce") {
+                    format!("{n}({mask}, (unsigned)({value}))")
+                } else {
+                    format!("{n}({mask}, (int)(({value}) != 0))")
+                };
+                let stmt = match result {
+                    Some(BarrierResult::Reduce(r)) => format!("reg[{}] = (long long)({call});", r.index()),
+                    _ => format!("(void){call};"),
+                };
+                if n == "__match_all_sync" {
+                    format!("{{ int bc_match_all; {stmt} }}")
+                } else {
+                    stmt
                 }
             }
             "__syncwarp" => {
