@@ -35,6 +35,22 @@ const HOST_OPS: &[&str] = &["launch", "device_sync", "stream_query"];
 const MEMORY: &[&str] = &["store", "load", "read", "write", "exch", "cas", "fetch_add"];
 /// Instructions that return a value (`r = ...`).
 const RETURNS: &[&str] = &[
+    "__shfl_sync",
+    "__shfl_up_sync",
+    "__shfl_down_sync",
+    "__shfl_xor_sync",
+    "__ballot_sync",
+    "__all_sync",
+    "__any_sync",
+    "__uni_sync",
+    "__match_any_sync",
+    "__match_all_sync",
+    "__reduce_add_sync",
+    "__reduce_min_sync",
+    "__reduce_max_sync",
+    "__reduce_and_sync",
+    "__reduce_or_sync",
+    "__reduce_xor_sync",
     "arrive",
     "s_barrier_signal_isfirst",
     "__syncthreads_count",
@@ -201,6 +217,17 @@ impl Gen {
             "init" | "mbarrier.init" => format!("{}, {}", self.barrier(), self.small()),
             "s_barrier_init" => format!("{}, {}", self.id(), self.small()),
             "__syncwarp" => self.pick(&["0x1", "0x3", "0x2", "0xffffffff", "0", "lane"]).to_string(),
+            // The warp intrinsics: a mask, a value, and a shuffle's source
+            // lane or delta with, now and then, a width.
+            n if n.starts_with("__shfl") => {
+                let mask = self.pick(&["0x3", "0xffffffff", "0x1", "lane"]).to_string();
+                let width = if self.chance(25) { ", 2" } else { "" };
+                format!("{mask}, {}, {}{width}", self.expr(1), self.pick(&["0", "1", "2", "33"]))
+            }
+            n if n.ends_with("_sync") && n.starts_with("__") && n != "__syncwarp" => {
+                let mask = self.pick(&["0x3", "0xffffffff", "0x1", "lane"]).to_string();
+                format!("{mask}, {}", self.expr(1))
+            }
             "mbarrier.try_wait" | "mbarrier.test_wait" | "try_wait" => format!("{}, {}", self.barrier(), self.reg()),
             "s_barrier_signal" | "s_barrier_signal_isfirst" | "s_barrier_wait" | "s_barrier_join" => self.id(),
             // The arrive forms need a count (PTX `bar.arrive a, b`).

@@ -23,7 +23,7 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
             let info = &p.threads[t];
             for ins in &p.codes[info.code.index()].instrs {
                 if let Some(b) = broadcast_source(&ins.kind) {
-                    sig.push(i64::from(i64::from(info.lane) == b));
+                    sig.push(i64::from(i64::from(info.lane) == b & 31));
                 }
             }
             sig
@@ -70,9 +70,9 @@ pub(crate) fn classes(p: &Program) -> Vec<Vec<usize>> {
         // A copy agent, or a thread that issues copies (its agents are its
         // own), is interchangeable with none.
         // A warp intrinsic whose result reads which lane gave which value
-        // (a shuffle but a broadcast, a ballot, a match-any: its result
-        // names lanes) makes its lanes interchangeable with none. Votes,
-        // reductions and match-all read the values alone, and a broadcast
+        // (a shuffle but a broadcast, a ballot, a match: its result
+        // names lanes) makes its lanes interchangeable with none. Votes
+        // and reductions read the values alone, and a broadcast
         // reads its source lane's, which the signature tells apart; the
         // phase keeps the values by thread (`Phase::vals`), renamed with
         // the threads.
@@ -173,7 +173,10 @@ fn broadcast_lane(w: &WaitSpec) -> Option<i64> {
 fn lane_blind(w: &WaitSpec) -> bool {
     use bc_models::Reduce;
     match w.reduce {
-        Some(Reduce::VoteAll | Reduce::VoteAny | Reduce::VoteUni | Reduce::MatchAll | Reduce::Redux(_)) => true,
+        // Not match-all: its result is the mask of the phase's lanes,
+        // which names the lanes (two that differ in which one exited
+        // give different masks).
+        Some(Reduce::VoteAll | Reduce::VoteAny | Reduce::VoteUni | Reduce::Redux(_)) => true,
         Some(Reduce::Shfl(_)) => broadcast_lane(w).is_some(),
         _ => false,
     }

@@ -682,7 +682,8 @@ impl System<'_> {
         let truth = |v: &LaneValue| v.value != 0;
         Ok(match form {
             Reduce::Shfl(mode) => {
-                let b = spec.lane.as_ref().map_or(0, |e| eval(self.p, s, t, e));
+                // PTX: the source operand's low five bits (`b[4:0]`).
+                let b = spec.lane.as_ref().map_or(0, |e| eval(self.p, s, t, e)) & 31;
                 let width = spec.width.as_ref().map_or(32, |e| eval(self.p, s, t, e));
                 if !(1..=32).contains(&width) || width & (width - 1) != 0 {
                     return Err(format!(
@@ -698,11 +699,15 @@ impl System<'_> {
                     ShflMode::Idx => first + (b & (width - 1)),
                     ShflMode::Up => lane - b,
                     ShflMode::Down => lane + b,
-                    ShflMode::Bfly => lane ^ (b & 31),
+                    ShflMode::Bfly => lane ^ b,
                 };
+                // `.up` reads no lane below its segment; the others none
+                // above it (an xor may reach an earlier segment: the
+                // guide's `__shfl_xor_sync`, and the ISA tests only
+                // `j <= maxLane`).
                 let inside = match mode {
                     ShflMode::Up => j >= first,
-                    _ => j <= last && j >= first,
+                    _ => j <= last,
                 };
                 if !inside {
                     own
@@ -728,15 +733,24 @@ impl System<'_> {
                     0
                 }
             }
+            // `redux.sync` works on 32-bit values: add, and, or and xor on
+            // their bits (`.u32`/`.b32`, the result zero-extended), min
+            // and max on signed ones (`__reduce_min_sync` takes an `int`;
+            // a PTX `.u32` min or max differs from it only on values from
+            // 2^31 on, and its result is data there: the PTX front end's
+            // pre-evaluation knows no intrinsic's result, so none steers
+            // a branch, an address or a barrier).
             Reduce::Redux(op) => {
+                let bits = |x: i64| x & 0xffff_ffff;
+                let signed = |x: i64| i64::from(x as i32);
                 let it = ph.vals.iter().map(|v| v.value);
                 match op {
-                    ReduxOp::Add => it.fold(0i64, |a, x| a.wrapping_add(x)),
-                    ReduxOp::Min => it.min().unwrap_or(0),
-                    ReduxOp::Max => it.max().unwrap_or(0),
-                    ReduxOp::And => it.fold(-1, |a, x| a & x),
-                    ReduxOp::Or => it.fold(0, |a, x| a | x),
-                    ReduxOp::Xor => it.fold(0, |a, x| a ^ x),
+                    ReduxOp::Add => bits(it.fold(0i64, |a, x| a.wrapping_add(bits(x)))),
+                    ReduxOp::Min => it.map(signed).min().unwrap_or(0),
+                    ReduxOp::Max => it.map(signed).max().unwrap_or(0),
+                    ReduxOp::And => bits(it.fold(-1, |a, x| a & x)),
+                    ReduxOp::Or => bits(it.fold(0, |a, x| a | x)),
+                    ReduxOp::Xor => bits(it.fold(0, |a, x| a ^ x)),
                 }
             }
             Reduce::Popc | Reduce::And | Reduce::Or => unreachable!("not per lane"),
