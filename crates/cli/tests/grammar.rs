@@ -5,7 +5,7 @@
 //! must end (bounded limits) with no panic and no internal error, exit 0, 1
 //! or 2, and the same output for `--jobs 1` and `--jobs 2`.
 //!
-//! Every instruction of `bc_syntax::kinds::INSTRUCTION_NAMES` is drawn
+//! Every instruction of `bc_syntax::kinds::instruction_names` is drawn
 //! (copies, async groups, pipelines, barrier arrays, cooperative groups,
 //! fences, the PTX spellings, `__syncwarp` masks and re-initialization
 //! included); the generated files also go through `emit cuda`, `explain`
@@ -35,22 +35,6 @@ const HOST_OPS: &[&str] = &["launch", "device_sync", "stream_query"];
 const MEMORY: &[&str] = &["store", "load", "read", "write", "exch", "cas", "fetch_add"];
 /// Instructions that return a value (`r = ...`).
 const RETURNS: &[&str] = &[
-    "__shfl_sync",
-    "__shfl_up_sync",
-    "__shfl_down_sync",
-    "__shfl_xor_sync",
-    "__ballot_sync",
-    "__all_sync",
-    "__any_sync",
-    "__uni_sync",
-    "__match_any_sync",
-    "__match_all_sync",
-    "__reduce_add_sync",
-    "__reduce_min_sync",
-    "__reduce_max_sync",
-    "__reduce_and_sync",
-    "__reduce_or_sync",
-    "__reduce_xor_sync",
     "arrive",
     "s_barrier_signal_isfirst",
     "__syncthreads_count",
@@ -173,9 +157,7 @@ impl Gen {
     /// with every instruction added to the CUDA models).
     fn instr(&mut self, host: bool) -> String {
         let foreign = self.chance(2);
-        let names: Vec<&str> = bc_syntax::kinds::INSTRUCTION_NAMES
-            .iter()
-            .copied()
+        let names: Vec<&str> = bc_syntax::kinds::instruction_names()
             .filter(|n| !LEFT_OUT.contains(n))
             .filter(|n| {
                 let host_op = HOST_OPS.contains(n);
@@ -186,7 +168,8 @@ impl Gen {
             .collect();
         let names = if names.is_empty() { vec!["read"] } else { names };
         let n = *self.pick(&names);
-        let dest = if RETURNS.contains(&n) && self.chance(60) || self.chance(1) {
+        let returns = RETURNS.contains(&n) || bc_syntax::kinds::WARP_INTRINSICS.contains(&n);
+        let dest = if returns && self.chance(60) || self.chance(1) {
             format!("{} = ", self.reg())
         } else {
             String::new()

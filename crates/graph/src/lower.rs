@@ -2004,7 +2004,7 @@ impl Lowerer<'_> {
         names: &Names,
     ) -> Option<Vec<InstrKind>> {
         let n = name.name.as_str();
-        if !bc_syntax::kinds::INSTRUCTION_NAMES.contains(&n) {
+        if !bc_syntax::kinds::is_instruction(n) {
             self.unknown_instruction(name.span, n);
             return None;
         }
@@ -2257,7 +2257,7 @@ impl Lowerer<'_> {
                     CExpr::Int(0)
                 } else if n.contains('.') {
                     // A dotted name is never a register.
-                    if !bc_syntax::kinds::INSTRUCTION_NAMES.contains(&n.as_str()) {
+                    if !bc_syntax::kinds::is_instruction(n) {
                         self.unknown_instruction(e.span, n);
                     } else if self.require(e.span, n) {
                         self.err(

@@ -8,7 +8,7 @@ use serde::Deserialize;
 /// Statement names a model may list: the litmus instructions, and `await`
 /// (a spin, which a model may leave out).
 fn known_statement(s: &str) -> bool {
-    s == "await" || bc_syntax::kinds::INSTRUCTION_NAMES.contains(&s)
+    s == "await" || bc_syntax::kinds::is_instruction(s)
 }
 
 #[derive(Deserialize)]

@@ -253,22 +253,6 @@ pub const INSTRUCTION_NAMES: &[&str] = &[
     "grid.barrier_wait",
     "tile.sync",
     "coalesced.sync",
-    "__shfl_sync",
-    "__shfl_up_sync",
-    "__shfl_down_sync",
-    "__shfl_xor_sync",
-    "__ballot_sync",
-    "__all_sync",
-    "__any_sync",
-    "__uni_sync",
-    "__match_any_sync",
-    "__match_all_sync",
-    "__reduce_add_sync",
-    "__reduce_min_sync",
-    "__reduce_max_sync",
-    "__reduce_and_sync",
-    "__reduce_or_sync",
-    "__reduce_xor_sync",
     "membar.cta",
     "membar.gl",
     "membar.sys",
@@ -309,6 +293,40 @@ pub const INSTRUCTION_NAMES: &[&str] = &[
     "stream_query",
 ];
 
+/// The warp intrinsics with a member mask (`__shfl_sync`, ...): litmus
+/// instructions beside [`INSTRUCTION_NAMES`], named once here for the
+/// parser, the CUDA emitter and the generators of tests.
+pub const WARP_INTRINSICS: &[&str] = &[
+    "__shfl_sync",
+    "__shfl_up_sync",
+    "__shfl_down_sync",
+    "__shfl_xor_sync",
+    "__ballot_sync",
+    "__all_sync",
+    "__any_sync",
+    "__uni_sync",
+    "__match_any_sync",
+    "__match_all_sync",
+    "__reduce_add_sync",
+    "__reduce_min_sync",
+    "__reduce_max_sync",
+    "__reduce_and_sync",
+    "__reduce_or_sync",
+    "__reduce_xor_sync",
+];
+
+/// Whether `name` is a litmus instruction: one of [`INSTRUCTION_NAMES`] or
+/// [`WARP_INTRINSICS`].
+pub fn is_instruction(name: &str) -> bool {
+    instruction_names().any(|n| n == name)
+}
+
+/// Every litmus instruction name: [`INSTRUCTION_NAMES`], then
+/// [`WARP_INTRINSICS`].
+pub fn instruction_names() -> impl Iterator<Item = &'static str> {
+    INSTRUCTION_NAMES.iter().chain(WARP_INTRINSICS).copied()
+}
+
 /// Words that start a statement without being instructions.
 pub const STATEMENT_KEYWORDS: &[&str] = &["if", "else", "repeat", "while", "goto", "exit", "await"];
 
@@ -318,10 +336,9 @@ pub const STATEMENT_KEYWORDS: &[&str] = &["if", "else", "repeat", "while", "goto
 pub fn closest_statement(name: &str) -> Option<&'static str> {
     let len = name.chars().count();
     let limit = if len <= 3 { 1 } else { (len / 3).clamp(2, 3) };
-    INSTRUCTION_NAMES
-        .iter()
-        .chain(STATEMENT_KEYWORDS)
-        .map(|k| (edit_distance(name, k), *k))
+    instruction_names()
+        .chain(STATEMENT_KEYWORDS.iter().copied())
+        .map(|k| (edit_distance(name, k), k))
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, _)| d)
         .map(|(_, k)| k)

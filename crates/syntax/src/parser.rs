@@ -4,7 +4,7 @@
 
 use crate::ast::*;
 use crate::diagnostic::Diagnostic;
-use crate::kinds::{FindingKind, INSTRUCTION_NAMES};
+use crate::kinds::{is_instruction, FindingKind};
 use crate::lexer::{lex, Tok, Token};
 use crate::source::Span;
 
@@ -499,7 +499,7 @@ impl Parser {
                 match self.peek().clone() {
                     // A dotted name is never a register or a value, so after
                     // `=` it is an instruction (lowering reports an unknown one).
-                    Tok::Ident(n) if INSTRUCTION_NAMES.contains(&n.as_str()) || n.contains('.') => {
+                    Tok::Ident(n) if is_instruction(n.as_str()) || n.contains('.') => {
                         let name = self.ident("an instruction")?;
                         let args = self.args()?;
                         Ok(StmtKind::Instr {

@@ -11,6 +11,7 @@ use bc_graph::{
     Rmw,
 };
 use bc_models::Scope;
+use bc_syntax::kinds::WARP_INTRINSICS;
 use bc_syntax::lexer::Op;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -138,27 +139,6 @@ pub fn lit(v: i64) -> String {
         format!("{v}LL")
     }
 }
-
-/// The warp intrinsics with a member mask (models/cuda-sm80.toml): emitted
-/// as the CUDA intrinsic of the same name, in the lane mapping.
-pub(crate) const WARP_INTRINSICS: &[&str] = &[
-    "__shfl_sync",
-    "__shfl_up_sync",
-    "__shfl_down_sync",
-    "__shfl_xor_sync",
-    "__ballot_sync",
-    "__all_sync",
-    "__any_sync",
-    "__uni_sync",
-    "__match_any_sync",
-    "__match_all_sync",
-    "__reduce_add_sync",
-    "__reduce_min_sync",
-    "__reduce_max_sync",
-    "__reduce_and_sync",
-    "__reduce_or_sync",
-    "__reduce_xor_sync",
-];
 
 impl Emit<'_> {
     fn warp(&self) -> bool {
@@ -541,6 +521,7 @@ impl Emit<'_> {
             }
             // A warp intrinsic: its arrive carries the mask and the value,
             // its wait the result and a shuffle's lane and width.
+            // Emitted as the CUDA intrinsic of the same name (lane mapping).
             n if WARP_INTRINSICS.contains(&n) => {
                 let mask = arrive
                     .and_then(|a| a.mask.as_ref())

@@ -169,10 +169,9 @@ impl<'a> Plan<'a> {
         let aligned_lanes = stmt_names.values().any(|n| n.ends_with(".aligned"))
             && (kernel_only || prog.threads.iter().any(|t| t.ntid > 32));
         let mapping = if aligned_lanes
-            || stmt_names
-                .values()
-                .any(|n| n == "__syncwarp" || n == "tile.sync" || super::forms::WARP_INTRINSICS.contains(&n.as_str()))
-        {
+            || stmt_names.values().any(|n| {
+                n == "__syncwarp" || n == "tile.sync" || bc_syntax::kinds::WARP_INTRINSICS.contains(&n.as_str())
+            }) {
             Mapping::Lane
         } else {
             Mapping::Warp
