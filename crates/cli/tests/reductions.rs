@@ -591,6 +591,7 @@ fn pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
             "mbarrier.try_wait.parity emptyS, ph",
             "q = 0; while q == 0 { q = mbarrier.try_wait.parity fullS, ph }",
             "q = mbarrier.test_wait.parity fullS, ph",
+            "write slotS; fence.proxy.async",
         ]
     };
     staged(own)
@@ -684,6 +685,9 @@ fn copy_pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
             "cp.async slotS, g; cp.async.mbarrier.arrive.noinc fullS",
             "cp.async slotS, g; cp.async.mbarrier.arrive fullS; mbarrier.arrive fullS",
             "write slotS",
+            "write slotS; fence.proxy.async",
+            "write g",
+            "write g; fence.proxy.async",
             "q = 0; while q == 0 { q = mbarrier.try_wait.parity emptyS, ph }",
         ]
     } else {
@@ -707,7 +711,9 @@ fn copy_pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
 /// arrive) and `cp.async` copies with their asynchronous arrive into two
 /// stages, the rest wait on the full barriers, read and release; counts
 /// right or off by one, parities starting right or wrong, tokens kept or
-/// read. Copy agents under partial-order reduction's groups and required
+/// read; generic writes of the stages and the source, with or without the
+/// writer's proxy fence (the async proxy's race rule, and compaction's
+/// keeping of unfenced writes). Copy agents under partial-order reduction's groups and required
 /// steps (required.rs: transaction operations on phase-counted barriers),
 /// phase sorting with dead tokens, fusion and compaction.
 fn copy_pipeline_program() -> impl Strategy<Value = String> {

@@ -105,6 +105,7 @@ pub(crate) fn add_copy_agents(mut p: Program, specs: &[SiteSpec]) -> Program {
                 kind,
                 agents: agents as u32,
                 first,
+                async_proxy: sp.kind == SiteKind::Bulk { holds: false },
             };
             first += agents as u32;
             info

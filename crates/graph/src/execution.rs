@@ -129,7 +129,11 @@ pub enum EventKind {
     /// A memory fence, recorded where some barrier orders memory only
     /// through fences (`BarrierProps::needs_fence`): a participant's
     /// accesses before it are ordered before the waits of a phase it then
-    /// arrives on. Its target is [`Target::None`].
+    /// arrives on; and a proxy fence (`fence.proxy.async`), recorded where
+    /// some copy runs in the async proxy (`Program::proxy_events`): the
+    /// writer's proxy fence orders its generic writes before what the
+    /// fence executes before in the async proxy. Its target is
+    /// [`Target::None`].
     Fence {
         scope: crate::FenceScope,
     },
@@ -226,6 +230,10 @@ pub struct ThreadFacts {
     /// issuer), and a completion observed before the explorer forgot what
     /// orders it is cleared (a summary, like `extra_eb`).
     pub copies: bool,
+    /// An agent whose reads and writes are in the async proxy
+    /// (`Program::async_agent`): a generic write is ordered before them
+    /// only through a proxy fence of the writer (the race rule).
+    pub async_proxy: bool,
 }
 
 impl ThreadFacts {

@@ -120,7 +120,8 @@ fn with_held_barriers(mut p: Program) -> Program {
 
 /// Sets [`Program::fence_events`]: a barrier of the program orders memory
 /// only through fences, or some arrive is relaxed, and some code makes
-/// plain accesses (a copy agent's code too) for the race rule to judge.
+/// plain accesses (a copy agent's code too) for the race rule to judge;
+/// and [`Program::proxy_events`]: some copy runs in the async proxy.
 fn with_fence_events(mut p: Program) -> Program {
     let relaxed = p
         .codes
@@ -135,6 +136,7 @@ fn with_fence_events(mut p: Program) -> Program {
         )
     });
     p.fence_events = fenced && accesses;
+    p.proxy_events = p.copy_sites.iter().any(|c| c.async_proxy);
     p
 }
 
@@ -818,6 +820,7 @@ impl Lowerer<'_> {
             copy_first_decl: 0,
             copy_first_code: 0,
             fence_events: false,
+            proxy_events: false,
             index: Default::default(),
         })
     }

@@ -777,6 +777,12 @@ pub struct Program {
     /// or some arrive is relaxed ([`ArriveSpec::relaxed`]), and the program
     /// has plain accesses, which the race rule judges.
     pub fence_events: bool,
+    /// Proxy fences (`fence.proxy.async`) leave events in the history: some
+    /// copy site performs its accesses in the async proxy
+    /// ([`CopySiteInfo::async_proxy`]), and the race rule orders a generic
+    /// write before such an access only through a proxy fence of the
+    /// writer (docs/semantics.md, "The async proxy").
+    pub proxy_events: bool,
     /// Per-thread and per-barrier lookups built once, on first use
     /// ([`ProgramIndex`]): the setup analyses ask them per thread and per
     /// instance, and a scan of every barrier or copy pool for each made
@@ -799,6 +805,11 @@ pub struct ProgramIndex {
     copy_start: Vec<bool>,
     /// The copy pool of each (issuer, site).
     copy_pool: std::collections::HashMap<(u32, u32), usize>,
+    /// Per thread, whether it is an agent whose accesses are in the async
+    /// proxy ([`CopySiteInfo::async_proxy`]).
+    async_agent: Vec<bool>,
+    /// Per location instance, whether some such agent reads or writes it.
+    async_loc: Vec<bool>,
 }
 
 impl ProgramIndex {
@@ -809,6 +820,8 @@ impl ProgramIndex {
             copy_issuer: vec![false; p.threads.len()],
             copy_start: vec![false; p.barriers.len()],
             copy_pool: Default::default(),
+            async_agent: vec![false; p.threads.len()],
+            async_loc: vec![false; p.locs.len()],
         };
         for (b, inst) in p.barriers.iter().enumerate() {
             if let Some(w) = &inst.syncwarp {
@@ -826,9 +839,22 @@ impl ProgramIndex {
             ix.copy_pool.entry((c.issuer.0, c.site)).or_insert(i);
             ix.copy_issuer[c.issuer.index()] = true;
             let performs = !matches!(p.copy_sites[c.site as usize].kind, CopySite::Arrive { .. });
+            let async_proxy = p.copy_sites[c.site as usize].async_proxy;
             for &(a, s) in &c.agents {
                 ix.copy_performer[a.index()] |= performs;
                 ix.copy_start[s.index()] = true;
+                if !async_proxy {
+                    continue;
+                }
+                ix.async_agent[a.index()] = true;
+                let th = &p.threads[a.index()];
+                for ins in &p.codes[th.code.index()].instrs {
+                    if let InstrKind::Read { decl } | InstrKind::Write { decl } = ins.kind {
+                        if let Some(Some(l)) = th.locs.get(decl as usize) {
+                            ix.async_loc[l.index()] = true;
+                        }
+                    }
+                }
             }
         }
         ix
@@ -885,6 +911,12 @@ pub struct CopySiteInfo {
     pub kind: CopySite,
     pub agents: u32,
     pub first: u32,
+    /// Its agents read and write in the async proxy (PTX ISA, "Proxies":
+    /// `cp.async.bulk` operations are performed in the async proxy): a
+    /// `cp.async.bulk` copy. `cp.async` copies are generic-proxy
+    /// operations; `memcpy_async` is read as generic too (libcu++ picks
+    /// the instruction; docs/semantics.md, "The async proxy").
+    pub async_proxy: bool,
 }
 
 impl Program {
@@ -951,6 +983,15 @@ impl Program {
     /// agent).
     pub fn copy_performer(&self, t: ThreadId) -> bool {
         self.index().copy_performer[t.index()]
+    }
+    /// Whether thread `t` is a copy agent whose accesses are in the async
+    /// proxy ([`CopySiteInfo::async_proxy`]).
+    pub fn async_agent(&self, t: ThreadId) -> bool {
+        self.index().async_agent[t.index()]
+    }
+    /// Whether some async-proxy agent may read or write location `l`.
+    pub fn async_loc(&self, l: LocId) -> bool {
+        self.index().async_loc.get(l.index()).copied().unwrap_or(false)
     }
     /// Whether the program issues asynchronous copies.
     pub fn has_copies(&self) -> bool {

@@ -1,7 +1,10 @@
 //! The race rule (`docs/semantics.md`, "The rules, by name"; project notes,
 //! section 6, memory): barriers only order execution, so two plain
 //! accesses must be ordered by barrier-executes-before ("Execution Model",
-//! its note on memory visibility).
+//! its note on memory visibility). A generic write and a later access of
+//! the async proxy (a `cp.async.bulk` copy's read or write) are ordered
+//! only when, besides, a proxy fence of the writer lies between them
+//! (docs/semantics.md, "The async proxy").
 
 use crate::facts::Ordered;
 use crate::{Checker, Violation};
@@ -52,7 +55,28 @@ impl Checker<'_> {
                 if !matches!(ea.kind, EventKind::Write) && !matches!(ebv.kind, EventKind::Write) {
                     continue;
                 }
-                if !ordered(a, b) && !ordered(b, a) {
+                let (before, after) = (ordered(a, b), ordered(b, a));
+                if before || after {
+                    // Ordered, and (where a generic write precedes an
+                    // async-proxy access) through a proxy fence of the
+                    // writer.
+                    let (w, x) = if before { (a, b) } else { (b, a) };
+                    if !self.needs_proxy_fence(w, x) || self.proxy_fenced(f, w, x) {
+                        continue;
+                    }
+                    let msg = format!(
+                        "{} and {} are ordered only by {order}: a generic write reaches an access of the async \
+                         proxy only through a proxy fence (`fence.proxy.async`) of the writer after the write",
+                        self.n(w),
+                        self.n(x)
+                    );
+                    self.out.push(Violation {
+                        kind: Some(FindingKind::Race),
+                        rule: "race",
+                        message: msg,
+                        events: vec![w, x],
+                    });
+                } else {
                     let msg = format!("{} and {} are not ordered by {order}", self.n(a), self.n(b));
                     self.out.push(Violation {
                         kind: Some(FindingKind::Race),
@@ -63,5 +87,41 @@ impl Checker<'_> {
                 }
             }
         }
+    }
+
+    /// Whether ordering write `w` before access `x` needs a proxy fence:
+    /// `w` is a generic write (of a thread or an agent that is not in the
+    /// async proxy) and `x` an access of the async proxy.
+    fn needs_proxy_fence(&self, w: EventId, x: EventId) -> bool {
+        let exec = self.exec;
+        let proxy = |e: EventId| exec.event(e).thread.is_some_and(|t| exec.thread(t).async_proxy);
+        matches!(exec.event(w).kind, EventKind::Write) && !proxy(w) && proxy(x)
+    }
+
+    /// Whether a proxy fence of `w`'s thread after `w` executes before `x`.
+    /// A write of a generic copy (`cp.async`) has no thread of the program
+    /// to fence it: there, any proxy fence between them counts (the
+    /// thread that waited for the copy fences it).
+    fn proxy_fenced(&self, f: &Ordered, w: EventId, x: EventId) -> bool {
+        let exec = self.exec;
+        let Some(t) = exec.event(w).thread else {
+            return false;
+        };
+        let proxy_fence = |e: EventId| {
+            matches!(
+                exec.event(e).kind,
+                EventKind::Fence {
+                    scope: bc_graph::FenceScope::ProxyAsync
+                }
+            )
+        };
+        if exec.thread(t).agent {
+            return exec.ids().any(|e| proxy_fence(e) && f.eb(w, e) && f.eb(e, x));
+        }
+        let po = &exec.program_order[t.index()];
+        let Some(at) = po.iter().position(|&e| e == w) else {
+            return false;
+        };
+        po[at + 1..].iter().any(|&e| proxy_fence(e) && f.eb(e, x))
     }
 }

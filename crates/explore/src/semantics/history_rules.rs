@@ -262,15 +262,51 @@ impl System<'_> {
                 if x.0 == y.0 || ex.target != ey.target || !(ex.kind == HKind::Write || ey.kind == HKind::Write) {
                     continue;
                 }
-                if !ordered(x, y) && !ordered(y, x) {
+                let (before, after) = (ordered(x, y), ordered(y, x));
+                if !before && !after {
                     return Some(format!(
                         "{} and {} are not ordered by {order}",
                         self.label_of(s, x.0, x.1, ident),
                         self.label_of(s, y.0, y.1, ident)
                     ));
                 }
+                // Ordered; a generic write before an async-proxy access
+                // also through a proxy fence of the writer.
+                let (w, a) = if before { (x, y) } else { (y, x) };
+                if self.needs_proxy_fence(s, w, a) && !self.proxy_fenced(s, eb, w, a) {
+                    return Some(format!(
+                        "{} and {} are ordered only by {order}: a generic write reaches an access of the async \
+                         proxy only through a proxy fence (`fence.proxy.async`) of the writer after the write",
+                        self.label_of(s, w.0, w.1, ident),
+                        self.label_of(s, a.0, a.1, ident)
+                    ));
+                }
             }
         }
         None
+    }
+
+    /// Whether ordering write `w` before access `a` needs a proxy fence
+    /// (`bc_rules`' race rule, the same reading): `w` is a generic write
+    /// and `a` an access of an async-proxy agent.
+    fn needs_proxy_fence(&self, s: &State, w: (u32, u32), a: (u32, u32)) -> bool {
+        let proxy = |t: u32| self.p.async_agent(ThreadId(t));
+        s.hist[w.0 as usize][w.1 as usize].kind == HKind::Write && !proxy(w.0) && proxy(a.0)
+    }
+
+    /// Whether a proxy fence of `w`'s thread after `w` executes before `a`;
+    /// for a write of a generic copy agent, any proxy fence between them.
+    fn proxy_fenced(&self, s: &State, eb: &LazyEb, w: (u32, u32), a: (u32, u32)) -> bool {
+        let proxy_fence = |e: &HEvent| e.kind == HKind::Fence(FenceScope::ProxyAsync);
+        if self.p.threads[w.0 as usize].kind == ThreadKind::Copy {
+            return s.hist.iter().enumerate().any(|(t, h)| {
+                h.iter().enumerate().any(|(po, e)| {
+                    let f = (t as u32, po as u32);
+                    proxy_fence(e) && eb.eb(w, f) && eb.eb(f, a)
+                })
+            });
+        }
+        let h = &s.hist[w.0 as usize];
+        (w.1 as usize + 1..h.len()).any(|po| proxy_fence(&h[po]) && eb.eb((w.0, po as u32), a))
     }
 }

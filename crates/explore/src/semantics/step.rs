@@ -65,16 +65,19 @@ impl System<'_> {
                 InstrKind::Jump(to) => s.threads[t].pc = *to,
                 // No effect under the ISA's reading (`InstrKind::Fence`);
                 // an event where some barrier orders memory only through
-                // fences. A fence right after a fence adds nothing but
-                // scope (and a loop of fences must repeat its state).
+                // fences, and a proxy fence one where some copy runs in
+                // the async proxy. A fence right after a fence of its kind
+                // adds nothing but scope (and a loop of fences must repeat
+                // its state).
                 InstrKind::Fence(scope) => {
-                    if self.p.fence_events && *scope != FenceScope::ProxyAsync {
+                    let proxy = *scope == FenceScope::ProxyAsync;
+                    if (self.p.fence_events && !proxy) || (self.p.proxy_events && proxy) {
                         let pc = s.threads[t].pc;
                         match s.hist[t].last_mut() {
                             Some(HEvent {
                                 kind: HKind::Fence(last),
                                 ..
-                            }) => *last = (*last).max(*scope),
+                            }) if (*last == FenceScope::ProxyAsync) == proxy => *last = (*last).max(*scope),
                             _ => s.hist[t].push(HEvent {
                                 pc,
                                 kind: HKind::Fence(*scope),

@@ -217,6 +217,7 @@ impl<'p> System<'p> {
                 agent: th.kind == bc_graph::ThreadKind::Copy,
                 copies: p.copy_performer(ThreadId(t as u32))
                     && s.threads[t].regs.get(bc_graph::COPY_PENDING_REG.index()) == Some(&1),
+                async_proxy: p.async_agent(ThreadId(t as u32)),
             };
             b.thread(ThreadId(t as u32), facts);
         }

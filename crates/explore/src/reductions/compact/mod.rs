@@ -282,6 +282,38 @@ impl<'p> System<'p> {
         }
         let closed: Vec<bool> = (0..n).map(|e| settled[e] && preds_settled[e]).collect();
         let forget = |e: usize| closed[e];
+        // A generic write that an async-proxy access may still follow stays
+        // until a proxy fence of its writer after it is settled (then every
+        // future access executes after that fence): the race rule asks for
+        // the fence (docs/semantics.md, "The async proxy"). Fence events
+        // are never forgotten.
+        let proxy_fence = |e: usize| {
+            matches!(
+                exec.events[e].kind,
+                EventKind::Fence {
+                    scope: FenceScope::ProxyAsync
+                }
+            )
+        };
+        let proxy_held = |e: usize| {
+            let ev = &exec.events[e];
+            let (true, EventKind::Write, Target::Loc(l), Some(t)) =
+                (self.p.proxy_events, &ev.kind, ev.target, ev.thread)
+            else {
+                return false;
+            };
+            if !self.p.async_loc(l) || self.p.async_agent(t) {
+                return false;
+            }
+            if self.p.threads[t.index()].kind == ThreadKind::Copy {
+                return !(0..n).any(|f| proxy_fence(f) && settled[f] && before[f].get(e));
+            }
+            let po = &exec.program_order[t.index()];
+            let at = po.iter().position(|x| x.index() == e).unwrap_or(po.len());
+            !po.iter()
+                .skip(at + 1)
+                .any(|f| proxy_fence(f.index()) && settled[f.index()])
+        };
         let mut by_id: Vec<Option<(u32, u32)>> = vec![None; n];
         for (k, v) in ids.iter() {
             by_id[v.index()] = Some(k);
@@ -386,7 +418,7 @@ impl<'p> System<'p> {
             // program order through it stays between the kept events.
             let kind = &exec.events[e].kind;
             if matches!(kind, EventKind::NoEffect { .. })
-                || (forget(e) && matches!(kind, EventKind::Read | EventKind::Write))
+                || (forget(e) && matches!(kind, EventKind::Read | EventKind::Write) && !proxy_held(e))
                 || (forget(e) && matches!(kind, EventKind::Inval) && !self.still_invalid(s, exec.events[e].target))
             {
                 *d = true;
@@ -714,11 +746,31 @@ impl<'p> System<'p> {
         let with_events: Vec<usize> = (0..nt).filter(|&u| !s.hist[u].is_empty()).collect();
         let preds_settled = |e: (u32, u32)| with_events.iter().all(|&u| vc.prefix(e, u) <= first_unsettled[u]);
         let closed = |e: (u32, u32)| settled[e.0 as usize][e.1 as usize] && preds_settled(e);
+        // As `compact`: a generic write an async-proxy access may still
+        // follow stays until a settled proxy fence of its writer follows it.
+        let proxy_held = |t: usize, po: usize, ev: &crate::state::HEvent| {
+            let (true, HKind::Write, Target::Loc(l)) = (self.p.proxy_events, &ev.kind, ev.target) else {
+                return false;
+            };
+            let tid = ThreadId(t as u32);
+            if !self.p.async_loc(l) || self.p.async_agent(tid) {
+                return false;
+            }
+            let fence = |e: &crate::state::HEvent| e.kind == HKind::Fence(FenceScope::ProxyAsync);
+            if self.p.threads[t].kind == ThreadKind::Copy {
+                return !s.hist.iter().enumerate().any(|(u, h)| {
+                    (h.iter().enumerate())
+                        .any(|(k, f)| fence(f) && settled[u][k] && vc.eb((t as u32, po as u32), (u as u32, k as u32)))
+                });
+            }
+            !(po + 1..s.hist[t].len()).any(|k| fence(&s.hist[t][k]) && settled[t][k])
+        };
         for (t, h) in s.hist.iter().enumerate() {
             for (po, ev) in h.iter().enumerate() {
                 let e = (t as u32, po as u32);
                 let forgettable_kind = match ev.kind {
-                    HKind::Read | HKind::Write | HKind::Join => true,
+                    HKind::Write => !proxy_held(t, po, ev),
+                    HKind::Read | HKind::Join => true,
                     HKind::Inval => !self.still_invalid(s, ev.target),
                     _ => false,
                 };
