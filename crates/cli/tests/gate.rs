@@ -109,7 +109,7 @@ fn diff_lists_what_the_nofence_reading_flips() {
         let o = run_in_corpus(&all);
         assert_eq!(o.status.code(), Some(1), "a flip exits 1");
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(doc["tests"], 11);
+        assert_eq!(doc["tests"], 14);
         doc["flipped"]
             .as_array()
             .unwrap()
@@ -128,6 +128,7 @@ fn diff_lists_what_the_nofence_reading_flips() {
             "cuda-nofence/nofence-chain-unfenced-race.litmus",
             "cuda-nofence/nofence-double-buffer-unfenced-release-race.litmus",
             "cuda-nofence/nofence-fence-after-barrier-race.litmus",
+            "cuda-nofence/nofence-proxy-fence-only-race.litmus",
             "cuda-nofence/nofence-proxy-fence-race.litmus",
             "cuda-nofence/nofence-syncthreads-no-fence-race.litmus",
         ]

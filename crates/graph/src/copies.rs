@@ -31,6 +31,9 @@ pub(crate) enum SiteKind {
     Bulk { holds: bool },
     /// `cp.async` (and `pipeline.memcpy_async`).
     Plain,
+    /// `cp.async.bulk DST, SRC, BYTES`: completion through the bulk
+    /// async-groups.
+    BulkGroup,
     /// `cp.async.mbarrier.arrive[.noinc] B`.
     Arrive { noinc: bool },
 }
@@ -92,6 +95,7 @@ pub(crate) fn add_copy_agents(mut p: Program, specs: &[SiteSpec]) -> Program {
         .map(|(sp, &c)| {
             let (kind, agents) = match sp.kind {
                 SiteKind::Bulk { .. } => (CopySite::Bulk, COPY_AGENTS),
+                SiteKind::BulkGroup => (CopySite::BulkGroup, COPY_AGENTS),
                 SiteKind::Plain => (CopySite::Plain, PLAIN_COPY_AGENTS),
                 SiteKind::Arrive { noinc } => (
                     CopySite::Arrive {
@@ -105,12 +109,22 @@ pub(crate) fn add_copy_agents(mut p: Program, specs: &[SiteSpec]) -> Program {
                 kind,
                 agents: agents as u32,
                 first,
-                async_proxy: sp.kind == SiteKind::Bulk { holds: false },
+                async_proxy: matches!(sp.kind, SiteKind::Bulk { holds: false } | SiteKind::BulkGroup),
+                written: None,
             };
             first += agents as u32;
             info
         })
         .collect();
+    // The `written` declarations of bulk-group agents, after every start
+    // declaration.
+    let mut written = first;
+    for info in &mut p.copy_sites {
+        if info.kind == CopySite::BulkGroup {
+            info.written = Some(written);
+            written += info.agents;
+        }
+    }
     let first_code = p.codes.len() as u32;
     let first_decl = p.threads.first().map_or(0, |t| t.barriers.len()) as u32;
     p.copy_first_code = first_code;
@@ -126,10 +140,22 @@ pub(crate) fn add_copy_agents(mut p: Program, specs: &[SiteSpec]) -> Program {
             });
         }
     }
-    // Every thread names the start declarations; an issuer holds its
-    // agents' instances, an agent its own (an arrive agent also those of
-    // the copies it tracks).
-    let total = first as usize;
+    for (i, site) in specs.iter().enumerate() {
+        if site.kind != SiteKind::BulkGroup {
+            continue;
+        }
+        for k in 0..p.copy_site_agents(i as u32) {
+            p.declared_barriers.push(crate::program::DeclaredBarrier {
+                name: format!("written barrier of copy agent {k} of `{}`", site.text),
+                launch_count: Some(1),
+                out_of_range: false,
+            });
+        }
+    }
+    // Every thread names the start (and written) declarations; an issuer
+    // holds its agents' instances, an agent its own (an arrive agent also
+    // those of the copies it tracks).
+    let total = written as usize;
     for t in &mut p.threads {
         t.barriers.resize(first_decl as usize + total, None);
     }
@@ -161,6 +187,21 @@ pub(crate) fn add_copy_agents(mut p: Program, specs: &[SiteSpec]) -> Program {
                 });
                 let decl = p.copy_start_decl(site, k) as usize;
                 p.threads[issuer].barriers[decl] = Some(BarrierId(p.barriers.len() as u32 - 1));
+                if let Some(decl) = p.copy_written_decl(site, k) {
+                    p.barriers.push(BarrierInstance {
+                        name: format!("{name}.written"),
+                        decl_name: format!("{name}.written"),
+                        launch_count: Some(1),
+                        decl_span: specs[site as usize].span,
+                        props: BarrierProps {
+                            copy_written: true,
+                            ..BarrierProps::default()
+                        },
+                        syncwarp: None,
+                        exit_drops: false,
+                    });
+                    p.threads[issuer].barriers[decl as usize] = Some(BarrierId(p.barriers.len() as u32 - 1));
+                }
             }
         }
         for site in issued {
@@ -182,6 +223,7 @@ pub(crate) fn add_copy_agents(mut p: Program, specs: &[SiteSpec]) -> Program {
                     .iter()
                     .flat_map(|&s| (0..p.copy_site_agents(s)).map(move |j| (s, j)))
                     .map(|(s, j)| p.copy_start_decl(s, j) as usize)
+                    .chain(p.copy_written_decl(site, k).map(|d| d as usize))
                     .collect();
                 for (d, slot) in info.barriers.iter_mut().enumerate().skip(first_decl as usize) {
                     if d != decl && !kept.contains(&d) {
@@ -252,6 +294,32 @@ fn agent_code(p: &Program, specs: &[SiteSpec], site: u32, k: usize) -> Code {
             instr(pending, "done"),
             instr(flip, "done"),
         ],
+        // A bulk-group copy: its reads end with an arrive on its start
+        // barrier (the odd phase after the issue's: what `.read` waits and
+        // copy-not-waited observe), and its write lies between two
+        // arrives on its `written` barrier, so a full wait (parity 1 on
+        // the start barrier, then on `written`) finds the write's phase
+        // open once the reads are done.
+        SiteKind::BulkGroup => {
+            let written = BarrierSel::Decl(
+                p.copy_written_decl(site, k)
+                    .expect("a bulk-group agent's written barrier"),
+            );
+            let arrive = |sel: BarrierSel| InstrKind::Barrier {
+                op: BarrierOp::Arrive(ArriveSpec::default()),
+                sel,
+                result: None,
+            };
+            vec![
+                instr(wait(CExpr::Int(0), start), "the copy starts"),
+                instr(arrive(written), "the copy starts"),
+                instr(InstrKind::Read { decl: spec.src }, "reads the source"),
+                instr(arrive(start), "has read the source"),
+                instr(pending, "has read the source"),
+                instr(InstrKind::Write { decl: spec.dst }, "writes the destination"),
+                instr(arrive(written), "completes"),
+            ]
+        }
         SiteKind::Plain => vec![
             instr(wait(CExpr::Int(0), start), "the copy starts"),
             instr(InstrKind::Read { decl: spec.src }, "reads the source"),
@@ -349,24 +417,38 @@ fn expand_async_groups(mut p: Program, specs: &[SiteSpec]) -> Program {
         if !has_group {
             continue;
         }
-        // The ages: per plain site the code issues, one per agent.
+        // The ages: per plain (and, apart, per bulk-group) site the code
+        // issues, one per agent.
         let mut ages: Vec<(u32, usize, RegId)> = Vec::new();
+        let mut bulk_ages: Vec<(u32, usize, RegId)> = Vec::new();
         let mut bases: Vec<(u32, RegId)> = Vec::new();
         let sites: Vec<u32> = p.codes[c]
             .instrs
             .iter()
             .filter_map(|i| match i.kind {
-                InstrKind::CopyIssue { site, .. } if p.copy_sites[site as usize].kind == CopySite::Plain => Some(site),
+                InstrKind::CopyIssue { site, .. }
+                    if matches!(p.copy_sites[site as usize].kind, CopySite::Plain | CopySite::BulkGroup) =>
+                {
+                    Some(site)
+                }
                 _ => None,
             })
             .collect();
         for &s in &sites {
+            if bases.iter().any(|&(b, _)| b == s) {
+                continue;
+            }
             let base = RegId(p.codes[c].regs.len() as u32);
             bases.push((s, base));
+            let bulk = p.copy_sites[s as usize].kind == CopySite::BulkGroup;
             for k in 0..p.copy_site_agents(s) {
                 let r = RegId(p.codes[c].regs.len() as u32);
                 p.codes[c].regs.push(format!("age@copy{s}.{k}"));
-                ages.push((s, k, r));
+                if bulk {
+                    bulk_ages.push((s, k, r));
+                } else {
+                    ages.push((s, k, r));
+                }
             }
         }
         let pipeline = p.codes[c].instrs.iter().any(|i| {
@@ -403,6 +485,19 @@ fn expand_async_groups(mut p: Program, specs: &[SiteSpec]) -> Program {
             .max()
             .unwrap_or(0);
         let cap = max_n + 2;
+        let bulk_cap = p.codes[c]
+            .instrs
+            .iter()
+            .filter_map(|i| match i.kind {
+                InstrKind::AsyncGroup {
+                    op: AsyncGroupOp::BulkWait(n) | AsyncGroupOp::BulkWaitRead(n),
+                    ..
+                } => Some(i64::from(n)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0)
+            + 2;
         let old = std::mem::take(&mut p.codes[c].instrs);
         // The expansions, then the renumbering.
         let mut bodies: Vec<Vec<Instr>> = Vec::with_capacity(old.len());
@@ -418,6 +513,8 @@ fn expand_async_groups(mut p: Program, specs: &[SiteSpec]) -> Program {
                         ins,
                         ages: &ages,
                         cap,
+                        bulk_ages: &bulk_ages,
+                        bulk_cap,
                         head,
                         tail,
                     };
@@ -462,6 +559,9 @@ struct Expand<'a> {
     ins: &'a Instr,
     ages: &'a [(u32, usize, RegId)],
     cap: i64,
+    /// The bulk-group agents' ages, their own group sequence.
+    bulk_ages: &'a [(u32, usize, RegId)],
+    bulk_cap: i64,
     head: RegId,
     tail: RegId,
 }
@@ -487,6 +587,9 @@ impl Expand<'_> {
     fn body(&self, op: AsyncGroupOp, at: u32) -> Vec<Instr> {
         let mut v = Vec::new();
         match op {
+            AsyncGroupOp::BulkCommit => self.age(&mut v, self.bulk_ages, self.bulk_cap),
+            AsyncGroupOp::BulkWait(n) => self.bulk_wait(&mut v, at, n, false),
+            AsyncGroupOp::BulkWaitRead(n) => self.bulk_wait(&mut v, at, n, true),
             AsyncGroupOp::Commit => self.commit(&mut v),
             AsyncGroupOp::Wait(n) => self.wait(&mut v, at, CExpr::Int(i64::from(n))),
             AsyncGroupOp::WaitAll => {
@@ -537,14 +640,63 @@ impl Expand<'_> {
 
     /// Every pending copy gets one group older (saturating at the cap).
     fn commit(&self, v: &mut Vec<Instr>) {
-        for &(_, _, r) in self.ages {
+        self.age(v, self.ages, self.cap);
+    }
+
+    /// Every pending copy of `ages` gets one group older (saturating at
+    /// `cap`).
+    fn age(&self, v: &mut Vec<Instr>, ages: &[(u32, usize, RegId)], cap: i64) {
+        for &(_, _, r) in ages {
             let age = CExpr::Reg(r);
             let older = bin(
                 Op::And,
                 bin(Op::Gt, age.clone(), CExpr::Int(0)),
-                bin(Op::Lt, age.clone(), CExpr::Int(self.cap)),
+                bin(Op::Lt, age.clone(), CExpr::Int(cap)),
             );
             v.push(self.assign(r, bin(Op::Add, age, older)));
+        }
+    }
+
+    /// `cp.async.bulk.wait_group[.read] n`: for every bulk-group copy older
+    /// than the `n` newest groups, wait until it has read its source
+    /// (parity 1 on its start barrier); without `.read` also until it has
+    /// written its destination (parity 1 on its `written` barrier), and
+    /// forget it. After a `.read` wait the copy stays pending for a later
+    /// full wait.
+    fn bulk_wait(&self, v: &mut Vec<Instr>, at: u32, n: u32, read: bool) {
+        let waits = if read { 1 } else { 2 };
+        for &(s, k, r) in self.bulk_ages {
+            let here = at + v.len() as u32;
+            let what = format!("copy {k} of `{}`", self.specs[s as usize].text);
+            let skip = here + 1 + waits + u32::from(!read);
+            v.push(self.instr(
+                InstrKind::Branch {
+                    cond: bin(Op::Ge, CExpr::Reg(r), CExpr::Int(i64::from(n) + 2)),
+                    then: here + 1,
+                    els: skip,
+                },
+                what.clone(),
+            ));
+            let parity_wait = |decl: u32| InstrKind::Barrier {
+                op: BarrierOp::Wait(WaitSpec {
+                    parity: Some(CExpr::Int(1)),
+                    ..WaitSpec::default()
+                }),
+                sel: BarrierSel::Decl(decl),
+                result: None,
+            };
+            v.push(self.instr(
+                parity_wait(self.p.copy_start_decl(s, k)),
+                format!("waits until {what} has read its source"),
+            ));
+            if !read {
+                let written = self
+                    .p
+                    .copy_written_decl(s, k)
+                    .expect("a bulk-group agent's written barrier");
+                v.push(self.instr(parity_wait(written), format!("waits until {what} has written")));
+                v.push(self.assign(r, CExpr::Int(0)));
+            }
         }
     }
 

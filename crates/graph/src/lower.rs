@@ -1781,6 +1781,11 @@ impl Lowerer<'_> {
         c.write(&dest.name)
     }
 
+    /// `cp.async.bulk DST, SRC, BYTES` (PTX ISA, `cp.async.bulk` with
+    /// `.bulk_group`, as a TMA store is): a bulk copy whose completion only
+    /// the issuer's bulk async-group waits observe (see
+    /// [`crate::program::CopySite::BulkGroup`]).
+    ///
     /// `cp.async.bulk DST, SRC, BYTES, B` (PTX ISA, `cp.async.bulk` with
     /// `.mbarrier::complete_tx::bytes`, operands in its order; the CUDA
     /// guide, "Using TMA to transfer one-dimensional arrays"): a copy of
@@ -1824,10 +1829,18 @@ impl Lowerer<'_> {
         }
         let arrive = n.starts_with("cp.async.mbarrier.arrive");
         let plain = matches!(n, "cp.async" | "pipeline.memcpy_async");
+        // `cp.async.bulk` without a barrier: completion through the bulk
+        // async-groups.
+        let grouped = n == "cp.async.bulk" && args.len() == 3;
         let (arity, what): (&[usize], &str) = if arrive {
             (&[1], "1 operand (the barrier)")
         } else if plain {
             (&[2, 3], "2 or 3 operands (destination, source, optionally bytes)")
+        } else if n == "cp.async.bulk" {
+            (
+                &[3, 4],
+                "3 operands (destination, source, bytes: a bulk async-group copy) or 4 (and the mbarrier it completes on)",
+            )
         } else {
             (&[4], "4 operands (destination, source, bytes, barrier)")
         };
@@ -1869,7 +1882,7 @@ impl Lowerer<'_> {
         }
         let barrier_at = if arrive {
             Some(0)
-        } else if plain {
+        } else if plain || grouped {
             None
         } else {
             Some(3)
@@ -1905,6 +1918,8 @@ impl Lowerer<'_> {
             }
         } else if plain {
             SiteKind::Plain
+        } else if grouped {
+            SiteKind::BulkGroup
         } else {
             SiteKind::Bulk {
                 holds: n == "memcpy_async",
@@ -1960,6 +1975,7 @@ impl Lowerer<'_> {
         }
         let op = match n {
             "cp.async.commit_group" => AsyncGroupOp::Commit,
+            "cp.async.bulk.commit_group" => AsyncGroupOp::BulkCommit,
             "cp.async.wait_all" => AsyncGroupOp::WaitAll,
             "pipeline.producer_acquire" => AsyncGroupOp::PipelineAcquire,
             "pipeline.producer_commit" => AsyncGroupOp::PipelineCommit,
@@ -1983,10 +1999,12 @@ impl Lowerer<'_> {
                     );
                     return None;
                 };
-                return Some(vec![InstrKind::AsyncGroup {
-                    op: AsyncGroupOp::Wait(v),
-                    len: 0,
-                }]);
+                let op = match n {
+                    "cp.async.bulk.wait_group" => AsyncGroupOp::BulkWait(v),
+                    "cp.async.bulk.wait_group.read" => AsyncGroupOp::BulkWaitRead(v),
+                    _ => AsyncGroupOp::Wait(v),
+                };
+                return Some(vec![InstrKind::AsyncGroup { op, len: 0 }]);
             }
         };
         if let Some(a) = args.first() {

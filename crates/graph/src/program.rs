@@ -615,6 +615,14 @@ pub enum AsyncGroupOp {
     PipelineCommit,
     PipelineWait,
     PipelineRelease,
+    /// The bulk async-groups (PTX ISA, `cp.async.bulk.commit_group`,
+    /// `cp.async.bulk.wait_group`): the same bookkeeping over the thread's
+    /// bulk copies without an mbarrier (a group sequence of their own,
+    /// apart from `cp.async`'s). `BulkWaitRead`: `.read`, waiting only
+    /// until those copies have read their sources.
+    BulkCommit,
+    BulkWait(u32),
+    BulkWaitRead(u32),
 }
 
 /// The scope a fence orders accesses at (PTX `membar`/`fence` scopes), or
@@ -896,6 +904,13 @@ pub enum CopySite {
     /// `cp.async`: the copy's completion is its agent's own arrive on its
     /// start barrier (see [`AsyncGroupOp`]).
     Plain,
+    /// `cp.async.bulk DST, SRC, BYTES` without an mbarrier: a bulk copy
+    /// whose completion only the issuer's bulk async-group waits observe.
+    /// Its agent arrives on its start barrier once it has read the source
+    /// (the copy's completion for `.read` waits and for copy-not-waited)
+    /// and on a second barrier of its own, `written`, before and after it
+    /// writes the destination.
+    BulkGroup,
     /// `cp.async.mbarrier.arrive[.noinc] B`: the agent waits for the
     /// completion of each `cp.async` agent of the issuer that its flags
     /// name (the `Plain` sites `tracks`, their agents in order), then
@@ -917,6 +932,10 @@ pub struct CopySiteInfo {
     /// operations; `memcpy_async` is read as generic too (libcu++ picks
     /// the instruction; docs/semantics.md, "The async proxy").
     pub async_proxy: bool,
+    /// For a [`CopySite::BulkGroup`] site: its agents' first slot among the
+    /// `written` declarations, which follow every start declaration
+    /// ([`Program::copy_written_decl`]).
+    pub written: Option<u32>,
 }
 
 impl Program {
@@ -951,6 +970,12 @@ impl Program {
     /// (an issuer holds the instances of its agents, an agent its own).
     pub fn copy_start_decl(&self, site: u32, k: usize) -> u32 {
         self.copy_first_decl + self.copy_sites[site as usize].first + k as u32
+    }
+    /// The declaration of the `written` barrier of agent `k` of a
+    /// [`CopySite::BulkGroup`] site.
+    pub fn copy_written_decl(&self, site: u32, k: usize) -> Option<u32> {
+        let w = self.copy_sites[site as usize].written?;
+        Some(self.copy_first_decl + w + k as u32)
     }
     /// The code of agent `k` of copy `site`.
     pub fn copy_code(&self, site: u32, k: usize) -> CodeId {

@@ -114,6 +114,7 @@ fn barrier(b: BarrierFile) -> Result<PredefinedBarrier, ModelError> {
             out_of_range: false,
             needs_fence: !b.orders_memory,
             held: false,
+            copy_written: false,
         },
         operand: b.operand,
     })

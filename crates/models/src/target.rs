@@ -346,4 +346,9 @@ pub struct BarrierProps {
     /// may be one the raised count absorbs: count-overflow does not judge
     /// it here (docs/semantics.md, "Counted arrivals").
     pub held: bool,
+    /// The `written` barrier of a bulk-group copy's agent (set by lowering,
+    /// never by a model file): its arrives mark where the copy's write
+    /// lies, and are not the copy's completion (copy-not-waited reads the
+    /// arrive on the agent's start barrier, after its reads).
+    pub copy_written: bool,
 }

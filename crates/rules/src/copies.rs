@@ -30,7 +30,12 @@ impl Checker<'_> {
                 continue;
             }
             let latest = po.iter().rev().copied().find(|&e| match exec.event(e).kind {
-                EventKind::Arrive { .. } => true,
+                // A bulk-group copy's arrives around its write are not its
+                // completion.
+                EventKind::Arrive { .. } => match exec.event(e).target {
+                    bc_graph::Target::Barrier(b) => !exec.props(b).copy_written,
+                    _ => true,
+                },
                 EventKind::Tx { delta } => delta <= 0,
                 _ => false,
             });

@@ -241,9 +241,10 @@ impl System<'_> {
                 self.p.copy_performer(bc_graph::ThreadId(a as u32)) && s.threads[a].regs.get(reg) == Some(&1)
             })
             .filter_map(move |a| {
-                let i = s.hist[a].iter().rposition(|ev| match ev.kind {
-                    HKind::Arrive(..) => true,
-                    HKind::Tx(d) => d <= 0,
+                let i = s.hist[a].iter().rposition(|ev| match (&ev.kind, ev.target) {
+                    (HKind::Arrive(..), Target::Barrier(b)) => !self.p.barriers[b.index()].props.copy_written,
+                    (HKind::Arrive(..), _) => true,
+                    (HKind::Tx(d), _) => *d <= 0,
                     _ => false,
                 })?;
                 Some((a, i))

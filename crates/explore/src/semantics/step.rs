@@ -453,7 +453,7 @@ impl System<'_> {
         agent.regs[bc_graph::COPY_BYTES_REG.index()] = n;
         self.run_copy_start(s, a, w);
         let what = match &self.p.copy_sites[site as usize].kind {
-            bc_graph::CopySite::Bulk => format!("starts the copy of {n} bytes"),
+            bc_graph::CopySite::Bulk | bc_graph::CopySite::BulkGroup => format!("starts the copy of {n} bytes"),
             bc_graph::CopySite::Plain => "starts the copy".to_string(),
             bc_graph::CopySite::Arrive { .. } => "starts the arrive after the copies issued before".to_string(),
         };

@@ -103,6 +103,15 @@ pub fn body(plan: &Plan, c: usize, side: Side) -> Result<String, Refusal> {
                     AsyncGroupOp::PipelineCommit => "bc_pipe.producer_commit();".to_string(),
                     AsyncGroupOp::PipelineWait => "bc_pipe.consumer_wait();".to_string(),
                     AsyncGroupOp::PipelineRelease => "bc_pipe.consumer_release();".to_string(),
+                    AsyncGroupOp::BulkCommit => {
+                        "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");".to_string()
+                    }
+                    AsyncGroupOp::BulkWait(n) => {
+                        format!("asm volatile(\"cp.async.bulk.wait_group {n};\" ::: \"memory\");")
+                    }
+                    AsyncGroupOp::BulkWaitRead(n) => {
+                        format!("asm volatile(\"cp.async.bulk.wait_group.read {n};\" ::: \"memory\");")
+                    }
                 };
                 e.lead(&stmt, None)
             }
@@ -336,6 +345,12 @@ impl Emit<'_> {
                 let InstrKind::CopyIssue { site, bytes, hold, .. } = &i.kind else {
                     unreachable!()
                 };
+                if self.plan.prog.copy_sites[*site as usize].kind == bc_graph::CopySite::BulkGroup {
+                    // A TMA store: the shared scratch buffer to the global
+                    // one, completed through the thread's bulk async-groups.
+                    let call = format!("bc_cp_async_bulk_store(bc_tma_src, bc_tma_dst, {});", self.expr(bytes));
+                    return Ok(self.lead(&call, None));
+                }
                 let (_, _, bar) = crate::emit::plan::copy_site(self.plan.prog, *site);
                 let locs = self.copy_locs(*site).filter(|_| hold.is_some());
                 let call = if let Some((d, s)) = locs {

@@ -22,6 +22,13 @@ const COPY_HELPERS: &str = r#"__device__ inline void bc_cp_async_bulk(unsigned c
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                :: "r"(bc_smem(dst)), "l"(src), "r"((unsigned)n), "r"(bc_smem(bar)) : "memory");
 }
+// A bulk copy from shared to global memory (a TMA store) into a bulk
+// async-group of the issuing thread.
+__device__ inline void bc_cp_async_bulk_store(const unsigned char* dst, unsigned char* src, long long n) {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+               :: "l"(dst), "r"(bc_smem(src)), "r"((unsigned)n) : "memory");
+}
 __device__ inline void bc_cp_async(unsigned char* dst, const unsigned char* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(bc_smem(dst)), "l"(src) : "memory");
 }

@@ -236,7 +236,10 @@ impl<'p> System<'p> {
             copy_rule
                 && self.p.copy_performer(t)
                 && match ev.kind {
-                    EventKind::Arrive { .. } => true,
+                    EventKind::Arrive { .. } => match ev.target {
+                        Target::Barrier(b) => !exec.props(b).copy_written,
+                        _ => true,
+                    },
                     EventKind::Tx { delta } => delta <= 0,
                     _ => false,
                 }
