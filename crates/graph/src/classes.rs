@@ -161,9 +161,13 @@ mod tests {
 
     #[test]
     fn builtins_mixed_with_registers_observe_their_builtin_parts() {
-        // `tid < 2` is the builtin-only part of `r + (tid < 2)`.
-        assert_eq!(classes("r = 1; if r + (tid < 2) == 2 { write s }", 8), 2);
+        // `tid < 2` is the builtin-only part of `r + (tid < 2)` (`r` read
+        // from memory: a register of the place would be read as its value,
+        // `place_regs`).
+        assert_eq!(classes("r = load s; if r + (tid < 2) == 2 { write s }", 8), 2);
         // `tid` alone beside a register: every thread apart.
-        assert_eq!(classes("r = 1; if r + tid == 2 { write s }", 8), 8);
+        assert_eq!(classes("r = load s; if r + tid == 2 { write s }", 8), 8);
+        // A register of the place is its expression: `r = 1` adds nothing.
+        assert_eq!(classes("r = 1; if r + (tid < 2) == 2 { write s }", 8), 2);
     }
 }

@@ -14,6 +14,7 @@ pub mod execution;
 pub mod ids;
 pub mod lower;
 pub mod observe;
+pub mod place_regs;
 pub mod program;
 
 pub use execution::*;

@@ -59,6 +59,7 @@ pub fn lower(lit: &Litmus, text: &str, model: Model) -> Result<Program, Vec<Diag
         .map(|p| crate::copies::add_copy_agents(p, &l.copy_sites))
         .map(with_fence_events)
         .map(with_held_barriers)
+        .map(crate::place_regs::propagate_place_registers)
         .map(|mut p| {
             // Whatever lowering asked before the program was complete.
             p.index = Default::default();
@@ -397,6 +398,19 @@ impl Lowerer<'_> {
                 props: pb.props,
                 span: Span::default(),
                 id: Some(pb.id),
+            });
+        }
+        if used_ids.contains(&OUT_OF_RANGE_BARRIER_ID) {
+            decls.push(BarrierDecl {
+                name: "the barrier ids".into(),
+                scope: Scope::Block,
+                count: LaunchCount::None,
+                props: BarrierProps {
+                    out_of_range: true,
+                    ..BarrierProps::default()
+                },
+                span: Span::default(),
+                id: Some(OUT_OF_RANGE_BARRIER_ID),
             });
         }
         // Named kernels, in declaration order.
@@ -1269,6 +1283,15 @@ impl Lowerer<'_> {
                     self.stmt(c, &inner, names);
                 }
             }
+            StmtKind::Instr { name, args, .. } if self.register_barrier_operand(&name.name, args).is_some() => {
+                let chosen = self.select_barrier_id(s);
+                // The labels were bound to this pc above.
+                let inner = Stmt {
+                    labels: Vec::new(),
+                    ..chosen
+                };
+                self.stmt(c, &inner, names);
+            }
             StmtKind::Instr { dest, name, args } => {
                 match self.instr(c, s, dest.as_ref(), name, args, names) {
                     Some(kinds) => {
@@ -1286,6 +1309,91 @@ impl Lowerer<'_> {
                 }
             }
         }
+    }
+
+    /// The position of a barrier-id operand of model instruction `name`
+    /// that is computed at run time (`bar.sync r, 64`; PTX allows a
+    /// register for the barrier number of `bar`/`barrier`), where the
+    /// model has the invalid-barrier rule to judge a value that names no
+    /// barrier. Elsewhere a non-constant id stays an error.
+    fn register_barrier_operand(&self, name: &str, args: &[Arg]) -> Option<usize> {
+        if !self.model.rules.has(bc_models::Rule::InvalidBarrier) {
+            return None;
+        }
+        let ins = self.model.instruction(name)?;
+        if masked(ins).is_some() {
+            return None;
+        }
+        ins.lowering.iter().find_map(|l| match l.barrier {
+            BarrierRef::Operand(n) => match args.get(n) {
+                Some(Arg::Expr(e)) if !matches!(e.kind, ExprKind::Int(_)) => Some(n),
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    /// An instruction statement whose barrier id is computed at run time,
+    /// as the statement it stands for: a chain of `if`s on the id, one
+    /// statement per barrier the model lets an operand name, and last the
+    /// statement on [`OUT_OF_RANGE_BARRIER_ID`], whose every use is
+    /// `ub(invalid-barrier)` (PTX ISA, `bar`/`barrier`: the barrier number
+    /// is 0 to 15). The id is an expression of registers and builtins, so
+    /// evaluating it once per test is the same as once.
+    fn select_barrier_id(&mut self, s: &Stmt) -> Stmt {
+        let StmtKind::Instr { dest, name, args } = &s.kind else {
+            unreachable!("called on an instruction")
+        };
+        let at = self
+            .register_barrier_operand(&name.name, args)
+            .expect("a run-time barrier id");
+        let Arg::Expr(id_expr) = &args[at] else {
+            unreachable!("an expression operand")
+        };
+        let with = |id: i64| -> Stmt {
+            let mut args = args.clone();
+            args[at] = Arg::Expr(Expr {
+                kind: ExprKind::Int(id),
+                span: id_expr.span,
+            });
+            Stmt {
+                labels: Vec::new(),
+                kind: StmtKind::Instr {
+                    dest: dest.clone(),
+                    name: name.clone(),
+                    args,
+                },
+                span: s.span,
+            }
+        };
+        let ids: Vec<i64> = (self.model.barriers.iter())
+            .filter(|b| b.operand)
+            .map(|b| b.id)
+            .collect();
+        let mut chain = with(OUT_OF_RANGE_BARRIER_ID);
+        for &id in ids.iter().rev() {
+            let cond = Expr {
+                kind: ExprKind::Binary(
+                    Op::Eq,
+                    Box::new(id_expr.clone()),
+                    Box::new(Expr {
+                        kind: ExprKind::Int(id),
+                        span: id_expr.span,
+                    }),
+                ),
+                span: id_expr.span,
+            };
+            chain = Stmt {
+                labels: Vec::new(),
+                kind: StmtKind::If {
+                    cond,
+                    then: vec![with(id)],
+                    els: vec![chain],
+                },
+                span: s.span,
+            };
+        }
+        chain
     }
 
     /// An instruction statement with an indexed operand (`arrive full[s]`)
@@ -1508,6 +1616,19 @@ impl Lowerer<'_> {
                             out.push(id);
                         }
                     }
+                    // An id computed at run time may name any addressable
+                    // barrier, or none.
+                    if self.register_barrier_operand(&name.name, args).is_some() {
+                        let ids = (self.model.barriers.iter())
+                            .filter(|b| b.operand)
+                            .map(|b| b.id)
+                            .chain([OUT_OF_RANGE_BARRIER_ID]);
+                        for id in ids {
+                            if !out.contains(&id) {
+                                out.push(id);
+                            }
+                        }
+                    }
                 }
                 StmtKind::If { then, els, .. } => {
                     self.predefined_ids(then, out);
@@ -1607,7 +1728,7 @@ impl Lowerer<'_> {
                 );
                 return None;
             };
-            let addressable = self.model.barrier(id).is_some_and(|b| b.operand);
+            let addressable = self.model.barrier(id).is_some_and(|b| b.operand) || id == OUT_OF_RANGE_BARRIER_ID;
             match names.predefined.iter().find(|(x, _)| *x == id).filter(|_| addressable) {
                 Some(&(_, d)) => barrier_decl[i] = Some((id, d)),
                 None => {

@@ -884,6 +884,13 @@ pub struct CopyPool {
     pub agents: Vec<(ThreadId, BarrierId)>,
 }
 
+/// The barrier id that stands for "no barrier": a barrier operand computed
+/// at run time (`bar.sync r, 64`) whose value is none of the model's
+/// addressable ids names the out-of-range barrier of this id, whose every
+/// use is `ub(invalid-barrier)` (docs/litmus.md, "Barrier ids in a
+/// register").
+pub const OUT_OF_RANGE_BARRIER_ID: i64 = i64::MIN;
+
 /// Register numbers of an agent's code ([`CopyPool`]).
 pub const COPY_PARITY_REG: RegId = RegId(0);
 pub const COPY_BYTES_REG: RegId = RegId(1);

@@ -159,7 +159,7 @@ fn constructs_without_an_exact_form_are_refused() {
     )
     .is_some_and(|r| r.contains("read-modify-write")));
     let copy = |bytes: &str| {
-        format!("barrier M = 1\nvar s scope=block\nvar g\nthread T {{ r = 128; cp.async.bulk s, g, {bytes}, M }}")
+        format!("barrier M = 1\nvar s scope=block\nvar g\nthread T {{ r = 64; r = r + 64; cp.async.bulk s, g, {bytes}, M }}")
     };
     assert!(refused(&copy("r")).is_some_and(|r| r.contains("constant byte count")));
     assert!(refused(&copy("100")).is_some_and(|r| r.contains("multiple of 16")));

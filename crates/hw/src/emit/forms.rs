@@ -497,6 +497,11 @@ impl Emit<'_> {
             }
             "bar.sync" | "bar.arrive" => {
                 let id = self.plan.predefined.get(d as usize).copied().flatten();
+                // A barrier id computed out of range (`ub(invalid-barrier)`):
+                // the device may do anything; the harness traps.
+                if id == Some(bc_graph::OUT_OF_RANGE_BARRIER_ID) {
+                    return Ok("asm volatile(\"trap;\");".to_string());
+                }
                 let Some(id) = id.filter(|id| (0..16).contains(id)) else {
                     return refuse(format!("`{}`: not a named barrier 0..15", i.text));
                 };

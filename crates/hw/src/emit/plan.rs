@@ -269,6 +269,10 @@ fn predefined_ids(prog: &Program) -> Vec<Option<i64>> {
             if b.syncwarp.is_some() {
                 return None;
             }
+            // The barrier a run-time id out of range names.
+            if b.props.out_of_range {
+                return Some(bc_graph::OUT_OF_RANGE_BARRIER_ID);
+            }
             prog.model
                 .barriers
                 .iter()
