@@ -622,6 +622,7 @@ fn pipeline_program() -> impl Strategy<Value = String> {
                 consumers: c,
                 full: fc,
                 empty: ec,
+                init_fence: false,
             };
             k.text(start1, reps, &prod, &cons)
         })
@@ -640,6 +641,9 @@ struct PipelineKernel {
     /// The full and empty barriers' counts.
     full: u32,
     empty: u32,
+    /// Thread 0 fences its inits into the async proxy (a bulk copy needs
+    /// it: docs/semantics.md, "The async proxy").
+    init_fence: bool,
 }
 
 impl PipelineKernel {
@@ -651,9 +655,11 @@ impl PipelineKernel {
             consumers: c,
             full: fc,
             empty: ec,
+            init_fence,
         } = self;
+        let fence = if *init_fence { "; fence.proxy.async" } else { "" };
         format!(
-            "litmus \"w\"\nmodel cuda-sm90\nbarrier full0 scope=block\nbarrier empty0 scope=block\nbarrier full1 scope=block\nbarrier empty1 scope=block\nvar slot0 scope=block\nvar slot1 scope=block\n{extra_vars}kernel blocks={blocks} threads={} {{\n  if tid == 0 {{ mbarrier.init full0, {fc}; mbarrier.init empty0, {ec}; mbarrier.init full1, {fc}; mbarrier.init empty1, {ec} }}\n  __syncthreads\n  if tid < {p} {{ ph = {}; repeat {reps} {{ {} }} }} else {{ ph = 0; repeat {reps} {{ {} }} }}\n}}\n",
+            "litmus \"w\"\nmodel cuda-sm90\nbarrier full0 scope=block\nbarrier empty0 scope=block\nbarrier full1 scope=block\nbarrier empty1 scope=block\nvar slot0 scope=block\nvar slot1 scope=block\n{extra_vars}kernel blocks={blocks} threads={} {{\n  if tid == 0 {{ mbarrier.init full0, {fc}; mbarrier.init empty0, {ec}; mbarrier.init full1, {fc}; mbarrier.init empty1, {ec}{fence} }}\n  __syncthreads\n  if tid < {p} {{ ph = {}; repeat {reps} {{ {} }} }} else {{ ph = 0; repeat {reps} {{ {} }} }}\n}}\n",
             p + c,
             start1 as u8,
             prod.join("; "),
@@ -713,7 +719,8 @@ fn copy_pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
 /// right or off by one, parities starting right or wrong, tokens kept or
 /// read; generic writes of the stages and the source, with or without the
 /// writer's proxy fence (the async proxy's race rule, and compaction's
-/// keeping of unfenced writes). Copy agents under partial-order reduction's groups and required
+/// keeping of unfenced writes); inits fenced into the async proxy or not
+/// (ub(uninitialized-barrier) at a bulk copy's complete_tx). Copy agents under partial-order reduction's groups and required
 /// steps (required.rs: transaction operations on phase-counted barriers),
 /// phase sorting with dead tokens, fusion and compaction.
 fn copy_pipeline_program() -> impl Strategy<Value = String> {
@@ -724,8 +731,9 @@ fn copy_pipeline_program() -> impl Strategy<Value = String> {
         1u32..3,
         prop::bool::weighted(0.2),
         prop::bool::weighted(0.8),
+        prop::bool::weighted(0.8),
     )
-        .prop_map(|(prod, cons, c, reps, off, start1)| {
+        .prop_map(|(prod, cons, c, reps, off, start1, init_fence)| {
             let (fc, ec) = if off { (2, c) } else { (1, c) };
             let k = PipelineKernel {
                 extra_vars: "var g\n",
@@ -734,6 +742,7 @@ fn copy_pipeline_program() -> impl Strategy<Value = String> {
                 consumers: c,
                 full: fc,
                 empty: ec,
+                init_fence,
             };
             k.text(start1, reps, &prod, &cons)
         })

@@ -2500,6 +2500,7 @@ fn fence_scope(n: &str) -> Option<crate::program::FenceScope> {
         "membar.gl" | "fence.acq_rel.gpu" | "fence.sc.gpu" | "__threadfence" => Gpu,
         "membar.sys" | "fence.acq_rel.sys" | "fence.sc.sys" | "__threadfence_system" => Sys,
         "fence.proxy.async" => ProxyAsync,
+        "fence.mbarrier_init" => MbarrierInit,
         _ => return None,
     })
 }

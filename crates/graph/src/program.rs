@@ -635,6 +635,10 @@ pub enum FenceScope {
     Gpu,
     Sys,
     ProxyAsync,
+    /// `fence.mbarrier_init`: orders the thread's earlier `mbarrier.init`s
+    /// before what it executes before, for the async proxy too; no plain
+    /// access (docs/semantics.md, "The async proxy", barrier inits).
+    MbarrierInit,
 }
 
 impl FenceScope {
@@ -649,8 +653,19 @@ impl FenceScope {
             FenceScope::Cluster => scope <= Scope::Cluster,
             FenceScope::Gpu => scope <= Scope::Device,
             FenceScope::Sys => true,
-            FenceScope::ProxyAsync => false,
+            FenceScope::ProxyAsync | FenceScope::MbarrierInit => false,
         }
+    }
+    /// A proxy fence (not a generic one): it leaves an event where some
+    /// copy runs in the async proxy (`Program::proxy_events`).
+    pub fn is_proxy(self) -> bool {
+        matches!(self, FenceScope::ProxyAsync | FenceScope::MbarrierInit)
+    }
+    /// Whether the fence makes the thread's earlier `mbarrier.init`s
+    /// visible to the async proxy (the guide's TMA example fences with
+    /// `fence.proxy.async`; `fence.mbarrier_init` exists for inits).
+    pub fn publishes_inits(self) -> bool {
+        self.is_proxy()
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -659,6 +674,7 @@ impl FenceScope {
             FenceScope::Gpu => "gpu",
             FenceScope::Sys => "sys",
             FenceScope::ProxyAsync => "proxy.async",
+            FenceScope::MbarrierInit => "mbarrier_init",
         }
     }
 }
@@ -818,6 +834,9 @@ pub struct ProgramIndex {
     async_agent: Vec<bool>,
     /// Per location instance, whether some such agent reads or writes it.
     async_loc: Vec<bool>,
+    /// Per barrier instance, whether some such agent completes
+    /// transactions on it.
+    async_barrier: Vec<bool>,
 }
 
 impl ProgramIndex {
@@ -830,6 +849,7 @@ impl ProgramIndex {
             copy_pool: Default::default(),
             async_agent: vec![false; p.threads.len()],
             async_loc: vec![false; p.locs.len()],
+            async_barrier: vec![false; p.barriers.len()],
         };
         for (b, inst) in p.barriers.iter().enumerate() {
             if let Some(w) = &inst.syncwarp {
@@ -860,6 +880,16 @@ impl ProgramIndex {
                     if let InstrKind::Read { decl } | InstrKind::Write { decl } = ins.kind {
                         if let Some(Some(l)) = th.locs.get(decl as usize) {
                             ix.async_loc[l.index()] = true;
+                        }
+                    }
+                    if let InstrKind::Barrier {
+                        op: BarrierOp::CompleteTx(_),
+                        sel: BarrierSel::Decl(d),
+                        ..
+                    } = ins.kind
+                    {
+                        if let Some(Some(b)) = th.barriers.get(d as usize) {
+                            ix.async_barrier[b.index()] = true;
                         }
                     }
                 }
@@ -1020,6 +1050,11 @@ impl Program {
     /// proxy ([`CopySiteInfo::async_proxy`]).
     pub fn async_agent(&self, t: ThreadId) -> bool {
         self.index().async_agent[t.index()]
+    }
+    /// Whether some async-proxy agent may complete transactions on barrier
+    /// instance `b`.
+    pub fn async_barrier(&self, b: BarrierId) -> bool {
+        self.index().async_barrier.get(b.index()).copied().unwrap_or(false)
     }
     /// Whether some async-proxy agent may read or write location `l`.
     pub fn async_loc(&self, l: LocId) -> bool {

@@ -700,6 +700,12 @@ impl Ctx<'_> {
             "fence" => {
                 let name = match parts.as_slice() {
                     ["fence", s @ ("cta" | "cluster" | "gpu" | "sys")] => format!("fence.acq_rel.{s}"),
+                    // The proxy fence of every state space (`.shared::cta`,
+                    // `.shared::cluster`, `.global`), and the fence for
+                    // mbarrier inits (`.release.cluster`): the litmus
+                    // statements of those names.
+                    ["fence", "proxy", "async", ..] => "fence.proxy.async".to_string(),
+                    ["fence", "mbarrier_init", ..] => "fence.mbarrier_init".to_string(),
                     _ => ins.op.name.clone(),
                 };
                 Ok(Op::Fence(name))

@@ -28,6 +28,54 @@ impl Checker<'_> {
         }
     }
 
+    /// first-bmo-init as the async proxy sees it (docs/semantics.md, "The
+    /// async proxy", barrier inits; the CUDA guide's TMA example, step 1b):
+    /// a bulk copy's `complete_tx` on an mbarrier is ordered after the
+    /// latest init before it in bmo only through a proxy fence
+    /// (`fence.proxy.async`, `fence.mbarrier_init`) of the initializing
+    /// thread, after the init, that executes before the `complete_tx`. A
+    /// launch init (no thread) is visible to every proxy.
+    pub(crate) fn init_seen_by_async_proxy(&mut self, f: &crate::facts::Ordered) {
+        let exec = self.exec;
+        if !self.rules.has(Rule::FirstBmoInit) {
+            return;
+        }
+        for (b, order) in exec.bmo.iter().enumerate() {
+            for (k, &x) in order.iter().enumerate() {
+                let ev = exec.event(x);
+                let async_tx = matches!(ev.kind, EventKind::Tx { delta } if delta <= 0)
+                    && ev.thread.is_some_and(|t| exec.thread(t).async_proxy);
+                if !async_tx {
+                    continue;
+                }
+                let Some(&init) = order[..k]
+                    .iter()
+                    .rev()
+                    .find(|&&e| matches!(exec.event(e).kind, EventKind::Init { .. }))
+                else {
+                    continue;
+                };
+                let Some(u) = exec.event(init).thread else {
+                    continue;
+                };
+                let po = &exec.program_order[u.index()];
+                let at = po.iter().position(|&e| e == init).unwrap_or(po.len());
+                let fenced = po.iter().skip(at + 1).any(|&e| {
+                    matches!(exec.event(e).kind, EventKind::Fence { scope } if scope.publishes_inits()) && f.eb(e, x)
+                });
+                if !fenced {
+                    let msg = format!(
+                        "{} completes transactions on {} through the async proxy, which may not see its init {}: no fence.proxy.async (or fence.mbarrier_init) of that thread after the init is ordered before it",
+                        self.n(x),
+                        self.barrier_name(BarrierId(b as u32)),
+                        self.n(init)
+                    );
+                    self.report(Rule::FirstBmoInit, msg, vec![x]);
+                }
+            }
+        }
+    }
+
     /// drop-not-negative ("Execution Model", barrier drop: a drop cannot
     /// make the expected count negative, otherwise the behaviour is
     /// undefined). We also judge an init with a count that is not positive

@@ -159,6 +159,7 @@ impl Checker<'_> {
         self.invalid_barrier(&f);
         self.wait_after_init(&f);
         self.copy_not_waited(&f);
+        self.init_seen_by_async_proxy(&f);
         self.race(&f);
     }
 

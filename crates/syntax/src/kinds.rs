@@ -265,6 +265,7 @@ pub const INSTRUCTION_NAMES: &[&str] = &[
     "fence.sc.gpu",
     "fence.sc.sys",
     "fence.proxy.async",
+    "fence.mbarrier_init",
     "__threadfence_block",
     "__threadfence",
     "__threadfence_system",

@@ -250,6 +250,12 @@ impl System<'_> {
                 self.modify(s, t, b, po, Mod::ArriveDrop { positive }, w).0
             }
             BarrierOp::ExpectTx(ref n) | BarrierOp::CompleteTx(ref n) => {
+                if matches!(op, BarrierOp::CompleteTx(_))
+                    && self.p.proxy_events
+                    && self.p.async_agent(bc_graph::ThreadId(t as u32))
+                {
+                    self.init_seen_by_async_proxy(s, t, b, w);
+                }
                 let n = eval(self.p, s, t, n);
                 let delta = if matches!(op, BarrierOp::ExpectTx(_)) {
                     n

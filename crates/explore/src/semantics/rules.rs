@@ -65,6 +65,47 @@ impl System<'_> {
         }
     }
 
+    /// first-bmo-init as the async proxy sees it (docs/semantics.md, "The
+    /// async proxy", barrier inits): agent `t` of a bulk copy completes
+    /// transactions on mbarrier `b` through the async proxy, which sees
+    /// the latest init of `b` only through a proxy fence
+    /// (`fence.proxy.async`, `fence.mbarrier_init`) of the initializing
+    /// thread after the init that executes before the copy (the CUDA
+    /// guide's TMA example, step 1b: make the initialized barrier visible
+    /// in the async proxy). A launch init is visible to every proxy.
+    pub(crate) fn init_seen_by_async_proxy(&self, s: &State, t: usize, b: usize, w: &mut Worker) {
+        if !self.p.model.rules.has(Rule::FirstBmoInit) {
+            return;
+        }
+        let latest = s.bmo[b].iter().rev().find(|&&(u, po)| {
+            u == crate::state::LAUNCH
+                || matches!(
+                    s.hist[u as usize].get(po as usize).map(|e| &e.kind),
+                    Some(HKind::Init(_))
+                )
+        });
+        let Some(&(u, i)) = latest.filter(|&&(u, _)| u != crate::state::LAUNCH) else {
+            return;
+        };
+        let Some(last) = s.hist[t].len().checked_sub(1) else {
+            return;
+        };
+        let eb = crate::analysis::history::ExecutesBefore::of(s);
+        let h = &s.hist[u as usize];
+        let fenced = (i as usize + 1..h.len()).any(|k| {
+            matches!(h[k].kind, HKind::Fence(f) if f.publishes_inits()) && eb.eb((u, k as u32), (t as u32, last as u32))
+        });
+        if !fenced {
+            let msg = format!(
+                "{} completes transactions on {} through the async proxy, which may not see its init by {}: no fence.proxy.async (or fence.mbarrier_init) of that thread after the init is ordered before the copy",
+                self.thread_name(&w.ident, t),
+                self.bname(b),
+                self.thread_name(&w.ident, u as usize)
+            );
+            self.violated(Rule::FirstBmoInit, msg, w);
+        }
+    }
+
     /// drop-needs-join: a drop needs a joined-before join ("Execution
     /// Model": for every barrier drop, a join of the same barrier before
     /// it). Thread `t` drops barrier `b`, or, for `None`, leaves a group in

@@ -70,14 +70,16 @@ impl System<'_> {
                 // adds nothing but scope (and a loop of fences must repeat
                 // its state).
                 InstrKind::Fence(scope) => {
-                    let proxy = *scope == FenceScope::ProxyAsync;
+                    let proxy = scope.is_proxy();
                     if (self.p.fence_events && !proxy) || (self.p.proxy_events && proxy) {
                         let pc = s.threads[t].pc;
                         match s.hist[t].last_mut() {
                             Some(HEvent {
                                 kind: HKind::Fence(last),
                                 ..
-                            }) if (*last == FenceScope::ProxyAsync) == proxy => *last = (*last).max(*scope),
+                            }) if (last.is_proxy() == proxy) && (!proxy || *last == *scope) => {
+                                *last = (*last).max(*scope)
+                            }
                             _ => s.hist[t].push(HEvent {
                                 pc,
                                 kind: HKind::Fence(*scope),

@@ -418,9 +418,9 @@ impl R<'_> {
 }
 
 /// The fence scopes by their number (`FenceScope as u32`).
-const FENCE_SCOPES: [bc_graph::FenceScope; 5] = {
+const FENCE_SCOPES: [bc_graph::FenceScope; 6] = {
     use bc_graph::FenceScope::*;
-    [Cta, Cluster, Gpu, Sys, ProxyAsync]
+    [Cta, Cluster, Gpu, Sys, ProxyAsync, MbarrierInit]
 };
 
 /// The state `encode` wrote into `words`.

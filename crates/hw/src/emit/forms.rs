@@ -90,6 +90,9 @@ pub fn body(plan: &Plan, c: usize, side: Side) -> Result<String, Refusal> {
                 FenceScope::Gpu => "__threadfence();".to_string(),
                 FenceScope::Sys => "__threadfence_system();".to_string(),
                 FenceScope::ProxyAsync => "asm volatile(\"fence.proxy.async;\" ::: \"memory\");".to_string(),
+                FenceScope::MbarrierInit => {
+                    "asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");".to_string()
+                }
             },
             InstrKind::CoalescedSync => "cooperative_groups::coalesced_threads().sync();".to_string(),
             // PTX `cp.async.commit_group`/`wait_group`/`wait_all`; the

@@ -396,6 +396,12 @@ impl<'p> System<'p> {
             if phase_with && open_phase_before_completed_wait(&exec, &before, &events, &open, &ids) {
                 continue;
             }
+            // An init the async proxy may not see yet stays, with its
+            // barrier's history: a launch init standing for it would be
+            // visible to every proxy.
+            if self.init_unpublished(s, b, &|t, po| settled[ids.at(t, po).index()]) {
+                continue;
+            }
             let ok = events.iter().all(|&e| match &exec.events[e].kind {
                 EventKind::Wait { completed: true, .. } => preds_settled[e],
                 EventKind::Arrive { .. } => closed[e] && (waited[e] || !droppable),
@@ -788,6 +794,9 @@ impl<'p> System<'p> {
             if self.an.pinned[b] || bar.invalid || !bar.done.is_empty() || bar.settled_len <= start {
                 return false;
             }
+            if self.init_unpublished(s, b, &|t, po| settled[t as usize][po as usize]) {
+                return false;
+            }
             let open: &[(u32, u32)] = bar.open.as_ref().map_or(&[], |p| &p.members[..]);
             let target = Target::Barrier(BarrierId(b as u32));
             let mut any = false;
@@ -806,6 +815,31 @@ impl<'p> System<'p> {
             });
             any && all
         })
+    }
+
+    /// Whether the latest init of barrier `b` (not a launch init), which an
+    /// async-proxy agent may complete transactions on, has no proxy fence
+    /// of its thread after it that is `settled` (then every future bulk
+    /// copy executes after that fence and sees the init: docs/semantics.md,
+    /// "The async proxy", barrier inits). Compaction keeps such a
+    /// barrier's history.
+    fn init_unpublished(&self, s: &State, b: usize, settled: &dyn Fn(u32, u32) -> bool) -> bool {
+        if !self.p.proxy_events || !self.p.async_barrier(BarrierId(b as u32)) {
+            return false;
+        }
+        let latest = s.bmo[b].iter().rev().find(|&&(u, po)| {
+            u != LAUNCH
+                && matches!(
+                    s.hist[u as usize].get(po as usize).map(|e| &e.kind),
+                    Some(HKind::Init(_))
+                )
+        });
+        let Some(&(u, i)) = latest else {
+            return false;
+        };
+        let h = &s.hist[u as usize];
+        !(i as usize + 1..h.len())
+            .any(|k| matches!(h[k].kind, HKind::Fence(f) if f.publishes_inits()) && settled(u, k as u32))
     }
 
     /// Whether `target` is a barrier its latest inval left invalid (no init
