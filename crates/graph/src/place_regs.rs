@@ -139,9 +139,15 @@ pub(crate) fn propagate_place_registers(mut p: Program) -> Program {
         for (pc, ins) in code.instrs.iter().enumerate() {
             match &ins.kind {
                 InstrKind::Branch { .. } | InstrKind::Jump(_) | InstrKind::Exit => break,
-                InstrKind::Assign { dest, value } if writes[dest.index()] == 1 && !value.reads_state() => {
-                    place[dest.index()] = Some(value.clone());
-                    start[dest.index()] = Some(pc + 1);
+                InstrKind::Assign { dest, value } if writes[dest.index()] == 1 => {
+                    // Through the place registers found so far (`r1 = tid;
+                    // r2 = r1 >> 5`, the shape of compiled code).
+                    let mut v = value.clone();
+                    substitute(&mut v, &place);
+                    if !v.reads_state() {
+                        place[dest.index()] = Some(v);
+                        start[dest.index()] = Some(pc + 1);
+                    }
                 }
                 _ => {}
             }
@@ -193,6 +199,12 @@ mod tests {
     }
 
     #[test]
+    fn a_register_written_from_a_place_register_is_one_too() {
+        let p = program("r1 = tid\nr2 = r1 / 32\nif r2 == 0 { bar.sync 1, 32 } else { bar.sync 2, 32 }");
+        assert_eq!(branch_reads_state(&p), [false]);
+    }
+
+    #[test]
     fn a_register_written_twice_or_after_a_branch_or_from_state_stays() {
         // Written twice.
         let p = program("w = tid / 32\nw = w + 1\nif w == 1 { bar.sync 1, 32 }");
@@ -200,8 +212,8 @@ mod tests {
         // Written after a branch: a run may read it before (as 0).
         let p = program("if tid == 0 { __syncthreads }\nw = tid / 32\nif w == 0 { bar.sync 1, 32 }");
         assert_eq!(branch_reads_state(&p), [false, true]);
-        // Written from a register.
-        let p = program("r = 1\nw = r + tid\nif w == 1 { bar.sync 1, 64 }");
+        // Written from a register of the execution.
+        let p = program("r = load x\nw = r + tid\nif w == 1 { bar.sync 1, 64 }");
         assert_eq!(branch_reads_state(&p), [true]);
         // Written by a load.
         let p = program("w = load x\nif w == 1 { bar.sync 1, 64 }");

@@ -698,10 +698,23 @@ impl Ctx<'_> {
             "nanosleep" | "pmevent" | "prefetch" | "prefetchu" | "discard" | "applypriority" => Ok(Op::Nop),
             "membar" => Ok(Op::Fence(ins.op.name.clone())),
             "fence" => {
+                // The model's proxy fence covers every state space; the
+                // `.global` form orders global memory alone, so reading it
+                // as the proxy fence would order shared-memory writes and
+                // mbarrier inits it does not order.
+                if parts.starts_with(&["fence", "proxy", "async", "global"]) {
+                    return Err(err(
+                        ins.op.span,
+                        format!(
+                            "`{}` is not supported: it orders only global memory, and the model's proxy fence does not tell state spaces apart (docs/ptx.md)",
+                            ins.op.name
+                        ),
+                    ));
+                }
                 let name = match parts.as_slice() {
                     ["fence", s @ ("cta" | "cluster" | "gpu" | "sys")] => format!("fence.acq_rel.{s}"),
-                    // The proxy fence of every state space (`.shared::cta`,
-                    // `.shared::cluster`, `.global`), and the fence for
+                    // The proxy fence (no state space, `.shared::cta`,
+                    // `.shared::cluster`), and the fence for
                     // mbarrier inits (`.release.cluster`): the litmus
                     // statements of those names.
                     ["fence", "proxy", "async", ..] => "fence.proxy.async".to_string(),

@@ -250,18 +250,21 @@ impl System<'_> {
                 self.modify(s, t, b, po, Mod::ArriveDrop { positive }, w).0
             }
             BarrierOp::ExpectTx(ref n) | BarrierOp::CompleteTx(ref n) => {
-                if matches!(op, BarrierOp::CompleteTx(_))
-                    && self.p.proxy_events
-                    && self.p.async_agent(bc_graph::ThreadId(t as u32))
-                {
-                    self.init_seen_by_async_proxy(s, t, b, w);
-                }
                 let n = eval(self.p, s, t, n);
                 let delta = if matches!(op, BarrierOp::ExpectTx(_)) {
                     n
                 } else {
                     n.wrapping_neg()
                 };
+                // A completion (the rule checker reads the same: a
+                // lowered transaction count).
+                if matches!(op, BarrierOp::CompleteTx(_))
+                    && delta <= 0
+                    && self.p.proxy_events
+                    && self.p.async_agent(bc_graph::ThreadId(t as u32))
+                {
+                    self.init_seen_by_async_proxy(s, t, b, w);
+                }
                 s.hist[t].push(HEvent {
                     pc,
                     kind: HKind::Tx(delta),
