@@ -1341,7 +1341,7 @@ impl Lowerer<'_> {
     /// is 0 to 15). The id is an expression of registers and builtins, so
     /// evaluating it once per test is the same as once.
     fn select_barrier_id(&mut self, s: &Stmt) -> Stmt {
-        let StmtKind::Instr { dest, name, args } = &s.kind else {
+        let StmtKind::Instr { name, args, .. } = &s.kind else {
             unreachable!("called on an instruction")
         };
         let at = self
@@ -1350,50 +1350,14 @@ impl Lowerer<'_> {
         let Arg::Expr(id_expr) = &args[at] else {
             unreachable!("an expression operand")
         };
-        let with = |id: i64| -> Stmt {
-            let mut args = args.clone();
-            args[at] = Arg::Expr(Expr {
-                kind: ExprKind::Int(id),
-                span: id_expr.span,
-            });
-            Stmt {
-                labels: Vec::new(),
-                kind: StmtKind::Instr {
-                    dest: dest.clone(),
-                    name: name.clone(),
-                    args,
-                },
-                span: s.span,
-            }
-        };
-        let ids: Vec<i64> = (self.model.barriers.iter())
-            .filter(|b| b.operand)
-            .map(|b| b.id)
-            .collect();
-        let mut chain = with(OUT_OF_RANGE_BARRIER_ID);
-        for &id in ids.iter().rev() {
-            let cond = Expr {
-                kind: ExprKind::Binary(
-                    Op::Eq,
-                    Box::new(id_expr.clone()),
-                    Box::new(Expr {
-                        kind: ExprKind::Int(id),
-                        span: id_expr.span,
-                    }),
-                ),
-                span: id_expr.span,
-            };
-            chain = Stmt {
-                labels: Vec::new(),
-                kind: StmtKind::If {
-                    cond,
-                    then: vec![with(id)],
-                    els: vec![chain],
-                },
-                span: s.span,
-            };
-        }
-        chain
+        let with = |id: i64| with_operand(s, at, ExprKind::Int(id));
+        let cases = self.operand_barrier_ids().map(|id| (id, with(id))).collect();
+        if_chain(id_expr, cases, with(OUT_OF_RANGE_BARRIER_ID), s.span)
+    }
+
+    /// The model's barrier ids an operand may name.
+    fn operand_barrier_ids(&self) -> impl Iterator<Item = i64> + '_ {
+        (self.model.barriers.iter()).filter(|b| b.operand).map(|b| b.id)
     }
 
     /// An instruction statement with an indexed operand (`arrive full[s]`)
@@ -1405,7 +1369,7 @@ impl Lowerer<'_> {
     /// builtins, so evaluating it once per test is the same as once.
     /// `None` after an error.
     fn select_element(&mut self, s: &Stmt, names: &Names) -> Option<Stmt> {
-        let StmtKind::Instr { dest, name, args } = &s.kind else {
+        let StmtKind::Instr { args, .. } = &s.kind else {
             return None;
         };
         let (at, base, index) = args.iter().enumerate().find_map(|(i, a)| match a {
@@ -1424,23 +1388,7 @@ impl Lowerer<'_> {
             self.err(base.span, format!("`{}` {what}", base.name));
             return None;
         };
-        let with = |element: &str| -> Stmt {
-            let mut args = args.clone();
-            let span = args[at].span();
-            args[at] = Arg::Expr(Expr {
-                kind: ExprKind::Name(element.to_string()),
-                span,
-            });
-            Stmt {
-                labels: Vec::new(),
-                kind: StmtKind::Instr {
-                    dest: dest.clone(),
-                    name: name.clone(),
-                    args,
-                },
-                span: s.span,
-            }
-        };
+        let with = |element: &str| with_operand(s, at, ExprKind::Name(element.to_string()));
         let element = |i: i64| names.barriers[(array.first as i64 + i) as usize].to_string();
         if let ExprKind::Int(v) = index.kind {
             if !(0..array.len as i64).contains(&v) {
@@ -1467,32 +1415,8 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        // Innermost first: the out-of-range statement, then one `if` per
-        // element around it.
-        let mut chain = with(&element(array.len as i64));
-        for i in (0..array.len as i64).rev() {
-            let cond = Expr {
-                kind: ExprKind::Binary(
-                    Op::Eq,
-                    index.clone(),
-                    Box::new(Expr {
-                        kind: ExprKind::Int(i),
-                        span: index.span,
-                    }),
-                ),
-                span: index.span,
-            };
-            chain = Stmt {
-                labels: Vec::new(),
-                kind: StmtKind::If {
-                    cond,
-                    then: vec![with(&element(i))],
-                    els: vec![chain],
-                },
-                span: s.span,
-            };
-        }
-        Some(chain)
+        let cases = (0..array.len as i64).map(|i| (i, with(&element(i)))).collect();
+        Some(if_chain(index, cases, with(&element(array.len as i64)), s.span))
     }
 
     /// `unknown instruction `X``, with the closest known name when one is
@@ -1619,11 +1543,7 @@ impl Lowerer<'_> {
                     // An id computed at run time may name any addressable
                     // barrier, or none.
                     if self.register_barrier_operand(&name.name, args).is_some() {
-                        let ids = (self.model.barriers.iter())
-                            .filter(|b| b.operand)
-                            .map(|b| b.id)
-                            .chain([OUT_OF_RANGE_BARRIER_ID]);
-                        for id in ids {
+                        for id in self.operand_barrier_ids().chain([OUT_OF_RANGE_BARRIER_ID]) {
                             if !out.contains(&id) {
                                 out.push(id);
                             }
@@ -2492,6 +2412,51 @@ impl Lowerer<'_> {
 /// The scope of a fence statement (PTX ISA, `membar`/`fence`; the CUDA
 /// barrier builtins lowering notes: `__threadfence_block`, `__threadfence`
 /// and `__threadfence_system` are `membar.cta`, `.gl` and `.sys`).
+/// Instruction statement `s` with its operand `at` replaced by `kind`
+/// (at that operand's span): one choice of a run-time operand.
+fn with_operand(s: &Stmt, at: usize, kind: ExprKind) -> Stmt {
+    let StmtKind::Instr { dest, name, args } = &s.kind else {
+        unreachable!("an instruction statement")
+    };
+    let mut args = args.clone();
+    let span = args[at].span();
+    args[at] = Arg::Expr(Expr { kind, span });
+    Stmt {
+        labels: Vec::new(),
+        kind: StmtKind::Instr {
+            dest: dest.clone(),
+            name: name.clone(),
+            args,
+        },
+        span: s.span,
+    }
+}
+
+/// `if sel == v0 { s0 } else if sel == v1 { s1 } ... else { last }` for the
+/// `cases` `(v, s)` in order: a run-time operand as the statement of its
+/// value, `last` for a value no case names.
+fn if_chain(sel: &Expr, cases: Vec<(i64, Stmt)>, last: Stmt, span: Span) -> Stmt {
+    cases.into_iter().rev().fold(last, |els, (v, then)| {
+        let value = Expr {
+            kind: ExprKind::Int(v),
+            span: sel.span,
+        };
+        let cond = Expr {
+            kind: ExprKind::Binary(Op::Eq, Box::new(sel.clone()), Box::new(value)),
+            span: sel.span,
+        };
+        Stmt {
+            labels: Vec::new(),
+            kind: StmtKind::If {
+                cond,
+                then: vec![then],
+                els: vec![els],
+            },
+            span,
+        }
+    })
+}
+
 fn fence_scope(n: &str) -> Option<crate::program::FenceScope> {
     use crate::program::FenceScope::*;
     Some(match n {

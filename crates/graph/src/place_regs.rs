@@ -64,43 +64,6 @@ fn written(p: &Program, kind: &InstrKind, out: &mut [u32]) {
     }
 }
 
-/// Every expression `kind` evaluates, mutably: the same list as
-/// [`InstrKind::exprs`].
-fn exprs_mut(kind: &mut InstrKind) -> Vec<&mut CExpr> {
-    match kind {
-        InstrKind::Barrier { op, .. } => match op {
-            BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
-            BarrierOp::Arrive(a) => a
-                .set_count
-                .iter_mut()
-                .chain(&mut a.mask)
-                .chain(&mut a.pred)
-                .chain(&mut a.tx)
-                .chain(&mut a.arrivals)
-                .chain(a.value.as_mut().map(|(v, _)| v))
-                .collect(),
-            BarrierOp::Wait(w) => w.parity.iter_mut().chain(&mut w.lane).chain(&mut w.width).collect(),
-            BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => vec![],
-        },
-        InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } => vec![value],
-        InstrKind::Cas { expected, new, .. } => vec![expected, new],
-        InstrKind::Await(e)
-        | InstrKind::Assign { value: e, .. }
-        | InstrKind::Branch { cond: e, .. }
-        | InstrKind::CopyIssue { bytes: e, .. } => vec![e],
-        InstrKind::Launch { stream, .. } | InstrKind::StreamQuery { stream, .. } => vec![stream],
-        InstrKind::Load { .. }
-        | InstrKind::Read { .. }
-        | InstrKind::Write { .. }
-        | InstrKind::DeviceSync
-        | InstrKind::Jump(_)
-        | InstrKind::Fence(_)
-        | InstrKind::CoalescedSync
-        | InstrKind::AsyncGroup { .. }
-        | InstrKind::Exit => vec![],
-    }
-}
-
 /// `e` with every read of a register of `place` replaced by its value.
 fn substitute(e: &mut CExpr, place: &[Option<CExpr>]) {
     match e {
@@ -165,7 +128,7 @@ pub(crate) fn propagate_place_registers(mut p: Program) -> Program {
             if here.iter().all(Option::is_none) {
                 continue;
             }
-            for e in exprs_mut(&mut ins.kind) {
+            for e in ins.kind.exprs_mut() {
                 substitute(e, &here);
             }
         }

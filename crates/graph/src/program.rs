@@ -398,23 +398,24 @@ impl CExpr {
     }
 }
 
-impl InstrKind {
-    /// Every expression the instruction evaluates as a value (a wait's
-    /// token operand is a register, not an expression).
-    pub fn exprs(&self) -> Vec<&CExpr> {
-        match self {
+/// The expressions of an instruction, shared or mutable: one list for
+/// [`InstrKind::exprs`] and [`InstrKind::exprs_mut`] (a rewrite of the
+/// expressions must see exactly those the analyses read).
+macro_rules! instr_exprs {
+    ($kind:expr, $iter:ident, $as:ident $(, $m:tt)?) => {
+        match $kind {
             InstrKind::Barrier { op, .. } => match op {
                 BarrierOp::Init(e) | BarrierOp::ExpectTx(e) | BarrierOp::CompleteTx(e) => vec![e],
                 BarrierOp::Arrive(a) => a
                     .set_count
-                    .iter()
-                    .chain(&a.mask)
-                    .chain(&a.pred)
-                    .chain(&a.tx)
-                    .chain(&a.arrivals)
-                    .chain(a.value.as_ref().map(|(v, _)| v))
+                    .$iter()
+                    .chain(& $($m)? a.mask)
+                    .chain(& $($m)? a.pred)
+                    .chain(& $($m)? a.tx)
+                    .chain(& $($m)? a.arrivals)
+                    .chain(a.value.$as().map(|(v, _)| v))
                     .collect(),
-                BarrierOp::Wait(w) => w.parity.iter().chain(&w.lane).chain(&w.width).collect(),
+                BarrierOp::Wait(w) => w.parity.$iter().chain(& $($m)? w.lane).chain(& $($m)? w.width).collect(),
                 BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => vec![],
             },
             InstrKind::Store { value, .. } | InstrKind::Rmw { value, .. } => vec![value],
@@ -434,6 +435,18 @@ impl InstrKind {
             | InstrKind::AsyncGroup { .. }
             | InstrKind::Exit => vec![],
         }
+    };
+}
+
+impl InstrKind {
+    /// Every expression the instruction evaluates as a value (a wait's
+    /// token operand is a register, not an expression).
+    pub fn exprs(&self) -> Vec<&CExpr> {
+        instr_exprs!(self, iter, as_ref)
+    }
+    /// [`InstrKind::exprs`], mutably.
+    pub fn exprs_mut(&mut self) -> Vec<&mut CExpr> {
+        instr_exprs!(self, iter_mut, as_mut, mut)
     }
 }
 

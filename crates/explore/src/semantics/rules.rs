@@ -90,10 +90,15 @@ impl System<'_> {
         let Some(last) = s.hist[t].len().checked_sub(1) else {
             return;
         };
-        let eb = crate::analysis::history::ExecutesBefore::of(s);
+        // Executes-before only where a candidate fence exists (most inits
+        // have none after them by the time the copy completes, or one).
+        let eb = std::cell::OnceCell::new();
         let h = &s.hist[u as usize];
         let fenced = (i as usize + 1..h.len()).any(|k| {
-            matches!(h[k].kind, HKind::Fence(f) if f.publishes_inits()) && eb.eb((u, k as u32), (t as u32, last as u32))
+            matches!(h[k].kind, HKind::Fence(f) if f.publishes_inits())
+                && eb
+                    .get_or_init(|| crate::analysis::history::ExecutesBefore::of(s))
+                    .eb((u, k as u32), (t as u32, last as u32))
         });
         if !fenced {
             let msg = format!(
