@@ -73,14 +73,18 @@ fn program() -> impl Strategy<Value = String> {
     })
 }
 
-fn run(text: &str, on: bool) -> Option<bc_explore::Outcome> {
-    run_jobs(text, on, 1)
+/// The state limit of each search: far above what the generators'
+/// programs need when the search is exhaustive.
+const STATES: u64 = 20_000;
+
+fn run(text: &str, on: bool, states: u64) -> Option<bc_explore::Outcome> {
+    run_jobs(text, on, 1, states)
 }
 
-fn run_jobs(text: &str, on: bool, jobs: usize) -> Option<bc_explore::Outcome> {
+fn run_jobs(text: &str, on: bool, jobs: usize, states: u64) -> Option<bc_explore::Outcome> {
     let search = SearchOptions {
         limits: Limits {
-            states: 20_000,
+            states,
             ..Limits::default()
         },
         reductions: Reductions {
@@ -122,7 +126,12 @@ fn model_rules(text: &str) -> bc_models::RuleSet {
 /// Reductions on and off give the same verdict, every explored execution
 /// is valid, and explorer and rule checker agree on the kinds both decide.
 fn compare(text: &str) -> Result<(), TestCaseError> {
-    let (Some(reduced), Some(full)) = (run(text, true), run(text, false)) else {
+    compare_within(text, STATES)
+}
+
+/// [`compare`] with each search stopped at `states`.
+fn compare_within(text: &str, states: u64) -> Result<(), TestCaseError> {
+    let (Some(reduced), Some(full)) = (run(text, true, states), run(text, false, states)) else {
         return Ok(());
     };
     prop_assert!(
@@ -136,7 +145,7 @@ fn compare(text: &str) -> Result<(), TestCaseError> {
         prop_assert_eq!(&reduced.outcomes, &full.outcomes, "{}", text);
     }
     if reduced.stop == Stop::Exhausted {
-        let two = run_jobs(text, true, 2).expect("it lowered once");
+        let two = run_jobs(text, true, 2, states).expect("it lowered once");
         prop_assert_eq!(&two.outcomes, &reduced.outcomes, "{}", text);
     }
     if full.stop == Stop::Exhausted {
@@ -351,7 +360,13 @@ proptest! {
 
     #[test]
     fn reductions_keep_verdicts_with_endless_threads(text in endless_program()) {
-        compare(&text)?;
+        // Unreduced, a poll loop grows the barrier's history without end
+        // (history compaction is what makes the loop repeat a state), so a
+        // quarter of these programs stop there whatever the limit (15 of
+        // a sample of 64; its exhaustive ones needed at most 6,970 states).
+        // The smaller limit made this test 3.5 times faster (134 s to 38 s
+        // for 300 cases) and loses no comparison in that sample.
+        compare_within(&text, 10_000)?;
     }
 }
 
@@ -363,7 +378,7 @@ fn syncwarp_stray_before_an_endless_loop_is_found_with_every_reduction() {
     let text = "litmus \"s\"\nmodel cuda-sm80\nvar x\nthread T0 { __syncwarp 0x3 }\nthread T1 { __syncwarp 0x2; r = 0; while r == 0 { r = load x } }\n";
     let mask = FindingKind::Ub(UbKind::SyncwarpMask);
     for on in [true, false] {
-        let out = run(text, on).expect("it lowers");
+        let out = run(text, on, STATES).expect("it lowers");
         assert!(out.verdict().contains(&mask), "reductions {on}: {:?}", out.verdict());
     }
     compare(text).unwrap();

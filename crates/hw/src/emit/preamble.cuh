@@ -1,9 +1,16 @@
 
 // ---- barrier-check harness helpers (the same in every emitted file) ----
 #include <cuda_runtime.h>
-#include <cooperative_groups.h>
-#include <cuda/atomic>
 #include <climits>
+// A kernel-only file includes the CUDA library headers only where its
+// kernel uses them (BC_USES_CG, BC_USES_ATOMIC_REF): parsing them is most of
+// nvcc's time on a file this small.
+#if !defined(BC_KERNEL_ONLY) || defined(BC_USES_CG)
+#include <cooperative_groups.h>
+#endif
+#if !defined(BC_KERNEL_ONLY) || defined(BC_USES_ATOMIC_REF)
+#include <cuda/atomic>
+#endif
 // A kernel-only file (`emit cuda --kernel-only`, for the PTX round trip)
 // has no host side: it defines BC_KERNEL_ONLY and needs none of these.
 #ifndef BC_KERNEL_ONLY
@@ -41,6 +48,7 @@ __host__ __device__ inline long long bc_shr(long long a, long long b) { return (
 
 // Litmus atomics: relaxed (litmus spec: barriers order execution), at the
 // scope of the memory the location lives in.
+#if !defined(BC_KERNEL_ONLY) || defined(BC_USES_ATOMIC_REF)
 template <cuda::thread_scope S> __host__ __device__ inline long long bc_ld(long long* p) {
   return cuda::atomic_ref<long long, S>(*p).load(cuda::memory_order_relaxed);
 }
@@ -57,6 +65,7 @@ template <cuda::thread_scope S> __host__ __device__ inline long long bc_cas(long
   cuda::atomic_ref<long long, S>(*p).compare_exchange_strong(e, n, cuda::memory_order_relaxed);
   return e;  // the old value: e is updated when the exchange fails
 }
+#endif
 // Plain accesses (for race checking; they carry no outcome). The harness
 // reads through `volatile` so that nvcc keeps them; a kernel-only file
 // spells them as PTX's plain `ld`/`st` (a `volatile` access is a strong

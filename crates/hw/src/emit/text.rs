@@ -189,12 +189,21 @@ pub fn kernel_only(plan: &Plan, stem: &str) -> Result<(String, String), Refusal>
         kinds.join(", ")
     };
     let _ = writeln!(o, "// expect {kinds}");
+    let nvars = plan.lit.vars.len();
+    let body = kernel(plan, g, prog.declared_barriers.len(), nvars, true)?;
     let _ = writeln!(o, "#define BC_KERNEL_ONLY");
+    // The library headers the kernel's own text names (the preamble
+    // includes no other: they are most of nvcc's time on a kernel-only file).
+    if body.contains("cooperative_groups::") {
+        let _ = writeln!(o, "#define BC_USES_CG");
+    }
+    if body.contains("cuda::") {
+        let _ = writeln!(o, "#define BC_USES_ATOMIC_REF");
+    }
     o.push_str(PREAMBLE);
     if uses_pipeline(prog) {
         let _ = writeln!(o, "#include <cuda/pipeline>");
     }
-    let nvars = plan.lit.vars.len();
     let _ = writeln!(
         o,
         "\n// ---- the test ----\n#define BC_NVARS {}\n#define BC_MAXREG {}",
@@ -209,7 +218,7 @@ pub fn kernel_only(plan: &Plan, stem: &str) -> Result<(String, String), Refusal>
         );
         let _ = writeln!(o, "{COPY_HELPERS}");
     }
-    o.push_str(&kernel(plan, g, prog.declared_barriers.len(), nvars, true)?);
+    o.push_str(&body);
     Ok((nvcc, o))
 }
 
