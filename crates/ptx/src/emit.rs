@@ -7,12 +7,12 @@
 //! model's lowering of that statement says.
 
 use crate::ops::{CInstr, MemKind, Op, PExpr};
-use crate::trace::{Grid, LocKey, Region, Site, SPIN};
+use crate::trace::{CopyKey, CopyLocs, Grid, LocKey, Region, Site, SPIN};
 use bc_syntax::{
     Arg, Attr, BarrierDecl, Expr, ExprKind, Ident, Litmus, Op as BOp, Span, Stmt, StmtKind, ThreadDecl, ThreadForm,
     VarDecl,
 };
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 pub struct Emitter<'a> {
     pub code: &'a [CInstr],
@@ -225,6 +225,35 @@ impl<'a> Emitter<'a> {
         vec![stmt(StmtKind::If { cond, then, els }, span)]
     }
 
+    /// A tree of `if`s choosing among the copies `ixs` of a site by their
+    /// keys' components from `k` on (`sels[k]` is component `k`'s
+    /// expression); a component on which they all agree needs no `if`.
+    fn choose_copy(
+        &mut self,
+        sels: &[Expr],
+        k: usize,
+        ixs: &[usize],
+        copies: &[(CopyKey, CopyLocs)],
+        span: Span,
+        leaf: &mut dyn FnMut(&mut Self, usize) -> Vec<Stmt>,
+    ) -> Vec<Stmt> {
+        if ixs.len() == 1 || k == sels.len() {
+            return leaf(self, ixs[0]);
+        }
+        let part = |key: &CopyKey| [key.0, key.1, key.2, key.3][k];
+        let mut groups: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+        for &i in ixs {
+            groups.entry(part(&copies[i].0)).or_default().push(i);
+        }
+        if groups.len() == 1 {
+            return self.choose_copy(sels, k + 1, ixs, copies, span, leaf);
+        }
+        let keys: Vec<(i64, i64)> = groups.keys().map(|&v| (v, v)).collect();
+        self.choose(&sels[k], &keys, span, &mut |me, v| {
+            me.choose_copy(sels, k + 1, &groups[&v], copies, span, leaf)
+        })
+    }
+
     /// The thread's index in the grid, as an expression of builtins.
     fn place_expr(&self, span: Span) -> Expr {
         let tid = ex(ExprKind::Name("tid".into()), span);
@@ -309,40 +338,39 @@ impl<'a> Emitter<'a> {
             }
             Op::Group { .. } => vec![],
             Op::Copy { .. } if !site.executed || site.copies.is_empty() => vec![],
-            Op::Copy { dst, src } => {
+            Op::Copy { dst, src, bulk } => {
                 let copies = &site.copies;
-                let leaf = |me: &mut Self, ix: usize| {
-                    let (_, (d, s)) = copies[ix];
-                    let (d, s) = (me.loc(d, span), me.loc(s, span));
-                    vec![Self::instr_stmt("cp.async", None, vec![d, s], span)]
+                let mut leaf = |me: &mut Self, ix: usize| {
+                    let ((_, _, bytes, _), (d, s, bar)) = copies[ix];
+                    let mut args = vec![me.loc(d, span), me.loc(s, span)];
+                    let name = if bulk.is_some() {
+                        args.push(ex(ExprKind::Int(bytes), span));
+                        args.extend(bar.map(|b| me.mbar(b, span)));
+                        "cp.async.bulk"
+                    } else {
+                        "cp.async"
+                    };
+                    vec![Self::instr_stmt(name, None, args, span)]
                 };
                 if !site.place_varies && !site.place.is_empty() {
-                    // Each thread copies one pair: chosen by its place.
+                    // Each thread makes one copy: chosen by its place.
                     let keys: Vec<(i64, i64)> = runs(&site.place).into_iter().map(|(g, v)| (g as i64, v)).collect();
                     let sel = self.place_expr(span);
                     self.choose(&sel, &keys, span, &mut |me, ix| leaf(me, ix as usize))
                 } else {
-                    // A pair per visit (a multistage pipeline's stages):
-                    // chosen by the destination, then the source.
-                    let dsts: Vec<(i64, i64)> = copies
-                        .iter()
-                        .map(|((d, _), _)| *d)
-                        .collect::<BTreeSet<_>>()
-                        .into_iter()
-                        .map(|d| (d, d))
-                        .collect();
-                    let (dsel, ssel) = (self.expr(dst, span), self.expr(src, span));
-                    self.choose(&dsel, &dsts, span, &mut |me, d| {
-                        let srcs: Vec<(i64, i64)> = copies
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, ((x, _), _))| *x == d)
-                            .map(|(i, ((_, y), _))| (*y, i as i64))
-                            .collect::<std::collections::BTreeMap<_, _>>()
-                            .into_iter()
-                            .collect();
-                        me.choose(&ssel, &srcs, span, &mut |me, ix| leaf(me, ix as usize))
-                    })
+                    // A copy per visit (a multistage pipeline's stages):
+                    // chosen by the destination, then the source, then
+                    // the size and the mbarrier where those differ.
+                    let mut sels = vec![self.expr(dst, span), self.expr(src, span)];
+                    if let Some(b) = bulk {
+                        sels.push(self.expr(&b.bytes, span));
+                        sels.push(match &b.bar {
+                            Some(a) => self.expr(a, span),
+                            None => ex(ExprKind::Int(-1), span),
+                        });
+                    }
+                    let all: Vec<usize> = (0..copies.len()).collect();
+                    self.choose_copy(&sels, 0, &all, copies, span, &mut leaf)
                 }
             }
             // A thread that reaches one made the kernel inconclusive.

@@ -70,6 +70,31 @@ impl MemKind {
     }
 }
 
+/// A bulk copy's operands beyond its addresses (PTX ISA,
+/// "cp.async.bulk"): the byte count, and the mbarrier its `complete_tx`
+/// goes to; without one it is a `.bulk_group` copy from shared to global
+/// memory (a TMA store), the litmus `cp.async.bulk DST, SRC, BYTES`.
+#[derive(Clone, Debug)]
+pub struct Bulk {
+    pub bytes: PExpr,
+    pub bar: Option<PExpr>,
+    /// The source is the issuing CTA's shared memory (a copy within the
+    /// block's shared memory, or a TMA store), not global memory.
+    pub src_shared: bool,
+}
+
+impl Op {
+    /// Whether a copy's destination and its source are in shared memory
+    /// (else global memory): a `cp.async` and a TMA load copy from global
+    /// to shared memory, a TMA store from shared to global memory.
+    pub fn copy_spaces(bulk: &Option<Bulk>) -> (bool, bool) {
+        match bulk {
+            None => (true, false),
+            Some(b) => (b.bar.is_some(), b.src_shared),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Op {
     /// Register definitions, all computed before any is written.
@@ -85,10 +110,11 @@ pub enum Op {
     Trap,
     /// `cp.async.{ca,cg}.shared.global [dst], [src], size`: the litmus
     /// `cp.async DST, SRC` (PTX ISA, "cp.async"; docs/ptx.md, "Async
-    /// copies").
+    /// copies"); with `bulk`, a `cp.async.bulk` (TMA) copy.
     Copy {
         dst: PExpr,
         src: PExpr,
+        bulk: Option<Bulk>,
     },
     /// The thread's async-groups: `cp.async.commit_group`,
     /// `cp.async.wait_group N` (`n`), `cp.async.wait_all`.
@@ -725,7 +751,8 @@ impl Ctx<'_> {
             }
             "bar" | "barrier" => self.barrier(ins, &parts),
             "mbarrier" => self.mbarrier(ins, &parts),
-            "cp" if parts.get(1) == Some(&"async") && parts.get(2) != Some(&"bulk") => self.cp_async(ins, &parts),
+            "cp" if parts.get(1) == Some(&"async") && parts.get(2) == Some(&"bulk") => self.cp_async_bulk(ins, &parts),
+            "cp" if parts.get(1) == Some(&"async") => self.cp_async(ins, &parts),
             "call" => Err(err(ins.span, "this call could not be inlined")),
             _ => Err(unsupported()),
         }
@@ -772,6 +799,7 @@ impl Ctx<'_> {
                 Ok(Op::Copy {
                     dst: self.addr(&o[0])?,
                     src: self.addr(&o[1])?,
+                    bulk: None,
                 })
             }
             _ => Err(err(
@@ -782,6 +810,103 @@ impl Ctx<'_> {
                 ),
             )),
         }
+    }
+
+    /// The bulk copies and their groups (PTX ISA, "cp.async.bulk",
+    /// "cp.async.bulk.commit_group", "cp.async.bulk.wait_group"), each
+    /// the litmus statement of its name (docs/litmus.md, "Asynchronous
+    /// copies"): a global-to-shared copy that completes on an mbarrier
+    /// (`.shared::cluster.global.mbarrier::complete_tx::bytes`, or
+    /// `.shared::cta` as PTX 8.6 also spells it), and a shared-to-global
+    /// copy into the thread's bulk async-group (`.global.shared::cta
+    /// .bulk_group`). A `.shared::cluster` destination is the issuing
+    /// CTA's own shared memory unless a `mapa` made it a peer's, and the
+    /// front end rejects `mapa`; so `.shared::cluster.shared::cta` is a
+    /// copy within the block's shared memory. Rejected with their reasons:
+    /// `.multicast` (one copy into several CTAs), tensor copies (`.tensor`: the tensor map is not modelled),
+    /// `.cp_mask`; an `.L2::cache_hint` operand is a hint and ignored,
+    /// and `cp.async.bulk.prefetch` (into L2) has no effect on the model.
+    fn cp_async_bulk(&mut self, ins: &Instr, parts: &[&str]) -> Result<Op, Diagnostic> {
+        let o = &ins.operands;
+        let reject = |why: &str| {
+            Err(err(
+                ins.op.span,
+                format!(
+                    "`{}` is not supported: {why} (docs/ptx.md, \"Async copies\")",
+                    ins.op.name
+                ),
+            ))
+        };
+        match parts.get(3).copied() {
+            Some("commit_group") => {
+                return Ok(Op::Group {
+                    name: "cp.async.bulk.commit_group".into(),
+                    n: None,
+                })
+            }
+            Some("wait_group") => {
+                let read = match &parts[4..] {
+                    [] => false,
+                    ["read"] => true,
+                    _ => return reject("only `.wait_group` and `.wait_group.read` are modelled"),
+                };
+                return match o.first() {
+                    Some(Operand::Int(n, _)) if *n >= 0 => Ok(Op::Group {
+                        name: if read {
+                            "cp.async.bulk.wait_group.read".into()
+                        } else {
+                            "cp.async.bulk.wait_group".into()
+                        },
+                        n: Some(*n),
+                    }),
+                    _ => Err(err(ins.span, "`cp.async.bulk.wait_group` needs a constant count")),
+                };
+            }
+            Some("prefetch") => return Ok(Op::Nop),
+            Some("tensor") => return reject("a tensor copy's tensor map is not modelled"),
+            _ => {}
+        }
+        if parts.iter().any(|p| p.starts_with("multicast")) {
+            return reject("a multicast copy writes the shared memory of several CTAs, which is not modelled");
+        }
+        if parts.contains(&"cp_mask") {
+            return reject("a byte-masked copy is not modelled");
+        }
+        if parts
+            .iter()
+            .any(|p| *p == "ignore_oob" || p.starts_with("mbarrier::report"))
+        {
+            return reject("its out-of-bounds and validity-report forms are not modelled");
+        }
+        let hint = usize::from(parts.iter().any(|p| p.starts_with("L2::cache_hint")));
+        // Into shared memory from global memory, or from the block's own
+        // shared memory (`.shared::cluster.shared::cta`: without `mapa`
+        // the destination is the issuing block's too).
+        let src_shared = parts.get(4) == Some(&"shared::cta");
+        let to_shared = matches!(parts.get(3).copied(), Some("shared::cluster" | "shared::cta"))
+            && (parts.get(4) == Some(&"global") || (parts.get(3) == Some(&"shared::cluster") && src_shared))
+            && parts.iter().any(|p| p.starts_with("mbarrier::complete_tx"));
+        let to_global = parts.get(3) == Some(&"global")
+            && matches!(parts.get(4).copied(), Some("shared::cta"))
+            && parts.contains(&"bulk_group");
+        let needed = if to_shared { 4 } else { 3 } + hint;
+        if to_shared || to_global {
+            if o.len() != needed {
+                return Err(err(ins.span, format!("`{}` takes {needed} operands", ins.op.name)));
+            }
+            let mut none = None;
+            let bytes = self.val(&o[2], ty("u32").expect("a type"), &mut none)?;
+            return Ok(Op::Copy {
+                dst: self.addr(&o[0])?,
+                src: self.addr(&o[1])?,
+                bulk: Some(Bulk {
+                    bytes,
+                    bar: if to_shared { Some(self.addr(&o[3])?) } else { None },
+                    src_shared,
+                }),
+            });
+        }
+        reject("it is neither modelled nor on the list of instructions that cannot affect synchronization")
     }
 
     fn arith(&mut self, ins: &Instr, parts: &[&str], note: &mut Option<String>) -> Result<Op, Diagnostic> {
@@ -831,6 +956,22 @@ impl Ctx<'_> {
         // "Values"). (A division by zero, which PTX leaves unspecified, is
         // unknown where a thread evaluates it: `trace.rs`.)
         if t.bits >= 64 && !t.signed && matches!(base, "div" | "rem" | "min" | "max" | "shr") {
+            // Except a logical right shift by a constant, which is the
+            // arithmetic one with the copies of the sign bit masked off
+            // (nvcc's signed division by a power of two starts with
+            // `shr.u64 %t, %x, 63`). PTX clamps the amount to 64 bits.
+            if let ("shr", PExpr::Int(n)) = (base, &b) {
+                let e = match *n {
+                    0 => a,
+                    n @ 1..=63 => bin(
+                        BOp::BitAnd,
+                        bin(BOp::Shr, a, PExpr::Int(n)),
+                        PExpr::Int(i64::MAX >> (n - 1)),
+                    ),
+                    _ => PExpr::Int(0),
+                };
+                return Ok(Op::Defs(vec![(d, e)]));
+            }
             return Ok(Op::Unknown(vec![d]));
         }
         let e = match base {

@@ -717,6 +717,27 @@ impl Parser {
                 } else {
                     offset = self.int("an address")?;
                 }
+                // `[tensorMap, {c0, c1}]` (a tensor copy's, a texture's
+                // or surface's coordinates): a bracketed list, which no
+                // modelled instruction takes.
+                if self.eat_punct(',') {
+                    let mut items = vec![Operand::Addr {
+                        base,
+                        offset,
+                        span: close(self),
+                    }];
+                    loop {
+                        items.push(self.operand()?);
+                        if self.eat_punct(']') {
+                            break;
+                        }
+                        if !self.eat_punct(',') {
+                            self.expected("`,` or `]`");
+                            return None;
+                        }
+                    }
+                    return Some(Operand::List(items, close(self)));
+                }
                 if !self.eat_punct(']') {
                     self.expected("`]`");
                     return None;

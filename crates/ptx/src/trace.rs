@@ -113,10 +113,18 @@ pub struct Site {
     pub vals_unknown: Option<usize>,
     /// Part of nvcc's grid sync (`Tracer::grid_access`).
     pub grid: Option<Grid>,
-    /// A `cp.async`: each (destination, source) address pair a visit
-    /// used, with its locations; `place` holds the pair's index.
-    pub copies: Vec<((i64, i64), (LocKey, LocKey))>,
+    /// A `cp.async` or `cp.async.bulk`: each copy a visit made, with
+    /// its locations; `place` holds the copy's index.
+    pub copies: Vec<(CopyKey, CopyLocs)>,
 }
+
+/// One visit's copy: its destination and source addresses, and for a
+/// bulk copy its byte count and its mbarrier's address (`-1` where it has
+/// none).
+pub type CopyKey = (i64, i64, i64, i64);
+
+/// A copy's destination and source locations, and its mbarrier object.
+pub type CopyLocs = (LocKey, LocKey, Option<LocKey>);
 
 /// The parts of cooperative groups' grid sync as nvcc compiles it
 /// (cooperative_groups/details/sync.h, `sync_grids`): every thread of a
@@ -520,6 +528,16 @@ impl Tracer<'_> {
     /// The mbarrier object at `addr` for this thread: its address, noted
     /// at the site; `None` after failing the instruction.
     fn mbar_addr(&mut self, addr: &PExpr, env: &[V], pc: usize, place: (i64, i64)) -> Option<i64> {
+        let (a, l) = self.mbar_loc(addr, env, pc, place)?;
+        let site = &mut self.sites[pc];
+        site.addrs.insert(a, vec![l]);
+        note(&mut site.place, &mut site.place_varies, self.g, a);
+        Some(a)
+    }
+
+    /// The address of an mbarrier operand and the object there (an
+    /// 8-byte location of a `.shared` variable).
+    fn mbar_loc(&mut self, addr: &PExpr, env: &[V], pc: usize, place: (i64, i64)) -> Option<(i64, LocKey)> {
         let a = match self.eval(addr, env, pc, place) {
             V::K(a, false) => a,
             u @ (V::U(_) | V::T(_)) => {
@@ -549,10 +567,7 @@ impl Tracer<'_> {
             }
         };
         self.mbars.entry(l).or_insert(pc);
-        let site = &mut self.sites[pc];
-        site.addrs.insert(a, vec![l]);
-        note(&mut site.place, &mut site.place_varies, self.g, a);
-        Some(a)
+        Some((a, l))
     }
 
     /// Whether the poll at `pc` (in `env`) is a
@@ -1436,9 +1451,10 @@ impl Tracer<'_> {
                     return;
                 }
                 Op::Nop | Op::Fence(_) | Op::Group { .. } => {}
-                Op::Copy { dst, src } => {
+                Op::Copy { dst, src, bulk } => {
                     let mut pair = [(0i64, (0usize, 0i64)); 2];
-                    for (k, (e, shared, what)) in [(dst, true, "destination"), (src, false, "source")]
+                    let (dst_shared, src_shared) = Op::copy_spaces(bulk);
+                    for (k, (e, shared, what)) in [(dst, dst_shared, "destination"), (src, src_shared, "source")]
                         .into_iter()
                         .enumerate()
                     {
@@ -1467,14 +1483,29 @@ impl Tracer<'_> {
                             }
                         }
                     }
-                    let key = (pair[0].0, pair[1].0);
+                    // A bulk copy's size (the transactions its
+                    // `complete_tx` counts) and mbarrier must be known.
+                    let (mut bytes, mut bar) = (-1, (-1, None));
+                    if let Some(b) = bulk {
+                        let Some(n) = self.barrier_operand(&b.bytes, &env, pc, place, "the copy's size") else {
+                            return;
+                        };
+                        bytes = n;
+                        if let Some(a) = &b.bar {
+                            let Some((a, l)) = self.mbar_loc(a, &env, pc, place) else {
+                                return;
+                            };
+                            bar = (a, Some(l));
+                        }
+                    }
+                    let key = (pair[0].0, pair[1].0, bytes, bar.0);
                     self.copied.extend([pair[0].1, pair[1].1]);
                     self.accessed.extend([pair[0].1, pair[1].1]);
                     let site = &mut self.sites[pc];
                     let ix = match site.copies.iter().position(|(k, _)| *k == key) {
                         Some(i) => i,
                         None => {
-                            site.copies.push((key, (pair[0].1, pair[1].1)));
+                            site.copies.push((key, (pair[0].1, pair[1].1, bar.1)));
                             site.copies.len() - 1
                         }
                     };

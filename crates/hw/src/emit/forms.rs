@@ -216,6 +216,30 @@ impl Emit<'_> {
         .then_some((d, s))
     }
 
+    /// A kernel-only file's bulk copy into shared memory: its locations,
+    /// and whether the source is shared too.
+    fn bulk_locs(&self, site: u32) -> Option<(u32, u32, bool)> {
+        let (d, s, _) = crate::emit::plan::copy_site(self.plan.prog, site);
+        let scope = |x: u32| self.plan.var_scope.get(x as usize).copied();
+        let src = scope(s)?;
+        (self.plan.kernel_only && scope(d) == Some(bc_models::Scope::Block)).then_some((
+            d,
+            s,
+            src == bc_models::Scope::Block,
+        ))
+    }
+
+    /// A kernel-only file's TMA store: its global destination and shared
+    /// source locations, as [`Self::copy_locs`] gives a copy's.
+    fn store_locs(&self, site: u32) -> Option<(u32, u32)> {
+        let (d, s, _) = crate::emit::plan::copy_site(self.plan.prog, site);
+        let scope = |x: u32| self.plan.var_scope.get(x as usize).copied();
+        (self.plan.kernel_only
+            && scope(s) == Some(bc_models::Scope::Block)
+            && scope(d).is_some_and(|x| x != bc_models::Scope::Block))
+        .then_some((d, s))
+    }
+
     /// The address of location declaration `d` for this thread.
     fn ptr(&self, d: u32) -> String {
         match self.side {
@@ -350,11 +374,51 @@ impl Emit<'_> {
                 };
                 if self.plan.prog.copy_sites[*site as usize].kind == bc_graph::CopySite::BulkGroup {
                     // A TMA store: the shared scratch buffer to the global
-                    // one, completed through the thread's bulk async-groups.
-                    let call = format!("bc_cp_async_bulk_store(bc_tma_src, bc_tma_dst, {});", self.expr(bytes));
+                    // one, completed through the thread's bulk async-groups;
+                    // in a kernel-only file the litmus locations themselves,
+                    // with no proxy fence but the test's own.
+                    let call = match self.store_locs(*site) {
+                        Some((d, s)) => format!(
+                            "asm volatile(\"cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\" :: \"l\"({}), \"r\"(bc_smem({})), \"r\"((unsigned)({})) : \"memory\");",
+                            self.ptr(d),
+                            self.ptr(s),
+                            self.expr(bytes)
+                        ),
+                        None if self.plan.kernel_only => {
+                            return refuse(format!(
+                                "`{}`: a bulk copy without an mbarrier is a TMA store, from shared to global memory, in PTX",
+                                i.text
+                            ))
+                        }
+                        None => format!("bc_cp_async_bulk_store(bc_tma_src, bc_tma_dst, {});", self.expr(bytes)),
+                    };
                     return Ok(self.lead(&call, None));
                 }
                 let (_, _, bar) = crate::emit::plan::copy_site(self.plan.prog, *site);
+                if let (None, Some((d, s, src_shared))) = (hold, self.bulk_locs(*site)) {
+                    // A kernel-only file's bulk copy: the litmus locations
+                    // themselves, with no proxy fence but the test's own;
+                    // from global memory, or within the block's shared
+                    // memory (`.shared::cluster.shared::cta`, the issuing
+                    // block's own address).
+                    let (space, src) = if src_shared {
+                        ("shared::cta", format!("\"r\"(bc_smem({}))", self.ptr(s)))
+                    } else {
+                        ("global", format!("\"l\"({})", self.ptr(s)))
+                    };
+                    let call = format!(
+                        "asm volatile(\"cp.async.bulk.shared::cluster.{space}.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\" :: \"r\"(bc_smem({})), {src}, \"r\"((unsigned)({})), \"r\"(bc_smem(&bc_bar_{bar})) : \"memory\");",
+                        self.ptr(d),
+                        self.expr(bytes)
+                    );
+                    return Ok(self.lead(&call, None));
+                }
+                if hold.is_none() && self.plan.kernel_only {
+                    return refuse(format!(
+                        "`{}`: a bulk copy that completes on an mbarrier writes shared memory in PTX",
+                        i.text
+                    ));
+                }
                 let locs = self.copy_locs(*site).filter(|_| hold.is_some());
                 let call = if let Some((d, s)) = locs {
                     // As for a plain `cp.async` in a kernel-only file: the

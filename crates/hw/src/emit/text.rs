@@ -424,6 +424,16 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize, kernel_on
         for i in &inits {
             let _ = writeln!(o, "{i}");
         }
+        // The litmus reading: a barrier initialized at launch is visible
+        // to the async proxy (docs/semantics.md, "The async proxy"). On the
+        // GPU the init thread publishes its inits to the bulk copies'
+        // complete_tx with the fence PTX names for it.
+        if !inits.is_empty() && uses_bulk_copies(prog) {
+            let _ = writeln!(
+                o,
+                "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");"
+            );
+        }
         if !shared.is_empty() && !kernel_only {
             let _ = writeln!(o, "    bc_done = 0;");
         }
@@ -668,6 +678,14 @@ fn host_and_device_table(o: &mut String, ty: &str, name: &str, dims: &str, items
 }
 
 /// Whether some code uses the thread-scope `cuda::pipeline` statements.
+/// Whether the program issues a bulk copy (`cp.async.bulk`, TMA; sm_90).
+fn uses_bulk_copies(prog: &bc_graph::Program) -> bool {
+    prog.codes
+        .iter()
+        .flat_map(|c| &c.instrs)
+        .any(|i| matches!(i.kind, bc_graph::InstrKind::CopyIssue { .. }) && i.text.starts_with("cp.async.bulk"))
+}
+
 fn uses_pipeline(prog: &bc_graph::Program) -> bool {
     prog.codes.iter().flat_map(|c| &c.instrs).any(|i| {
         matches!(
