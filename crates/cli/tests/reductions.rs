@@ -595,6 +595,7 @@ fn pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
             "mbarrier.arrive emptyS",
             "q = 0; while q == 0 { q = mbarrier.try_wait.parity emptyS, ph }",
             "q = mbarrier.test_wait.parity emptyS, ph",
+            "__syncwarp PMASK",
         ]
     } else {
         &[
@@ -607,6 +608,9 @@ fn pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
             "q = 0; while q == 0 { q = mbarrier.try_wait.parity fullS, ph }",
             "q = mbarrier.test_wait.parity fullS, ph",
             "write slotS; fence.proxy.async",
+            "__syncwarp CMASK",
+            "__syncwarp CMASK",
+            "__syncthreads",
         ]
     };
     staged(own)
@@ -673,6 +677,19 @@ impl PipelineKernel {
             init_fence,
         } = self;
         let fence = if *init_fence { "; fence.proxy.async" } else { "" };
+        // The producers' and the consumers' lanes, for `__syncwarp`: a
+        // lockstep barrier that a frozen lane holds back (required.rs).
+        let (pmask, cmask) = ((1u32 << p) - 1, ((1u32 << (p + c)) - 1) & !((1u32 << p) - 1));
+        let prod: Vec<String> = prod
+            .iter()
+            .map(|x| x.replace("PMASK", &format!("{pmask:#x}")))
+            .collect();
+        let cons: Vec<String> = (cons.iter())
+            .map(|x| {
+                x.replace("CMASK", &format!("{cmask:#x}"))
+                    .replace("CFIRST", &p.to_string())
+            })
+            .collect();
         format!(
             "litmus \"w\"\nmodel cuda-sm90\nbarrier full0 scope=block\nbarrier empty0 scope=block\nbarrier full1 scope=block\nbarrier empty1 scope=block\nvar slot0 scope=block\nvar slot1 scope=block\n{extra_vars}kernel blocks={blocks} threads={} {{\n  if tid == 0 {{ mbarrier.init full0, {fc}; mbarrier.init empty0, {ec}; mbarrier.init full1, {fc}; mbarrier.init empty1, {ec}{fence} }}\n  __syncthreads\n  if tid < {p} {{ ph = {}; repeat {reps} {{ {} }} }} else {{ ph = 0; repeat {reps} {{ {} }} }}\n}}\n",
             p + c,
@@ -722,6 +739,8 @@ fn copy_pipeline_stmt(producer: bool) -> impl Strategy<Value = String> {
             "t = mbarrier.arrive emptyS",
             "mbarrier.arrive emptyS",
             "q = mbarrier.test_wait.parity fullS, ph",
+            "__syncwarp CMASK",
+            "__syncwarp CMASK; if tid == CFIRST { mbarrier.arrive emptyS }",
         ]
     };
     staged(own)

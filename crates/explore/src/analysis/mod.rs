@@ -112,6 +112,10 @@ pub(crate) struct Analyses {
     /// equal pcs and registers (`required.rs`): its symmetry class's
     /// first thread, or its own index.
     pub(crate) walk_class: Vec<usize>,
+    /// Per thread, the barriers whose arrives fuse (statically or once no
+    /// init can come) that it arrives on (`required.rs`, held barriers):
+    /// filled where some barrier is phase-counted, else empty.
+    pub(crate) fused_arrives_on: Vec<Vec<u32>>,
     /// Per thread, its independent group (`por.rs`), where the reduction
     /// applies (on, more than one group, and every execution finite or the
     /// state graph recorded); else empty.
@@ -205,6 +209,29 @@ impl Analyses {
                 }
             }
         }
+        let mut fused_arrives_on: Vec<Vec<u32>> = Vec::new();
+        if phase_counted.iter().any(|&x| x) {
+            for t in 0..p.threads.len() {
+                let info = &p.threads[t];
+                let mut on: Vec<u32> = Vec::new();
+                for ins in bc_graph::classes::live_instrs(p, ThreadId(t as u32)) {
+                    if let InstrKind::Barrier {
+                        op: BarrierOp::Arrive(_),
+                        sel: BarrierSel::Decl(d),
+                        ..
+                    } = &ins.kind
+                    {
+                        if let Some(b) = info.barriers[*d as usize] {
+                            let c = b.index();
+                            if (fused_arrives[c] || fused_arrives_after_init[c]) && !on.contains(&(c as u32)) {
+                                on.push(c as u32);
+                            }
+                        }
+                    }
+                }
+                fused_arrives_on.push(on);
+            }
+        }
         budget.go_on()?;
         let mut droppable: Vec<bool> = (p.barriers.iter())
             .map(|inst| inst.dropped_at_end_by_some(p.threads.len()))
@@ -284,6 +311,7 @@ impl Analyses {
             droppable,
             phase_counted,
             walk_class,
+            fused_arrives_on,
             must_end,
             may_end,
             fused_arrives,

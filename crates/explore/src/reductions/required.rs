@@ -33,6 +33,25 @@
 //! no init had reset one), so that phase got at most its walks' count of
 //! arrivals, fewer than it needs.
 //!
+//! **Held barriers.** The walks also stop where the frozen thread holds
+//! another thread back. A barrier whose arrives fuse is lockstep (fuse.rs:
+//! every phase needs one arrive, or the end, of every live thread that
+//! arrives on it), so with `t` frozen (alive, taking no step) no phase of
+//! such a barrier that `t` arrives on completes from the first one `t`
+//! has not arrived in: the open phase if `t` has not arrived there, else
+//! the next. A walk counts its own arrives on such a barrier from where
+//! its thread's latest arrive stands (in the open phase, or in a
+//! completed one) and stops at a wait for a phase that needs `t`. In a
+//! run from `s` in which `t` takes no step no thread passes such a wait,
+//! so the walks still cover every run up to the first completion of an
+//! assumed phase. This is what a warp-specialized TMA kernel needs: its
+//! consumer lanes wait on `full[s]`, meet at `__syncwarp`, and one lane
+//! releases `empty[s]`; a lane frozen before the `__syncwarp` keeps that
+//! release, and so the producer's next arrive on `full[s]`, out of every
+//! walk, and each lane's parity wait is taken alone (a 64-lane kernel of
+//! two stages and four iterations: 509 states, where it stopped at the
+//! time limit past 100,000).
+//!
 //! **Persistent steps.** Thread `t`'s next step `x` on phase-counted
 //! barrier `b` is a persistent set on its own when `b`'s current phase
 //! cannot complete without `t` and no walk initializes `b`:
@@ -292,20 +311,22 @@ impl System<'_> {
         let mut may_complete: Vec<bool> = (0..nb)
             .map(|c| !self.an.phase_counted[c] || self.pending(s, c).is_none())
             .collect();
+        let held = self.held(s, t);
         loop {
-            // Threads that walk alike (same class, pc and registers) walk
-            // once.
-            let mut cache: HashMap<(usize, u32, &[i64]), Walk> = HashMap::new();
+            // Threads that walk alike (same class, pc and registers, and
+            // where they stand in the held barriers' phases) walk once.
+            let mut cache: HashMap<(usize, u32, &[i64], Vec<i64>), Walk> = HashMap::new();
             let mut total = Walk::new(nb);
             for (u, th) in s.threads.iter().enumerate() {
                 if u == t || th.status != Status::Running {
                     continue;
                 }
-                let key = (self.an.walk_class[u], th.pc, th.regs.as_slice());
+                let offsets = self.held_offsets(s, u, &held);
+                let key = (self.an.walk_class[u], th.pc, th.regs.as_slice(), offsets.clone());
                 let w = match cache.get(&key) {
                     Some(w) => w,
                     None => {
-                        let w = self.walk(s, u, &may_complete)?;
+                        let w = self.walk(s, u, &may_complete, &held, offsets)?;
                         cache.entry(key).or_insert(w)
                     }
                 };
@@ -330,26 +351,67 @@ impl System<'_> {
         }
     }
 
+    /// The lockstep barriers frozen thread `t` holds back (module text,
+    /// "Held barriers"): each with the number of its phases, from the open
+    /// one on, that may complete without `t` (1 when `t` has arrived in
+    /// the open phase, else 0).
+    fn held(&self, s: &State, t: usize) -> Vec<(usize, i64)> {
+        let Some(on) = self.an.fused_arrives_on.get(t) else {
+            return Vec::new();
+        };
+        (on.iter())
+            .map(|&c| c as usize)
+            .filter(|&c| self.arrives_fuse(s, c))
+            .map(|c| (c, i64::from(self.arrived_in_open(s, t, c))))
+            .collect()
+    }
+
+    /// Where thread `u`'s latest arrive on each held barrier stands: 0 in
+    /// the open phase, -1 in a completed one (or none yet).
+    fn held_offsets(&self, s: &State, u: usize, held: &[(usize, i64)]) -> Vec<i64> {
+        held.iter()
+            .map(|&(c, _)| i64::from(self.arrived_in_open(s, u, c)) - 1)
+            .collect()
+    }
+
     /// Thread `u`'s walk from its pc (module text), with the barriers of
-    /// `may_complete` free to complete; `None` past the budget.
-    fn walk(&self, s: &State, u: usize, may_complete: &[bool]) -> Option<Walk> {
+    /// `may_complete` free to complete and the `held` ones held back from
+    /// `offsets` (its place in their phases) on; `None` past the budget.
+    fn walk(
+        &self,
+        s: &State,
+        u: usize,
+        may_complete: &[bool],
+        held: &[(usize, i64)],
+        offsets: Vec<i64>,
+    ) -> Option<Walk> {
         let th = &s.threads[u];
         let regs: Vec<Option<i64>> = th.regs.iter().map(|&v| Some(v)).collect();
-        self.walk_from(s, u, th.pc, regs, may_complete)
+        self.walk_from(s, u, th.pc, regs, may_complete, held, offsets)
     }
 
     /// [`System::walk`] of thread `u` from `pc` with registers `regs`. A
     /// copy issue on the way may start any agent of its site, which runs
     /// from its start with its registers unknown (what the issue sets):
     /// its walk is added.
-    fn walk_from(&self, s: &State, u: usize, pc: u32, regs: Vec<Option<i64>>, may_complete: &[bool]) -> Option<Walk> {
+    #[allow(clippy::too_many_arguments)]
+    fn walk_from(
+        &self,
+        s: &State,
+        u: usize,
+        pc: u32,
+        regs: Vec<Option<i64>>,
+        may_complete: &[bool],
+        held: &[(usize, i64)],
+        offsets: Vec<i64>,
+    ) -> Option<Walk> {
         let nb = self.p.barriers.len();
         let info = &self.p.threads[u];
         let code = &self.p.codes[info.code.index()];
         let mut out = Walk::new(nb);
-        let mut stack = vec![(pc, regs)];
+        let mut stack = vec![(pc, regs, offsets)];
         let mut steps = 0usize;
-        while let Some((pc, mut regs)) = stack.pop() {
+        while let Some((pc, mut regs, mut offsets)) = stack.pop() {
             steps += 1;
             if steps > WALK_BUDGET {
                 return None;
@@ -361,17 +423,17 @@ impl System<'_> {
             let next = pc + 1;
             match &ins.kind {
                 InstrKind::Exit => continue,
-                InstrKind::Jump(to) => stack.push((*to, regs)),
+                InstrKind::Jump(to) => stack.push((*to, regs, offsets)),
                 InstrKind::Branch { cond, then, els } => match value(cond, &regs) {
-                    Some(v) => stack.push((if v != 0 { *then } else { *els }, regs)),
+                    Some(v) => stack.push((if v != 0 { *then } else { *els }, regs, offsets)),
                     None => {
-                        stack.push((*els, regs.clone()));
-                        stack.push((*then, regs));
+                        stack.push((*els, regs.clone(), offsets.clone()));
+                        stack.push((*then, regs, offsets));
                     }
                 },
                 InstrKind::Assign { dest, value: e } => {
                     regs[dest.index()] = value(e, &regs);
-                    stack.push((next, regs));
+                    stack.push((next, regs, offsets));
                 }
                 InstrKind::Load { dest, .. }
                 | InstrKind::Rmw { dest, .. }
@@ -380,7 +442,7 @@ impl System<'_> {
                     if let Some(d) = dest {
                         regs[d.index()] = None;
                     }
-                    stack.push((next, regs));
+                    stack.push((next, regs, offsets));
                 }
                 InstrKind::Barrier { op, sel, result } => {
                     if let Some(
@@ -391,6 +453,19 @@ impl System<'_> {
                     ) = result
                     {
                         regs[r.index()] = None;
+                    }
+                    // A held barrier: each arrive moves the walker on a
+                    // phase; a wait for a phase that needs the frozen
+                    // thread's arrive blocks the walk.
+                    let h = self
+                        .resolve(s, u, *sel)
+                        .and_then(|c| held.iter().position(|&(x, _)| x == c));
+                    if let Some(i) = h {
+                        match op {
+                            BarrierOp::Arrive(_) => offsets[i] += 1,
+                            BarrierOp::Wait(_) if offsets[i] >= held[i].1 => continue,
+                            _ => {}
+                        }
                     }
                     let c = self.resolve(s, u, *sel).filter(|&c| self.an.phase_counted[c]);
                     if let Some(c) = c {
@@ -417,16 +492,17 @@ impl System<'_> {
                             _ => {}
                         }
                     }
-                    stack.push((next, regs));
+                    stack.push((next, regs, offsets));
                 }
                 InstrKind::CopyIssue { site, .. } => {
                     for &(a, _) in self.p.copy_agents(ThreadId(u as u32), *site) {
                         let unknown = vec![None; s.threads[a.index()].regs.len()];
-                        out.add(&self.walk_from(s, a.index(), 0, unknown, may_complete)?);
+                        let agent = self.held_offsets(s, a.index(), held);
+                        out.add(&self.walk_from(s, a.index(), 0, unknown, may_complete, held, agent)?);
                     }
-                    stack.push((next, regs));
+                    stack.push((next, regs, offsets));
                 }
-                _ => stack.push((next, regs)),
+                _ => stack.push((next, regs, offsets)),
             }
         }
         Some(out)
