@@ -311,7 +311,10 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
                         text
                     })?;
                 }
-                out(&bc_report::text::test(r, &text_opts))?;
+                // Against a baseline each line says whether the verdict
+                // is the baseline's, not whether it is the `expect`.
+                let old = run.baseline.as_ref().map(|b| bc_report::baseline::verdict_in(b, r));
+                out(&bc_report::text::test_against(r, &text_opts, old.as_deref()))?;
                 io::stdout().flush()?;
             }
             Ok(())
@@ -332,7 +335,20 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
     let inputs_ok = summary.errors == 0;
     match run.format {
         Format::Text => {
-            out(&format!("{}\n", bc_report::text::summary(&summary)))?;
+            match &changes {
+                // The summary judges against the baseline too.
+                Some(changes) => out(&format!(
+                    "{} as in the baseline, {} changed{}\n",
+                    reports.len() - changes.len(),
+                    changes.len(),
+                    if summary.stopped > 0 {
+                        format!(" ({} stopped at a limit)", summary.stopped)
+                    } else {
+                        String::new()
+                    }
+                ))?,
+                None => out(&format!("{}\n", bc_report::text::summary(&summary)))?,
+            }
             if let Some(changes) = &changes {
                 if changes.is_empty() {
                     out("every verdict equals the baseline\n")?;
@@ -371,6 +387,9 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
         ExitCode::from(128 + sig as u8)
     } else if !inputs_ok {
         ExitCode::from(2)
+    } else if run.write_baseline.is_some() && changes.is_none() {
+        // Writing a baseline records the verdicts, whatever they are.
+        ExitCode::SUCCESS
     } else if let Some(changes) = changes {
         // Against a baseline, the verdicts must equal the baseline's (a
         // search stopped at a limit shows as a changed verdict).

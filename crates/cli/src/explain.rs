@@ -74,6 +74,21 @@ impl ExplainArgs {
             err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
             return Ok(ExitCode::from(2));
         }
+        // A kind that no finding can have is a usage error (exit 2), with
+        // the nearest kind's name; a real kind the file does not have is
+        // an answer (exit 1).
+        if let Some(k) = self.finding.as_deref().filter(|k| k.parse::<usize>().is_err()) {
+            if bc_syntax::FindingKind::parse(k).is_none() {
+                let kinds = bc_syntax::kinds::finding_kind_names();
+                let hint = bc_syntax::kinds::closest(k, kinds.iter().map(String::as_str))
+                    .map(|c| format!(" (did you mean `{c}`?)"))
+                    .unwrap_or_default();
+                err(&format!(
+                    "barrier-check: error: `--finding {k}`: not a finding kind or a finding's number{hint}\n"
+                ))?;
+                return Ok(ExitCode::from(2));
+            }
+        }
         let findings = r.outcome.as_ref().map_or(&[][..], |o| &o.findings[..]);
         let chosen = match &self.finding {
             None => findings.first(),

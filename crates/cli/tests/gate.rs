@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{corpus, result_files, root, run_in_corpus, scratch_dir, stdout};
+use common::{corpus, result_files, root, run_in_corpus, scratch_dir, stderr, stdout};
 use std::path::PathBuf;
 
 fn scratch(name: &str) -> PathBuf {
@@ -204,11 +204,51 @@ fn baseline_round_trip_and_a_changed_verdict() {
     assert_eq!(doc["baseline_changes"][0]["old"], "ok");
     assert_eq!(doc["baseline_changes"][0]["new"], "ub(privileged-barrier)");
 
+    // Against a baseline, each line and the summary say whether the
+    // verdict is the baseline's (the changed test's `expect` holds, yet it
+    // is CHANGED).
+    let o = run_in_corpus(&["check", "-q", "amdgpu-gfx12", "--baseline", old.to_str().unwrap()]);
+    let text = stdout(&o);
+    let line = text.lines().find(|l| l.contains("trap-barrier.litmus")).unwrap();
+    assert!(line.starts_with("CHANGED"), "{line}");
+    assert!(line.contains("(baseline: ok)"), "{line}");
+    assert!(text.contains(" as in the baseline, 1 changed"), "{text}");
+    assert!(!text.contains("FAIL"), "{text}");
+
     // Not a baseline file: a usage error.
     let bad = scratch("not-a-baseline.json");
     std::fs::write(&bad, "{}").unwrap();
     let o = run_in_corpus(&["check", "-q", "amdgpu-gfx12", "--baseline", bad.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// A baseline records the verdicts whatever they are: writing one exits 0
+/// even where a test's `expect` fails, and checking against it judges the
+/// lines and the summary by the baseline (a CI gate on a corpus with known
+/// failures).
+#[test]
+fn baselines_judge_by_the_baseline_not_by_expect() {
+    let dir = scratch("known-failure");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("wrong-expect.litmus"),
+        "litmus \"a deadlock whose expect says ok\"\nmodel amdgpu\nbarrier B = 2\nthread T0 { arrive B; wait B }\nthread T1 { }\nexpect ok\n",
+    )
+    .unwrap();
+    let base = dir.join("baseline.json");
+    let d = dir.to_str().unwrap();
+    let o = run_in_corpus(&["check", "-q", d, "--write-baseline", base.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(std::fs::read_to_string(&base).unwrap().contains("deadlock"));
+    let o = run_in_corpus(&["check", "-q", d, "--baseline", base.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(text.starts_with("ok "), "{text}");
+    assert!(text.contains("1 as in the baseline, 0 changed"), "{text}");
+    // Without a baseline the same run fails on the `expect`.
+    let o = run_in_corpus(&["check", "-q", d]);
+    assert_eq!(o.status.code(), Some(1));
 }
 
 #[test]
@@ -301,4 +341,8 @@ fn explain_renders_a_witness_graph() {
 
     let o = run_in_corpus(&["explain", "amdgpu/deadlock-third-thread.litmus", "--finding", "race"]);
     assert_eq!(o.status.code(), Some(1));
+    // A misspelt kind is a usage error, with the kind it was likely meant.
+    let o = run_in_corpus(&["explain", "amdgpu/deadlock-third-thread.litmus", "--finding", "racee"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("did you mean `race`?"), "{}", stderr(&o));
 }

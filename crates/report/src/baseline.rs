@@ -68,6 +68,15 @@ pub fn witness_summary(r: &TestReport) -> String {
     }
 }
 
+/// The baseline's verdict for the test of report `r` (`missing` when the
+/// baseline has no entry for its file).
+pub fn verdict_in(baseline: &[Entry], r: &TestReport) -> String {
+    baseline
+        .iter()
+        .find(|e| e.file == r.source.name)
+        .map_or_else(|| "missing".to_string(), |e| e.verdict.clone())
+}
+
 /// The tests of `reports` whose verdict differs from `baseline`, in file
 /// order. Baseline entries for files not in `reports` are not compared (a
 /// shard checks part of a corpus).
@@ -76,10 +85,7 @@ pub fn compare(baseline: &[Entry], reports: &[TestReport]) -> Vec<Change> {
         .iter()
         .filter_map(|r| {
             let new = verdict_of(r);
-            let old = baseline
-                .iter()
-                .find(|e| e.file == r.source.name)
-                .map_or_else(|| "missing".to_string(), |e| e.verdict.clone());
+            let old = verdict_in(baseline, r);
             (old != new).then(|| Change {
                 file: r.source.name.clone(),
                 test: r.test.clone(),

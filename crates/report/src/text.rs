@@ -27,9 +27,20 @@ pub fn paint(s: &str, code: &str, on: bool) -> String {
 
 /// The one-line summary of a test.
 pub fn line(r: &TestReport, opts: &TextOptions) -> String {
-    let (status, code) = if r.is_error() {
+    line_against(r, opts, None)
+}
+
+/// [`line`], judged against a baseline's verdict for the test when one is
+/// given (`check --baseline`): `ok` when the verdict is the baseline's,
+/// `CHANGED` with the baseline's verdict when it is not, whatever the
+/// file's `expect` says.
+pub fn line_against(r: &TestReport, opts: &TextOptions, baseline: Option<&str>) -> String {
+    let same = baseline.map(|b| crate::baseline::verdict_of(r) == b);
+    let (status, code) = if r.is_error() && same != Some(true) {
         ("ERROR", "1;31")
-    } else if r.pass() {
+    } else if same == Some(false) {
+        ("CHANGED", "1;31")
+    } else if same == Some(true) || r.pass() {
         ("ok", "32")
     } else {
         ("FAIL", "1;31")
@@ -42,9 +53,16 @@ pub fn line(r: &TestReport, opts: &TextOptions) -> String {
         return out;
     };
     let _ = write!(out, "  verdict: {}", verdict_text(&r.verdict()));
-    if !r.pass() {
-        let exp = r.expected.clone().unwrap_or_default();
-        let _ = write!(out, " (expected {})", verdict_text(&exp));
+    match (baseline, same) {
+        (Some(b), Some(false)) => {
+            let _ = write!(out, " (baseline: {b})");
+        }
+        (Some(_), _) => {}
+        (None, _) if !r.pass() => {
+            let exp = r.expected.clone().unwrap_or_default();
+            let _ = write!(out, " (expected {})", verdict_text(&exp));
+        }
+        (None, _) => {}
     }
     let _ = write!(out, "  [{} states, {} executions", o.stats.states, o.stats.executions);
     if opts.timing {
@@ -170,7 +188,13 @@ pub fn finding(r: &TestReport, f: &Finding) -> String {
 
 /// The whole report of one test (the summary line, then its findings).
 pub fn test(r: &TestReport, opts: &TextOptions) -> String {
-    let mut out = line(r, opts);
+    test_against(r, opts, None)
+}
+
+/// [`test`] with its line judged against a baseline verdict
+/// ([`line_against`]).
+pub fn test_against(r: &TestReport, opts: &TextOptions, baseline: Option<&str>) -> String {
+    let mut out = line_against(r, opts, baseline);
     out.push('\n');
     if let Some(o) = &r.outcome {
         for e in &o.internal_errors {

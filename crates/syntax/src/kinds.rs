@@ -338,14 +338,32 @@ pub const STATEMENT_KEYWORDS: &[&str] = &["if", "else", "repeat", "while", "goto
 /// when it is close enough to be a likely misspelling (one edit for names
 /// of up to 3 characters, else a third of the length, 2 to 3 edits).
 pub fn closest_statement(name: &str) -> Option<&'static str> {
+    closest(name, instruction_names().chain(STATEMENT_KEYWORDS.iter().copied()))
+}
+
+/// The name of `candidates` closest to `name` by edit distance, when it is
+/// close enough to be a likely misspelling (one edit for names of up to 3
+/// characters, else a third of the length, 2 to 3 edits): the "did you
+/// mean" of every diagnostic that names something unknown.
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let len = name.chars().count();
     let limit = if len <= 3 { 1 } else { (len / 3).clamp(2, 3) };
-    instruction_names()
-        .chain(STATEMENT_KEYWORDS.iter().copied())
+    candidates
+        .into_iter()
         .map(|k| (edit_distance(name, k), k))
         .filter(|&(d, _)| d <= limit)
         .min_by_key(|&(d, _)| d)
         .map(|(_, k)| k)
+}
+
+/// Every finding kind's name, as `expect` and `--finding` spell it.
+pub fn finding_kind_names() -> Vec<String> {
+    let mut v: Vec<String> = ["deadlock", "nontermination", "race", "assertion"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    v.extend(UbKind::ALL.iter().map(|k| format!("ub({})", k.name())));
+    v
 }
 
 /// Levenshtein distance (insertions, deletions and substitutions of chars).
@@ -378,6 +396,14 @@ mod tests {
         assert_eq!(closest_statement("arive"), Some("arrive"));
         assert_eq!(closest_statement("whlie"), Some("while"));
         assert_eq!(closest_statement("s_get_barrier_state"), None);
+        let kinds = finding_kind_names();
+        assert_eq!(closest("racee", kinds.iter().map(String::as_str)), Some("race"));
+        assert_eq!(closest("deadlok", kinds.iter().map(String::as_str)), Some("deadlock"));
+        assert_eq!(
+            closest("ub(stale-phse)", kinds.iter().map(String::as_str)),
+            Some("ub(stale-phase)")
+        );
+        assert_eq!(closest("barrier", kinds.iter().map(String::as_str)), None);
         assert_eq!(closest_statement("frobnicate"), None);
     }
 }

@@ -381,7 +381,11 @@ impl Parser {
             span = span.to(close);
         }
         if name != "ok" && FindingKind::parse(&name).is_none() {
-            return self.error(span, format!("unknown finding kind `{name}`"));
+            let kinds = crate::kinds::finding_kind_names();
+            let hint = crate::kinds::closest(&name, kinds.iter().map(String::as_str).chain(["ok"]))
+                .map(|k| format!(" (did you mean `{k}`?)"))
+                .unwrap_or_default();
+            return self.error(span, format!("unknown finding kind `{name}`{hint}"));
         }
         Ok(Ident { name, span })
     }

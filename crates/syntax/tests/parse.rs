@@ -155,6 +155,17 @@ fn errors_are_all_reported_with_positions() {
 }
 
 #[test]
+fn a_misspelt_finding_kind_gets_the_nearest_one() {
+    let (_, d) = parse("litmus \"x\"\nmodel amdgpu\nthread T0 { }\nexpect deadlok, ub(stale-phse), bogus\n");
+    let msgs: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
+    assert!(msgs[0].ends_with("`deadlok` (did you mean `deadlock`?)"), "{msgs:?}");
+    assert!(
+        msgs.iter().all(|m| !m.contains("bogus") || !m.contains("did you mean")),
+        "{msgs:?}"
+    );
+}
+
+#[test]
 fn the_first_statement_must_be_litmus() {
     let (_, d) = parse("model amdgpu\nlitmus \"x\"\n");
     assert!(d[0].message.contains("must start with `litmus"));
