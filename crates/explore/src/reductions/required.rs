@@ -114,6 +114,10 @@ enum Needed<'a> {
     Barrier(usize, &'a BarrierOp),
 }
 
+/// Threads that walk alike: walk class, pc, registers, and where the
+/// thread stands in the held barriers' phases.
+type WalkKey<'a> = (usize, u32, &'a [i64], Vec<i64>);
+
 /// What the walks of the other threads found, for one frozen thread.
 struct Frozen {
     /// Phase-counted barriers whose current phase may complete.
@@ -315,7 +319,7 @@ impl System<'_> {
         loop {
             // Threads that walk alike (same class, pc and registers, and
             // where they stand in the held barriers' phases) walk once.
-            let mut cache: HashMap<(usize, u32, &[i64], Vec<i64>), Walk> = HashMap::new();
+            let mut cache: HashMap<WalkKey, Walk> = HashMap::new();
             let mut total = Walk::new(nb);
             for (u, th) in s.threads.iter().enumerate() {
                 if u == t || th.status != Status::Running {
