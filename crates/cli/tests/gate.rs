@@ -346,3 +346,98 @@ fn explain_renders_a_witness_graph() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("did you mean `race`?"), "{}", stderr(&o));
 }
+
+/// The GitHub Actions example of docs/ci.md runs as written: every `run:`
+/// step that calls barrier-check, for each of its four shards, from a
+/// folder that holds the corpus and the models (the checkout), with the
+/// binary under test for `./target/release/barrier-check` and the base
+/// branch's model copied where the example runs `git show`. The baseline
+/// step must pass on every shard: the committed `litmus/verdicts.json` is
+/// the corpus's verdicts (regenerate it with `barrier-check check litmus
+/// --write-baseline litmus/verdicts.json` when a verdict or a file changes).
+#[test]
+fn the_ci_doc_example_runs_as_written() {
+    let doc = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
+    let start = doc.find("```yaml\n").expect("a yaml block") + 8;
+    let yaml = &doc[start..start + doc[start..].find("```").unwrap()];
+    // Each `run:` step's script: a folded (`>`) one joined into one line,
+    // a literal (`|`) one kept with its line continuations.
+    let lines: Vec<&str> = yaml.lines().collect();
+    let mut steps: Vec<(String, String)> = Vec::new();
+    let mut name = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i].trim_start();
+        if let Some(n) = l.strip_prefix("- name: ") {
+            name = n.to_string();
+        }
+        if let Some(rest) = l.strip_prefix("run: ") {
+            let indent = lines[i].len() - l.len();
+            let mut body: Vec<&str> = Vec::new();
+            if rest == ">" || rest == "|" {
+                while i + 1 < lines.len() && lines[i + 1].len() - lines[i + 1].trim_start().len() > indent {
+                    i += 1;
+                    body.push(lines[i].trim());
+                }
+            } else {
+                body.push(rest);
+            }
+            let sep = if rest == ">" { " " } else { "\n" };
+            steps.push((name.clone(), body.join(sep)));
+        }
+        i += 1;
+    }
+    let steps: Vec<_> = steps.into_iter().filter(|(_, s)| s.contains("barrier-check")).collect();
+    assert_eq!(steps.len(), 3, "the example's barrier-check steps: {steps:?}");
+    let dir = scratch("ci-example");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for d in ["litmus", "models"] {
+        std::os::unix::fs::symlink(root().join(d), dir.join(d)).unwrap();
+    }
+    let bin = env!("CARGO_BIN_EXE_barrier-check");
+    let old_model = dir.join("old.toml");
+    for shard in 1..=4 {
+        for (name, script) in &steps {
+            let script = script
+                .replace("./target/release/barrier-check", bin)
+                .replace("${{ matrix.shard }}", &shard.to_string())
+                .replace("/tmp/old.toml", old_model.to_str().unwrap());
+            let script = script
+                .lines()
+                .map(|l| {
+                    if l.starts_with("git show ") {
+                        format!("cp models/amdgpu-gfx12.toml {}", old_model.display())
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let o = std::process::Command::new("bash")
+                .args(["-euo", "pipefail", "-c", &script])
+                .current_dir(&dir)
+                .output()
+                .unwrap();
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "shard {shard}, step {name:?}:\n{script}\n{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        for out in [
+            format!("flips-{shard}.json"),
+            format!("verdicts-{shard}.sarif"),
+            format!("verdicts-{shard}.xml"),
+        ] {
+            let text = std::fs::read_to_string(dir.join(&out)).unwrap_or_else(|e| panic!("{out}: {e}"));
+            assert!(!text.trim().is_empty(), "{out} is empty");
+        }
+        // The same model on both sides flips nothing.
+        let flips: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("flips-{shard}.json"))).unwrap()).unwrap();
+        assert_eq!(flips["flipped"].as_array().map(Vec::len), Some(0), "{flips}");
+    }
+}
