@@ -71,7 +71,11 @@ fn describe_model(m: &Model) -> String {
                 flags.push("joined at launch");
             }
             if b.props.drop_at_end {
-                flags.push("dropped at wave end");
+                flags.push(if m.is_cuda() {
+                    "dropped at thread exit"
+                } else {
+                    "dropped at wave end"
+                });
             }
             if b.props.privileged {
                 flags.push("privileged");

@@ -24,7 +24,7 @@ fn split(label: &str) -> Option<(&str, &str)> {
 /// Whether an event label names an event no step shows as its own: a join
 /// at launch or a drop at a thread's end.
 fn implicit(text: &str) -> bool {
-    text.ends_with("(at launch)") || text.ends_with("(at wave end)")
+    text.ends_with("(at launch)") || text.ends_with("(at wave end)") || text.ends_with("(at thread exit)")
 }
 
 /// The `B: completes phase N` of a step's effect, as (B, N).

@@ -392,7 +392,7 @@ impl Lowerer<'_> {
         }
         for pb in self.model.barriers.iter().filter(|pb| used_ids.contains(&pb.id)) {
             decls.push(BarrierDecl {
-                name: format!("{}({})", pb.name, pb.id),
+                name: predefined_name(pb),
                 scope: pb.scope,
                 count: pb.count,
                 props: pb.props,
@@ -649,7 +649,7 @@ impl Lowerer<'_> {
                     } else {
                         String::new()
                     };
-                    let name = format!("{}({}){place}[{mask:#x}]", pb.name, pb.id);
+                    let name = format!("{}{place}[{mask:#x}]", predefined_name(pb));
                     barriers.push(BarrierInstance {
                         name: name.clone(),
                         decl_name: name,
@@ -2624,6 +2624,18 @@ impl CodeBuilder {
     }
 }
 
+/// A predefined barrier's name in reports: `bar1(1)` for one that
+/// instructions name by its id, the name and `.sync` for one only fixed
+/// lowerings use (`warp.sync`, `grid.sync`, `cluster.sync`: their ids are
+/// the model's own, and no declared barrier's name has a dot).
+fn predefined_name(pb: &bc_models::PredefinedBarrier) -> String {
+    if pb.operand {
+        format!("{}({})", pb.name, pb.id)
+    } else {
+        format!("{}.sync", pb.name)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use bc_syntax::Diagnostic;
@@ -2687,7 +2699,7 @@ mod tests {
         let grid = p
             .barriers
             .iter()
-            .find(|b| b.name == "grid(-11)@K1")
+            .find(|b| b.name == "grid.sync@K1")
             .expect("K1's grid barrier");
         assert_eq!(grid.launch_count, Some(2));
     }

@@ -177,7 +177,12 @@ type Emitted = (Vec<(String, CudaProgram)>, Vec<(String, String)>);
 fn corpus() -> Emitted {
     let mut files = Vec::new();
     for dir in std::fs::read_dir(root().join("litmus")).unwrap() {
-        for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+        // The folders of the corpus (beside them, its baseline file).
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(dir).unwrap() {
             let p = f.unwrap().path();
             if p.extension().is_some_and(|e| e == "litmus") {
                 files.push(p);

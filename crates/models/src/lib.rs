@@ -270,6 +270,23 @@ impl Model {
         self.barriers.iter().find(|b| b.id == id)
     }
 
+    /// Whether the model is a CUDA target's (its name, or the built-in
+    /// model it extends, is `cuda-...`): reports then say "thread exit"
+    /// where the AMDGPU models' words are "wave end".
+    pub fn is_cuda(&self) -> bool {
+        self.name.starts_with("cuda") || self.base.as_deref().is_some_and(|b| b.starts_with("cuda"))
+    }
+
+    /// What a thread's end is called in reports: "thread exit" for CUDA,
+    /// "wave end" for AMDGPU (the formal model's word).
+    pub fn end_word(&self) -> &'static str {
+        if self.is_cuda() {
+            "thread exit"
+        } else {
+            "wave end"
+        }
+    }
+
     /// Parses a model file; errors are messages about the file as a whole.
     pub fn from_toml(text: &str) -> Result<Model, ModelError> {
         file::parse(text)

@@ -110,7 +110,7 @@ fn event_label(p: &Program, t: u32, named: u32, po: u32, pc: u32, target: Target
     };
     match pc {
         AT_LAUNCH => implicit("join", "at launch"),
-        AT_END => implicit("drop", "at wave end"),
+        AT_END => implicit("drop", &format!("at {}", p.model.end_word())),
         pc => {
             let text = p.instr(ThreadId(t), pc).map_or("?", |i| i.text.as_str());
             format!("{thread}#{} {text}", po + 1)
