@@ -33,13 +33,19 @@ pub struct CudaArgs {
     /// trip").
     #[arg(long)]
     kernel_only: bool,
+    /// The GPU architecture the harness is built for (the `-arch` of its
+    /// nvcc line): `sm_90` (H100/H200) by default, `sm_80` for an A100,
+    /// which builds only tests under `cuda-sm80` (the others are skipped
+    /// with the reason). A kernel-only file takes its model's.
+    #[arg(long, value_name = "sm_XX", default_value = "sm_90")]
+    arch: String,
 }
 
 impl EmitTarget {
     /// `barrier-check emit TARGET`.
     pub fn run(self) -> io::Result<ExitCode> {
         match self {
-            EmitTarget::Cuda(a) => emit_cuda(&a.paths, &a.out, a.kernel_only),
+            EmitTarget::Cuda(a) => emit_cuda(&a.paths, &a.out, a.kernel_only, &a.arch),
         }
     }
 }
@@ -47,7 +53,7 @@ impl EmitTarget {
 /// `emit cuda`: one `.cu` per CUDA-model test; the rest are skipped with a
 /// reason (stderr and the manifest). Exit 2 when an input is unreadable or
 /// does not parse, else 0.
-fn emit_cuda(paths: &[PathBuf], dir: &Path, kernel_only: bool) -> io::Result<ExitCode> {
+fn emit_cuda(paths: &[PathBuf], dir: &Path, kernel_only: bool, arch: &str) -> io::Result<ExitCode> {
     use bc_hw::observed::{Emitted, Skipped};
     if let Err(e) = std::fs::create_dir_all(dir) {
         return usage_error(&format!("{}: {e}", dir.display()));
@@ -109,7 +115,7 @@ fn emit_cuda(paths: &[PathBuf], dir: &Path, kernel_only: bool) -> io::Result<Exi
         let emitted_program = if kernel_only {
             bc_hw::emit::emit_kernel_only(&lit, &prog, &stem)
         } else {
-            bc_hw::emit::emit_cuda(&lit, &prog, &stem)
+            bc_hw::emit::emit_cuda_for(&lit, &prog, &stem, arch)
         };
         match emitted_program {
             Ok(p) => {

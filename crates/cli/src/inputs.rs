@@ -54,7 +54,16 @@ pub fn read_model_file(path: &Path) -> Result<Model, String> {
     let text = read_capped(path, MAX_MODEL_BYTES)
         .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string()))
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    Model::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
+    // A positioned error reads `PATH:LINE:COL: model file: ...`.
+    Model::from_toml(&text).map_err(|e| {
+        let e = e.to_string();
+        let sep = if e.starts_with(|c: char| c.is_ascii_digit()) {
+            ":"
+        } else {
+            ": "
+        };
+        format!("{}{sep}{e}", path.display())
+    })
 }
 
 /// One input of a run: a file to check, or a path that could not be

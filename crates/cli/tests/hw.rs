@@ -944,3 +944,58 @@ fn an_interrupted_hw_run_ends_the_processes_it_started() {
         assert!(doc["partial"].as_str().unwrap().contains("interrupted"), "{doc}");
     }
 }
+
+/// `emit cuda --arch sm_80` builds a cuda-sm80 test's harness for an A100
+/// and skips a test of an sm_90 model with the reason; a malformed
+/// architecture is skipped likewise.
+#[test]
+fn emit_cuda_for_another_architecture() {
+    let dir = scratch_dir("emit-cuda-arch");
+    let out = dir.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = bin()
+        .current_dir(root())
+        .args([
+            "emit",
+            "cuda",
+            "--arch",
+            "sm_80",
+            "litmus/cuda/fence-sm80-forms-ok.litmus",
+            "litmus/cuda/sm90-cp-async-bulk-ok.litmus",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let m = read_json(&out.join("manifest.json"));
+    let emitted = m["emitted"].as_array().unwrap();
+    assert_eq!(emitted.len(), 1, "{m}");
+    assert!(emitted[0]["nvcc"].as_str().unwrap().starts_with("nvcc -arch=sm_80 "));
+    let cu = std::fs::read_to_string(out.join("fence-sm80-forms-ok.cu")).unwrap();
+    assert!(cu.starts_with("// nvcc: nvcc -arch=sm_80 "), "{}", &cu[..80]);
+    let reason = m["skipped"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("is an sm_90 model"), "{reason}");
+    let o = bin()
+        .current_dir(root())
+        .args([
+            "emit",
+            "cuda",
+            "--arch",
+            "ampere",
+            "litmus/cuda/fence-sm80-forms-ok.litmus",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let m = read_json(&out.join("manifest.json"));
+    assert!(
+        m["skipped"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("`sm_` and a number"),
+        "{m} {}",
+        stderr(&o)
+    );
+}

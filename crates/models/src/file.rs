@@ -296,7 +296,7 @@ const MAX_EXTENDS: usize = 4;
 /// base's updates that entry key by key and any other is added. A base is a
 /// built-in model, by name.
 fn resolved(text: &str, depth: usize) -> Result<toml::Table, ModelError> {
-    let mut own: toml::Table = toml::from_str(text).map_err(|e| ModelError(format!("model file: {}", e.message())))?;
+    let mut own: toml::Table = toml::from_str(text).map_err(|e| located(text, &e))?;
     let Some(base) = own.remove("extends") else {
         return Ok(own);
     };
@@ -378,12 +378,33 @@ fn defined_once(key: &str, by: &str, entries: &[toml::Value]) -> Result<(), Mode
     }
 }
 
+/// A TOML error of the file's text, with its line and column (1-based,
+/// columns in characters) where the parser knows them: `LINE:COL: model
+/// file: MESSAGE`, which the command line puts after the file's path.
+fn located(text: &str, e: &toml::de::Error) -> ModelError {
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            ModelError(format!("{line}:{col}: model file: {}", e.message().trim_end()))
+        }
+        None => ModelError(format!("model file: {}", e.message().trim_end())),
+    }
+}
+
 pub(crate) fn parse(text: &str) -> Result<Model, ModelError> {
     let base = toml::from_str::<toml::Table>(text)
         .ok()
         .and_then(|t| t.get("extends")?.as_str().map(str::to_owned));
     let table = resolved(text, 0)?;
-    let f: ModelFile = ModelFile::deserialize(table).map_err(|e| ModelError(format!("model file: {}", e.message())))?;
+    // Without `extends` the file is its own table: read it from the text,
+    // so that an error keeps its place.
+    let f: ModelFile = if base.is_none() {
+        toml::from_str(text).map_err(|e| located(text, &e))?
+    } else {
+        ModelFile::deserialize(table).map_err(|e| ModelError(format!("model file: {}", e.message())))?
+    };
     if f.format != 1 {
         return Err(ModelError(format!(
             "model file: unsupported format {} (this build reads format 1)",

@@ -408,6 +408,16 @@ mod tests {
         assert_eq!(Rule::WaitCompletes.finding(), Some(FindingKind::Deadlock));
     }
 
+    /// A TOML error keeps its line and column: a syntax error, and a value
+    /// of the wrong type in a file without `extends`.
+    #[test]
+    fn model_file_errors_keep_their_place() {
+        let e = Model::from_toml("format = 1\nname = \"x\"\nstatements = [\"arrive\",\n").unwrap_err();
+        assert!(e.0.starts_with("4:1: model file: "), "{e}");
+        let e = Model::from_toml("format = 1\nname = \"x\"\nwarp_size = \"wide\"\n").unwrap_err();
+        assert!(e.0.starts_with("3:13: model file: "), "{e}");
+    }
+
     /// `extends`: the variant changes what it names and nothing else;
     /// its errors are reported at load.
     #[test]

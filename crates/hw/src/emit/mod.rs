@@ -46,8 +46,35 @@ impl std::fmt::Display for Refusal {
 /// Builds the harness of `prog` (lowered from `lit`); `stem` names the
 /// file (`STEM.cu`, built into `./STEM`) in the nvcc line.
 pub fn emit_cuda(lit: &Litmus, prog: &Program, stem: &str) -> Result<CudaProgram, Refusal> {
+    emit_cuda_for(lit, prog, stem, "sm_90")
+}
+
+/// [`emit_cuda`] for GPU architecture `arch` (`sm_80`, `sm_90`, ...: the
+/// nvcc line's `-arch`). A test under a model of a later architecture than
+/// `arch` is refused: every CUDA model but `cuda-sm80` has the sm_90 forms
+/// (clusters, TMA, `fence.proxy.async`), which an sm_80 build cannot
+/// compile.
+pub fn emit_cuda_for(lit: &Litmus, prog: &Program, stem: &str, arch: &str) -> Result<CudaProgram, Refusal> {
+    let Some(n) = arch.strip_prefix("sm_").and_then(|n| n.parse::<u32>().ok()) else {
+        return refuse(format!(
+            "`--arch {arch}`: an architecture is `sm_` and a number (`sm_80`, `sm_90`)"
+        ));
+    };
+    if n < 70 {
+        return refuse(format!(
+            "`--arch {arch}`: the harness needs sm_70 or later (independent thread scheduling)"
+        ));
+    }
+    let m = &prog.model;
+    let sm80 = m.name == "cuda-sm80" || m.base.as_deref() == Some("cuda-sm80");
+    if n < 90 && !sm80 {
+        return refuse(format!(
+            "model `{}` is an sm_90 model, which `--arch {arch}` cannot build: check the test under `cuda-sm80` or emit for sm_90",
+            m.name
+        ));
+    }
     let plan = plan::Plan::new(lit, prog, false)?;
-    let (nvcc, source) = text::program(&plan, stem)?;
+    let (nvcc, source) = text::program(&plan, stem, arch)?;
     Ok(CudaProgram {
         test: prog.test.clone(),
         mapping: plan.mapping,

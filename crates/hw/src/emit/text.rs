@@ -43,10 +43,10 @@ __device__ inline void bc_cp_async_arrive(unsigned char* dst, const unsigned cha
 }"#;
 
 /// (nvcc command line, program text).
-pub fn program(plan: &Plan, stem: &str) -> Result<(String, String), Refusal> {
+pub fn program(plan: &Plan, stem: &str, arch: &str) -> Result<(String, String), Refusal> {
     let prog = plan.prog;
     let rdc = if plan.grid_sync { " -rdc=true" } else { "" };
-    let nvcc = format!("nvcc -arch=sm_90 -O2 -std=c++17{rdc} -o {stem} {stem}.cu");
+    let nvcc = format!("nvcc -arch={arch} -O2 -std=c++17{rdc} -o {stem} {stem}.cu");
     let nthreads = prog.threads.len();
     let nvars = plan.lit.vars.len();
     let nd = nvars.max(1);
