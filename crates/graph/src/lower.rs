@@ -1612,9 +1612,10 @@ impl Lowerer<'_> {
                         Some(d) => object_decl[i] = Some(d as u32),
                         None => {
                             let found = self.snippet(exprs[i].span).to_string();
+                            let hint = names.suggest(&found, true);
                             self.err(
                                 exprs[i].span,
-                                format!("`{n}` needs a declared barrier, found `{found}`"),
+                                format!("`{n}` needs a declared barrier, found `{found}`{hint}"),
                             );
                             return None;
                         }
@@ -1912,9 +1913,10 @@ impl Lowerer<'_> {
                     Some(d) => locs[i] = d as u32,
                     None => {
                         let found = self.snippet(exprs[i].span).to_string();
+                        let hint = names.suggest(&found, false);
                         self.err(
                             exprs[i].span,
-                            format!("`{n}` needs a declared location (`var`) as its {what}, found `{found}`"),
+                            format!("`{n}` needs a declared location (`var`) as its {what}, found `{found}`{hint}"),
                         );
                         ok = false;
                     }
@@ -1933,9 +1935,10 @@ impl Lowerer<'_> {
             barrier = name_of(exprs[i]).and_then(|f| names.barriers.iter().position(|b| *b == f));
             if barrier.is_none() {
                 let found = self.snippet(exprs[i].span).to_string();
+                let hint = names.suggest(&found, true);
                 self.err(
                     exprs[i].span,
-                    format!("`{n}` needs a declared barrier, found `{found}`"),
+                    format!("`{n}` needs a declared barrier, found `{found}`{hint}"),
                 );
                 ok = false;
             }
@@ -2172,10 +2175,9 @@ impl Lowerer<'_> {
             'b' => names.barriers.iter().position(|b| *b == f),
             _ => names.var_pos(f),
         }) else {
-            self.err(
-                exprs[0].span,
-                format!("`{n}` needs {what}, found `{}`", self.snippet(exprs[0].span)),
-            );
+            let found = self.snippet(exprs[0].span).to_string();
+            let hint = names.suggest(&found, first == 'b');
+            self.err(exprs[0].span, format!("`{n}` needs {what}, found `{found}`{hint}"));
             return None;
         };
         let decl = decl as u32;
@@ -2507,6 +2509,17 @@ impl Names<'_> {
     /// The declaration index of location `n`, if one is declared.
     fn var_pos(&self, n: &str) -> Option<usize> {
         self.var_ix.get(n).copied()
+    }
+
+    /// ` (did you mean `X`?)` for the declared barrier (or location) whose
+    /// name is nearest to `found`, when one is close enough.
+    fn suggest(&self, found: &str, barrier: bool) -> String {
+        let near = if barrier {
+            bc_syntax::kinds::closest(found, self.barriers.iter().map(|b| &**b))
+        } else {
+            bc_syntax::kinds::closest(found, self.var_ix.keys().copied().collect::<BTreeSet<_>>())
+        };
+        near.map(|k| format!(" (did you mean `{k}`?)")).unwrap_or_default()
     }
 }
 

@@ -138,6 +138,25 @@ fn misspelt_instructions_are_errors_with_suggestions() {
     );
 }
 
+/// An undeclared barrier or location gets the nearest declared name, and
+/// a name far from every declaration gets none.
+#[test]
+fn misspelt_barriers_and_locations_get_suggestions() {
+    let e = errors(
+        "litmus \"u\"\nmodel amdgpu\nbarrier Bar = 1\nvar flag\n\
+         thread T0 { arrive Br; wait Bar; r = load flg; store somewhere, 1 }\n",
+    );
+    let msgs: Vec<&str> = e.iter().map(|(_, _, m)| m.as_str()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "`arrive` needs a declared barrier, found `Br` (did you mean `Bar`?)",
+            "`load` needs a declared location (`var`), found `flg` (did you mean `flag`?)",
+            "`store` needs a declared location (`var`), found `somewhere`",
+        ]
+    );
+}
+
 #[test]
 fn registers_read_and_never_written_are_errors() {
     let e = errors(

@@ -378,7 +378,13 @@ pub fn lookup(name: &str) -> Result<Model, String> {
         ));
     }
     let known: Vec<_> = builtin().iter().map(|m| m.name.as_str()).collect();
-    Err(format!("unknown model `{name}` (available: {})", known.join(", ")))
+    let hint = bc_syntax::kinds::closest(name, known.iter().copied())
+        .map(|k| format!("did you mean `{k}`? "))
+        .unwrap_or_default();
+    Err(format!(
+        "unknown model `{name}` ({hint}available: {})",
+        known.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -406,6 +412,15 @@ mod tests {
         }
         assert_eq!(Rule::PhaseWith.finding(), Rule::TokenPhase.finding());
         assert_eq!(Rule::WaitCompletes.finding(), Some(FindingKind::Deadlock));
+    }
+
+    /// An unknown model's name gets the nearest built-in one.
+    #[test]
+    fn unknown_models_get_the_nearest_name() {
+        let e = lookup("cuda-sm9").unwrap_err();
+        assert!(e.contains("(did you mean `cuda-sm90`? available: amdgpu, "), "{e}");
+        let e = lookup("nvidia").unwrap_err();
+        assert!(e.contains("(available: amdgpu, "), "{e}");
     }
 
     /// A TOML error keeps its line and column: a syntax error, and a value

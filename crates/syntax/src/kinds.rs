@@ -342,11 +342,16 @@ pub fn closest_statement(name: &str) -> Option<&'static str> {
 }
 
 /// The name of `candidates` closest to `name` by edit distance, when it is
-/// close enough to be a likely misspelling (one edit for names of up to 3
-/// characters, else a third of the length, 2 to 3 edits): the "did you
-/// mean" of every diagnostic that names something unknown.
+/// close enough to be a likely misspelling (none for a one-character
+/// name, one edit for names of 2 or 3 characters, else a third of the
+/// length, 2 to 3 edits): the "did you mean" of every diagnostic that
+/// names something unknown.
 pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let len = name.chars().count();
+    // Every one-character name is one edit from every other: no guess.
+    if len <= 1 {
+        return None;
+    }
     let limit = if len <= 3 { 1 } else { (len / 3).clamp(2, 3) };
     candidates
         .into_iter()
