@@ -70,12 +70,9 @@ fn describe_model(m: &Model) -> String {
             if b.props.join_at_launch {
                 flags.push("joined at launch");
             }
+            let dropped = format!("dropped at {}", m.end_word());
             if b.props.drop_at_end {
-                flags.push(if m.is_cuda() {
-                    "dropped at thread exit"
-                } else {
-                    "dropped at wave end"
-                });
+                flags.push(&dropped);
             }
             if b.props.privileged {
                 flags.push("privileged");

@@ -670,24 +670,31 @@ fn hw_run_skips_or_shortens_the_sanitizer_on_a_program_that_hung() {
     );
 }
 
+/// `barrier-check emit cuda ARGS -o OUT`, from the repository root.
+fn emit_cuda(args: &[&str], out: &Path) -> std::process::Output {
+    bin()
+        .current_dir(root())
+        .args(["emit", "cuda"])
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn emit_cuda_writes_a_manifest_of_emitted_and_skipped_tests() {
     let dir = scratch_dir("emit-cuda-manifest");
     let out = dir.join("out");
     let _ = std::fs::remove_dir_all(&out);
-    let o = bin()
-        .current_dir(root())
-        .args([
-            "emit",
-            "cuda",
+    let o = emit_cuda(
+        &[
             "litmus/cuda/syncthreads-basic.litmus",
             "litmus/cuda/cuda-barrier-token-integers.litmus",
             "litmus/amdgpu/arrive-drop-ok.litmus",
-            "-o",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+        ],
+        &out,
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let m = read_json(&out.join("manifest.json"));
     assert_eq!(m["schema"], 1);
@@ -953,20 +960,15 @@ fn emit_cuda_for_another_architecture() {
     let dir = scratch_dir("emit-cuda-arch");
     let out = dir.join("out");
     let _ = std::fs::remove_dir_all(&out);
-    let o = bin()
-        .current_dir(root())
-        .args([
-            "emit",
-            "cuda",
+    let o = emit_cuda(
+        &[
             "--arch",
             "sm_80",
             "litmus/cuda/fence-sm80-forms-ok.litmus",
             "litmus/cuda/sm90-cp-async-bulk-ok.litmus",
-            "-o",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+        ],
+        &out,
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let m = read_json(&out.join("manifest.json"));
     let emitted = m["emitted"].as_array().unwrap();
@@ -976,19 +978,7 @@ fn emit_cuda_for_another_architecture() {
     assert!(cu.starts_with("// nvcc: nvcc -arch=sm_80 "), "{}", &cu[..80]);
     let reason = m["skipped"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("is an sm_90 model"), "{reason}");
-    let o = bin()
-        .current_dir(root())
-        .args([
-            "emit",
-            "cuda",
-            "--arch",
-            "ampere",
-            "litmus/cuda/fence-sm80-forms-ok.litmus",
-            "-o",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = emit_cuda(&["--arch", "ampere", "litmus/cuda/fence-sm80-forms-ok.litmus"], &out);
     let m = read_json(&out.join("manifest.json"));
     assert!(
         m["skipped"][0]["reason"]

@@ -461,17 +461,15 @@ impl System<'_> {
                     // A held barrier: each arrive moves the walker on a
                     // phase; a wait for a phase that needs the frozen
                     // thread's arrive blocks the walk.
-                    let h = self
-                        .resolve(s, u, *sel)
-                        .and_then(|c| held.iter().position(|&(x, _)| x == c));
-                    if let Some(i) = h {
+                    let bar = self.resolve(s, u, *sel);
+                    if let Some(i) = bar.and_then(|c| held.iter().position(|&(x, _)| x == c)) {
                         match op {
                             BarrierOp::Arrive(_) => offsets[i] += 1,
                             BarrierOp::Wait(_) if offsets[i] >= held[i].1 => continue,
                             _ => {}
                         }
                     }
-                    let c = self.resolve(s, u, *sel).filter(|&c| self.an.phase_counted[c]);
+                    let c = bar.filter(|&c| self.an.phase_counted[c]);
                     if let Some(c) = c {
                         match op {
                             BarrierOp::Init(_) => out.init[c] = true,

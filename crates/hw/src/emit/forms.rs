@@ -203,41 +203,40 @@ impl Emit<'_> {
         }
     }
 
-    /// A kernel-only file (docs/ptx.md, "The round trip") copies the litmus
-    /// locations of copy site `site` where PTX can: a block-scope
-    /// destination (shared memory) and a source that is not (global
-    /// memory). Their declarations, or `None` (the scratch buffers).
-    fn copy_locs(&self, site: u32) -> Option<(u32, u32)> {
+    /// A kernel-only file's copy site `site` (docs/ptx.md, "The round
+    /// trip"): its destination and source declarations and whether each is
+    /// block scope (shared memory; else global memory). `None` in a harness
+    /// (which copies between its scratch buffers) or without a scope.
+    fn site_locs(&self, site: u32) -> Option<(u32, u32, bool, bool)> {
         let (d, s, _) = crate::emit::plan::copy_site(self.plan.prog, site);
-        let scope = |x: u32| self.plan.var_scope.get(x as usize).copied();
-        (self.plan.kernel_only
-            && scope(d) == Some(bc_models::Scope::Block)
-            && scope(s).is_some_and(|x| x != bc_models::Scope::Block))
-        .then_some((d, s))
+        let shared = |x: u32| (self.plan.var_scope.get(x as usize)).map(|&scope| scope == bc_models::Scope::Block);
+        Some((d, s, shared(d)?, shared(s)?)).filter(|_| self.plan.kernel_only)
+    }
+
+    /// A kernel-only file copies the litmus locations of copy site `site`
+    /// where PTX can: a block-scope destination (shared memory) and a
+    /// source that is not (global memory). Their declarations, or `None`
+    /// (the scratch buffers).
+    fn copy_locs(&self, site: u32) -> Option<(u32, u32)> {
+        self.site_locs(site)
+            .filter(|&(_, _, dsh, ssh)| dsh && !ssh)
+            .map(|(d, s, ..)| (d, s))
     }
 
     /// A kernel-only file's bulk copy into shared memory: its locations,
     /// and whether the source is shared too.
     fn bulk_locs(&self, site: u32) -> Option<(u32, u32, bool)> {
-        let (d, s, _) = crate::emit::plan::copy_site(self.plan.prog, site);
-        let scope = |x: u32| self.plan.var_scope.get(x as usize).copied();
-        let src = scope(s)?;
-        (self.plan.kernel_only && scope(d) == Some(bc_models::Scope::Block)).then_some((
-            d,
-            s,
-            src == bc_models::Scope::Block,
-        ))
+        self.site_locs(site)
+            .filter(|&(_, _, dsh, _)| dsh)
+            .map(|(d, s, _, ssh)| (d, s, ssh))
     }
 
     /// A kernel-only file's TMA store: its global destination and shared
     /// source locations, as [`Self::copy_locs`] gives a copy's.
     fn store_locs(&self, site: u32) -> Option<(u32, u32)> {
-        let (d, s, _) = crate::emit::plan::copy_site(self.plan.prog, site);
-        let scope = |x: u32| self.plan.var_scope.get(x as usize).copied();
-        (self.plan.kernel_only
-            && scope(s) == Some(bc_models::Scope::Block)
-            && scope(d).is_some_and(|x| x != bc_models::Scope::Block))
-        .then_some((d, s))
+        self.site_locs(site)
+            .filter(|&(_, _, dsh, ssh)| ssh && !dsh)
+            .map(|(d, s, ..)| (d, s))
     }
 
     /// The address of location declaration `d` for this thread.
