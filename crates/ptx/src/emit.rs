@@ -50,6 +50,52 @@ pub struct Emitter<'a> {
 /// its wait.
 const GRID_TOKEN: &str = "%grid_token";
 
+/// For a memory access whose threads each use several addresses (a loop
+/// that walks its own output words): runs of threads (each run's first
+/// thread, the first from thread 0) with the addresses each run uses,
+/// where a tree by the place and then by the address is at most twice
+/// the size of the tree by the address alone. Per-thread analyses
+/// (`bc_graph::classes::reachable_pcs`) then see each thread reach only
+/// its own leaves, where a tree by the address alone gives every thread
+/// every thread's locations (so every thread may still touch each of
+/// them, and history compaction keeps them all). `None` where each thread
+/// uses one address (`Emitter::selector` chooses by the place then), where
+/// the threads' addresses overlap (a window each thread slides over
+/// shared data) or where the pre-evaluation did not keep them.
+fn place_groups(site: &Site) -> Option<Vec<(u64, Vec<i64>)>> {
+    if !site.place_varies || site.place_addrs_lost || site.place_addrs.is_empty() {
+        return None;
+    }
+    let mut per: Vec<(u64, Vec<i64>)> = Vec::new();
+    for &(g, a) in &site.place_addrs {
+        match per.last_mut() {
+            Some((h, v)) if *h == g => v.push(a),
+            _ => per.push((g, vec![a])),
+        }
+    }
+    for (_, v) in &mut per {
+        v.sort_unstable();
+        v.dedup();
+    }
+    let groups = runs_by(per);
+    let leaves: usize = groups.iter().map(|(_, v)| v.len()).sum();
+    (groups.len() > 1 && leaves <= 2 * site.addrs.len()).then_some(groups)
+}
+
+/// [`runs`] for values that are not `Copy`.
+fn runs_by<T: PartialEq>(list: Vec<(u64, T)>) -> Vec<(u64, T)> {
+    let mut out: Vec<(u64, T)> = Vec::new();
+    for (g, v) in list {
+        if out.last().map(|l| &l.1) != Some(&v) {
+            out.push((g, v));
+        }
+    }
+    if let Some(f) = out.first_mut() {
+        f.0 = 0;
+    }
+    out
+}
+
 /// Runs of equal values over threads in order: each run's first thread
 /// and value (the first run from thread 0: threads that never reach the
 /// site may take any value).
@@ -410,11 +456,10 @@ impl<'a> Emitter<'a> {
                     _ => vals.iter().map(|e| self.expr(e, span)).collect(),
                 };
                 let zero = ex(ExprKind::Int(0), span);
-                let (sel, keys) = self.selector(site, addr, site.addrs.keys().copied(), span);
                 let (kind, ty, rmw) = (*kind, *ty, *rmw);
                 let dst = dsts.first().map(|&r| id(&self.reg_name(r), span));
                 let (poll, spin) = (site.poll, site.spin.clone());
-                self.choose(&sel, &keys, span, &mut |me, a| {
+                let mut leaf = |me: &mut Self, a: i64| {
                     let mut out = Vec::new();
                     for (e, &l) in site.addrs[&a].iter().enumerate() {
                         if !keep(&l) {
@@ -469,7 +514,21 @@ impl<'a> Emitter<'a> {
                         }
                     }
                     out
-                })
+                };
+                if let Some(groups) = place_groups(site) {
+                    // By the place, then by the address among the few
+                    // that place uses (`place_groups`).
+                    let place = self.place_expr(span);
+                    let reg = self.expr(addr, span);
+                    let keys: Vec<(i64, usize)> =
+                        (groups.iter().enumerate()).map(|(i, (g, _))| (*g as i64, i)).collect();
+                    return self.choose(&place, &keys, span, &mut |me, i| {
+                        let ks: Vec<(i64, i64)> = groups[i].1.iter().map(|&a| (a, a)).collect();
+                        me.choose(&reg, &ks, span, &mut leaf)
+                    });
+                }
+                let (sel, keys) = self.selector(site, addr, site.addrs.keys().copied(), span);
+                self.choose(&sel, &keys, span, &mut leaf)
             }
             Op::MBar {
                 name,

@@ -88,6 +88,14 @@ pub struct Site {
     /// then a function of the thread's place.
     pub place: Vec<(u64, i64)>,
     pub place_varies: bool,
+    /// A memory access: per thread (ascending) the addresses it used, a
+    /// pair per visit that changed the address (emit.rs dedups), while
+    /// under [`PLACE_ADDRS_CAP`] pairs (past it, `place_addrs_lost`).
+    /// Where each thread keeps to its own few addresses (an output word
+    /// per loop iteration), emit.rs chooses by the place first, so that
+    /// each thread's code names only its own locations.
+    pub place_addrs: Vec<(u64, i64)>,
+    pub place_addrs_lost: bool,
     /// An atomic access whose address or guard was unknown on some visit:
     /// it is left out (atomics never race and their values are not
     /// tracked, so no verdict depends on it).
@@ -217,6 +225,24 @@ fn note<T: PartialEq>(list: &mut Vec<(u64, T)>, varies: &mut bool, g: u64, v: T)
         }
         _ => list.push((g, v)),
     }
+}
+
+/// The most (thread, address) pairs a memory site keeps in
+/// [`Site::place_addrs`]: past it the site's tree compares the address
+/// alone.
+pub const PLACE_ADDRS_CAP: usize = 1 << 20;
+
+/// Notes that thread `g` used address `a` at a site (`Site::place_addrs`).
+fn note_addr(site: &mut Site, g: u64, a: i64) {
+    if site.place_addrs_lost || site.place_addrs.last() == Some(&(g, a)) {
+        return;
+    }
+    if site.place_addrs.len() >= PLACE_ADDRS_CAP {
+        site.place_addrs_lost = true;
+        site.place_addrs = Vec::new();
+        return;
+    }
+    site.place_addrs.push((g, a));
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -1567,6 +1593,7 @@ impl Tracer<'_> {
                             let site = &mut self.sites[pc];
                             site.addrs.insert(a, locs);
                             note(&mut site.place, &mut site.place_varies, self.g, a);
+                            note_addr(site, self.g, a);
                             if !vals.is_empty() && site.vals_unknown.is_none() {
                                 let vs: Vec<V> = vals.iter().map(|e| self.eval(e, &env, pc, place)).collect();
                                 let site = &mut self.sites[pc];

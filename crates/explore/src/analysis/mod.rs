@@ -101,6 +101,17 @@ pub(crate) struct Analyses {
     /// Per code and pc: the location declarations the thread may still
     /// write with a plain access from there (access fusion, fuse.rs).
     pub(crate) plain_writes: Reach,
+    /// Per thread, the location declarations it can ever access
+    /// ([`reach::live_loc_decls`]) by the instance they name, sorted:
+    /// `(instance, declaration)`. `System::may_reach_loc` looks up the
+    /// few declarations of one instance here rather than scanning every
+    /// declaration (a kernel's address trees have thousands), and leaves
+    /// out the other threads' leaves of trees over the place.
+    pub(crate) loc_decls: Vec<Vec<(LocId, u32)>>,
+    /// Per location instance, the threads (ascending) some declaration of
+    /// which names it: the only ones that can ever access it (compaction's
+    /// touchers scan these, not every live thread).
+    pub(crate) loc_threads: Vec<Vec<usize>>,
     /// Every thread's body ends (no `await`, no loop but `repeat`): every
     /// execution is finite, so the state graph has no cycle, there is no
     /// fair cycle to look for and no graph to record.
@@ -266,6 +277,24 @@ impl Analyses {
         budget.go_on()?;
         let plain_writes = reach::reachable_accesses(p, true);
         budget.go_on()?;
+        let mut loc_decls = Vec::with_capacity(p.threads.len());
+        for (u, t) in p.threads.iter().enumerate() {
+            budget.go_on()?;
+            let mut v: Vec<(LocId, u32)> = (reach::live_loc_decls(p, ThreadId(u as u32)).into_iter())
+                .filter_map(|d| Some((t.locs[d as usize]?, d)))
+                .collect();
+            v.sort_unstable();
+            loc_decls.push(v);
+        }
+        let mut loc_threads: Vec<Vec<usize>> = vec![Vec::new(); p.locs.len()];
+        for (t, decls) in loc_decls.iter().enumerate() {
+            for &(l, _) in decls {
+                let ts = &mut loc_threads[l.index()];
+                if ts.last() != Some(&t) {
+                    ts.push(t);
+                }
+            }
+        }
         let reach_inits = reach::reachable_decls(p, p.threads.first().map_or(0, |t| t.barriers.len()), |kind, acc| {
             if let InstrKind::Barrier {
                 op: BarrierOp::Init(_),
@@ -323,6 +352,8 @@ impl Analyses {
             reach_parity,
             reach_accesses,
             plain_writes,
+            loc_decls,
+            loc_threads,
             finite,
             lockstep,
             inited,

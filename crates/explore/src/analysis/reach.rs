@@ -99,6 +99,41 @@ pub(crate) fn reachable_accesses(p: &Program, writes_only: bool) -> Reach {
     })
 }
 
+/// The location declarations thread `t` can ever access with a plain
+/// access (ascending): those its live instructions name
+/// ([`bc_graph::classes::reachable_pcs`]: a branch on its place alone
+/// follows its own side), and those of the agents of the copies it can
+/// issue. The [`Reach`] tables are per code, so in a kernel whose address
+/// trees compare the thread's place every thread's row names every
+/// thread's locations; `System::may_reach_loc` (semantics) asks
+/// both (each is necessary for a thread to reach an access).
+pub(crate) fn live_loc_decls(p: &Program, t: ThreadId) -> Vec<u32> {
+    let code = p.code_of(t);
+    let live = bc_graph::classes::reachable_pcs(p, t);
+    let mut out = Vec::new();
+    let name = |kind: &InstrKind, out: &mut Vec<u32>| {
+        if let InstrKind::Write { decl } | InstrKind::Read { decl } = kind {
+            out.push(*decl);
+        }
+    };
+    for (pc, i) in code.instrs.iter().enumerate() {
+        if !live[pc] {
+            continue;
+        }
+        name(&i.kind, &mut out);
+        if let InstrKind::CopyIssue { site, .. } = i.kind {
+            for k in 0..p.copy_site_agents(site) {
+                for a in &p.codes[p.copy_code(site, k).index()].instrs {
+                    name(&a.kind, &mut out);
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The row of `table` for code `code` at `pc` (the end row past the last
 /// instruction).
 pub(crate) fn reach_at(table: &Reach, code: usize, pc: usize) -> &[bool] {

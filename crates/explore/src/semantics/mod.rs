@@ -100,11 +100,13 @@ impl<'p> System<'p> {
     /// Whether thread `u`, from `pc` on, may reach an instruction of
     /// `table` (a [`Reach`] over location declarations) on location `l`.
     pub(crate) fn may_reach_loc(&self, table: &Reach, u: usize, pc: usize, l: LocId) -> bool {
-        let info = &self.p.threads[u];
-        reach_at(table, info.code.index(), pc)
+        let row = reach_at(table, self.p.threads[u].code.index(), pc);
+        let decls = &self.an.loc_decls[u];
+        let start = decls.partition_point(|&(m, _)| m < l);
+        decls[start..]
             .iter()
-            .enumerate()
-            .any(|(d, &on)| on && info.locs[d] == Some(l))
+            .take_while(|&&(m, _)| m == l)
+            .any(|&(_, d)| row[d as usize])
     }
 
     /// Whether some thread may still init barrier `b`: one not finished
