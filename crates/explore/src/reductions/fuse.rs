@@ -67,7 +67,10 @@
 //! threads commute, and executes-before into and out of it is fixed by its
 //! thread's history when it becomes enabled. Its thread's end comes with
 //! it when every barrier the end drops is one whose arrives fuse
-//! ([`System::end_drops`]).
+//! ([`System::end_drops`]). With partial-order reduction on, the
+//! conflict condition goes (required.rs: any plain access is persistent
+//! alone in a finite program; a race it would raise makes the step not
+//! quiet, and the search takes it).
 
 use crate::semantics::choices::{Lane, WaitPlan};
 use crate::semantics::worker::Worker;
@@ -225,6 +228,24 @@ impl System<'_> {
         if self.moves_warp_mates(s, t) {
             return None;
         }
+        let choice = Choice {
+            thread: t as u32,
+            phase: None,
+        };
+        // With partial-order reduction on, any plain access is a
+        // persistent set on its own in a finite program, conflicts left
+        // or not (required.rs, "a plain read or write"; docs/explorer.md
+        // item 8 (iii)): it only appends to its thread's history, and the
+        // race rule judges a conflicting pair by executes-before, which
+        // the order they ran in does not change. A race it raises leaves
+        // it to the search (`fused_steps` keeps quiet steps only), where
+        // a race with a later access is found at that access. Without a
+        // named kernel still to launch, as there.
+        let launches = (s.threads.iter().enumerate())
+            .any(|(u, th)| th.status == Status::NotLaunched && self.p.threads[u].kind != ThreadKind::Copy);
+        if self.reductions.por && !launches {
+            return Some((choice, self.end_drops(s, t)));
+        }
         let l = System::loc(info, decl);
         let conflicts = (0..s.threads.len()).filter(|&u| u != t).any(|u| {
             let pc = match s.threads[u].status {
@@ -242,13 +263,7 @@ impl System<'_> {
         if conflicts {
             return None;
         }
-        Some((
-            Choice {
-                thread: t as u32,
-                phase: None,
-            },
-            self.end_drops(s, t),
-        ))
+        Some((choice, self.end_drops(s, t)))
     }
 
     /// The barriers thread `t`'s end drops, when the end may be taken
