@@ -912,10 +912,17 @@ impl Lowerer<'_> {
             match (a.key.name.as_str(), &a.name_value) {
                 ("scope", Some(v)) => match Scope::parse(&v.name) {
                     Some(s) => scope = s,
-                    None => self.err(
-                        v.span,
-                        format!("unknown scope `{}` (thread, warp, block, cluster, device)", v.name),
-                    ),
+                    None => {
+                        // The format's five scopes and the `grid` extension
+                        // (docs/litmus.md, "Scopes and instances").
+                        const SCOPES: [&str; 6] = ["thread", "warp", "block", "cluster", "device", "grid"];
+                        let hint = bc_syntax::kinds::closest(&v.name, SCOPES)
+                            .map_or(String::new(), |k| format!(" (did you mean `{k}`?)"));
+                        self.err(
+                            v.span,
+                            format!("unknown scope `{}`{hint}; scopes: {}", v.name, SCOPES.join(", ")),
+                        )
+                    }
                 },
                 _ => self.err(
                     a.key.span,
@@ -1160,10 +1167,16 @@ impl Lowerer<'_> {
         never_written.sort_by_key(|(s, _)| s.start);
         for (span, r) in never_written {
             let name = c.code.regs[r.index()].clone();
+            // A misspelt register: the nearest one the body writes.
+            let written = c.written.iter().map(|w| c.code.regs[w.index()].as_str());
+            let hint = match bc_syntax::kinds::closest(&name, written) {
+                Some(k) => format!("; did you mean `{k}`?"),
+                None => "; an instruction?".to_string(),
+            };
             self.err(
                 span,
                 format!(
-                    "register `{name}` is never written (registers start at 0, so this reads the constant 0); an instruction?"
+                    "register `{name}` is never written (registers start at 0, so this reads the constant 0){hint}"
                 ),
             );
         }
@@ -2369,12 +2382,19 @@ impl Lowerer<'_> {
             ExprKind::Int(v) => CExpr::Int(*v),
             ExprKind::Qualified(t, r) => {
                 let Some(tid) = threads.iter().position(|x| x.name == t.name) else {
-                    self.err(t.span, format!("unknown thread `{}`", t.name));
+                    let hint = bc_syntax::kinds::closest(&t.name, threads.iter().map(|x| x.name.as_str()))
+                        .map_or(String::new(), |k| format!(" (did you mean `{k}`?)"));
+                    self.err(t.span, format!("unknown thread `{}`{hint}", t.name));
                     return None;
                 };
                 let code = &codes[threads[tid].code.index()];
                 let Some(reg) = code.reg(&r.name) else {
-                    self.err(r.span, format!("thread `{}` has no register `{}`", t.name, r.name));
+                    let hint = bc_syntax::kinds::closest(&r.name, code.regs.iter().map(String::as_str))
+                        .map_or(String::new(), |k| format!(" (did you mean `{k}`?)"));
+                    self.err(
+                        r.span,
+                        format!("thread `{}` has no register `{}`{hint}", t.name, r.name),
+                    );
                     return None;
                 };
                 CExpr::ThreadReg(ThreadId(tid as u32), reg)

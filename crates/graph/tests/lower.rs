@@ -158,6 +158,24 @@ fn misspelt_barriers_and_locations_get_suggestions() {
 }
 
 #[test]
+fn misspelt_scopes_get_suggestions_and_the_list_names_grid() {
+    let e = errors(
+        "litmus \"s\"\nmodel cuda-sm80\nvar s scope=blok\nvar g scope=grd\nvar q scope=x\nvar ok scope=grid\n\
+         kernel blocks=1 threads=1 { write s; write g; write q; write ok }\n",
+    );
+    let msgs: Vec<(u32, u32, &str)> = e.iter().map(|(l, c, m)| (*l, *c, m.as_str())).collect();
+    let list = "scopes: thread, warp, block, cluster, device, grid";
+    assert_eq!(
+        msgs,
+        [
+            (3, 13, &*format!("unknown scope `blok` (did you mean `block`?); {list}")),
+            (4, 13, &*format!("unknown scope `grd` (did you mean `grid`?); {list}")),
+            (5, 13, &*format!("unknown scope `x`; {list}")),
+        ]
+    );
+}
+
+#[test]
 fn registers_read_and_never_written_are_errors() {
     let e = errors(
         "litmus \"r\"\nmodel amdgpu\nbarrier B = 1\nthread T0 {\n\
@@ -187,6 +205,29 @@ fn registers_read_and_never_written_are_errors() {
     assert!(lowers(
         "litmus \"r\"\nmodel amdgpu\nvar x\nthread T0 {\n  while r < 2 { r = r + 1 }\n  if s == 1 { exit }\n  s = load x\n  repeat n { }\n  n = 1\n}\nassert always T0:r == 2\n"
     ));
+}
+
+/// A misspelt register (in a body or an assertion) or thread (in an
+/// assertion) names the nearest one.
+#[test]
+fn misspelt_registers_and_threads_get_suggestions() {
+    let e = errors(
+        "litmus \"r\"\nmodel amdgpu\nthread T0 {\n  count = 1\n  r = cuont + 1\n}\n\
+         assert always T0:conut == 1 && T1:r == 2\n",
+    );
+    let msgs: Vec<(u32, u32, &str)> = e.iter().map(|(l, c, m)| (*l, *c, m.as_str())).collect();
+    assert_eq!(
+        msgs,
+        [
+            (
+                5,
+                7,
+                "register `cuont` is never written (registers start at 0, so this reads the constant 0); did you mean `count`?"
+            ),
+            (7, 18, "thread `T0` has no register `conut` (did you mean `count`?)"),
+            (7, 32, "unknown thread `T1` (did you mean `T0`?)"),
+        ]
+    );
 }
 
 /// `launch`, `device_sync` and `stream_query` are host only (litmus spec,

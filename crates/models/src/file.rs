@@ -87,7 +87,17 @@ fn err<T>(msg: String) -> Result<T, ModelError> {
 fn barrier(b: BarrierFile) -> Result<PredefinedBarrier, ModelError> {
     let scope = match Scope::parse(&b.scope) {
         Some(s) => s,
-        None => return err(format!("barrier {}: unknown scope `{}`", b.id, b.scope)),
+        None => {
+            const SCOPES: [&str; 6] = ["thread", "warp", "block", "cluster", "grid", "device"];
+            let hint = bc_syntax::kinds::closest(&b.scope, SCOPES)
+                .map_or(String::new(), |k| format!(" (did you mean `{k}`?)"));
+            return err(format!(
+                "barrier {}: unknown scope `{}`{hint}; scopes: {}",
+                b.id,
+                b.scope,
+                SCOPES.join(", ")
+            ));
+        }
     };
     let count = match &b.count {
         toml::Value::Integer(k) if *k > 0 => LaunchCount::Fixed(*k),

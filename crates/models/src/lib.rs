@@ -433,6 +433,19 @@ mod tests {
         assert!(e.0.starts_with("3:13: model file: "), "{e}");
     }
 
+    /// A barrier's unknown scope names the nearest one and lists them all.
+    #[test]
+    fn model_file_scopes_get_suggestions() {
+        let text = include_str!("../../../models/cuda-sm80.toml").replacen("scope = \"block\"", "scope = \"blok\"", 1);
+        let e = Model::from_toml(&text).unwrap_err();
+        assert!(
+            e.0.contains(
+                "unknown scope `blok` (did you mean `block`?); scopes: thread, warp, block, cluster, grid, device"
+            ),
+            "{e}"
+        );
+    }
+
     /// `extends`: the variant changes what it names and nothing else;
     /// its errors are reported at load.
     #[test]
