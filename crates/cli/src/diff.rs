@@ -1,7 +1,7 @@
 //! `barrier-check diff`: a corpus checked under two models, listing the
 //! tests whose verdicts differ with the witnesses of both.
 
-use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_secs, ShardArg};
+use crate::flags::{jobs_or_cores, parse_count, parse_jobs, parse_mib, parse_secs, ShardArg};
 use crate::inputs::{check_files, files_of, read_model_file};
 use crate::output::{err, out, usage_error, Refusal};
 use barrier_check::options::{default_max_states, Search};
@@ -43,9 +43,21 @@ pub struct DiffArgs {
     /// Stop a test's search after this many seconds.
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     timeout: Option<Duration>,
+    /// Stop a test's search (`stop: memory-limit`) before it holds more
+    /// than this many MiB, as for `check` [default: 2048].
+    #[arg(long, value_name = "MIB", value_parser = parse_mib)]
+    max_memory: Option<u64>,
     /// Threads, as for `check`.
     #[arg(long, value_name = "N", value_parser = parse_jobs)]
     jobs: Option<usize>,
+    /// One line per flipped test: no witnesses.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Stop at the first file with a flipped test: files are checked one
+    /// at a time, in order, under both models (the summary says where it
+    /// stopped).
+    #[arg(long)]
+    fail_fast: bool,
     #[command(flatten)]
     shard: ShardArg,
 }
@@ -58,6 +70,8 @@ struct DiffRun {
     new: (String, CheckOptions),
     format: DiffFormat,
     shard: Option<(usize, usize)>,
+    quiet: bool,
+    fail_fast: bool,
 }
 
 impl DiffArgs {
@@ -81,6 +95,7 @@ impl DiffArgs {
         let search = Search {
             max_states: self.max_states,
             timeout: self.timeout,
+            max_memory_mib: self.max_memory,
             jobs: jobs_or_cores(self.jobs)?,
             ..Search::default()
         };
@@ -93,6 +108,8 @@ impl DiffArgs {
             new,
             format: self.format,
             shard: self.shard.shard,
+            quiet: self.quiet,
+            fail_fast: self.fail_fast,
         })
     }
 
@@ -113,17 +130,34 @@ fn diff(d: &DiffRun) -> io::Result<ExitCode> {
         Err(e) => return usage_error(&e),
     };
     let (old, new) = (&d.old, &d.new);
-    let before = check_files(&files, &old.1, |_| Ok(()))?;
-    let after = check_files(&files, &new.1, |_| Ok(()))?;
+    let flipped =
+        |a: &TestReport, b: &TestReport| bc_report::baseline::verdict_of(a) != bc_report::baseline::verdict_of(b);
+    let (before, after, stopped) = if d.fail_fast {
+        // One file at a time under both models, up to the first flip.
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        let mut stopped = None;
+        for (i, f) in files.iter().enumerate() {
+            let a = check_files(std::slice::from_ref(f), &old.1, |_| Ok(()))?;
+            let b = check_files(std::slice::from_ref(f), &new.1, |_| Ok(()))?;
+            let flip = a.iter().zip(&b).any(|(a, b)| flipped(a, b));
+            before.extend(a);
+            after.extend(b);
+            if flip && i + 1 < files.len() {
+                stopped = Some(files.len() - i - 1);
+                break;
+            }
+        }
+        (before, after, stopped)
+    } else {
+        let before = check_files(&files, &old.1, |_| Ok(()))?;
+        let after = check_files(&files, &new.1, |_| Ok(()))?;
+        (before, after, None)
+    };
     // Inputs that could not be checked, once (both runs see the same ones).
     for r in before.iter().filter(|r| r.is_error()) {
         err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
     }
-    let pairs: Vec<(&TestReport, &TestReport)> = before
-        .iter()
-        .zip(&after)
-        .filter(|(a, b)| bc_report::baseline::verdict_of(a) != bc_report::baseline::verdict_of(b))
-        .collect();
+    let pairs: Vec<(&TestReport, &TestReport)> = before.iter().zip(&after).filter(|(a, b)| flipped(a, b)).collect();
     match d.format {
         DiffFormat::Text => {
             let text_opts = TextOptions {
@@ -140,6 +174,9 @@ fn diff(d: &DiffRun) -> io::Result<ExitCode> {
                     bc_report::baseline::verdict_of(a),
                     bc_report::baseline::verdict_of(b)
                 );
+                if d.quiet {
+                    continue;
+                }
                 for (label, r) in [(&old.0, a), (&new.0, b)] {
                     text += &format!("  under {label}:\n");
                     for line in bc_report::text::test(r, &text_opts).lines() {
@@ -147,8 +184,11 @@ fn diff(d: &DiffRun) -> io::Result<ExitCode> {
                     }
                 }
             }
+            let rest = stopped.map_or(String::new(), |n| {
+                format!("; stopped at the first flip (--fail-fast), {n} file(s) not checked")
+            });
             text += &format!(
-                "{} tests, {} flipped ({} -> {})\n",
+                "{} tests, {} flipped ({} -> {}){rest}\n",
                 before.len(),
                 pairs.len(),
                 old.0,

@@ -142,6 +142,37 @@ fn diff_lists_what_the_nofence_reading_flips() {
     assert_eq!(flips(&["--model-file", path.to_str().unwrap()]), builtin);
 }
 
+/// `diff -q` prints one line per flip; `--fail-fast` stops at the first
+/// file with a flip and says so; `--max-memory` is taken as by `check`.
+#[test]
+fn diff_quiet_and_fail_fast() {
+    let base = [
+        "diff",
+        "cuda-nofence",
+        "--model",
+        "cuda-sm90",
+        "--model",
+        "cuda-sm90-nofence",
+    ];
+    let o = run_in_corpus(&[&base[..], &["-q"]].concat());
+    assert_eq!(o.status.code(), Some(1), "a flip exits 1");
+    let text = stdout(&o);
+    assert!(!text.contains("under "), "no witnesses with -q:\n{text}");
+    let json = run_in_corpus(&[&base[..], &["--format", "json"]].concat());
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let all = doc["flipped"].as_array().unwrap().len();
+    assert!(all > 1);
+    assert_eq!(text.lines().filter(|l| l.starts_with("flipped")).count(), all, "{text}");
+    let o = run_in_corpus(&[&base[..], &["-q", "--fail-fast", "--max-memory", "512"]].concat());
+    assert_eq!(o.status.code(), Some(1), "a flip exits 1");
+    let text = stdout(&o);
+    assert_eq!(text.lines().filter(|l| l.starts_with("flipped")).count(), 1, "{text}");
+    assert!(
+        text.contains("1 flipped (cuda-sm90 -> cuda-sm90-nofence); stopped at the first flip (--fail-fast)"),
+        "{text}"
+    );
+}
+
 #[test]
 fn diff_needs_two_models() {
     let o = run_in_corpus(&["diff", "amdgpu", "--model", "amdgpu"]);
