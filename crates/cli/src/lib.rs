@@ -194,8 +194,27 @@ fn lower_parsed(
     mut diags: Vec<Diagnostic>,
     model: Option<Model>,
 ) -> Result<bc_graph::Program, Vec<Diagnostic>> {
+    let explicit = model.is_some();
     let lowered = bc_graph::lower::resolve_model(lit, model)
-        .map_err(|d| vec![d])
+        .map_err(|d| {
+            // A misspelt model hides no other error: the file is lowered
+            // under the nearest built-in model too, and its errors are
+            // reported with the model's (all errors at once).
+            let nearest = (lit.model.as_ref())
+                .filter(|_| !explicit)
+                .and_then(|id| bc_models::closest_builtin(&id.name))
+                .and_then(|k| Some((k, bc_models::lookup(k).ok()?)));
+            let mut out = vec![d];
+            if let Some((name, m)) = nearest {
+                if let Err(more) = bc_graph::lower(lit, &source.text, m) {
+                    out.extend(more.into_iter().map(|mut e| {
+                        e.notes.push(format!("lowered under `{name}`, the nearest model"));
+                        e
+                    }));
+                }
+            }
+            out
+        })
         .and_then(|m| bc_graph::lower(lit, &source.text, m));
     let has_errors = diags.iter().any(|d| d.severity == Severity::Error);
     match lowered {

@@ -498,6 +498,42 @@ fn unknown_progress_models_are_errors_everywhere() {
     );
 }
 
+/// A misspelt model hides no other error: the file's lowering errors under
+/// the nearest model come with it, each with a note naming that model; a
+/// model name near none gives its own error only.
+#[test]
+fn a_misspelt_model_hides_no_other_error() {
+    let text =
+        "litmus \"x\"\nmodel cuda-sm99\nvar s scope=blok\nkernel blocks=1 threads=2 {\n  write s\n  arive_wait\n}\n";
+    let (code, lines) = check_errors("misspelt-model.litmus", text, &[]);
+    assert_eq!(code, Some(2));
+    let at: Vec<&str> = lines.iter().map(|l| l.split(": error:").next().unwrap()).collect();
+    assert_eq!(
+        at,
+        [
+            "misspelt-model.litmus:2:7",
+            "misspelt-model.litmus:3:13",
+            "misspelt-model.litmus:6:3"
+        ],
+        "{lines:?}"
+    );
+    let p = scratch("misspelt-model.litmus", text.as_bytes());
+    let o = bin()
+        .args(["check", "misspelt-model.litmus"])
+        .current_dir(p.parent().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(
+        stderr(&o)
+            .matches("= note: lowered under `cuda-sm90`, the nearest model")
+            .count(),
+        2
+    );
+    let (code, lines) = check_errors("far-model.litmus", &text.replace("cuda-sm99", "nvidia"), &[]);
+    assert_eq!(code, Some(2));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+}
+
 /// Misspelt instructions and registers that are read but never written are
 /// errors with positions, not verdicts.
 #[test]

@@ -368,6 +368,12 @@ pub fn builtin() -> &'static [Model] {
 }
 
 /// A built-in model by name, or a message saying why there is none.
+/// The built-in model whose name is nearest to `name`, when it is close
+/// enough to be a likely misspelling (`bc_syntax::kinds::closest`).
+pub fn closest_builtin(name: &str) -> Option<&'static str> {
+    bc_syntax::kinds::closest(name, builtin().iter().map(|m| m.name.as_str()))
+}
+
 pub fn lookup(name: &str) -> Result<Model, String> {
     if let Some(m) = builtin().iter().find(|m| m.name == name) {
         return Ok(m.clone());
@@ -378,7 +384,7 @@ pub fn lookup(name: &str) -> Result<Model, String> {
         ));
     }
     let known: Vec<_> = builtin().iter().map(|m| m.name.as_str()).collect();
-    let hint = bc_syntax::kinds::closest(name, known.iter().copied())
+    let hint = closest_builtin(name)
         .map(|k| format!("did you mean `{k}`? "))
         .unwrap_or_default();
     Err(format!(
