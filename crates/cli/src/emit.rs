@@ -25,7 +25,13 @@ pub struct CudaArgs {
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// The output folder (created if missing).
-    #[arg(short = 'o', long = "out", value_name = "DIR", required = true)]
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "out",
+        value_name = "DIR",
+        required = true
+    )]
     out: PathBuf,
     /// The kernel alone, for `check --cu DIR` (no harness): no start
     /// delays, observation or host side; each file's header carries its

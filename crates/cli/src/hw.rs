@@ -106,7 +106,7 @@ pub struct RunArgs {
     #[arg(long, hide = true, default_value_t = bc_hw::runner::MARGIN_MS)]
     pub margin_ms: u64,
     /// Where to write the observations.
-    #[arg(short, long, value_name = "OBSERVED.json")]
+    #[arg(short, long, visible_alias = "out", value_name = "OBSERVED.json")]
     pub output: PathBuf,
 }
 

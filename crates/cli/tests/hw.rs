@@ -989,3 +989,25 @@ fn emit_cuda_for_another_architecture() {
         stderr(&o)
     );
 }
+
+/// `emit` and `hw run` name their output alike: `-o`, `--output`, and
+/// `--out` as an alias of both.
+#[test]
+fn emit_and_hw_run_share_the_output_flag() {
+    let dir = scratch_dir("emit-output-flag");
+    for flag in ["--output", "--out"] {
+        let out = dir.join(flag.trim_start_matches('-'));
+        let _ = std::fs::remove_dir_all(&out);
+        let o = bin()
+            .current_dir(root())
+            .args(["emit", "cuda", "litmus/cuda/syncthreads-basic.litmus", flag])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{flag}: {}", stderr(&o));
+        assert!(out.join("manifest.json").exists(), "{flag}");
+    }
+    let o = bin().args(["hw", "run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(help.contains("--output") && help.contains("[alias: --out]"), "{help}");
+}
