@@ -105,8 +105,14 @@ fn run() -> io::Result<ExitCode> {
                 // Help and version are the report.
                 stdout_open()?;
             }
-            e.print()?;
-            return Ok(ExitCode::from(if e.use_stderr() { 2 } else { 0 }));
+            if !e.use_stderr() {
+                e.print()?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            // Usage errors carry the program's prefix, as every other
+            // error of the tool does (`barrier-check: error: ...`).
+            err(&format!("barrier-check: {}", e.render()))?;
+            return Ok(ExitCode::from(2));
         }
     };
     match cli.command {

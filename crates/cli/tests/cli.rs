@@ -863,3 +863,23 @@ fn fail_fast_stops_at_the_first_finding_not_expected() {
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["results"][0]["stop"], "exhausted");
 }
+
+/// Every error of the program itself, clap's usage errors included, has
+/// one prefix: `barrier-check: error:` (an input's errors are
+/// `PATH:LINE:COL: error:`).
+#[test]
+fn usage_errors_have_the_programs_prefix() {
+    for args in [
+        &["check", "--jobs", "0", "x.litmus"][..],
+        &["chek"][..],
+        &["models", "nosuch"][..],
+    ] {
+        let o = bin().args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).starts_with("barrier-check: error: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+}
