@@ -883,3 +883,47 @@ fn usage_errors_have_the_programs_prefix() {
         );
     }
 }
+
+/// `models --format json`: the list and one model as versioned documents,
+/// with what the text form prints (names; barriers and instructions).
+#[test]
+fn models_as_json() {
+    let o = bin().args(["models", "--format", "json"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["schema"], 1);
+    let names: Vec<&str> = (doc["models"].as_array().unwrap().iter())
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    let text = bin().args(["models"]).output().unwrap();
+    let text_names: Vec<String> = (stdout(&text).lines())
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect();
+    assert_eq!(names, text_names);
+    let o = bin()
+        .args(["models", "cuda-sm90", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let m = &doc["model"];
+    assert_eq!(m["name"], "cuda-sm90");
+    assert_eq!(
+        m["barriers"][0]["properties"],
+        serde_json::json!(["dropped at thread exit"])
+    );
+    let text = stdout(&bin().args(["models", "cuda-sm90"]).output().unwrap());
+    let instrs = text
+        .lines()
+        .skip_while(|l| *l != "instructions:")
+        .skip(1)
+        .filter(|l| l.contains(" -> "))
+        .count();
+    assert_eq!(m["instructions"].as_array().unwrap().len(), instrs);
+    assert!(m["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r == "uncooperative-grid-sync"));
+    let o = bin().args(["models", "nosuch", "--format", "json"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -420,3 +420,76 @@ pub fn diff_json(old_model: &str, new_model: &str, pairs: &[(&TestReport, &TestR
     };
     serde_json::to_string_pretty(&doc).expect("the wire types always serialize")
 }
+
+/// `models --format json`: the built-in models (and the format's
+/// planned ones, `available: false`).
+#[derive(Serialize)]
+pub struct ModelList {
+    pub schema: u32,
+    pub models: Vec<ModelEntry>,
+}
+
+#[derive(Serialize)]
+pub struct ModelEntry {
+    pub name: String,
+    pub description: String,
+    pub available: bool,
+}
+
+/// `models NAME --format json`: one model, as the text form describes it.
+#[derive(Serialize)]
+pub struct ModelDocument {
+    pub schema: u32,
+    pub model: ModelInfo,
+}
+
+#[derive(Serialize)]
+pub struct ModelInfo {
+    pub name: String,
+    pub description: String,
+    pub warp_size: u32,
+    pub default_progress: String,
+    /// The rules the model judges (`Rule::name`).
+    pub rules: Vec<String>,
+    /// The abstract statements it provides (the instructions apart).
+    pub statements: Vec<String>,
+    pub barriers: Vec<ModelBarrier>,
+    pub groups: Vec<ModelGroup>,
+    pub instructions: Vec<ModelInstruction>,
+}
+
+#[derive(Serialize)]
+pub struct ModelBarrier {
+    pub id: i64,
+    pub name: String,
+    pub scope: String,
+    /// The count at launch, as the text form prints it (`64`, `none
+    /// (needs init)`, `threads in the grid`).
+    pub count: String,
+    /// `joined at launch`, `dropped at thread exit`, `privileged`, ...
+    pub properties: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub struct ModelGroup {
+    pub name: String,
+    pub ids: Vec<i64>,
+    pub wait_on_joined: bool,
+}
+
+#[derive(Serialize)]
+pub struct ModelInstruction {
+    pub name: String,
+    /// The operand kinds: `barrier`, `int`, `object`, `register`.
+    pub operands: Vec<String>,
+    /// How many of the last operands may be left out.
+    pub optional: usize,
+    pub result: bool,
+    /// What it lowers to, in words.
+    pub text: String,
+}
+
+/// A wire document (`ModelList`, `ModelDocument`) as pretty JSON.
+pub fn document_json<T: Serialize>(doc: &T) -> String {
+    serde_json::to_string_pretty(doc).expect("the wire types always serialize")
+}
