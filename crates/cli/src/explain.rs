@@ -16,6 +16,9 @@ use std::process::ExitCode;
 pub enum ExplainFormat {
     Text,
     Dot,
+    /// `{"schema": 1, "file", "test", "model", "finding"}`, the finding as
+    /// in `check --format json`.
+    Json,
 }
 
 /// `explain`'s command line.
@@ -63,7 +66,7 @@ impl ExplainArgs {
         );
         if inputs.len() != 1 {
             err(&format!(
-                "barrier-check: {}: {} entries; pick one with --entry\n",
+                "barrier-check: error: {}: {} entries; pick one with --entry\n",
                 self.file.display(),
                 inputs.len()
             ))?;
@@ -108,6 +111,7 @@ impl ExplainArgs {
         match self.format {
             ExplainFormat::Text => out(&bc_report::text::finding(&r, f))?,
             ExplainFormat::Dot => out(&bc_report::explain::to_dot(&r, f))?,
+            ExplainFormat::Json => out(&format!("{}\n", bc_report::wire::explain_json(&r, f)))?,
         }
         Ok(ExitCode::SUCCESS)
     }

@@ -927,3 +927,30 @@ fn models_as_json() {
     let o = bin().args(["models", "nosuch", "--format", "json"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `explain --format json` gives the finding exactly as `check --format
+/// json` does, with its file, test and model.
+#[test]
+fn explain_as_json_is_checks_finding() {
+    let file = "litmus/amdgpu/race-split-work-between.litmus";
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let o = bin()
+        .current_dir(&root)
+        .args(["explain", file, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let one: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let o = bin()
+        .current_dir(&root)
+        .args(["check", file, "--format", "json"])
+        .output()
+        .unwrap();
+    let all: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &all["results"][0];
+    assert_eq!(one["schema"], 1);
+    assert_eq!(one["file"], r["file"]);
+    assert_eq!(one["test"], r["test"]);
+    assert_eq!(one["model"], r["model"]);
+    assert_eq!(one["finding"], r["findings"][0]);
+}

@@ -197,53 +197,7 @@ pub fn result(r: &TestReport) -> Result {
         .outcome
         .iter()
         .flat_map(|o| &o.findings)
-        .map(|f| Finding {
-            kind: f.kind.to_string(),
-            message: f.message.clone(),
-            locations: crate::finding_spans(f)
-                .into_iter()
-                .map(|sp| {
-                    let (a, b) = r.source.range(sp);
-                    Location {
-                        line: a.line,
-                        col: a.col,
-                        end_line: b.line,
-                        end_col: b.col,
-                    }
-                })
-                .collect(),
-            witness: Witness {
-                steps: f
-                    .witness
-                    .steps
-                    .iter()
-                    .map(|s| {
-                        let lc = r.source.line_col(s.span.start);
-                        Step {
-                            thread: s.thread.clone(),
-                            statement: s.text.clone(),
-                            line: lc.line,
-                            col: lc.col,
-                            effect: s.effect.clone(),
-                            events: s.events.clone(),
-                        }
-                    })
-                    .collect(),
-                bmo: f.witness.bmo.iter().cloned().collect(),
-                participates_in: f
-                    .witness
-                    .participates_in
-                    .iter()
-                    .map(|(w, ps)| Participation {
-                        wait: w.clone(),
-                        participants: ps.clone(),
-                    })
-                    .collect(),
-                stuck: f.witness.stuck.clone(),
-                focus: f.witness.focus.clone(),
-                cycle_start: f.witness.cycle_start,
-            },
-        })
+        .map(|f| finding(r, f))
         .collect();
     Result {
         file: r.source.name.clone(),
@@ -492,4 +446,78 @@ pub struct ModelInstruction {
 /// A wire document (`ModelList`, `ModelDocument`) as pretty JSON.
 pub fn document_json<T: Serialize>(doc: &T) -> String {
     serde_json::to_string_pretty(doc).expect("the wire types always serialize")
+}
+
+/// One finding of `r` on the wire (`check`'s `findings[]`, `explain
+/// --format json`).
+pub fn finding(r: &TestReport, f: &bc_explore::Finding) -> Finding {
+    Finding {
+        kind: f.kind.to_string(),
+        message: f.message.clone(),
+        locations: crate::finding_spans(f)
+            .into_iter()
+            .map(|sp| {
+                let (a, b) = r.source.range(sp);
+                Location {
+                    line: a.line,
+                    col: a.col,
+                    end_line: b.line,
+                    end_col: b.col,
+                }
+            })
+            .collect(),
+        witness: Witness {
+            steps: f
+                .witness
+                .steps
+                .iter()
+                .map(|s| {
+                    let lc = r.source.line_col(s.span.start);
+                    Step {
+                        thread: s.thread.clone(),
+                        statement: s.text.clone(),
+                        line: lc.line,
+                        col: lc.col,
+                        effect: s.effect.clone(),
+                        events: s.events.clone(),
+                    }
+                })
+                .collect(),
+            bmo: f.witness.bmo.iter().cloned().collect(),
+            participates_in: f
+                .witness
+                .participates_in
+                .iter()
+                .map(|(w, ps)| Participation {
+                    wait: w.clone(),
+                    participants: ps.clone(),
+                })
+                .collect(),
+            stuck: f.witness.stuck.clone(),
+            focus: f.witness.focus.clone(),
+            cycle_start: f.witness.cycle_start,
+        },
+    }
+}
+
+/// `explain --format json`: one finding of one test.
+#[derive(Serialize)]
+pub struct ExplainDocument {
+    pub schema: u32,
+    pub file: String,
+    pub test: Option<String>,
+    pub model: Option<String>,
+    pub finding: Finding,
+}
+
+/// [`ExplainDocument`] for finding `f` of `r`, as pretty JSON.
+pub fn explain_json(r: &TestReport, f: &bc_explore::Finding) -> String {
+    let doc = ExplainDocument {
+        schema: SCHEMA,
+        file: r.source.name.clone(),
+        test: r.test.clone(),
+        model: r.model.clone(),
+        finding: finding(r, f),
+    };
+    serde_json::to_string_pretty(&doc).expect("the wire types always serialize")
 }
