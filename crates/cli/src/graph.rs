@@ -14,6 +14,9 @@ use std::process::ExitCode;
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum GraphFormat {
     Dot,
+    /// `{"schema": 1, "nodes": [{thread, pc, statement, line, col,
+    /// barrier}], "edges": [{from, to, kind: "po" | "tbo"}]}`.
+    Json,
 }
 
 /// `graph`'s command line.
@@ -36,7 +39,7 @@ impl GraphArgs {
         let inputs = crate::kernels::expand(vec![Input::File(self.file.clone())], &self.kernel, model.as_ref(), 1);
         let [input] = &inputs[..] else {
             err(&format!(
-                "barrier-check: {}: {} entries; pick one with --entry\n",
+                "barrier-check: error: {}: {} entries; pick one with --entry\n",
                 self.file.display(),
                 inputs.len()
             ))?;
@@ -52,8 +55,10 @@ impl GraphArgs {
         };
         match result {
             Ok(p) => {
-                out(&bc_graph::dot::to_dot(&p))?;
-                Ok(ExitCode::SUCCESS)
+                let Input::Kernel(job) = input else {
+                    unreachable!("only a kernel lowers here")
+                };
+                self.print(&p, &job.source)
             }
             Err((source, mut ds)) => {
                 bc_report::diagnostic::cap(&mut ds);
@@ -63,9 +68,17 @@ impl GraphArgs {
         }
     }
 
+    /// The graph of `p` (lowered from `source`) in the chosen format.
+    fn print(&self, p: &bc_graph::Program, source: &bc_syntax::SourceFile) -> io::Result<ExitCode> {
+        match self.format {
+            GraphFormat::Dot => out(&bc_graph::dot::to_dot(p))?,
+            GraphFormat::Json => out(&format!("{}\n", bc_report::wire::graph_json(p, source)))?,
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
     /// `barrier-check graph FILE`: exit 2 when the file does not lower.
     pub fn run(self) -> io::Result<ExitCode> {
-        let GraphFormat::Dot = self.format;
         let model = match self.model.load() {
             Ok(m) => m,
             Err(e) => return usage_error(&e),
@@ -80,10 +93,7 @@ impl GraphArgs {
         };
         let (source, result) = lower_bytes(&file.display().to_string(), &bytes, model);
         match result {
-            Ok(p) => {
-                out(&bc_graph::dot::to_dot(&p))?;
-                Ok(ExitCode::SUCCESS)
-            }
+            Ok(p) => self.print(&p, &source),
             Err(ds) => {
                 err(&bc_report::diagnostic::render_all(&source, &ds))?;
                 Ok(ExitCode::from(2))

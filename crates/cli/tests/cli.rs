@@ -954,3 +954,37 @@ fn explain_as_json_is_checks_finding() {
     assert_eq!(one["model"], r["model"]);
     assert_eq!(one["finding"], r["findings"][0]);
 }
+
+/// `graph --format json`: the DOT graph's nodes and edges as data (one
+/// node per DOT node, `po` edges solid and `tbo` edges dashed there).
+#[test]
+fn graph_as_json_matches_the_dot() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let file = "litmus/cuda/syncthreads-basic.litmus";
+    let o = bin()
+        .current_dir(&root)
+        .args(["graph", file, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["schema"], 1);
+    let dot = stdout(&bin().current_dir(&root).args(["graph", file]).output().unwrap());
+    let nodes = doc["nodes"].as_array().unwrap();
+    let edges = doc["edges"].as_array().unwrap();
+    assert_eq!(
+        nodes.len(),
+        dot.lines()
+            .filter(|l| l.trim_start().starts_with('n') && l.contains("[label="))
+            .count()
+    );
+    let tbo = edges.iter().filter(|e| e["kind"] == "tbo").count();
+    assert_eq!(
+        tbo,
+        dot.lines().filter(|l| l.contains("->") && l.contains("dashed")).count()
+    );
+    assert!(tbo > 0);
+    assert!(nodes
+        .iter()
+        .any(|n| n["statement"] == "__syncthreads" && n["barrier"].is_string()));
+}

@@ -521,3 +521,69 @@ pub fn explain_json(r: &TestReport, f: &bc_explore::Finding) -> String {
     };
     serde_json::to_string_pretty(&doc).expect("the wire types always serialize")
 }
+
+/// `graph --format json`: the operation graph (`bc_graph::dot`), one node
+/// per instruction of each thread and its program-order and
+/// thread-barrier-order edges.
+#[derive(Serialize)]
+pub struct GraphDocument {
+    pub schema: u32,
+    pub nodes: Vec<GraphNode>,
+    pub edges: Vec<GraphEdge>,
+}
+
+#[derive(Serialize)]
+pub struct GraphNode {
+    pub thread: String,
+    pub pc: u32,
+    pub statement: String,
+    pub line: u32,
+    pub col: u32,
+    /// The barrier instance a barrier instruction names.
+    pub barrier: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct GraphEdge {
+    /// Indices into `nodes`.
+    pub from: usize,
+    pub to: usize,
+    /// `po` (program order) or `tbo` (thread-barrier-order).
+    pub kind: &'static str,
+}
+
+/// [`GraphDocument`] of program `p` lowered from `source`, as pretty JSON.
+pub fn graph_json(p: &bc_graph::Program, source: &bc_syntax::SourceFile) -> String {
+    use petgraph::visit::EdgeRef;
+    let g = bc_graph::dot::operation_graph(p);
+    let nodes = (g.node_indices())
+        .map(|n| {
+            let op = &g[n];
+            let lc = source.line_col(op.span.start);
+            GraphNode {
+                thread: p.threads[op.thread.index()].name.clone(),
+                pc: op.pc,
+                statement: op.text.clone(),
+                line: lc.line,
+                col: lc.col,
+                barrier: op.barrier.map(|b| p.barriers[b.index()].name.clone()),
+            }
+        })
+        .collect();
+    let edges = (g.edge_references())
+        .map(|e| GraphEdge {
+            from: e.source().index(),
+            to: e.target().index(),
+            kind: match e.weight() {
+                bc_graph::dot::OpEdge::ProgramOrder => "po",
+                bc_graph::dot::OpEdge::ThreadBarrierOrder => "tbo",
+            },
+        })
+        .collect();
+    let doc = GraphDocument {
+        schema: SCHEMA,
+        nodes,
+        edges,
+    };
+    serde_json::to_string_pretty(&doc).expect("the wire types always serialize")
+}
