@@ -77,32 +77,18 @@ fn place_groups(site: &Site) -> Option<Vec<(u64, Vec<i64>)>> {
         v.sort_unstable();
         v.dedup();
     }
-    let groups = runs_by(per);
+    let groups = runs(per);
     let leaves: usize = groups.iter().map(|(_, v)| v.len()).sum();
     (groups.len() > 1 && leaves <= 2 * site.addrs.len()).then_some(groups)
-}
-
-/// [`runs`] for values that are not `Copy`.
-fn runs_by<T: PartialEq>(list: Vec<(u64, T)>) -> Vec<(u64, T)> {
-    let mut out: Vec<(u64, T)> = Vec::new();
-    for (g, v) in list {
-        if out.last().map(|l| &l.1) != Some(&v) {
-            out.push((g, v));
-        }
-    }
-    if let Some(f) = out.first_mut() {
-        f.0 = 0;
-    }
-    out
 }
 
 /// Runs of equal values over threads in order: each run's first thread
 /// and value (the first run from thread 0: threads that never reach the
 /// site may take any value).
-fn runs<T: PartialEq + Copy>(list: &[(u64, T)]) -> Vec<(u64, T)> {
+fn runs<T: PartialEq>(list: impl IntoIterator<Item = (u64, T)>) -> Vec<(u64, T)> {
     let mut out: Vec<(u64, T)> = Vec::new();
-    for &(g, v) in list {
-        if out.last().map(|l| l.1) != Some(v) {
+    for (g, v) in list {
+        if out.last().map(|l| &l.1) != Some(&v) {
             out.push((g, v));
         }
     }
@@ -332,7 +318,10 @@ impl<'a> Emitter<'a> {
         span: Span,
     ) -> (Expr, Vec<(i64, i64)>) {
         if !site.place_varies && !site.place.is_empty() {
-            let keys = runs(&site.place).into_iter().map(|(g, v)| (g as i64, v)).collect();
+            let keys = runs(site.place.iter().copied())
+                .into_iter()
+                .map(|(g, v)| (g as i64, v))
+                .collect();
             return (self.place_expr(span), keys);
         }
         let keys = values.collect::<BTreeSet<_>>().into_iter().map(|v| (v, v)).collect();
@@ -400,7 +389,10 @@ impl<'a> Emitter<'a> {
                 };
                 if !site.place_varies && !site.place.is_empty() {
                     // Each thread makes one copy: chosen by its place.
-                    let keys: Vec<(i64, i64)> = runs(&site.place).into_iter().map(|(g, v)| (g as i64, v)).collect();
+                    let keys: Vec<(i64, i64)> = runs(site.place.iter().copied())
+                        .into_iter()
+                        .map(|(g, v)| (g as i64, v))
+                        .collect();
                     let sel = self.place_expr(span);
                     self.choose(&sel, &keys, span, &mut |me, ix| leaf(me, ix as usize))
                 } else {
@@ -668,7 +660,10 @@ impl<'a> Emitter<'a> {
                 // place alone: the condition over the place.
                 let span = self.code[i].span;
                 let site = &self.sites[i];
-                let keys: Vec<(i64, i64)> = runs(&site.place).into_iter().map(|(g, v)| (g as i64, v)).collect();
+                let keys: Vec<(i64, i64)> = runs(site.place.iter().copied())
+                    .into_iter()
+                    .map(|(g, v)| (g as i64, v))
+                    .collect();
                 let sel = self.place_expr(span);
                 let taken = body;
                 body = self.choose(&sel, &keys, span, &mut |_, v| {

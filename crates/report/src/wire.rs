@@ -519,7 +519,7 @@ pub fn explain_json(r: &TestReport, f: &bc_explore::Finding) -> String {
         model: r.model.clone(),
         finding: finding(r, f),
     };
-    serde_json::to_string_pretty(&doc).expect("the wire types always serialize")
+    document_json(&doc)
 }
 
 /// `graph --format json`: the operation graph (`bc_graph::dot`), one node
@@ -585,5 +585,5 @@ pub fn graph_json(p: &bc_graph::Program, source: &bc_syntax::SourceFile) -> Stri
         nodes,
         edges,
     };
-    serde_json::to_string_pretty(&doc).expect("the wire types always serialize")
+    document_json(&doc)
 }

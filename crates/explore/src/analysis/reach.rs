@@ -101,25 +101,20 @@ pub(crate) fn reachable_accesses(p: &Program, writes_only: bool) -> Reach {
 
 /// The location declarations thread `t` can ever access with a plain
 /// access (ascending): those its live instructions name
-/// ([`bc_graph::classes::reachable_pcs`]: a branch on its place alone
+/// ([`bc_graph::classes::live_instrs`]: a branch on its place alone
 /// follows its own side), and those of the agents of the copies it can
 /// issue. The [`Reach`] tables are per code, so in a kernel whose address
 /// trees compare the thread's place every thread's row names every
 /// thread's locations; `System::may_reach_loc` (semantics) asks
 /// both (each is necessary for a thread to reach an access).
 pub(crate) fn live_loc_decls(p: &Program, t: ThreadId) -> Vec<u32> {
-    let code = p.code_of(t);
-    let live = bc_graph::classes::reachable_pcs(p, t);
     let mut out = Vec::new();
     let name = |kind: &InstrKind, out: &mut Vec<u32>| {
         if let InstrKind::Write { decl } | InstrKind::Read { decl } = kind {
             out.push(*decl);
         }
     };
-    for (pc, i) in code.instrs.iter().enumerate() {
-        if !live[pc] {
-            continue;
-        }
+    for i in bc_graph::classes::live_instrs(p, t) {
         name(&i.kind, &mut out);
         if let InstrKind::CopyIssue { site, .. } = i.kind {
             for k in 0..p.copy_site_agents(site) {

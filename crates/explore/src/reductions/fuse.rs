@@ -241,9 +241,7 @@ impl System<'_> {
         // it to the search (`fused_steps` keeps quiet steps only), where
         // a race with a later access is found at that access. Without a
         // named kernel still to launch, as there.
-        let launches = (s.threads.iter().enumerate())
-            .any(|(u, th)| th.status == Status::NotLaunched && self.p.threads[u].kind != ThreadKind::Copy);
-        if self.reductions.por && !launches {
+        if self.reductions.por && !self.launch_pending(s) {
             return Some((choice, self.end_drops(s, t)));
         }
         let l = System::loc(info, decl);

@@ -180,9 +180,7 @@ impl System<'_> {
         // A thread a launch may start (a named kernel's) is not walked;
         // a copy agent not started is, through the issues that start it
         // (`walk`).
-        if (s.threads.iter().enumerate())
-            .any(|(u, th)| th.status == Status::NotLaunched && self.p.threads[u].kind != ThreadKind::Copy)
-        {
+        if self.launch_pending(s) {
             return None;
         }
         let mut tried: HashMap<(usize, u32, Vec<i64>), bool> = HashMap::new();

@@ -109,6 +109,15 @@ impl<'p> System<'p> {
             .any(|&(_, d)| row[d as usize])
     }
 
+    /// Whether a launch may still start threads: some named kernel's
+    /// thread is not launched yet (a copy agent not started yet does not
+    /// count: it starts only through an issue that names what it touches).
+    /// The required-step walks and access fusion hold back then.
+    pub(crate) fn launch_pending(&self, s: &State) -> bool {
+        (s.threads.iter().enumerate())
+            .any(|(u, th)| th.status == Status::NotLaunched && self.p.threads[u].kind != ThreadKind::Copy)
+    }
+
     /// Whether some thread may still init barrier `b`: one not finished
     /// that can reach an init of it from its pc (a thread not launched yet
     /// from its start).

@@ -884,10 +884,7 @@ impl<'p> System<'p> {
                 .collect();
         }
         (alive.iter().copied())
-            .filter(|&u| match (target, read) {
-                (Target::Loc(l), true) => self.may_reach_loc(&self.an.plain_writes, u, s.threads[u].pc as usize, l),
-                (target, _) => self.may_touch(s, u, target),
-            })
+            .filter(|&u| self.may_touch(s, u, target))
             .collect()
     }
 }
