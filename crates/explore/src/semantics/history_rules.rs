@@ -119,7 +119,10 @@ impl System<'_> {
         // Per target, the classes of two or more events on it: a wait
         // whose target holds its own class alone has nothing of another
         // phase to look for (after compaction, a barrier holds one phase).
+        // And per target the events of those classes, in history order:
+        // the only ones a wait on it looks among.
         let mut classes: HashMap<Target, Vec<usize>> = HashMap::default();
+        let mut on_target: HashMap<Target, Vec<(u32, u32)>> = HashMap::default();
         for (t, h) in s.hist.iter().enumerate() {
             for (po, ev) in h.iter().enumerate() {
                 let r = roots[eb.index((t as u32, po as u32))];
@@ -128,34 +131,44 @@ impl System<'_> {
                     if !c.contains(&r) {
                         c.push(r);
                     }
+                    on_target.entry(ev.target).or_default().push((t as u32, po as u32));
                 }
             }
         }
+        // Per participant list, target and class, the events on the target of
+        // another class that some participant executes before: one pass
+        // over participants and events per phase, not per wait (the T
+        // waits of a phase of T participants would cost T^2 per event).
+        type Key = (*const Vec<(u32, u32)>, Target, usize);
+        let mut after_member: HashMap<Key, Vec<bool>> = HashMap::default();
         for &w in &waits {
             let target = s.hist[w.0 as usize][w.1 as usize].target;
             let phase = roots[eb.index(w)];
             if classes.get(&target).is_none_or(|c| c.iter().all(|&r| r == phase)) {
                 continue;
             }
+            let Some(list) = participants(w) else { continue };
+            let events = &on_target[&target];
+            let other = |x: (u32, u32)| roots[eb.index(x)] != phase;
+            let reached = after_member
+                .entry((std::sync::Arc::as_ptr(list), target, phase))
+                .or_insert_with(|| {
+                    (events.iter())
+                        .map(|&x| other(x) && list.iter().any(|&a| a != x && eb.eb(a, x)))
+                        .collect()
+                });
             // The events of another phase that execute before `w`, in
             // history order; found once per wait rather than once per
             // participant (T waits of T participants over 2T events cost
-            // T^3 at every compaction).
-            let between: Vec<(u32, u32)> = s
-                .hist
-                .iter()
-                .enumerate()
-                .flat_map(|(u, h)| h.iter().enumerate().map(move |(k, ev)| ((u as u32, k as u32), ev)))
-                .filter(|&(x, ev)| {
-                    let i = eb.index(x);
-                    ev.target == target && x != w && size[roots[i]] >= 2 && roots[i] != phase && eb.eb(x, w)
-                })
-                .map(|(x, _)| x)
-                .collect();
-            if between.is_empty() {
+            // T^3 at every compaction). A wait none of whose events a
+            // participant executes before has nothing to report.
+            if !(events.iter().zip(reached.iter())).any(|(&x, &r)| r && x != w && eb.eb(x, w)) {
                 continue;
             }
-            for &a in participants(w).map_or(&[][..], |l| l.as_slice()) {
+            let between: Vec<(u32, u32)> = (events.iter().copied())
+                .filter(|&x| x != w && other(x) && eb.eb(x, w))
+                .collect();
+            for &a in list.iter() {
                 for &x in &between {
                     if x != a && eb.eb(a, x) {
                         return Some(format!(
