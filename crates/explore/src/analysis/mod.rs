@@ -119,6 +119,9 @@ pub(crate) struct Analyses {
     /// Phase-counted barriers (`required.rs`), where partial-order
     /// reduction is on and every execution is finite; else none.
     pub(crate) phase_counted: Vec<bool>,
+    /// Thread-counted barriers with their count (`required.rs`), under
+    /// the same conditions; else none.
+    pub(crate) thread_counted: Vec<Option<i64>>,
     /// Per thread, a number shared by the threads that walk alike from
     /// equal pcs and registers (`required.rs`): its symmetry class's
     /// first thread, or its own index.
@@ -206,14 +209,18 @@ impl Analyses {
             vec![false; p.barriers.len()]
         };
         budget.go_on()?;
-        let phase_counted = if reductions.por && finite {
-            phase_counted::phase_counted_barriers(p, &sortable)
+        let (phase_counted, thread_counted) = if reductions.por && finite {
+            (
+                phase_counted::phase_counted_barriers(p, &sortable),
+                phase_counted::thread_counted_barriers(p, &sortable),
+            )
         } else {
-            vec![false; p.barriers.len()]
+            (vec![false; p.barriers.len()], vec![None; p.barriers.len()])
         };
+        let counted = phase_counted.iter().any(|&x| x) || thread_counted.iter().any(Option::is_some);
         budget.go_on()?;
         let mut walk_class: Vec<usize> = (0..p.threads.len()).collect();
-        if phase_counted.iter().any(|&x| x) {
+        if counted {
             for class in classes::classes(p) {
                 for &t in &class {
                     walk_class[t] = class[0];
@@ -221,7 +228,7 @@ impl Analyses {
             }
         }
         let mut fused_arrives_on: Vec<Vec<u32>> = Vec::new();
-        if phase_counted.iter().any(|&x| x) {
+        if counted {
             for t in 0..p.threads.len() {
                 let info = &p.threads[t];
                 let mut on: Vec<u32> = Vec::new();
@@ -339,6 +346,7 @@ impl Analyses {
             parity_only,
             droppable,
             phase_counted,
+            thread_counted,
             walk_class,
             fused_arrives_on,
             must_end,

@@ -31,7 +31,7 @@
 //! state.
 
 use crate::semantics::System;
-use crate::state::{HKind, Members, State, LAUNCH};
+use crate::state::{HKind, Members, Phase, State, LAUNCH};
 
 impl System<'_> {
     /// Sorts the arrivals of each phase of the sortable barriers, where
@@ -140,29 +140,29 @@ impl System<'_> {
             if positions.len() != members.len() || positions.windows(2).any(|w| w[1] != w[0] + 1) {
                 continue;
             }
-            if order == members.to_vec() {
-                continue;
-            }
-            for (j, k) in positions.iter().zip(&order) {
-                s.bmo[b][*j] = *k;
-            }
-            // The phase record: members, and the first instruction site
-            // of an arrive (a drop sets none: a phase of a block's exit
-            // drops had none in one order and the end pc in another).
+            // The phase record's instruction site: the least of its
+            // arrives' (a drop sets none: a phase of a block's exit drops
+            // had none in one order and the end pc in another), whatever
+            // the order, one already sorted too (the first arrival's site
+            // would tell two orders apart: the independence self-check
+            // caught it once a thread-counted arrive was taken alone,
+            // `cuda/named-phase-order-follows-executes-before`).
             let site = sorted
                 .iter()
                 .filter(|&&(t, po)| matches!(s.hist[t as usize][po as usize].kind, HKind::Arrive(..)))
                 .map(|&(t, po)| (self.p.threads[t as usize].code.0, s.hist[t as usize][po as usize].pc))
                 .min();
+            if order == members.to_vec() {
+                if let Some(ph) = phase_mut(s, b, i) {
+                    ph.site = site;
+                }
+                continue;
+            }
+            for (j, k) in positions.iter().zip(&order) {
+                s.bmo[b][*j] = *k;
+            }
             let kept = Members::new(order);
-            let bar = &mut s.bars[b];
-            let open_n = bar.open.iter().count();
-            let ph = if i < open_n {
-                bar.open.as_mut()
-            } else {
-                bar.done.get_mut(i - open_n)
-            };
-            if let Some(ph) = ph {
+            if let Some(ph) = phase_mut(s, b, i) {
                 ph.members = kept.clone();
                 ph.site = site;
             }
@@ -246,4 +246,16 @@ fn least_extension(sorted: &[(u32, u32)], before: impl Fn((u32, u32), (u32, u32)
         return sorted.to_vec();
     }
     out
+}
+
+/// Phase `i` of barrier `b` of `s`, counting the open one first, then the
+/// completed ones kept.
+fn phase_mut(s: &mut State, b: usize, i: usize) -> Option<&mut Phase> {
+    let bar = &mut s.bars[b];
+    let open_n = bar.open.iter().count();
+    if i < open_n {
+        bar.open.as_mut()
+    } else {
+        bar.done.get_mut(i - open_n)
+    }
 }

@@ -84,6 +84,41 @@
 //!   tiled sum: 1,057 states, where every order of the first stores
 //!   stopped at the time limit from 16 lanes on).
 //!
+//! **Thread-counted barriers.** A named barrier whose every arrive is a
+//! thread-counted one of one constant count `K` (`bar.sync ID, K`,
+//! `bar.arrive ID, K`) and whose every wait is plain, with no init, drop or
+//! end dropping it (analysis/phase_counted.rs), completes each phase at
+//! exactly `K` arrivals, and a plain wait waits for the phase its own
+//! arrive joined (`System::participates_in`; the PTX ISA's `bar` section:
+//! the barrier resets once its count is reached, and `bar.sync` waits for
+//! the instance it arrived on). The walks count its arrives as they count
+//! a phase-counted barrier's, and stop at a plain wait on it, while it is
+//! assumed stuck, where the walker's latest arrive on it lies in the open
+//! phase (arrived there at `s`, or during the walk). Its phase then
+//! cannot complete without thread `t` when the walks' arrives fall short
+//! of its pending count `K - arrived`. Thread `t`'s next step `x` on it is
+//! a persistent set on its own:
+//! - `x` an arrive of `L` lanes (one thread, or a warp that arrives
+//!   together at an `.aligned` arrive, whose other lanes are frozen with
+//!   the leading one: they have no step of their own until it arrives),
+//!   when the walks of the unfrozen threads can make at most
+//!   `K - arrived - L` arrives. In a run from `s` without `x` the open phase stays
+//!   open, every other step on the barrier is an arrive into it or a wait
+//!   on a completed phase; an arrive commutes with `x` up to the sorted
+//!   order of the phase's members, and a wait on another phase reads
+//!   nothing `x` writes. `x` completes the phase only once every arrive
+//!   the walks allow has been made, so no arrive of another thread can
+//!   come after `x` into the next phase in one order and before it into
+//!   this one in the other; nor can the warp's arrival split across two
+//!   phases.
+//! - `x` a plain wait (it is a choice only when its phase has completed):
+//!   it takes the one completed phase its arrive joined, which no step
+//!   of another thread changes.
+//!
+//! A warp-specialized CudaDMA kernel (WEFT's `saxpy`): the compute warps'
+//! `bar.arrive`s on the DMA warps' buffers are taken one warp at a time
+//! instead of in every subset.
+//!
 //! The transition runs the thread's local steps after `x`, and its end if
 //! they reach it: allowed only where the end drops nothing but barriers
 //! whose arrives fuse (a phase needs every live thread's arrive or end, so
@@ -99,7 +134,7 @@
 
 use crate::semantics::System;
 use crate::state::Choice;
-use crate::state::{State, Status};
+use crate::state::{HKind, State, Status};
 use bc_graph::*;
 use std::collections::HashMap;
 
@@ -112,6 +147,26 @@ const WALK_BUDGET: usize = 4096;
 enum Needed<'a> {
     /// An operation on a phase-counted barrier.
     Barrier(usize, &'a BarrierOp),
+    /// An arrive of this many lanes on a thread-counted barrier.
+    Counted(usize, u64),
+}
+
+/// Candidates that walk alike (walk class, pc, registers, lanes, and
+/// where the thread stands in the thread-counted barriers' open phases):
+/// one answer per state.
+type TriedKey = (usize, u32, Vec<i64>, u64, Vec<bool>);
+
+/// A barrier the walks stop at (module text, "Held barriers" and
+/// "Thread-counted barriers").
+struct Held {
+    bar: usize,
+    /// How many of its phases, from the open one on, may complete with
+    /// the frozen threads taking no step.
+    free: i64,
+    /// A thread-counted barrier: held only while assumed stuck.
+    counted: bool,
+    /// Per thread, whether its latest arrive on it lies in the open phase.
+    in_open: Vec<bool>,
 }
 
 /// Threads that walk alike: walk class, pc, registers, and where the
@@ -176,25 +231,23 @@ impl System<'_> {
         if !(self.reductions.por && self.an.finite) {
             return None;
         }
-        let counted = self.an.phase_counted.iter().any(|&x| x);
+        let counted = self.an.phase_counted.iter().any(|&x| x) || self.an.thread_counted.iter().any(Option::is_some);
         // A thread a launch may start (a named kernel's) is not walked;
         // a copy agent not started is, through the issues that start it
         // (`walk`).
         if self.launch_pending(s) {
             return None;
         }
-        let mut tried: HashMap<(usize, u32, Vec<i64>), bool> = HashMap::new();
+        let mut tried: HashMap<TriedKey, bool> = HashMap::new();
         for &c in choices {
             let t = c.thread as usize;
             let th = &s.threads[t];
             let Some(kind) = self.p.instr(ThreadId(t as u32), th.pc).map(|i| &i.kind) else {
                 continue;
             };
-            // A warp's arrival (several lanes' arrives) is not weighed
-            // against the count as one arrive is.
-            if self.lane_mode(s, t) == crate::semantics::choices::Lane::Leads {
-                continue;
-            }
+            // A warp's arrival (several lanes' arrives) is weighed against
+            // a thread-counted barrier's count only.
+            let leads = self.lane_mode(s, t) == crate::semantics::choices::Lane::Leads;
             // Nor a step that may change a warp mate's (its end may make
             // a mate that stands alone at an `.aligned` barrier lead or
             // follow its warp).
@@ -204,22 +257,46 @@ impl System<'_> {
             let step = match kind {
                 InstrKind::Barrier { op, sel, .. } if counted => {
                     let Some(b) = self.resolve(s, t, *sel) else { continue };
-                    if !self.an.phase_counted[b] || self.neutral(s, t, b, op, ident).is_some() {
+                    if self.neutral(s, t, b, op, ident).is_some() {
                         continue;
                     }
-                    // An arrive with bytes, or a transaction operation,
-                    // decides with the others which step completes the
-                    // phase: never taken alone.
-                    if !matches!(op, BarrierOp::Arrive(a) if a.tx.is_none()) && !matches!(op, BarrierOp::Wait(_)) {
-                        continue;
+                    if self.an.thread_counted[b].is_some() {
+                        match op {
+                            // Its one completed phase (module text): the
+                            // thread's only choice.
+                            BarrierOp::Wait(_)
+                                if c.phase.is_some()
+                                    && choices.iter().filter(|x| x.thread == c.thread).count() == 1 =>
+                            {
+                                if self.end_commutes(s, t) {
+                                    return Some(c);
+                                }
+                                continue;
+                            }
+                            BarrierOp::Arrive(_) => {
+                                let lanes = 1 + self.warp_followers(s, c).len() as u64;
+                                Needed::Counted(b, lanes)
+                            }
+                            _ => continue,
+                        }
+                    } else {
+                        if leads || !self.an.phase_counted[b] {
+                            continue;
+                        }
+                        // An arrive with bytes, or a transaction operation,
+                        // decides with the others which step completes the
+                        // phase: never taken alone.
+                        if !matches!(op, BarrierOp::Arrive(a) if a.tx.is_none()) && !matches!(op, BarrierOp::Wait(_)) {
+                            continue;
+                        }
+                        Needed::Barrier(b, op)
                     }
-                    Needed::Barrier(b, op)
                 }
                 // Any plain access, a thread's first step too (`started`
                 // matters only to the liveness analysis and spins, which a
                 // finite program does not have); its end, if the local
                 // steps after it reach it, must commute too.
-                InstrKind::Read { decl } | InstrKind::Write { decl } => {
+                InstrKind::Read { decl } | InstrKind::Write { decl } if !leads => {
                     if self.p.threads[t].locs[*decl as usize].is_some() && self.end_commutes(s, t) {
                         return Some(c);
                     }
@@ -232,14 +309,24 @@ impl System<'_> {
             if !self.end_commutes(s, t) {
                 continue;
             }
-            let key = (self.an.walk_class[t], th.pc, th.regs.clone());
+            let lanes = match step {
+                Needed::Counted(_, l) => l,
+                Needed::Barrier(..) => 1,
+            };
+            // Where the thread stands in the thread-counted barriers'
+            // open phases: two threads alike but for that walk apart.
+            let standing = (self.an.thread_counted.iter().enumerate())
+                .filter(|(_, k)| k.is_some())
+                .map(|(b, _)| self.arrived_in_open(s, t, b))
+                .collect();
+            let key = (self.an.walk_class[t], th.pc, th.regs.clone(), lanes, standing);
             if let Some(&ok) = tried.get(&key) {
                 if ok {
                     return Some(c);
                 }
                 continue;
             }
-            let ok = self.needs(s, t, step);
+            let ok = self.needs(s, c, step);
             tried.insert(key, ok);
             if ok {
                 return Some(c);
@@ -267,15 +354,17 @@ impl System<'_> {
             })
     }
 
-    /// Whether thread `t`'s operation `op` on phase-counted barrier `b` is
-    /// a persistent set on its own (module text).
-    fn needs(&self, s: &State, t: usize, step: Needed) -> bool {
+    /// Whether choice `c` (thread `t`'s operation on a phase-counted or
+    /// thread-counted barrier) is a persistent set on its own (module
+    /// text).
+    fn needs(&self, s: &State, c: Choice, step: Needed) -> bool {
+        let t = c.thread as usize;
         match step {
             Needed::Barrier(b, op) => {
                 let Some(pending) = self.pending(s, b) else {
                     return false;
                 };
-                let Some(f) = self.frozen(s, t) else {
+                let Some(f) = self.frozen(s, &[t]) else {
                     return false;
                 };
                 if f.may_complete[b] || f.init[b] {
@@ -291,39 +380,64 @@ impl System<'_> {
                     _ => false,
                 }
             }
+            Needed::Counted(b, lanes) => {
+                let Some(pending) = self.pending(s, b) else {
+                    return false;
+                };
+                if lanes > pending {
+                    return false;
+                }
+                let mut frozen = vec![t];
+                frozen.extend(self.warp_followers(s, c).into_iter().map(|u| u as usize));
+                let Some(f) = self.frozen(s, &frozen) else {
+                    return false;
+                };
+                !f.may_complete[b] && !f.init[b] && f.arrives[b].saturating_add(lanes) <= pending
+            }
         }
     }
 
-    /// The arrivals phase-counted barrier `b`'s current phase still needs,
-    /// when it cannot complete without them (initialized, valid, no
-    /// pending drop, short of its count; transaction bytes only hold a
-    /// phase back once its arrivals are in).
+    /// The arrivals barrier `b`'s current phase still needs, when it
+    /// cannot complete without them: a phase-counted barrier initialized,
+    /// valid, with no pending drop, short of its count (transaction bytes
+    /// only hold a phase back once its arrivals are in); a thread-counted
+    /// one short of its count.
     fn pending(&self, s: &State, b: usize) -> Option<u64> {
         let bar = &s.bars[b];
+        if let Some(k) = self.an.thread_counted[b] {
+            return (bar.init && !bar.invalid && bar.pending_drop == 0 && bar.arrived < k)
+                .then(|| (k - bar.arrived) as u64);
+        }
         (bar.init && !bar.invalid && bar.pending_drop == 0 && bar.arrived < bar.expected)
             .then(|| (bar.expected - bar.arrived) as u64)
     }
 
-    /// The greatest fixed point of the module text with thread `t` frozen;
-    /// `None` when a walk ran past its budget.
-    fn frozen(&self, s: &State, t: usize) -> Option<Frozen> {
+    /// Whether barrier `b` is phase-counted or thread-counted.
+    fn counted(&self, b: usize) -> bool {
+        self.an.phase_counted[b] || self.an.thread_counted[b].is_some()
+    }
+
+    /// The greatest fixed point of the module text with the threads of
+    /// `frozen` (the first the one whose step is asked about) taking no
+    /// step; `None` when a walk ran past its budget.
+    fn frozen(&self, s: &State, frozen: &[usize]) -> Option<Frozen> {
         let nb = self.p.barriers.len();
         // Barriers whose completion is not decided by arrivals alone may
         // complete for all the analysis knows.
         let mut may_complete: Vec<bool> = (0..nb)
-            .map(|c| !self.an.phase_counted[c] || self.pending(s, c).is_none())
+            .map(|c| !self.counted(c) || self.pending(s, c).is_none())
             .collect();
-        let held = self.held(s, t);
+        let held = self.held(s, frozen[0]);
         loop {
             // Threads that walk alike (same class, pc and registers, and
             // where they stand in the held barriers' phases) walk once.
             let mut cache: HashMap<WalkKey, Walk> = HashMap::new();
             let mut total = Walk::new(nb);
             for (u, th) in s.threads.iter().enumerate() {
-                if u == t || th.status != Status::Running {
+                if th.status != Status::Running || frozen.contains(&u) {
                     continue;
                 }
-                let offsets = self.held_offsets(s, u, &held);
+                let offsets = Self::held_offsets(u, &held);
                 let key = (self.an.walk_class[u], th.pc, th.regs.as_slice(), offsets.clone());
                 let w = match cache.get(&key) {
                     Some(w) => w,
@@ -353,40 +467,63 @@ impl System<'_> {
         }
     }
 
-    /// The lockstep barriers frozen thread `t` holds back (module text,
-    /// "Held barriers"): each with the number of its phases, from the open
-    /// one on, that may complete without `t` (1 when `t` has arrived in
-    /// the open phase, else 0).
-    fn held(&self, s: &State, t: usize) -> Vec<(usize, i64)> {
-        let Some(on) = self.an.fused_arrives_on.get(t) else {
-            return Vec::new();
+    /// The barriers the walks stop at with thread `t` frozen (module text):
+    /// the lockstep barriers `t` holds back, each with the number of its
+    /// phases, from the open one on, that may complete without `t` (1 when
+    /// `t` has arrived in the open phase, else 0); then every other
+    /// thread-counted barrier, none of whose phases may complete while it
+    /// is assumed stuck.
+    fn held(&self, s: &State, t: usize) -> Vec<Held> {
+        let nt = s.threads.len();
+        let in_open = |c: usize| {
+            let mut v = vec![false; nt];
+            if let Some(ph) = &s.bars[c].open {
+                for &(u, po) in ph.members.iter() {
+                    if matches!(
+                        s.hist[u as usize].get(po as usize).map(|e| &e.kind),
+                        Some(HKind::Arrive(..))
+                    ) {
+                        v[u as usize] = true;
+                    }
+                }
+            }
+            v
         };
-        (on.iter())
-            .map(|&c| c as usize)
-            .filter(|&c| self.arrives_fuse(s, c))
-            .map(|c| (c, i64::from(self.arrived_in_open(s, t, c))))
-            .collect()
+        let mut out: Vec<Held> = Vec::new();
+        if let Some(on) = self.an.fused_arrives_on.get(t) {
+            for c in on.iter().map(|&c| c as usize).filter(|&c| self.arrives_fuse(s, c)) {
+                let in_open = in_open(c);
+                out.push(Held {
+                    bar: c,
+                    free: i64::from(in_open[t]),
+                    counted: false,
+                    in_open,
+                });
+            }
+        }
+        for (c, k) in self.an.thread_counted.iter().enumerate() {
+            if k.is_some() && !out.iter().any(|h| h.bar == c) {
+                out.push(Held {
+                    bar: c,
+                    free: 0,
+                    counted: true,
+                    in_open: in_open(c),
+                });
+            }
+        }
+        out
     }
 
     /// Where thread `u`'s latest arrive on each held barrier stands: 0 in
     /// the open phase, -1 in a completed one (or none yet).
-    fn held_offsets(&self, s: &State, u: usize, held: &[(usize, i64)]) -> Vec<i64> {
-        held.iter()
-            .map(|&(c, _)| i64::from(self.arrived_in_open(s, u, c)) - 1)
-            .collect()
+    fn held_offsets(u: usize, held: &[Held]) -> Vec<i64> {
+        held.iter().map(|h| i64::from(h.in_open[u]) - 1).collect()
     }
 
     /// Thread `u`'s walk from its pc (module text), with the barriers of
     /// `may_complete` free to complete and the `held` ones held back from
     /// `offsets` (its place in their phases) on; `None` past the budget.
-    fn walk(
-        &self,
-        s: &State,
-        u: usize,
-        may_complete: &[bool],
-        held: &[(usize, i64)],
-        offsets: Vec<i64>,
-    ) -> Option<Walk> {
+    fn walk(&self, s: &State, u: usize, may_complete: &[bool], held: &[Held], offsets: Vec<i64>) -> Option<Walk> {
         let th = &s.threads[u];
         let regs: Vec<Option<i64>> = th.regs.iter().map(|&v| Some(v)).collect();
         self.walk_from(s, u, th.pc, regs, may_complete, held, offsets)
@@ -404,7 +541,7 @@ impl System<'_> {
         pc: u32,
         regs: Vec<Option<i64>>,
         may_complete: &[bool],
-        held: &[(usize, i64)],
+        held: &[Held],
         offsets: Vec<i64>,
     ) -> Option<Walk> {
         let nb = self.p.barriers.len();
@@ -458,13 +595,22 @@ impl System<'_> {
                     }
                     // A held barrier: each arrive moves the walker on a
                     // phase; a wait for a phase that needs the frozen
-                    // thread's arrive blocks the walk.
+                    // threads' arrives blocks the walk (a thread-counted
+                    // one's, while it is assumed stuck).
                     let bar = self.resolve(s, u, *sel);
-                    if let Some(i) = bar.and_then(|c| held.iter().position(|&(x, _)| x == c)) {
+                    if let Some(i) = bar.and_then(|c| held.iter().position(|h| h.bar == c)) {
+                        let h = &held[i];
                         match op {
                             BarrierOp::Arrive(_) => offsets[i] += 1,
-                            BarrierOp::Wait(_) if offsets[i] >= held[i].1 => continue,
+                            BarrierOp::Wait(_) if offsets[i] >= h.free && !(h.counted && may_complete[h.bar]) => {
+                                continue
+                            }
                             _ => {}
+                        }
+                    }
+                    if let Some(c) = bar.filter(|&c| self.an.thread_counted[c].is_some()) {
+                        if let BarrierOp::Arrive(_) = op {
+                            out.arrives[c] = out.arrives[c].saturating_add(1);
                         }
                     }
                     let c = bar.filter(|&c| self.an.phase_counted[c]);
@@ -497,7 +643,7 @@ impl System<'_> {
                 InstrKind::CopyIssue { site, .. } => {
                     for &(a, _) in self.p.copy_agents(ThreadId(u as u32), *site) {
                         let unknown = vec![None; s.threads[a.index()].regs.len()];
-                        let agent = self.held_offsets(s, a.index(), held);
+                        let agent = Self::held_offsets(a.index(), held);
                         out.add(&self.walk_from(s, a.index(), 0, unknown, may_complete, held, agent)?);
                     }
                     stack.push((next, regs, offsets));
