@@ -818,7 +818,7 @@ fn named_pipeline_program() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(common::proptest_config(40))]
+    #![proptest_config(common::proptest_config(30))]
 
     #[test]
     fn reductions_keep_named_pipeline_verdicts(text in named_pipeline_program()) {
