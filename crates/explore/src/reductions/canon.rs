@@ -78,6 +78,21 @@ impl System<'_> {
                     None => continue,
                 }
             };
+            // The phase record's instruction site: the least of its
+            // arrives' (a drop sets none: a phase of a block's exit drops
+            // had none in one order and the end pc in another), whatever
+            // the order, one already sorted or in thread order too (the
+            // first arrival's site would tell two orders apart: the
+            // independence self-check caught it once a thread-counted
+            // arrive was taken alone,
+            // `cuda/named-phase-order-follows-executes-before`).
+            let site = (members.iter())
+                .filter(|&&(t, po)| t != LAUNCH && matches!(s.hist[t as usize][po as usize].kind, HKind::Arrive(..)))
+                .map(|&(t, po)| (self.p.threads[t as usize].code.0, s.hist[t as usize][po as usize].pc))
+                .min();
+            if let Some(ph) = phase_mut(s, b, i) {
+                ph.site = site;
+            }
             if members.len() < 2 || members.windows(2).all(|w| w[0] <= w[1]) {
                 continue;
             }
@@ -140,22 +155,7 @@ impl System<'_> {
             if positions.len() != members.len() || positions.windows(2).any(|w| w[1] != w[0] + 1) {
                 continue;
             }
-            // The phase record's instruction site: the least of its
-            // arrives' (a drop sets none: a phase of a block's exit drops
-            // had none in one order and the end pc in another), whatever
-            // the order, one already sorted too (the first arrival's site
-            // would tell two orders apart: the independence self-check
-            // caught it once a thread-counted arrive was taken alone,
-            // `cuda/named-phase-order-follows-executes-before`).
-            let site = sorted
-                .iter()
-                .filter(|&&(t, po)| matches!(s.hist[t as usize][po as usize].kind, HKind::Arrive(..)))
-                .map(|&(t, po)| (self.p.threads[t as usize].code.0, s.hist[t as usize][po as usize].pc))
-                .min();
             if order == members.to_vec() {
-                if let Some(ph) = phase_mut(s, b, i) {
-                    ph.site = site;
-                }
                 continue;
             }
             for (j, k) in positions.iter().zip(&order) {
@@ -164,7 +164,6 @@ impl System<'_> {
             let kept = Members::new(order);
             if let Some(ph) = phase_mut(s, b, i) {
                 ph.members = kept.clone();
-                ph.site = site;
             }
             // Waits that took this phase list it sorted too, sharing the
             // record's list. A list that is the record's old one (shared,

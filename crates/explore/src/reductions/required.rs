@@ -111,9 +111,10 @@
 //!   come after `x` into the next phase in one order and before it into
 //!   this one in the other; nor can the warp's arrival split across two
 //!   phases.
-//! - `x` a plain wait (it is a choice only when its phase has completed):
-//!   it takes the one completed phase its arrive joined, which no step
-//!   of another thread changes.
+//! - `x` a plain wait (it is a choice only when its phase has completed),
+//!   the thread's only choice, on a phase that holds its own arrive: it
+//!   takes that one completed phase, which no step of another thread
+//!   changes.
 //!
 //! A warp-specialized CudaDMA kernel (WEFT's `saxpy`): the compute warps'
 //! `bar.arrive`s on the DMA warps' buffers are taken one warp at a time
@@ -263,10 +264,14 @@ impl System<'_> {
                     if self.an.thread_counted[b].is_some() {
                         match op {
                             // Its one completed phase (module text): the
-                            // thread's only choice.
+                            // thread's only choice, and a phase its own
+                            // arrive is in (a wait of a thread with no
+                            // arrive there may take any completed phase,
+                            // and a later one is a choice it may not have
+                            // yet).
                             BarrierOp::Wait(_)
-                                if c.phase.is_some()
-                                    && choices.iter().filter(|x| x.thread == c.thread).count() == 1 =>
+                                if choices.iter().filter(|x| x.thread == c.thread).count() == 1
+                                    && c.phase.is_some_and(|i| self.arrived_in_done(s, t, b, i as usize)) =>
                             {
                                 if self.end_commutes(s, t) {
                                     return Some(c);
@@ -333,6 +338,16 @@ impl System<'_> {
             }
         }
         None
+    }
+
+    /// Whether completed phase `i` of barrier `b` (an index into `done`)
+    /// holds an arrive of thread `t`.
+    fn arrived_in_done(&self, s: &State, t: usize, b: usize, i: usize) -> bool {
+        s.bars[b].done.get(i).is_some_and(|ph| {
+            ph.members.iter().any(|&(u, po)| {
+                u as usize == t && matches!(s.hist[t].get(po as usize).map(|e| &e.kind), Some(HKind::Arrive(..)))
+            })
+        })
     }
 
     /// Whether thread `t`'s end, if the local steps after its next
