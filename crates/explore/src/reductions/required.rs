@@ -135,7 +135,7 @@
 
 use crate::semantics::System;
 use crate::state::Choice;
-use crate::state::{HKind, State, Status};
+use crate::state::{State, Status};
 use bc_graph::*;
 use std::collections::HashMap;
 
@@ -343,11 +343,7 @@ impl System<'_> {
     /// Whether completed phase `i` of barrier `b` (an index into `done`)
     /// holds an arrive of thread `t`.
     fn arrived_in_done(&self, s: &State, t: usize, b: usize, i: usize) -> bool {
-        s.bars[b].done.get(i).is_some_and(|ph| {
-            ph.members.iter().any(|&(u, po)| {
-                u as usize == t && matches!(s.hist[t].get(po as usize).map(|e| &e.kind), Some(HKind::Arrive(..)))
-            })
-        })
+        (s.bars[b].done.get(i)).is_some_and(|ph| Self::arrivers(s, ph).any(|u| u == t))
     }
 
     /// Whether thread `t`'s end, if the local steps after its next
@@ -419,12 +415,9 @@ impl System<'_> {
     /// one short of its count.
     fn pending(&self, s: &State, b: usize) -> Option<u64> {
         let bar = &s.bars[b];
-        if let Some(k) = self.an.thread_counted[b] {
-            return (bar.init && !bar.invalid && bar.pending_drop == 0 && bar.arrived < k)
-                .then(|| (k - bar.arrived) as u64);
-        }
-        (bar.init && !bar.invalid && bar.pending_drop == 0 && bar.arrived < bar.expected)
-            .then(|| (bar.expected - bar.arrived) as u64)
+        let needed = self.an.thread_counted[b].unwrap_or(bar.expected);
+        (bar.init && !bar.invalid && bar.pending_drop == 0 && bar.arrived < needed)
+            .then(|| (needed - bar.arrived) as u64)
     }
 
     /// Whether barrier `b` is phase-counted or thread-counted.
@@ -492,15 +485,8 @@ impl System<'_> {
         let nt = s.threads.len();
         let in_open = |c: usize| {
             let mut v = vec![false; nt];
-            if let Some(ph) = &s.bars[c].open {
-                for &(u, po) in ph.members.iter() {
-                    if matches!(
-                        s.hist[u as usize].get(po as usize).map(|e| &e.kind),
-                        Some(HKind::Arrive(..))
-                    ) {
-                        v[u as usize] = true;
-                    }
-                }
+            for u in s.bars[c].open.iter().flat_map(|ph| Self::arrivers(s, ph)) {
+                v[u] = true;
             }
             v
         };

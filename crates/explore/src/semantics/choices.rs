@@ -610,10 +610,21 @@ impl System<'_> {
 
     /// Whether thread `t` already arrived in the open phase of barrier `b`.
     pub(crate) fn arrived_in_open(&self, s: &State, t: usize, b: usize) -> bool {
-        s.bars[b].open.as_ref().is_some_and(|ph| {
-            ph.members.iter().any(|&(u, po)| {
-                u as usize == t && matches!(s.hist[t].get(po as usize).map(|e| &e.kind), Some(HKind::Arrive(..)))
-            })
+        s.bars[b]
+            .open
+            .as_ref()
+            .is_some_and(|ph| Self::arrivers(s, ph).any(|u| u == t))
+    }
+
+    /// The threads of phase `ph`'s members that arrived in it (not those
+    /// that only dropped it).
+    pub(crate) fn arrivers<'a>(s: &'a State, ph: &'a Phase) -> impl Iterator<Item = usize> + 'a {
+        ph.members.iter().filter_map(|&(u, po)| {
+            let arrive = matches!(
+                s.hist.get(u as usize).and_then(|h| h.get(po as usize)).map(|e| &e.kind),
+                Some(HKind::Arrive(..))
+            );
+            arrive.then_some(u as usize)
         })
     }
 
