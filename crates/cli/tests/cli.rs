@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bin, corpus, result_files, run, run_in_corpus, scratch_dir, stderr, stdout};
+use common::{bin, corpus, result_files, root, run, run_in, run_in_corpus, scratch_dir, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -603,14 +603,14 @@ fn outcome_dir() -> PathBuf {
 
 #[test]
 fn outcome_text_snapshot() {
-    let o = common::run_in(&outcome_dir(), &["check", "--outcomes", "--no-timing", "-q", "."]);
+    let o = run_in(&outcome_dir(), &["check", "--outcomes", "--no-timing", "-q", "."]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     insta::assert_snapshot!("outcomes_text", stdout(&o));
 }
 
 #[test]
 fn outcome_json_snapshot() {
-    let o = common::run_in(&outcome_dir(), &["check", "--outcomes", "--format", "json", "."]);
+    let o = run_in(&outcome_dir(), &["check", "--outcomes", "--format", "json", "."]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("valid JSON");
     let outcomes: Vec<_> = v["results"]
@@ -933,19 +933,10 @@ fn models_as_json() {
 #[test]
 fn explain_as_json_is_checks_finding() {
     let file = "litmus/amdgpu/race-split-work-between.litmus";
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let o = bin()
-        .current_dir(&root)
-        .args(["explain", file, "--format", "json"])
-        .output()
-        .unwrap();
+    let o = run_in(root(), &["explain", file, "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let one: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let o = bin()
-        .current_dir(&root)
-        .args(["check", file, "--format", "json"])
-        .output()
-        .unwrap();
+    let o = run_in(root(), &["check", file, "--format", "json"]);
     let all: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let r = &all["results"][0];
     assert_eq!(one["schema"], 1);
@@ -959,17 +950,12 @@ fn explain_as_json_is_checks_finding() {
 /// node per DOT node, `po` edges solid and `tbo` edges dashed there).
 #[test]
 fn graph_as_json_matches_the_dot() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let file = "litmus/cuda/syncthreads-basic.litmus";
-    let o = bin()
-        .current_dir(&root)
-        .args(["graph", file, "--format", "json"])
-        .output()
-        .unwrap();
+    let o = run_in(root(), &["graph", file, "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["schema"], 1);
-    let dot = stdout(&bin().current_dir(&root).args(["graph", file]).output().unwrap());
+    let dot = stdout(&run_in(root(), &["graph", file]));
     let nodes = doc["nodes"].as_array().unwrap();
     let edges = doc["edges"].as_array().unwrap();
     assert_eq!(
