@@ -357,18 +357,32 @@ fn endless_program() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(common::proptest_config(300))]
+    #![proptest_config(common::proptest_config_part(150, 0))]
 
     #[test]
     fn reductions_keep_verdicts_with_endless_threads(text in endless_program()) {
-        // Unreduced, a poll loop grows the barrier's history without end
-        // (history compaction is what makes the loop repeat a state), so a
-        // quarter of these programs stop there whatever the limit (15 of
-        // a sample of 64; its exhaustive ones needed at most 6,970 states).
-        // The smaller limit made this test 3.5 times faster (134 s to 38 s
-        // for 300 cases) and loses no comparison in that sample.
-        compare_within(&text, 10_000)?;
+        endless_case(&text)?;
     }
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config_part(150, 1))]
+
+    /// The second half of the endless-thread cases (300 in all).
+    #[test]
+    fn reductions_keep_verdicts_with_endless_threads_part_2(text in endless_program()) {
+        endless_case(&text)?;
+    }
+}
+
+fn endless_case(text: &str) -> Result<(), TestCaseError> {
+    // Unreduced, a poll loop grows the barrier's history without end
+    // (history compaction is what makes the loop repeat a state), so a
+    // quarter of these programs stop there whatever the limit (15 of
+    // a sample of 64; its exhaustive ones needed at most 6,970 states).
+    // The smaller limit made this test 3.5 times faster (134 s to 38 s
+    // for 300 cases) and loses no comparison in that sample.
+    compare_within(text, 10_000)
 }
 
 /// The program of issue 39, which the generator above draws too: T1
@@ -555,10 +569,20 @@ fn block_program() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(common::proptest_config(60))]
+    #![proptest_config(common::proptest_config_part(30, 0))]
 
     #[test]
     fn reductions_keep_multi_block_verdicts(text in block_program()) {
+        compare(&text)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config_part(30, 1))]
+
+    /// The second half of the cases (60 in all).
+    #[test]
+    fn reductions_keep_multi_block_verdicts_part_2(text in block_program()) {
         compare(&text)?;
     }
 }
@@ -902,10 +926,20 @@ fn copy_pipeline_program() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(common::proptest_config(80))]
+    #![proptest_config(common::proptest_config_part(40, 0))]
 
     #[test]
     fn reductions_keep_copy_pipeline_verdicts(text in copy_pipeline_program()) {
+        compare(&text)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config_part(40, 1))]
+
+    /// The second half of the cases (80 in all).
+    #[test]
+    fn reductions_keep_copy_pipeline_verdicts_part_2(text in copy_pipeline_program()) {
         compare(&text)?;
     }
 }

@@ -98,6 +98,19 @@ pub fn proptest_config(default: u32) -> proptest::test_runner::Config {
     config
 }
 
+/// [`proptest_config`] for part `part` of a property split into several
+/// tests of one strategy: each part draws from its own fixed seed, so the
+/// parts together test as many distinct cases as one test of their sum,
+/// and the harness runs them side by side (a long property alone on one
+/// core kept the other idle for a minute).
+pub fn proptest_config_part(default: u32, part: u64) -> proptest::test_runner::Config {
+    let mut config = proptest_config(default);
+    if let proptest::test_runner::RngSeed::Fixed(seed) = config.rng_seed {
+        config.rng_seed = proptest::test_runner::RngSeed::Fixed(seed.wrapping_add(part));
+    }
+    config
+}
+
 /// An nvcc: `BC_NVCC`, else the one `.ci/cuda` installs (pip's, no GPU
 /// needed); `None` when neither works.
 pub fn nvcc() -> Option<PathBuf> {
