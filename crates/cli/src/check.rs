@@ -25,6 +25,9 @@ pub enum Format {
     Sarif,
     /// JUnit XML: one test case per litmus file, for CI test views.
     Junit,
+    /// GitHub Actions workflow commands: an `::error` annotation per
+    /// unexpected finding, missing finding, stopped search or input error.
+    Github,
 }
 
 /// `--fail-fast[=test|run]`.
@@ -373,6 +376,9 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
         }
         Format::Junit => {
             out(&bc_report::junit::to_junit(&reports, run.timing))?;
+        }
+        Format::Github => {
+            out(&bc_report::github::to_github(&reports, changes.as_deref()))?;
         }
     }
     io::stdout().flush()?;

@@ -1,5 +1,6 @@
 //! `check --format sarif` and `--format junit`: the output validates against
-//! the formats' published schemas, and says what the run found.
+//! the formats' published schemas, and says what the run found; `--format
+//! github` annotates what SARIF shows unsuppressed.
 //!
 //! The two published schemas are vendored in `tests/schemas/` (their
 //! origins, licenses and SHA-256 in `tests/schemas/README.md`), so the
@@ -276,6 +277,80 @@ fn sarif_snapshot_of_a_deadlock() {
     validate_sarif(&sarif_validator(), &text, "one test's SARIF");
     let text = text.replace(env!("CARGO_PKG_VERSION"), "VERSION");
     insta::assert_snapshot!("sarif_deadlock", text);
+}
+
+/// `--format github`: one workflow command per result SARIF shows
+/// unsuppressed, at the same place, and nothing for a passing corpus.
+#[test]
+fn github_annotations_are_the_unsuppressed_sarif_results() {
+    let dir = fixtures();
+    let (text, code) = output(&dir, &["check", "--format", "github", "cases"]);
+    assert_eq!(code, 2, "a file does not parse");
+    insta::assert_snapshot!("github_fixtures", text);
+    // The same results, at the same places, as the SARIF log's unsuppressed ones.
+    let (sarif, _) = output(&dir, &["check", "--format", "sarif", "cases"]);
+    let doc: Value = serde_json::from_str(&sarif).unwrap();
+    let shown: Vec<String> = (results(&doc).iter())
+        .filter(|r| r.get("suppressions").is_none())
+        .map(|r| {
+            let loc = &r["locations"][0]["physicalLocation"];
+            format!(
+                "title=barrier-check ({}),file={},line={},col={}",
+                r["ruleId"].as_str().unwrap(),
+                loc["artifactLocation"]["uri"].as_str().unwrap(),
+                loc["region"]["startLine"],
+                loc["region"]["startColumn"],
+            )
+        })
+        .collect();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), shown.len(), "{text}");
+    for (line, want) in lines.iter().zip(&shown) {
+        assert!(line.starts_with(&format!("::error {want},")), "{line}\nwant {want}");
+    }
+    // A passing corpus annotates nothing; a stopped search is an error.
+    let (text, code) = output(root(), &["check", "--format", "github", "litmus/amdgpu"]);
+    assert_eq!((text.as_str(), code), ("", 0));
+    let (text, code) = output(
+        root(),
+        &[
+            "check",
+            "--format",
+            "github",
+            "--max-states",
+            "3",
+            "litmus/amdgpu/deadlock-third-thread.litmus",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert!(
+        text.starts_with(
+            "::error title=barrier-check (search-stopped),file=litmus/amdgpu/deadlock-third-thread.litmus::"
+        ),
+        "{text}"
+    );
+    // Against a baseline, a changed verdict is the annotation (an expected
+    // deadlock the baseline calls ok), and a held baseline prints nothing.
+    let baseline = dir.join("baseline.json");
+    let text = "{\"schema\": 1, \"baseline\": [{\"file\": \"cases/expected.litmus\", \"verdict\": \"ok\"}]}";
+    std::fs::write(&baseline, text).unwrap();
+    let args = [
+        "check",
+        "--format",
+        "github",
+        "--baseline",
+        "baseline.json",
+        "cases/expected.litmus",
+    ];
+    let (text, code) = output(&dir, &args);
+    assert_eq!(code, 1);
+    assert_eq!(
+        text,
+        "::error title=barrier-check (baseline),file=cases/expected.litmus::cases/expected.litmus: baseline \"expected deadlock\": the baseline's verdict is ok, this run's deadlock (first finding: deadlock: stuck forever: T0 at `wait B` (2 steps))\n"
+    );
+    let held = "{\"schema\": 1, \"baseline\": [{\"file\": \"cases/expected.litmus\", \"verdict\": \"deadlock\"}]}";
+    std::fs::write(&baseline, held).unwrap();
+    assert_eq!(output(&dir, &args), (String::new(), 0));
 }
 
 #[test]

@@ -5,6 +5,7 @@
 pub mod baseline;
 pub mod diagnostic;
 pub mod explain;
+pub mod github;
 pub mod junit;
 pub mod sarif;
 pub mod text;

@@ -398,6 +398,55 @@ fn add_report(b: &mut Builder, index: usize, r: &TestReport) {
     }
 }
 
+/// One result as a line-oriented format shows it (`github`): its rule,
+/// message, the file it is in (a path as given, not a URI) and its first
+/// region, the further regions' starts, and whether the test's `expect`
+/// line suppresses it.
+pub(crate) struct Annotation {
+    pub rule: String,
+    pub message: String,
+    pub path: String,
+    /// (start line, start column, end line, end column), 1-based; the end
+    /// column is one past the last character, as SARIF's.
+    pub region: Option<(u32, u32, u32, u32)>,
+    pub also: Vec<(u32, u32)>,
+    pub suppressed: bool,
+}
+
+/// The results of [`to_sarif`], in its order, for the line-oriented
+/// formats: one source of which results exist and where.
+pub(crate) fn annotations(reports: &[TestReport]) -> Vec<Annotation> {
+    let mut b = Builder {
+        rules: BTreeMap::new(),
+        results: Vec::new(),
+    };
+    for (i, r) in reports.iter().enumerate() {
+        add_report(&mut b, i, r);
+    }
+    let regions = |l: &Location| {
+        (l.physical_location.region.as_ref()).map(|r| (r.start_line, r.start_column, r.end_line, r.end_column))
+    };
+    (b.results.into_iter())
+        .map(|res| {
+            let first = res.locations.first();
+            let source = first.map(|l| &reports[l.physical_location.artifact_location.index].source);
+            Annotation {
+                rule: res.rule_id,
+                message: res.message.text,
+                path: source.map_or_else(String::new, |s| {
+                    s.origin.as_ref().map_or(&s.name, |o| &o.source.name).clone()
+                }),
+                region: first.and_then(regions),
+                also: (res.locations.iter().skip(1))
+                    .filter_map(regions)
+                    .map(|(l, c, _, _)| (l, c))
+                    .collect(),
+                suppressed: !res.suppressions.is_empty(),
+            }
+        })
+        .collect()
+}
+
 /// The SARIF log of a check run. `successful`: every file was read and
 /// parsed (the run's exit code is not 2).
 pub fn to_sarif(reports: &[TestReport], tool_version: &str, successful: bool) -> String {
