@@ -11,6 +11,10 @@
 //! included); the generated files also go through `emit cuda`, `explain`
 //! and `--outcomes` in the binary. Left out: `progress` lines.
 
+/// The allocator the shipped binary uses (`src/main.rs`).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 
 use barrier_check::{check_bytes, CheckOptions};

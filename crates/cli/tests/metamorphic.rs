@@ -13,6 +13,10 @@
 //! agree. Most searches must finish (a search that stops at its limit is
 //! not compared).
 
+/// The allocator the shipped binary uses (`src/main.rs`).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use barrier_check::{check_bytes, CheckOptions};
 use bc_explore::{Limits, SearchOptions, Stop};
 use proptest::prelude::*;

@@ -1,6 +1,10 @@
 //! Property test: the whole pipeline (decode, parse, lower, explore) never
 //! panics, whatever the bytes.
 
+/// The allocator the shipped binary uses (`src/main.rs`).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 
 use barrier_check::{check_bytes, CheckOptions};

@@ -4,6 +4,10 @@
 //! error whatever the number of jobs; input at the bound is checked even
 //! on the smallest stack a thread gets.
 
+/// The allocator the shipped binary uses (`src/main.rs`).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod common;
 
 use barrier_check::{check_bytes, CheckOptions};

@@ -86,7 +86,7 @@ impl<'p> Explorer<'p> {
         let node = self
             .graph()
             .then(|| self.node(s, &choices, it.parent, it.via, &mut spin_edges, it.id));
-        let choices = if self.opts.verify_encoding {
+        let choices = if self.verifying() {
             let kept = reductions::persistent(&self.sys, s, choices.clone(), &self.worker.ident);
             reductions::check_independent(&self.sys, s, &kept, &choices);
             kept

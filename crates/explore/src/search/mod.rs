@@ -51,6 +51,14 @@ pub(crate) struct Scratch {
     pub(crate) charged: u64,
 }
 
+/// `verify_encoding`'s costly checks (the whole compaction where nothing
+/// may be forgotten, partial-order reduction's commutation) run on every
+/// state of a search's first `VERIFY_ALL` (every corpus test but a few
+/// dozen of its unreduced runs), then on one state in `VERIFY_EVERY`: on
+/// every state they were two thirds of the corpus test's time.
+pub(crate) const VERIFY_ALL: u32 = 2048;
+pub(crate) const VERIFY_EVERY: u32 = 8;
+
 /// One explorer: the merging thread's, or a worker's (`worker_explorer`).
 /// What it shares with the others (the system, the search tree, the
 /// visited set, the budget) sits behind `Arc`s; what it found is its
@@ -177,6 +185,15 @@ impl<'p> Explorer<'p> {
         w
     }
 
+    /// Whether the costly self-checks of `verify_encoding` run on the
+    /// state being worked on ([`SearchOptions::verify_encoding`]): every
+    /// state of the first [`VERIFY_ALL`] a search numbers, then every
+    /// [`VERIFY_EVERY`]-th. A state's encoding round trip is checked on
+    /// every state.
+    pub(crate) fn verifying(&self) -> bool {
+        self.opts.verify_encoding && (self.key.0 < VERIFY_ALL || self.key.0 % VERIFY_EVERY == 0)
+    }
+
     /// The reductions applied to every new state, in the order
     /// `reductions.rs` states (steps 2-4): the rule checker judges the
     /// history compaction forgets; renames `self.worker.ident` along with
@@ -184,7 +201,7 @@ impl<'p> Explorer<'p> {
     pub(crate) fn normalize(&mut self, s: &mut State) {
         let mut n = reductions::Normalizer::default();
         let budget = (!self.replaying).then_some(&*self.budget);
-        if let Some(c) = n.compact(&self.sys, s, &self.worker.ident, budget, self.opts.verify_encoding) {
+        if let Some(c) = n.compact(&self.sys, s, &self.worker.ident, budget, self.verifying()) {
             // A halted search discards `s`: nothing to judge.
             if self.replaying || self.budget.check().is_none() {
                 self.judge_ordered(&c.exec, Some(c.before), &c.names);

@@ -116,7 +116,10 @@ pub struct SearchOptions {
     /// Testing aid: check that every stored state's compact encoding
     /// decodes back to the state, and that the steps partial-order
     /// reduction leaves for later commute with the ones it takes
-    /// (`reductions/por.rs`, `check_independent`).
+    /// (`reductions/por.rs`, `check_independent`) and compaction forgets
+    /// nothing where it says it cannot. The last two, which cost far more,
+    /// run on every state of a search's first 2,048 and on every eighth
+    /// after (`search/mod.rs`, `VERIFY_ALL`).
     pub verify_encoding: bool,
     /// Collect the outcome set ([`Outcome::outcomes`], `check
     /// --outcomes`); off, the search does no extra work.
