@@ -57,6 +57,7 @@ pub(crate) struct Scratch {
 /// dozen of its unreduced runs), then on one state in `VERIFY_EVERY`: on
 /// every state they were two thirds of the corpus test's time.
 pub(crate) const VERIFY_ALL: u32 = 2048;
+/// A power of two.
 pub(crate) const VERIFY_EVERY: u32 = 8;
 
 /// One explorer: the merging thread's, or a worker's (`worker_explorer`).
@@ -191,7 +192,7 @@ impl<'p> Explorer<'p> {
     /// [`VERIFY_EVERY`]-th. A state's encoding round trip is checked on
     /// every state.
     pub(crate) fn verifying(&self) -> bool {
-        self.opts.verify_encoding && (self.key.0 < VERIFY_ALL || self.key.0 % VERIFY_EVERY == 0)
+        self.opts.verify_encoding && (self.key.0 < VERIFY_ALL || self.key.0 & (VERIFY_EVERY - 1) == 0)
     }
 
     /// The reductions applied to every new state, in the order
