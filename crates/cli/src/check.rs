@@ -87,9 +87,10 @@ pub struct CheckArgs {
     color: ColorChoice,
     #[command(flatten)]
     model: ModelArgs,
-    /// Stop a test's search after this many states (reported as `stop`).
-    #[arg(help_heading = "Limits", long, default_value_t = default_max_states(), value_parser = parse_count)]
-    max_states: u64,
+    /// Stop a test's search after this many states (reported as `stop`)
+    /// [default: 2000000].
+    #[arg(help_heading = "Limits", long, value_name = "MAX_STATES", value_parser = parse_count)]
+    max_states: Option<u64>,
     /// Stop a test's search after this many seconds (reported as `stop`).
     #[arg(help_heading = "Limits", long, value_name = "SECS", value_parser = parse_secs)]
     timeout: Option<Duration>,
@@ -166,6 +167,19 @@ pub struct CheckArgs {
     shard: ShardArg,
     #[command(flatten)]
     kernel: Box<crate::kernels::KernelArgs>,
+    /// Read this configuration file instead of the `barrier-check.toml`
+    /// (or `.barrier-check.toml`) found in the current folder or the
+    /// nearest one above it (docs/litmus.md, "Project configuration").
+    #[arg(
+        help_heading = "Configuration",
+        long,
+        value_name = "PATH",
+        conflicts_with = "isolated"
+    )]
+    config: Option<PathBuf>,
+    /// Read no configuration file: flags and built-in defaults only.
+    #[arg(help_heading = "Configuration", long)]
+    isolated: bool,
 }
 
 impl CheckArgs {
@@ -180,11 +194,20 @@ impl CheckArgs {
             .transpose()
             .map_err(Refusal::Usage)?;
         let model = self.model.load().map_err(Refusal::Usage)?;
+        // The project configuration: its values stand where a flag is not given.
+        let config = match (&self.config, self.isolated) {
+            (_, true) => crate::config::Config::default(),
+            (Some(path), false) => crate::config::load(path).map_err(Refusal::Input)?,
+            (None, false) => match crate::config::discover() {
+                Some(path) => crate::config::load(&path).map_err(Refusal::Input)?,
+                None => crate::config::Config::default(),
+            },
+        };
         let search = Search {
-            max_states: self.max_states,
-            timeout: self.timeout,
-            max_memory_mib: self.max_memory,
-            jobs: jobs_or_cores(self.jobs)?,
+            max_states: (self.max_states.or(config.max_states)).unwrap_or_else(default_max_states),
+            timeout: self.timeout.or(config.timeout),
+            max_memory_mib: self.max_memory.or(config.max_memory),
+            jobs: jobs_or_cores(self.jobs.or(config.jobs))?,
             // SARIF and JUnit have no place for outcomes.
             outcomes: self.outcomes && matches!(self.format, Format::Text | Format::Json),
             no_liveness: self.no_liveness,
@@ -195,8 +218,16 @@ impl CheckArgs {
             no_por: self.no_por,
             fail_fast: self.fail_fast.is_some(),
         };
-        let opts = search.options(model, progress.map_or(ProgressChoice::File, ProgressChoice::Named));
-        let baseline = match &self.baseline {
+        let mut opts = search.options(model, progress.map_or(ProgressChoice::File, ProgressChoice::Named));
+        opts.default_model = config.model;
+        // The configuration's baseline judges a run that names none and
+        // writes none.
+        let baseline_path = match (&self.baseline, &self.write_baseline) {
+            (Some(b), _) => Some(b.clone()),
+            (None, None) => config.baseline,
+            (None, Some(_)) => None,
+        };
+        let baseline = match &baseline_path {
             Some(path) => Some(read_baseline(path).map_err(|e| Refusal::Usage(format!("{}: {e}", path.display())))?),
             None => None,
         };
@@ -215,6 +246,7 @@ impl CheckArgs {
             peak_memory: self.report_peak_memory,
             kernel: self.kernel,
             stop_run_on_failure: self.fail_fast == Some(FailFast::Run),
+            exclude: config.exclude,
         };
         Ok((opts, run))
     }
@@ -265,6 +297,8 @@ struct CheckRun {
     kernel: Box<crate::kernels::KernelArgs>,
     /// `--fail-fast=run`: the first failing test cancels the others.
     stop_run_on_failure: bool,
+    /// What folder walks leave out (the configuration's `exclude`).
+    exclude: crate::config::Exclude,
 }
 
 /// Checks the files side by side and prints their reports: text as each
@@ -280,7 +314,7 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
     } else {
         None
     };
-    let files = match files_of_kinds(&run.paths, run.shard, run.kernel.folder_kinds(), stdin) {
+    let files = match files_of_kinds(&run.paths, run.shard, run.kernel.folder_kinds(), stdin, &run.exclude) {
         Ok(f) => crate::kernels::expand(f, &run.kernel, opts.model.as_ref(), opts.jobs()),
         Err(e) => return usage_error(&e),
     };

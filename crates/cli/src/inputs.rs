@@ -1,6 +1,7 @@
 //! The inputs of a run: walking folders for `*.litmus` files, reading
 //! files under a size cap, and checking the files side by side.
 
+use crate::config::Exclude;
 use barrier_check::{check_bytes, CheckOptions};
 use bc_models::Model;
 use bc_report::TestReport;
@@ -91,15 +92,18 @@ pub enum Input {
 /// entries that cannot be read are listed as [`Input::Unreadable`], and
 /// the rest is still checked.
 pub fn collect(paths: &[PathBuf]) -> Vec<Input> {
-    collect_kinds(paths, &["litmus"])
+    collect_kinds(paths, &["litmus"], &Exclude::default())
 }
 
 /// [`collect`], listing the files of folders whose extension is one of
-/// `exts` (`check` adds `ptx`, and `cu` when asked).
-pub fn collect_kinds(paths: &[PathBuf], exts: &[&str]) -> Vec<Input> {
+/// `exts` (`check` adds `ptx`, and `cu` when asked), leaving out the
+/// files and folders the walk meets that `exclude` names (a path given
+/// here is always listed).
+pub fn collect_kinds(paths: &[PathBuf], exts: &[&str], exclude: &Exclude) -> Vec<Input> {
     use std::collections::HashSet;
     struct Walk<'e> {
         exts: &'e [&'e str],
+        exclude: &'e Exclude,
         dirs: HashSet<PathBuf>,
         files: HashSet<PathBuf>,
         /// Symbolic links met in the walk, followed after it.
@@ -120,6 +124,9 @@ pub fn collect_kinds(paths: &[PathBuf], exts: &[&str]) -> Vec<Input> {
         /// listed; a dangling or looping link is an error only when it is
         /// named like a litmus file.
         fn entry(&mut self, p: &Path) {
+            if self.exclude.excludes(p) {
+                return;
+            }
             let litmus = p.extension().is_some_and(|e| self.exts.iter().any(|x| e == *x));
             match std::fs::metadata(p) {
                 Ok(m) if m.is_dir() => self.dir(p),
@@ -161,6 +168,7 @@ pub fn collect_kinds(paths: &[PathBuf], exts: &[&str]) -> Vec<Input> {
     }
     let mut walk = Walk {
         exts,
+        exclude,
         dirs: HashSet::new(),
         files: HashSet::new(),
         links: Vec::new(),
@@ -186,7 +194,7 @@ pub fn collect_kinds(paths: &[PathBuf], exts: &[&str]) -> Vec<Input> {
 /// The inputs to check: directories expanded and sorted, then this shard's
 /// part (every N-th input from the K-th).
 pub fn files_of(paths: &[PathBuf], shard: Option<(usize, usize)>) -> Result<Vec<Input>, String> {
-    files_of_kinds(paths, shard, &["litmus"], None)
+    files_of_kinds(paths, shard, &["litmus"], None, &Exclude::default())
 }
 
 /// [`files_of`] with folders listing the files of these extensions; a
@@ -197,16 +205,17 @@ pub fn files_of_kinds(
     shard: Option<(usize, usize)>,
     exts: &[&str],
     stdin: Option<Input>,
+    exclude: &Exclude,
 ) -> Result<Vec<Input>, String> {
     let mut files = Vec::new();
     let mut stdin = stdin;
     for run in paths.split_inclusive(|p| p.as_os_str() == "-") {
         let (last, rest) = run.split_last().expect("a run of paths is not empty");
         if last.as_os_str() == "-" {
-            files.extend(collect_kinds(rest, exts));
+            files.extend(collect_kinds(rest, exts, exclude));
             files.extend(stdin.take());
         } else {
-            files.extend(collect_kinds(run, exts));
+            files.extend(collect_kinds(run, exts, exclude));
         }
     }
     if files.is_empty() {

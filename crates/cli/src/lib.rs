@@ -32,6 +32,9 @@ pub enum ProgressChoice {
 pub struct CheckOptions {
     /// A model that overrides the file's `model` line (`--model`, `--model-file`).
     pub model: Option<Model>,
+    /// The model of a file that has no `model` line (`barrier-check.toml`'s
+    /// `model`); [`CheckOptions::model`] wins over it.
+    pub default_model: Option<Model>,
     /// How to search (limits, reductions, jobs).
     pub search: SearchOptions,
     /// Which progress model each check runs under.
@@ -139,9 +142,10 @@ fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestR
     }
     let (lit, diags) = bc_syntax::parse(&report.source.text);
     report.test = lit.name.as_ref().map(|n| n.name.clone());
-    report.model = opts
-        .model
-        .as_ref()
+    // `--model` wins over the file's line, which wins over the project
+    // configuration's default.
+    let model = (opts.model.clone()).or_else(|| lit.model.is_none().then(|| opts.default_model.clone()).flatten());
+    report.model = (model.as_ref())
         .map(|m| m.name.clone())
         .or_else(|| lit.model.as_ref().map(|m| m.name.clone()));
     report.expected = lit.expect.as_ref().map(|e| {
@@ -151,7 +155,7 @@ fn check_bytes_unguarded(name: &str, bytes: &[u8], opts: &CheckOptions) -> TestR
             .collect()
     });
     report.expect_span = lit.expect.as_ref().map(|e| e.span);
-    let result = lower_parsed(&report.source, &lit, diags, opts.model.clone());
+    let result = lower_parsed(&report.source, &lit, diags, model);
     match result {
         Ok(program) => report.outcome = Some(explore_program(program, opts, report.expected.as_ref())),
         Err(mut ds) => {

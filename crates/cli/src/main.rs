@@ -8,6 +8,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod check;
+mod config;
 mod diff;
 mod emit;
 mod explain;

@@ -95,6 +95,7 @@ impl Search {
             },
             progress,
             states: None,
+            default_model: None,
         }
     }
 }

@@ -121,6 +121,9 @@ pub fn usage_error(msg: &str) -> io::Result<ExitCode> {
 /// input the run cannot start without), or a write that failed.
 pub enum Refusal {
     Usage(String),
+    /// An input the run cannot start without that has errors at their
+    /// places (a configuration file): the rendered diagnostics, exit 2.
+    Input(String),
     Output(io::Error),
 }
 
@@ -136,6 +139,10 @@ impl Refusal {
     pub fn report(self) -> io::Result<ExitCode> {
         match self {
             Refusal::Usage(msg) => usage_error(&msg),
+            Refusal::Input(text) => {
+                err(&text)?;
+                Ok(ExitCode::from(2))
+            }
             Refusal::Output(e) => Err(e),
         }
     }

@@ -974,3 +974,123 @@ fn graph_as_json_matches_the_dot() {
         .iter()
         .any(|n| n["statement"] == "__syncthreads" && n["barrier"].is_string()));
 }
+
+/// A project with a `barrier-check.toml` at its root and a `litmus/`
+/// folder: a test without a `model` line, one whose search needs more
+/// than 3 states, and a `wip/` folder of a test that fails.
+fn configured_project(name: &str, config: &str) -> PathBuf {
+    let dir = scratch_dir(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("litmus/wip")).unwrap();
+    std::fs::create_dir_all(dir.join("sub/deeper")).unwrap();
+    std::fs::write(dir.join("barrier-check.toml"), config).unwrap();
+    std::fs::write(
+        dir.join("litmus/no-model.litmus"),
+        "litmus \"no model line\"\nthread T0 { __syncthreads }\nthread T1 { __syncthreads }\nexpect ok\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("litmus/wip/draft.litmus"),
+        "litmus \"draft\"\nmodel amdgpu\nbarrier B = 2\nthread T0 { join B; arrive B; wait B }\nexpect ok\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// `barrier-check.toml`, found in the current folder or above it: its
+/// model serves files without a `model` line, its `exclude` leaves paths
+/// out of folder walks (not paths named on the command line), its limits
+/// stand where no flag is given, and `--isolated` ignores it.
+#[test]
+fn the_project_configuration_gives_defaults_that_flags_override() {
+    let dir = configured_project(
+        "config-project",
+        "# the project's defaults\nmodel = \"cuda-sm80\"\nexclude = [\"wip\"]\nmax-states = 1\n",
+    );
+    let quiet = |cwd: &Path, args: &[&str]| {
+        let o = run_in(cwd, args);
+        (o.status.code(), stdout(&o), stderr(&o))
+    };
+    // Found from a folder below the project's root; `wip/` is left out,
+    // and the search stops at the configured 1 state.
+    let (code, out, _) = quiet(&dir.join("sub/deeper"), &["check", "-q", "../../litmus"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("no-model.litmus") && out.contains("state-limit"), "{out}");
+    assert!(!out.contains("draft"), "{out}");
+    // A flag wins over the file.
+    let (code, out, _) = quiet(&dir, &["check", "-q", "--max-states", "1000", "litmus"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("1 passed") || out.contains("1 test"), "{out}");
+    // A path named on the command line is checked even when excluded.
+    let (code, out, _) = quiet(
+        &dir,
+        &["check", "-q", "--max-states", "1000", "litmus/wip/draft.litmus"],
+    );
+    assert_eq!(code, Some(1), "{out}");
+    // --isolated: no model for the file, and `wip/` is walked again.
+    let (code, _, err) = quiet(&dir, &["check", "-q", "--isolated", "litmus"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no `model` line and no `--model` given"), "{err}");
+    // The configured baseline judges a run that names none and writes
+    // none (paths relative to the file's folder, found from below it).
+    std::fs::write(
+        dir.join("baseline.toml"),
+        "model = \"cuda-sm80\"\nbaseline = \"litmus/b.json\"\n",
+    )
+    .unwrap();
+    let b = "{\"schema\": 1, \"baseline\": [{\"file\": \"../../litmus/no-model.litmus\", \"verdict\": \"deadlock\"}]}";
+    std::fs::write(dir.join("litmus/b.json"), b).unwrap();
+    let args = [
+        "check",
+        "-q",
+        "--config",
+        "../../baseline.toml",
+        "../../litmus/no-model.litmus",
+    ];
+    let (code, out, _) = quiet(&dir.join("sub/deeper"), &args);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("1 verdict(s) differ from the baseline"), "{out}");
+    let mut write = args.to_vec();
+    write.extend(["--write-baseline", "new.json"]);
+    let (code, out, _) = quiet(&dir.join("sub/deeper"), &write);
+    assert_eq!(code, Some(0), "{out}");
+    // --config names another file.
+    std::fs::write(dir.join("other.toml"), "model = \"amdgpu\"\n").unwrap();
+    let (code, _, err) = quiet(
+        &dir,
+        &["check", "-q", "--config", "other.toml", "litmus/no-model.litmus"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("model `amdgpu` does not provide `__syncthreads`"), "{err}");
+}
+
+/// A configuration with errors refuses the run (exit 2) with each error at
+/// its line and column, and a misspelt key names the keys there are.
+#[test]
+fn configuration_errors_are_positioned() {
+    let dir = configured_project("config-errors", "model = \"cuda-sm8\"\nmax-states = 0\n");
+    let o = run_in(&dir, &["check", "litmus"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("barrier-check.toml:1:1: error:") && err.contains("cuda-sm80"),
+        "{err}"
+    );
+    assert!(
+        err.contains("barrier-check.toml:2:1: error: `max-states` needs at least 1"),
+        "{err}"
+    );
+    std::fs::write(
+        dir.join("barrier-check.toml"),
+        "model = \"cuda-sm80\"\nmax_states = 5\n",
+    )
+    .unwrap();
+    let o = run_in(&dir, &["check", "litmus"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("barrier-check.toml:2:1: error: configuration: unknown field `max_states`"),
+        "{err}"
+    );
+    assert!(err.contains("max-states"), "{err}");
+}
