@@ -9,9 +9,8 @@
 //! loom's default preemption bound); the real explorer uses the same
 //! `ChunkQueue`, `drain`, `merge` and `VisitedSet`.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test -p bc-explore --test loom --release`
-//! (`.ci/run` does, in its own target directory).
-#![cfg(loom)]
+//! Run with `cargo test -p bc-explore --features loom --test loom --release`
+//! (`.ci/run` does; the test needs the feature).
 
 use bc_explore::par::{drain, merge, ChunkQueue, SlotRef, VisitedSet};
 use loom::sync::Arc;

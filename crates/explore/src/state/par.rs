@@ -10,14 +10,14 @@
 //! allocation per state) and are reached through plain pointer handles (no
 //! reference count to write when a state is met again); the arenas are
 //! freed only after the search. The loom model tests (`tests/loom.rs`,
-//! `RUSTFLAGS="--cfg loom"`) check that each chunk is claimed exactly once,
+//! `--features loom`) check that each chunk is claimed exactly once,
 //! the merge is in order, and equal keys get one slot, for every
 //! interleaving of small cases.
 
-#[cfg(loom)]
+#[cfg(feature = "loom")]
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use std::ptr::NonNull;
-#[cfg(not(loom))]
+#[cfg(not(feature = "loom"))]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A level's chunks, claimed in increasing order by whichever worker asks.
@@ -67,9 +67,9 @@ pub fn merge<R>(parts: Vec<Vec<(usize, R)>>, chunks: usize) -> Vec<R> {
         .collect()
 }
 
-#[cfg(loom)]
+#[cfg(feature = "loom")]
 use loom::sync::{atomic::AtomicU32, Mutex};
-#[cfg(not(loom))]
+#[cfg(not(feature = "loom"))]
 use std::sync::{atomic::AtomicU32, Mutex};
 
 /// A handle on a visited state's slot: a plain pointer, copied with no
