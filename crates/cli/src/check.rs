@@ -327,7 +327,7 @@ fn check(opts: &CheckOptions, run: &CheckRun) -> io::Result<ExitCode> {
     // Ctrl-C or SIGTERM stops every search where it is (`stop:
     // interrupted`, its findings kept) and the report is printed in full.
     crate::signals::catch_interrupts();
-    let mut counting = opts.counting_into(progress.counter());
+    let mut counting = opts.counting_into(progress.counters());
     counting.search.cancel = Some(&crate::signals::CANCEL);
     let current = progress.current();
     let check_one = |input: &Input, o: &CheckOptions| {

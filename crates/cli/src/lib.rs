@@ -39,8 +39,9 @@ pub struct CheckOptions {
     pub search: SearchOptions,
     /// Which progress model each check runs under.
     pub progress: ProgressChoice,
-    /// Where searches add the states they store (for a progress bar).
-    pub states: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Where searches add the states they store and the kinds they find
+    /// (for a progress bar).
+    pub counters: Option<bc_explore::Counters>,
 }
 
 /// Decodes a file's bytes; invalid UTF-8 is a diagnostic at the first bad byte.
@@ -186,8 +187,8 @@ pub(crate) fn explore_program(
         ProgressChoice::Model => program.progress = program.model.default_progress,
         ProgressChoice::Named(p) => program.progress = p,
     }
-    match &opts.states {
-        Some(c) => bc_explore::explore_counting(&program, search, c.clone()),
+    match &opts.counters {
+        Some(c) => bc_explore::explore_counting(&program, search, c),
         None => bc_explore::explore(&program, search),
     }
 }

@@ -6,8 +6,6 @@
 use crate::{CheckOptions, ProgressChoice};
 use bc_explore::{Limits, Reductions, SearchOptions};
 use bc_models::Model;
-use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// What a command asks of every search, in the command line's terms.
@@ -94,7 +92,7 @@ impl Search {
                 cancel: None,
             },
             progress,
-            states: None,
+            counters: None,
             default_model: None,
         }
     }
@@ -116,9 +114,12 @@ impl CheckOptions {
         }
     }
 
-    /// These options with every search adding the states it stores to
-    /// `states` (for a progress bar).
-    pub fn counting_into(&self, states: Option<Arc<AtomicU64>>) -> CheckOptions {
-        CheckOptions { states, ..self.clone() }
+    /// These options with every search adding the states it stores and
+    /// the kinds it finds to `counters` (for a progress bar).
+    pub fn counting_into(&self, counters: Option<bc_explore::Counters>) -> CheckOptions {
+        CheckOptions {
+            counters,
+            ..self.clone()
+        }
     }
 }

@@ -9,8 +9,9 @@ use std::time::Duration;
 /// output stay exactly as they are).
 pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
-    /// States stored by the searches so far (shown on the bar).
-    states: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// States stored and finding kinds found by the searches so far
+    /// (shown on the bar).
+    counters: bc_explore::Counters,
     /// Tests done that did not pass (a finding their `expect` does not
     /// allow, a stop, an error), and the input checked last started.
     failing: std::sync::Arc<std::sync::atomic::AtomicU64>,
@@ -31,7 +32,7 @@ impl Progress {
     pub fn new(files: usize) -> Progress {
         use std::io::IsTerminal;
         use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-        let states = std::sync::Arc::new(AtomicU64::new(0));
+        let counters = bc_explore::Counters::default();
         let failing = std::sync::Arc::new(AtomicU64::new(0));
         let current = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let bar = std::io::stderr().is_terminal().then(|| {
@@ -46,7 +47,7 @@ impl Progress {
         });
         let ticker = bar.clone().map(|bar| {
             let stop = std::sync::Arc::new(AtomicBool::new(false));
-            let (stop2, states2) = (stop.clone(), states.clone());
+            let (stop2, counters2) = (stop.clone(), counters.clone());
             let (failing2, current2) = (failing.clone(), current.clone());
             let handle = std::thread::spawn(move || {
                 let start = std::time::Instant::now();
@@ -60,8 +61,9 @@ impl Progress {
                     }
                     let now = current2.lock().map(|c| c.clone()).unwrap_or_default();
                     bar.set_message(format!(
-                        "{} states, {} failing; {now}",
-                        states2.load(Ordering::Relaxed),
+                        "{} states, {} findings, {} failing; {now}",
+                        counters2.states.load(Ordering::Relaxed),
+                        counters2.findings.load(Ordering::Relaxed),
                         failing2.load(Ordering::Relaxed)
                     ));
                 }
@@ -70,7 +72,7 @@ impl Progress {
         });
         Progress {
             bar,
-            states,
+            counters,
             failing,
             current,
             ticker,
@@ -80,9 +82,10 @@ impl Progress {
     pub fn current(&self) -> std::sync::Arc<std::sync::Mutex<String>> {
         self.current.clone()
     }
-    /// The counter searches add their stored states to, when a bar may show.
-    pub fn counter(&self) -> Option<std::sync::Arc<std::sync::atomic::AtomicU64>> {
-        self.bar.as_ref().map(|_| self.states.clone())
+    /// The counters searches add their stored states and found kinds to,
+    /// when a bar may show.
+    pub fn counters(&self) -> Option<bc_explore::Counters> {
+        self.bar.as_ref().map(|_| self.counters.clone())
     }
     /// Runs `f` (which prints) with the bar out of the way.
     pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {

@@ -78,11 +78,26 @@ pub fn explore(program: &Program, opts: SearchOptions) -> Outcome {
     Explorer::new(program, opts).run()
 }
 
-/// [`explore`], adding the number of states it stores to `states` as the
-/// search goes (after every batch), for a progress display.
-pub fn explore_counting(program: &Program, opts: SearchOptions, states: std::sync::Arc<AtomicU64>) -> Outcome {
+/// What a search adds to as it goes, for a progress display shared by the
+/// searches of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    /// States stored (after every batch).
+    pub states: std::sync::Arc<AtomicU64>,
+    /// Finding kinds found so far: each search adds one per kind, when a
+    /// worker first finds it (before the witness is shortened, and before
+    /// the fair-cycle analysis that runs after the search).
+    pub findings: std::sync::Arc<AtomicU64>,
+}
+
+/// [`explore`], adding to `counters` as the search goes.
+pub fn explore_counting(program: &Program, opts: SearchOptions, counters: &Counters) -> Outcome {
     let mut e = Explorer::new(program, opts);
-    e.counter = Some(states);
+    e.counter = Some(counters.states.clone());
+    e.kinds = Some(std::sync::Arc::new(search::KindsSeen {
+        seen: std::sync::Mutex::new(std::collections::BTreeSet::new()),
+        findings: counters.findings.clone(),
+    }));
     e.run()
 }
 

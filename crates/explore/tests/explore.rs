@@ -220,12 +220,14 @@ fn many_batches_in_flight_give_the_same_answer_for_any_job_count() {
     }
 }
 
-/// The progress counter ends at the number of stored states.
+/// The progress counters end at the number of stored states, and at one
+/// per finding kind the search found (a deadlock and a race here; two
+/// workers finding the same kind count it once).
 #[test]
-fn the_progress_counter_counts_the_stored_states() {
-    let p = program("litmus \"c\"\nmodel amdgpu\nbarrier B = 3\nthread T0 { join B; arrive B; wait B }\nthread T1 { join B; arrive B; wait B }\nthread T2 { join B; arrive B; wait B }\n");
+fn the_progress_counters_count_the_stored_states_and_the_kinds_found() {
+    let p = program("litmus \"c\"\nmodel amdgpu\nbarrier B = 3\nvar x\nthread T0 { join B; write x; arrive B; wait B }\nthread T1 { join B; write x; arrive B; wait B }\nthread T2 { join B; arrive B; wait B }\nthread T3 { join B; arrive B; wait B }\n");
     for jobs in [1, 2] {
-        let counter = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counters = bc_explore::Counters::default();
         let limits = SearchOptions {
             jobs,
             reductions: Reductions {
@@ -234,10 +236,16 @@ fn the_progress_counter_counts_the_stored_states() {
             },
             ..SearchOptions::default()
         };
-        let o = bc_explore::explore_counting(&p, limits, counter.clone());
+        let o = bc_explore::explore_counting(&p, limits, &counters);
         assert_eq!(
-            counter.load(std::sync::atomic::Ordering::Relaxed),
+            counters.states.load(std::sync::atomic::Ordering::Relaxed),
             o.stats.states,
+            "{jobs} jobs"
+        );
+        assert_eq!(o.findings.len(), 2, "{:?}", o.verdict());
+        assert_eq!(
+            counters.findings.load(std::sync::atomic::Ordering::Relaxed),
+            2,
             "{jobs} jobs"
         );
     }

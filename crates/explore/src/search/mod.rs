@@ -51,6 +51,14 @@ pub(crate) struct Scratch {
     pub(crate) charged: u64,
 }
 
+/// The kinds a search's workers found so far (each worker keeps its own
+/// findings until the search ends), so that a run's count of findings
+/// counts a kind once per search, whichever worker finds it first.
+pub(crate) struct KindsSeen {
+    pub(crate) seen: std::sync::Mutex<std::collections::BTreeSet<bc_syntax::FindingKind>>,
+    pub(crate) findings: std::sync::Arc<AtomicU64>,
+}
+
 /// `verify_encoding`'s costly checks (the whole compaction where nothing
 /// may be forgotten, partial-order reduction's commutation) run on every
 /// state of a search's first `VERIFY_ALL` (every corpus test but a few
@@ -84,6 +92,9 @@ pub(crate) struct Explorer<'p> {
     pub(crate) budget: std::sync::Arc<budget::Budget>,
     /// Where to count stored states for a progress display, if anywhere.
     pub(crate) counter: Option<std::sync::Arc<AtomicU64>>,
+    /// The finding kinds this search's workers found so far, shared by
+    /// them, and the run's count they add to (a progress display).
+    pub(crate) kinds: Option<std::sync::Arc<KindsSeen>>,
     // What it found.
     /// What this explorer found (a worker's findings are absorbed into
     /// the merging thread's).
@@ -161,6 +172,7 @@ impl<'p> Explorer<'p> {
             worker: Worker::new(p.threads.len()),
             sys,
             counter: None,
+            kinds: None,
             #[cfg(test)]
             fault_at: None,
             budget: std::sync::Arc::new(budget::Budget::new(&opts.limits, Instant::now()).cancelled_by(opts.cancel)),
@@ -183,6 +195,7 @@ impl<'p> Explorer<'p> {
             w.fault_at = self.fault_at;
         }
         w.budget = self.budget.clone();
+        w.kinds = self.kinds.clone();
         w
     }
 

@@ -35,6 +35,11 @@ impl<'p> Explorer<'p> {
             self.budget.halt(crate::state::answer::Stop::FailFast);
         }
         if !self.found.findings.contains_key(&f.kind) {
+            if let Some(k) = &self.kinds {
+                if k.seen.lock().is_ok_and(|mut seen| seen.insert(f.kind)) {
+                    k.findings.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
             self.found.keys.insert(f.kind, self.key);
             self.found.findings.insert(f.kind, f);
         }
