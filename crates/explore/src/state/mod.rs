@@ -14,7 +14,7 @@ pub(crate) mod budget;
 pub(crate) mod encode;
 pub(crate) mod jmask;
 pub(crate) mod options;
-pub mod par;
+pub use bc_par as par;
 pub(crate) mod token;
 
 pub use crate::state::jmask::JoinMask;

@@ -9,10 +9,10 @@
 //! loom's default preemption bound); the real explorer uses the same
 //! `ChunkQueue`, `drain`, `merge` and `VisitedSet`.
 //!
-//! Run with `cargo test -p bc-explore --features loom --test loom --release`
+//! Run with `cargo test -p bc-par --features loom --test loom --release`
 //! (`.ci/run` does; the test needs the feature).
 
-use bc_explore::par::{drain, merge, ChunkQueue, SlotRef, VisitedSet};
+use bc_par::{drain, merge, ChunkQueue, SlotRef, VisitedSet};
 use loom::sync::Arc;
 use loom::thread;
 

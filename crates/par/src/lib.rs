@@ -9,8 +9,9 @@
 //! number of jobs. Slots and encodings live in per-shard arenas (no
 //! allocation per state) and are reached through plain pointer handles (no
 //! reference count to write when a state is met again); the arenas are
-//! freed only after the search. The loom model tests (`tests/loom.rs`,
-//! `--features loom`) check that each chunk is claimed exactly once,
+//! freed only after the search. The explorer (`bc-explore`) reaches it as
+//! `state::par`. The loom model tests (`tests/loom.rs`, `--features
+//! loom`) check that each chunk is claimed exactly once,
 //! the merge is in order, and equal keys get one slot, for every
 //! interleaving of small cases.
 
