@@ -298,7 +298,7 @@ struct CheckRun {
     /// `--fail-fast=run`: the first failing test cancels the others.
     stop_run_on_failure: bool,
     /// What folder walks leave out (the configuration's `exclude`).
-    exclude: crate::config::Exclude,
+    exclude: crate::inputs::Exclude,
 }
 
 /// Checks the files side by side and prints their reports: text as each

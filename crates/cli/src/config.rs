@@ -10,9 +10,10 @@
 //! An unknown key, a value of the wrong type or TOML that does not parse
 //! is an input error at its line and column (exit 2), never ignored.
 
+use crate::inputs::{lexical_absolute, Exclude};
 use bc_syntax::{Diagnostic, SourceFile, Span};
 use serde::Deserialize;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The file names looked for, in this order, in each folder.
@@ -49,59 +50,6 @@ pub struct Config {
     pub baseline: Option<PathBuf>,
     /// Paths a folder walk leaves out.
     pub exclude: Exclude,
-}
-
-/// Glob patterns (`*`, `?`, `**`, `[...]`) of paths that a folder walk
-/// leaves out, relative to the configuration's folder. A pattern without
-/// a `/` matches a file or folder name at any depth (as in `.gitignore`);
-/// one with a `/` matches the whole relative path. Paths named on the
-/// command line are always checked.
-#[derive(Debug, Default, Clone)]
-pub struct Exclude {
-    root: PathBuf,
-    patterns: Vec<(glob::Pattern, bool)>,
-}
-
-impl Exclude {
-    /// Whether the walk leaves out `path` (a file or folder it met).
-    pub fn excludes(&self, path: &Path) -> bool {
-        if self.patterns.is_empty() {
-            return false;
-        }
-        let abs = lexical_absolute(path);
-        let Ok(rel) = abs.strip_prefix(&self.root) else {
-            return false;
-        };
-        let options = glob::MatchOptions {
-            require_literal_separator: true,
-            ..Default::default()
-        };
-        let name = rel.file_name().map(Path::new);
-        self.patterns.iter().any(|(p, anywhere)| {
-            p.matches_path_with(rel, options) || (*anywhere && name.is_some_and(|n| p.matches_path_with(n, options)))
-        })
-    }
-}
-
-/// `path` made absolute against the current folder, `.` and `..` taken
-/// out without following links (a walked path need not resolve).
-fn lexical_absolute(path: &Path) -> PathBuf {
-    let base = if path.is_absolute() {
-        PathBuf::new()
-    } else {
-        std::env::current_dir().unwrap_or_default()
-    };
-    let mut out = PathBuf::new();
-    for c in base.join(path).components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The configuration file for a run from the current folder: the first of
@@ -169,7 +117,7 @@ pub fn load(path: &Path) -> Result<Config, String> {
             )),
         }
     }
-    config.exclude = Exclude { root, patterns };
+    config.exclude = Exclude::new(root, patterns);
     if errors.is_empty() {
         Ok(config)
     } else {
@@ -199,13 +147,13 @@ mod tests {
     #[test]
     fn exclude_matches_names_anywhere_and_paths_from_the_root() {
         let root = PathBuf::from("/p");
-        let ex = Exclude {
-            root: root.clone(),
-            patterns: ["wip", "litmus/slow/*.litmus", "*-draft.litmus"]
+        let ex = Exclude::new(
+            root,
+            ["wip", "litmus/slow/*.litmus", "*-draft.litmus"]
                 .iter()
                 .map(|p| (glob::Pattern::new(p).unwrap(), !p.contains('/')))
                 .collect(),
-        };
+        );
         assert!(ex.excludes(Path::new("/p/litmus/wip")));
         assert!(ex.excludes(Path::new("/p/a/b/wip")));
         assert!(ex.excludes(Path::new("/p/litmus/slow/x.litmus")));

@@ -1,12 +1,11 @@
 //! The inputs of a run: walking folders for `*.litmus` files, reading
 //! files under a size cap, and checking the files side by side.
 
-use crate::config::Exclude;
 use barrier_check::{check_bytes, CheckOptions};
 use bc_models::Model;
 use bc_report::TestReport;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// Input size caps (docs/reliability.md): a larger input is an error, read
 /// no further than one byte past the cap.
@@ -254,4 +253,64 @@ pub fn check_files(
     each: impl FnMut(&TestReport) -> io::Result<()>,
 ) -> io::Result<Vec<TestReport>> {
     barrier_check::check_all(files, opts, check_file, each)
+}
+
+/// Glob patterns (`*`, `?`, `**`, `[...]`) of paths that a folder walk
+/// leaves out, relative to a folder (the project configuration's,
+/// `config.rs`, where they are read). A pattern without
+/// a `/` matches a file or folder name at any depth (as in `.gitignore`);
+/// one with a `/` matches the whole relative path. Paths named on the
+/// command line are always checked.
+#[derive(Debug, Default, Clone)]
+pub struct Exclude {
+    root: PathBuf,
+    patterns: Vec<(glob::Pattern, bool)>,
+}
+
+impl Exclude {
+    /// Patterns relative to `root`, each with whether it has no `/` (and
+    /// so matches a name at any depth).
+    pub fn new(root: PathBuf, patterns: Vec<(glob::Pattern, bool)>) -> Exclude {
+        Exclude { root, patterns }
+    }
+
+    /// Whether the walk leaves out `path` (a file or folder it met).
+    pub fn excludes(&self, path: &Path) -> bool {
+        if self.patterns.is_empty() {
+            return false;
+        }
+        let abs = lexical_absolute(path);
+        let Ok(rel) = abs.strip_prefix(&self.root) else {
+            return false;
+        };
+        let options = glob::MatchOptions {
+            require_literal_separator: true,
+            ..Default::default()
+        };
+        let name = rel.file_name().map(Path::new);
+        self.patterns.iter().any(|(p, anywhere)| {
+            p.matches_path_with(rel, options) || (*anywhere && name.is_some_and(|n| p.matches_path_with(n, options)))
+        })
+    }
+}
+
+/// `path` made absolute against the current folder, `.` and `..` taken
+/// out without following links (a walked path need not resolve).
+pub fn lexical_absolute(path: &Path) -> PathBuf {
+    let base = if path.is_absolute() {
+        PathBuf::new()
+    } else {
+        std::env::current_dir().unwrap_or_default()
+    };
+    let mut out = PathBuf::new();
+    for c in base.join(path).components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
