@@ -207,7 +207,12 @@ pub fn uri_of(path: &str) -> String {
 /// The file a report's locations are in: its source, or the file that
 /// source was generated from.
 fn artifact_uri(source: &SourceFile) -> String {
-    uri_of(source.origin.as_ref().map_or(&source.name, |o| &o.source.name))
+    uri_of(artifact_path(source))
+}
+
+/// The path of the file a report's locations are in, as given (not a URI).
+fn artifact_path(source: &SourceFile) -> &str {
+    source.origin.as_ref().map_or(&source.name, |o| &o.source.name)
 }
 
 /// The region of the origin's line that generated-text span `span` stands
@@ -252,6 +257,18 @@ struct Builder {
 }
 
 impl Builder {
+    /// The results of every report, in order.
+    fn of(reports: &[TestReport]) -> Builder {
+        let mut b = Builder {
+            rules: BTreeMap::new(),
+            results: Vec::new(),
+        };
+        for (i, r) in reports.iter().enumerate() {
+            add_report(&mut b, i, r);
+        }
+        b
+    }
+
     /// A location in `source`, or where `source` was generated from a file
     /// (nvcc's PTX of a `.cu`), in that file: the line the span stands for,
     /// or the whole file where it stands for none.
@@ -416,13 +433,7 @@ pub(crate) struct Annotation {
 /// The results of [`to_sarif`], in its order, for the line-oriented
 /// formats: one source of which results exist and where.
 pub(crate) fn annotations(reports: &[TestReport]) -> Vec<Annotation> {
-    let mut b = Builder {
-        rules: BTreeMap::new(),
-        results: Vec::new(),
-    };
-    for (i, r) in reports.iter().enumerate() {
-        add_report(&mut b, i, r);
-    }
+    let b = Builder::of(reports);
     let regions = |l: &Location| {
         (l.physical_location.region.as_ref()).map(|r| (r.start_line, r.start_column, r.end_line, r.end_column))
     };
@@ -433,9 +444,7 @@ pub(crate) fn annotations(reports: &[TestReport]) -> Vec<Annotation> {
             Annotation {
                 rule: res.rule_id,
                 message: res.message.text,
-                path: source.map_or_else(String::new, |s| {
-                    s.origin.as_ref().map_or(&s.name, |o| &o.source.name).clone()
-                }),
+                path: source.map_or_else(String::new, |s| artifact_path(s).to_string()),
                 region: first.and_then(regions),
                 also: (res.locations.iter().skip(1))
                     .filter_map(regions)
@@ -450,13 +459,7 @@ pub(crate) fn annotations(reports: &[TestReport]) -> Vec<Annotation> {
 /// The SARIF log of a check run. `successful`: every file was read and
 /// parsed (the run's exit code is not 2).
 pub fn to_sarif(reports: &[TestReport], tool_version: &str, successful: bool) -> String {
-    let mut b = Builder {
-        rules: BTreeMap::new(),
-        results: Vec::new(),
-    };
-    for (i, r) in reports.iter().enumerate() {
-        add_report(&mut b, i, r);
-    }
+    let b = Builder::of(reports);
     let index: BTreeMap<&String, usize> = b.rules.keys().enumerate().map(|(i, k)| (k, i)).collect();
     let results = b
         .results
