@@ -61,9 +61,10 @@ pub(crate) struct KindsSeen {
 
 /// `verify_encoding`'s costly checks (the whole compaction where nothing
 /// may be forgotten, partial-order reduction's commutation) run on every
-/// state of a search's first `VERIFY_ALL` (every corpus test but a few
-/// dozen of its unreduced runs), then on one state in `VERIFY_EVERY`: on
-/// every state they were two thirds of the corpus test's time.
+/// state of a search's first `VERIFY_ALL`, then on one state in
+/// `VERIFY_EVERY`: on every state they were two thirds of the corpus
+/// test's time. Of the corpus test's 3,522 runs with one or all
+/// reductions off, 111 store more states than that (session 28).
 pub(crate) const VERIFY_ALL: u32 = 2048;
 /// A power of two.
 pub(crate) const VERIFY_EVERY: u32 = 8;
