@@ -112,11 +112,14 @@ impl KernelFlags {
 /// The jobs of one module: one per entry (or the one `--entry` names), or
 /// the report of a module that cannot be checked. `file` names the tests
 /// (`file::entry`); `header` gives the expectations, whose spans are
-/// kept when `spans_in_source` (the header is in this source).
+/// kept when `spans_in_source` (the header is in this source), and each
+/// entry's own flags (`// barrier-check NAME: FLAGS`), which apply over
+/// the file's `flags` and under the command line's `cli`.
 pub fn kernel_jobs(
     source: SourceFile,
     file: &str,
     flags: &KernelFlags,
+    cli: &KernelFlags,
     model: Option<bc_models::Model>,
     header: &bc_ptx::Header,
     spans_in_source: bool,
@@ -127,19 +130,41 @@ pub fn kernel_jobs(
         bc_report::diagnostic::cap(&mut diags);
         return Err(module_error(source, file, diags));
     }
-    let named = flags.model.as_deref().map(bc_models::lookup).transpose();
-    let model = match (model, named) {
-        (Some(m), _) => m,
-        (None, Err(e)) => return Err(module_error(source, file, vec![Diagnostic::file_error(e)])),
-        (None, Ok(Some(m))) => m,
-        (None, Ok(None)) => {
-            match bc_ptx::model_for_target(&module).and_then(|n| bc_models::lookup(n).map_err(Diagnostic::file_error)) {
-                Ok(m) => m,
-                Err(d) => return Err(module_error(source, file, vec![d])),
-            }
+    let all = bc_ptx::entries(&module);
+    // Each entry's own header line: it names an entry and sets its launch
+    // or model only (the file is compiled once, for one architecture).
+    let mut errors = Vec::new();
+    let at = |span: Span, m: String| {
+        if spans_in_source {
+            Diagnostic::error(span, m)
+        } else {
+            Diagnostic::file_error(m)
         }
     };
-    let all = bc_ptx::entries(&module);
+    for (name, args, span) in &header.entry_args {
+        if !all.iter().any(|e| bc_ptx::entry_matches(e, name)) {
+            errors.push(at(
+                *span,
+                format!("`// barrier-check {name}:` names no entry of this module"),
+            ));
+        }
+        match KernelFlags::parse(args) {
+            Ok(f) if f.entry.is_some() || f.arch.is_some() => errors.push(at(
+                *span,
+                format!("`// barrier-check {name}:` sets `--entry` or `--arch`, which are the file's (give them in `// barrier-check:`)"),
+            )),
+            Ok(_) => {}
+            Err(e) => errors.push(at(*span, format!("in the `// barrier-check {name}:` header: {e}"))),
+        }
+    }
+    for (name, _, span) in &header.expect_entry {
+        if !all.iter().any(|e| bc_ptx::entry_matches(e, name)) {
+            errors.push(at(*span, format!("`// expect {name}:` names no entry of this module")));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(module_error(source, file, errors));
+    }
     let chosen: Vec<&str> = match &flags.entry {
         Some(e) => all.iter().copied().filter(|n| bc_ptx::entry_matches(n, e)).collect(),
         None => all.clone(),
@@ -154,25 +179,40 @@ pub fn kernel_jobs(
         };
         return Err(module_error(source, file, vec![Diagnostic::file_error(why)]));
     }
+    let target = bc_ptx::model_for_target(&module);
+    let mut jobs = Vec::new();
     let source = Arc::new(source);
-    Ok(chosen
-        .into_iter()
-        .map(|e| {
-            // The source name when it is unique among the entries.
-            let short = bc_ptx::short_name(e);
-            let unique = all.iter().filter(|n| bc_ptx::short_name(n) == short).count() == 1;
-            let expected = header.expect_of(e);
-            KernelJob {
-                source: source.clone(),
-                entry: e.to_string(),
-                test: format!("{file}::{}", if unique { short } else { e }),
-                launch: flags.launch(),
-                model: Some(model.clone()),
-                expected: expected.as_ref().map(|(k, _)| k.clone()),
-                expect_span: expected.filter(|_| spans_in_source).map(|(_, s)| s),
-            }
-        })
-        .collect())
+    for e in chosen {
+        let own = KernelFlags::parse(&header.args_of(e)).unwrap_or_default();
+        let flags = flags.merged(&own).merged(cli);
+        let named = flags.model.as_deref().map(bc_models::lookup).transpose();
+        let model = match (&model, named) {
+            (Some(m), _) => m.clone(),
+            (None, Err(e)) => return Err(module_error((*source).clone(), file, vec![Diagnostic::file_error(e)])),
+            (None, Ok(Some(m))) => m,
+            (None, Ok(None)) => match target
+                .clone()
+                .and_then(|n| bc_models::lookup(n).map_err(Diagnostic::file_error))
+            {
+                Ok(m) => m,
+                Err(d) => return Err(module_error((*source).clone(), file, vec![d])),
+            },
+        };
+        // The source name when it is unique among the entries.
+        let short = bc_ptx::short_name(e);
+        let unique = all.iter().filter(|n| bc_ptx::short_name(n) == short).count() == 1;
+        let expected = header.expect_of(e);
+        jobs.push(KernelJob {
+            source: source.clone(),
+            entry: e.to_string(),
+            test: format!("{file}::{}", if unique { &*short } else { e }),
+            launch: flags.launch(),
+            model: Some(model),
+            expected: expected.as_ref().map(|(k, _)| k.clone()),
+            expect_span: expected.filter(|_| spans_in_source).map(|(_, s)| s),
+        });
+    }
+    Ok(jobs)
 }
 
 /// The report of a module that cannot be checked, named after its file.

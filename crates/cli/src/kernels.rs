@@ -164,7 +164,7 @@ fn kernel_inputs(path: &Path, cli: &KernelFlags, model: Option<&bc_models::Model
     } else {
         own
     };
-    match kernel_jobs(source, &file, &flags, model.cloned(), &header, !cu) {
+    match kernel_jobs(source, &file, &flags, cli, model.cloned(), &header, !cu) {
         Ok(jobs) => jobs.into_iter().map(|j| Input::Kernel(Box::new(j))).collect(),
         Err(r) => vec![Input::Failed(r)],
     }

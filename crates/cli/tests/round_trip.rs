@@ -163,6 +163,10 @@ fn emitted_kernels_checked_from_ptx_get_their_litmus_verdicts() {
         .output()
         .expect("runs");
     assert_eq!(emit.status.code(), Some(0), "{}", stderr(&emit));
+    // One translation unit per architecture: nvcc's fixed cost (about
+    // 0.65 s a file, parsing the CUDA runtime's headers) is paid twice,
+    // not once per test.
+    let (bundles, tests) = bundle(&dir);
     // The state limit keeps the stops deterministic (the timeout is a
     // guard only); it is above what every `same` row needs (8,191 states
     // at most in session 28), and the four rows that stop stop at 50,000
@@ -170,7 +174,6 @@ fn emitted_kernels_checked_from_ptx_get_their_litmus_verdicts() {
     let check = bin()
         .args([
             "check",
-            "--cu",
             "--format",
             "json",
             "--no-timing",
@@ -181,7 +184,7 @@ fn emitted_kernels_checked_from_ptx_get_their_litmus_verdicts() {
             "--jobs",
             "2",
         ])
-        .arg(&dir)
+        .args(&bundles)
         .env("BC_NVCC", &nvcc)
         .output()
         .expect("runs");
@@ -204,8 +207,16 @@ fn emitted_kernels_checked_from_ptx_get_their_litmus_verdicts() {
     };
     let mut rows: BTreeMap<String, (String, String)> = BTreeMap::new();
     for r in doc["results"].as_array().unwrap() {
-        rows.insert(stem(r["file"].as_str().unwrap()), outcome(r));
+        // `bundle-sm_80.cu::NAMESPACE::KERNEL`: the namespace names the test.
+        let test = r["test"].as_str().unwrap_or_default();
+        let ns = test.split("::").nth(1).unwrap_or(test);
+        let name = tests
+            .get(ns)
+            .cloned()
+            .unwrap_or_else(|| format!("{test} (not an emitted test)"));
+        assert!(rows.insert(name.clone(), outcome(r)).is_none(), "{name}: two results");
     }
+    assert_eq!(rows.len(), tests.len(), "a result for every emitted kernel");
     let mut refused = BTreeMap::new();
     for s in manifest["skipped"].as_array().unwrap() {
         let reason = s["reason"].as_str().unwrap();
@@ -265,4 +276,106 @@ fn emitted_kernels_checked_from_ptx_get_their_litmus_verdicts() {
         table.push_str(&format!("{name}  {reason}\n"));
     }
     insta::assert_snapshot!(table);
+}
+
+/// The emitted kernel-only files of `dir` as one `.cu` file per
+/// architecture (written into `dir`): each file's text in a namespace of
+/// its own (`t_` and its stem), its `#include`s hoisted to the top (the
+/// host-only ones, under `#ifndef BC_KERNEL_ONLY`, left out), its macros
+/// undefined before it, and its header turned into the entry's own lines
+/// (`// barrier-check NS::KERNEL:` without `--arch`, `// expect NS::KERNEL:`).
+/// Returns the bundles and, by namespace, the test stem.
+fn bundle(dir: &std::path::Path) -> (Vec<std::path::PathBuf>, BTreeMap<String, String>) {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+        .collect();
+    files.sort();
+    let mut per_arch: BTreeMap<String, (Vec<String>, String, String)> = BTreeMap::new();
+    let mut tests = BTreeMap::new();
+    let mut includes: Vec<String> = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let ns: String = "t_"
+            .chars()
+            .chain(stem.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }))
+            .collect();
+        assert!(
+            tests.insert(ns.clone(), stem.clone()).is_none(),
+            "{stem}: namespace {ns} taken"
+        );
+        let mut flags: Vec<&str> = Vec::new();
+        let mut arch = None;
+        let mut kinds = "ok";
+        let mut kernel = None;
+        let mut body = String::new();
+        let mut host_only = 0usize;
+        for line in text.lines() {
+            let t = line.trim();
+            if let Some(f) = t.strip_prefix("// barrier-check:") {
+                let mut it = f.split_whitespace();
+                while let Some(a) = it.next() {
+                    if a == "--arch" {
+                        arch = it.next();
+                    } else {
+                        flags.push(a);
+                    }
+                }
+                continue;
+            }
+            if let Some(k) = t.strip_prefix("// expect ") {
+                kinds = k;
+                continue;
+            }
+            if t.starts_with("#if") {
+                if host_only > 0 || t == "#ifndef BC_KERNEL_ONLY" {
+                    host_only += 1;
+                }
+            } else if t.starts_with("#endif") && host_only > 0 {
+                host_only -= 1;
+            }
+            if t.starts_with("#include") {
+                if host_only == 0 && !includes.iter().any(|i| i == t) {
+                    includes.push(t.to_string());
+                }
+                continue;
+            }
+            if let Some(name) = t.strip_prefix("#define ").and_then(|d| d.split_whitespace().next()) {
+                body.push_str(&format!("#undef {name}\n"));
+            }
+            if let Some(rest) = t.strip_prefix("__global__ void") {
+                // `__global__ void [__cluster_dims__(X, Y, Z)] NAME(`.
+                let rest = match rest.trim_start().strip_prefix("__cluster_dims__") {
+                    Some(r) => r.split_once(')').map_or(r, |(_, r)| r),
+                    None => rest,
+                };
+                kernel = rest.trim_start().split('(').next().map(str::to_string);
+            }
+            body.push_str(line);
+            body.push('\n');
+        }
+        let arch = arch
+            .unwrap_or_else(|| panic!("{stem}: no --arch in its header"))
+            .to_string();
+        let kernel = kernel.unwrap_or_else(|| panic!("{stem}: no __global__ function"));
+        let (_, head, text) = per_arch.entry(arch).or_default();
+        head.push_str(&format!(
+            "// barrier-check {ns}::{kernel}: {}\n// expect {ns}::{kernel}: {kinds}\n",
+            flags.join(" ")
+        ));
+        text.push_str(&format!("namespace {ns} {{\n{body}}}\n"));
+    }
+    let mut bundles = Vec::new();
+    for (arch, (_, head, text)) in per_arch {
+        let path = dir.join(format!("bundle-{arch}.cu"));
+        let out = format!(
+            "// barrier-check: --arch {arch}\n{head}#define BC_KERNEL_ONLY\n#define BC_USES_CG\n#define BC_USES_ATOMIC_REF\n{}\n{text}",
+            includes.join("\n")
+        );
+        std::fs::write(&path, out).unwrap();
+        bundles.push(path);
+    }
+    (bundles, tests)
 }

@@ -79,19 +79,31 @@ pub fn parse_param(s: &str) -> Result<(String, i64), String> {
     Ok((n.trim().to_string(), value))
 }
 
-/// What a source file's header comment says: launch flags
-/// (`// barrier-check: --block 64 --param 2=10`) and the expected verdict
-/// of every entry (`// expect deadlock`) or of one (`// expect tile:
-/// race`, by PTX or source name), each with the span of its line.
+/// What a source file's header comment says: launch flags of every
+/// entry (`// barrier-check: --block 64 --param 2=10`) or of one
+/// (`// barrier-check tile: --block 128`), and the expected verdict of
+/// every entry (`// expect deadlock`) or of one (`// expect tile: race`),
+/// one entry named by its PTX or source name; each with the span of its
+/// line.
 #[derive(Clone, Debug, Default)]
 pub struct Header {
     pub args: Vec<String>,
+    /// `// barrier-check NAME: FLAGS` lines: (NAME, FLAGS, line).
+    pub entry_args: Vec<(String, Vec<String>, Span)>,
     pub expect: Option<(BTreeSet<FindingKind>, Span)>,
     pub expect_entry: Vec<(String, BTreeSet<FindingKind>, Span)>,
     pub errors: Vec<Diagnostic>,
 }
 
 impl Header {
+    /// The flags of `entry`'s own `// barrier-check NAME:` lines, in order.
+    pub fn args_of(&self, entry: &str) -> Vec<String> {
+        (self.entry_args.iter())
+            .filter(|(n, _, _)| entry_matches(entry, n))
+            .flat_map(|(_, a, _)| a.iter().cloned())
+            .collect()
+    }
+
     /// The expectation of `entry`: its own line, else the file's.
     pub fn expect_of(&self, entry: &str) -> Option<(BTreeSet<FindingKind>, Span)> {
         self.expect_entry
@@ -117,9 +129,20 @@ pub fn header(text: &str) -> Header {
         let span = Span::new(off, off + t.len());
         if let Some(flags) = c.strip_prefix("barrier-check:") {
             h.args.extend(flags.split_whitespace().map(str::to_string));
+        } else if let Some((name, flags)) = c.strip_prefix("barrier-check ").and_then(|r| {
+            // `NAME:` is one word (a source name may hold `::`).
+            let (word, flags) = r
+                .trim_start()
+                .split_once(char::is_whitespace)
+                .unwrap_or((r.trim_start(), ""));
+            word.strip_suffix(':').filter(|n| !n.is_empty()).map(|n| (n, flags))
+        }) {
+            let flags = flags.split_whitespace().map(str::to_string).collect();
+            h.entry_args.push((name.to_string(), flags, span));
         } else if let Some(kinds) = c.strip_prefix("expect ") {
             // `expect NAME: KINDS` names an entry (kinds have no `:`).
-            let (entry, kinds) = match kinds.split_once(':') {
+            // (a source name may hold `::`: the kinds follow the last `:`).
+            let (entry, kinds) = match kinds.rsplit_once(':') {
                 Some((n, k)) if !n.contains(['(', ',']) => (Some(n.trim().to_string()), k),
                 _ => (None, kinds),
             };
@@ -209,13 +232,34 @@ pub fn entries(m: &Module) -> Vec<&str> {
 }
 
 /// The source name of an Itanium-mangled function (`_Z4tilePfi` ->
-/// `tile`); other names unchanged.
-pub fn short_name(n: &str) -> &str {
-    let Some(rest) = n.strip_prefix("_Z") else { return n };
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    match rest[..digits].parse::<usize>() {
-        Ok(len) if digits > 0 && rest.len() >= digits + len => &rest[digits..digits + len],
-        _ => n,
+/// `tile`; a nested name `_ZN2ns4tileEv` -> `ns::tile`); other names
+/// (and nested names with parts other than plain identifiers, such as
+/// templates) unchanged.
+pub fn short_name(n: &str) -> std::borrow::Cow<'_, str> {
+    let Some(rest) = n.strip_prefix("_Z") else {
+        return n.into();
+    };
+    // `<len><identifier>` at the front of `s`: (identifier, the rest).
+    let ident = |s: &str| -> Option<(usize, usize)> {
+        let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+        let len = s[..digits].parse::<usize>().ok().filter(|_| digits > 0)?;
+        (s.len() >= digits + len).then_some((digits, len))
+    };
+    if let Some(mut s) = rest.strip_prefix('N') {
+        let mut parts = Vec::new();
+        while let Some((d, len)) = ident(s) {
+            parts.push(&s[d..d + len]);
+            s = &s[d + len..];
+        }
+        return if parts.len() >= 2 && s.starts_with('E') {
+            parts.join("::").into()
+        } else {
+            n.into()
+        };
+    }
+    match ident(rest) {
+        Some((d, len)) => rest[d..d + len].into(),
+        None => n.into(),
     }
 }
 

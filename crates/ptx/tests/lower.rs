@@ -316,3 +316,21 @@ fn pruning_keeps_only_locations_that_can_race() {
     launch.every_access = true;
     assert_eq!(names(&launch), vec!["param_0+0", "param_0+4", "s+8", "s+0"]);
 }
+
+/// Source names of mangled entries: plain and nested (namespaced) names;
+/// what is not a plain identifier path stays mangled.
+#[test]
+fn short_names_of_mangled_entries() {
+    for (mangled, short) in [
+        ("_Z4tilePfi", "tile"),
+        ("_ZN2ns3ownEj", "ns::own"),
+        ("_ZN5outer5inner6kernelEv", "outer::inner::kernel"),
+        ("_ZN2ns6kernelILi4EEEvPf", "_ZN2ns6kernelILi4EEEvPf"),
+        ("_Z9", "_Z9"),
+        ("plain", "plain"),
+    ] {
+        assert_eq!(bc_ptx::short_name(mangled), short, "{mangled}");
+    }
+    assert!(bc_ptx::entry_matches("_ZN2ns3ownEj", "ns::own"));
+    assert!(!bc_ptx::entry_matches("_ZN2ns3ownEj", "own"));
+}
