@@ -8,6 +8,43 @@ mod common;
 use common::*;
 use std::time::Instant;
 
+/// The nvcc the kernel corpus's checks run: a wrapper around pip's that
+/// keeps each PTX it wrote for this run of the test binary (keyed by its
+/// arguments and the `.cu` file's text; nvcc's `-o -` output), so the
+/// three checks of `kernels/` (the corpus, pruned and unpruned) compile
+/// each file once. The cache starts empty on every run.
+fn cached_nvcc() -> Option<std::path::PathBuf> {
+    static WRAPPER: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    WRAPPER
+        .get_or_init(|| {
+            let real = nvcc()?;
+            let dir = scratch_dir("kernels-nvcc-cache");
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(dir.join("ptx")).unwrap();
+            let script = dir.join("nvcc");
+            // One compile per key: a second check that wants the same PTX
+            // waits on the first's lock, then reads its file.
+            let text = format!(
+                "#!/bin/sh\n# Test-only: caches nvcc's stdout by arguments and input (kernels.rs).\n\
+                 for last; do :; done\n\
+                 key=$( {{ printf '%s\\n' \"$@\"; cat \"$last\"; }} | sha256sum | cut -c1-40 )\n\
+                 out='{cache}'/ptx/$key.ptx\n\
+                 exec 9>\"$out.lock\"\n\
+                 flock 9 2>/dev/null\n\
+                 if [ -f \"$out\" ]; then exec cat \"$out\"; fi\n\
+                 '{real}' \"$@\" > \"$out.$$\" || {{ rc=$?; rm -f \"$out.$$\"; exit $rc; }}\n\
+                 mv \"$out.$$\" \"$out\" && exec cat \"$out\"\n",
+                cache = dir.display(),
+                real = real.display(),
+            );
+            std::fs::write(&script, text).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+            Some(script)
+        })
+        .clone()
+}
+
 fn kernel_files() -> Vec<String> {
     let mut files: Vec<String> = std::fs::read_dir(root().join("kernels"))
         .expect("kernels/")
@@ -32,7 +69,7 @@ fn every_kernel_has_a_launch_and_an_expectation() {
 
 #[test]
 fn the_kernel_corpus_gets_its_expected_verdicts() {
-    let Some(nvcc) = nvcc() else {
+    let Some(nvcc) = cached_nvcc() else {
         eprintln!(
             "\n*** SKIPPED: no nvcc (BC_NVCC unset and `.ci/cuda` could not install pip's nvidia-cuda-nvcc): the kernels/ corpus was NOT checked ***\n"
         );
@@ -96,7 +133,44 @@ fn a_ptx_module_is_one_test_per_entry() {
 fn folders_yield_ptx_modules() {
     let out = run_in_tests(&["check", "--quiet", "--no-timing", "ptx"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).ends_with("2 passed, 0 failed\n"), "{}", stdout(&out));
+    assert!(stdout(&out).ends_with("4 passed, 0 failed\n"), "{}", stdout(&out));
+}
+
+/// `// barrier-check NAME:` gives one entry its own launch over the
+/// file's (a namespaced kernel named by its source name `ns::own`): the
+/// two entries differ only in their parameter, which decides the race.
+#[test]
+fn each_entry_takes_its_own_launch_line() {
+    let out = run_in_tests(&["check", "--quiet", "--no-timing", "ptx/entry-launches.ptx"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    insta::assert_snapshot!(stdout(&out));
+}
+
+/// Header lines that name no entry, or set what only the file can, are
+/// errors at their lines, all of them at once.
+#[test]
+fn entry_header_lines_are_checked_against_the_module() {
+    let dir = scratch_dir("entry-headers");
+    std::fs::create_dir_all(&dir).unwrap();
+    let good =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ptx/entry-launches.ptx"))
+            .unwrap();
+    let bad = format!(
+        "// barrier-check nosuch: --block 4\n// barrier-check ns::own: --arch sm_90\n// barrier-check ns::neighbour: --frobnicate\n// expect missing: race\n{good}"
+    );
+    let file = dir.join("bad.ptx");
+    std::fs::write(&file, bad).unwrap();
+    let out = run_in(&dir, &["check", "--no-timing", "bad.ptx"]);
+    assert_eq!(out.status.code(), Some(2), "{}{}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    for want in [
+        "bad.ptx:1:1: error: `// barrier-check nosuch:` names no entry of this module",
+        "bad.ptx:2:1: error: `// barrier-check ns::own:` sets `--entry` or `--arch`",
+        "bad.ptx:3:1: error: in the `// barrier-check ns::neighbour:` header: unknown flag `--frobnicate`",
+        "bad.ptx:4:1: error: `// expect missing:` names no entry of this module",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in\n{err}");
+    }
 }
 
 #[test]
@@ -184,7 +258,7 @@ const UNPRUNED_STOPS: &[&str] = &[
 
 #[test]
 fn pruned_and_unpruned_kernels_get_the_same_verdicts() {
-    let Some(nvcc) = nvcc() else {
+    let Some(nvcc) = cached_nvcc() else {
         eprintln!("\n*** SKIPPED: no nvcc: pruning was NOT held against --no-prune ***\n");
         return;
     };
