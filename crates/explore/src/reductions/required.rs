@@ -84,6 +84,43 @@
 //!   tiled sum: 1,057 states, where every order of the first stores
 //!   stopped at the time limit from 16 lanes on).
 //!
+//! **Copy completions.** The completion of a `cp.async` (its agent's
+//! arrive on its own start barrier, `bc_graph::copies`), in any finite
+//! program, is a persistent set on its own. Only three kinds of step
+//! touch that barrier: the issues of the agent's site, which start only
+//! a free agent (`step.rs`: not running, all it did executing before the
+//! issue), and the agent stays running in every run without its
+//! completion, so none of them starts it; the agent's own steps, none of
+//! which comes before the completion; and parity waits for the
+//! completion phase (the issuer's `cp.async.wait_group`/`wait_all`, an
+//! arrive agent's wait for the copies it tracks), which the open
+//! completion phase blocks until the completion enables them. The copy's
+//! read and write are plain accesses, events of its history only (see
+//! above); copy-not-waited judges executes-before at the end. So no step
+//! of another thread depends on when the completion runs, and a
+//! multistage pipeline's copies complete one at a time instead of in
+//! every order against every thread's steps.
+//!
+//! So is the issuer's parity wait on such a start barrier (an
+//! async-group wait: a choice only when it passes), for any copy kind:
+//! it reads the barrier's current phase number, which only the agent's
+//! own arrives (all made once the wait passes: the completion, or a bulk
+//! group's end of reading) and the issuer's next issue on that agent
+//! (the waiting thread's own later step) change, and it adds to the
+//! issuer's history alone. An arrive agent's wait for a copy it tracks
+//! is not: the issuer's next issue may restart the copy's agent.
+//!
+//! And so is a `cp.async` issue that holds no barrier, in a program with
+//! no `cp.async.mbarrier.arrive`: it arrives on the start barrier of a
+//! free agent of the issuer (one not running whose events all execute
+//! before the issuer's latest, which only the issuer's own steps can
+//! bring about: a completion alone leaves the agent busy until the
+//! issuer waits for it), starts it, and runs the agent's first steps (its
+//! wait for the issue's phase, the plain read and write); no other
+//! thread operates on that barrier or reads the issuer's ages. (With
+//! arrive agents, a running one's steps decide which agents an issue may
+//! reuse, so issues stay in every order there.)
+//!
 //! **Thread-counted barriers.** A named barrier whose every arrive is a
 //! thread-counted one of one constant count `K` (`bar.sync ID, K`,
 //! `bar.arrive ID, K`) and whose every wait is plain, with no init, drop or
@@ -255,6 +292,14 @@ impl System<'_> {
             if self.moves_warp_mates(s, t) {
                 continue;
             }
+            // A `cp.async` agent's completion (module text, "Copy
+            // completions").
+            if self.plain_copy_completion(s, t, kind) || self.own_copy_wait(s, t, kind) || self.plain_copy_issue(kind) {
+                if self.end_commutes(s, t) {
+                    return Some(c);
+                }
+                continue;
+            }
             let step = match kind {
                 InstrKind::Barrier { op, sel, .. } if counted => {
                     let Some(b) = self.resolve(s, t, *sel) else { continue };
@@ -338,6 +383,70 @@ impl System<'_> {
             }
         }
         None
+    }
+
+    /// Whether thread `t`'s next step `kind` is the completion of a
+    /// running `cp.async` agent: its arrive on its own start barrier
+    /// (`bc_graph::copies`, "plain").
+    fn plain_copy_completion(&self, s: &State, t: usize, kind: &InstrKind) -> bool {
+        if self.p.threads[t].kind != ThreadKind::Copy || s.threads[t].status != Status::Running {
+            return false;
+        }
+        let InstrKind::Barrier {
+            op: BarrierOp::Arrive(_),
+            sel,
+            ..
+        } = kind
+        else {
+            return false;
+        };
+        let Some(b) = self.resolve(s, t, *sel) else {
+            return false;
+        };
+        self.p.copy_pools.iter().any(|pool| {
+            matches!(self.p.copy_sites[pool.site as usize].kind, CopySite::Plain)
+                && pool
+                    .agents
+                    .iter()
+                    .any(|&(a, start)| a.index() == t && start.index() == b)
+        })
+    }
+
+    /// Whether `kind` is the issue of a `cp.async` that holds no barrier,
+    /// in a program without `cp.async.mbarrier.arrive` (whose running
+    /// agents decide which agents an issue may reuse).
+    fn plain_copy_issue(&self, kind: &InstrKind) -> bool {
+        let InstrKind::CopyIssue { site, hold: None, .. } = kind else {
+            return false;
+        };
+        matches!(self.p.copy_sites[*site as usize].kind, CopySite::Plain)
+            && !(self.p.copy_sites.iter()).any(|c| matches!(c.kind, CopySite::Arrive { .. }))
+    }
+
+    /// Whether thread `t`'s next step `kind` is a parity wait on the start
+    /// barrier of an agent `t` issues to (an async-group wait: it is a
+    /// choice only when it passes).
+    fn own_copy_wait(&self, s: &State, t: usize, kind: &InstrKind) -> bool {
+        let InstrKind::Barrier {
+            op: BarrierOp::Wait(w),
+            sel,
+            ..
+        } = kind
+        else {
+            return false;
+        };
+        if w.parity.is_none() || w.token.is_some() || w.reduce.is_some() || w.poll {
+            return false;
+        }
+        let Some(b) = self.resolve(s, t, *sel) else {
+            return false;
+        };
+        self.p.is_copy_start(BarrierId(b as u32))
+            && self
+                .p
+                .copy_pools
+                .iter()
+                .any(|pool| pool.issuer.index() == t && pool.agents.iter().any(|&(_, start)| start.index() == b))
     }
 
     /// Whether completed phase `i` of barrier `b` (an index into `done`)
@@ -450,7 +559,7 @@ impl System<'_> {
                 let w = match cache.get(&key) {
                     Some(w) => w,
                     None => {
-                        let w = self.walk(s, u, &may_complete, &held, offsets)?;
+                        let w = self.walk(s, u, &may_complete, &held, offsets, frozen)?;
                         cache.entry(key).or_insert(w)
                     }
                 };
@@ -523,17 +632,32 @@ impl System<'_> {
 
     /// Thread `u`'s walk from its pc (module text), with the barriers of
     /// `may_complete` free to complete and the `held` ones held back from
-    /// `offsets` (its place in their phases) on; `None` past the budget.
-    fn walk(&self, s: &State, u: usize, may_complete: &[bool], held: &[Held], offsets: Vec<i64>) -> Option<Walk> {
+    /// `offsets` (its place in their phases) on, in a run where the
+    /// `frozen` threads take no step; `None` past the budget.
+    fn walk(
+        &self,
+        s: &State,
+        u: usize,
+        may_complete: &[bool],
+        held: &[Held],
+        offsets: Vec<i64>,
+        frozen: &[usize],
+    ) -> Option<Walk> {
         let th = &s.threads[u];
         let regs: Vec<Option<i64>> = th.regs.iter().map(|&v| Some(v)).collect();
-        self.walk_from(s, u, th.pc, regs, may_complete, held, offsets)
+        self.walk_from(s, u, th.pc, regs, may_complete, held, offsets, frozen)
     }
 
     /// [`System::walk`] of thread `u` from `pc` with registers `regs`. A
     /// copy issue on the way may start any agent of its site, which runs
     /// from its start with its registers unknown (what the issue sets):
-    /// its walk is added.
+    /// its walk is added. Not a frozen agent's that is running: an issue
+    /// starts only a free agent (`step.rs`: not running, its last event
+    /// executing before the issue), and a running agent that takes no
+    /// step stays running, so no issue of the run starts it again. (Its
+    /// completion would otherwise count as an arrive any issue could
+    /// bring on its start barrier, and a `cp.async`'s completion, which
+    /// only its agent makes, would never be taken alone.)
     #[allow(clippy::too_many_arguments)]
     fn walk_from(
         &self,
@@ -544,6 +668,7 @@ impl System<'_> {
         may_complete: &[bool],
         held: &[Held],
         offsets: Vec<i64>,
+        frozen: &[usize],
     ) -> Option<Walk> {
         let nb = self.p.barriers.len();
         let info = &self.p.threads[u];
@@ -643,9 +768,12 @@ impl System<'_> {
                 }
                 InstrKind::CopyIssue { site, .. } => {
                     for &(a, _) in self.p.copy_agents(ThreadId(u as u32), *site) {
+                        if frozen.contains(&a.index()) && s.threads[a.index()].status == Status::Running {
+                            continue;
+                        }
                         let unknown = vec![None; s.threads[a.index()].regs.len()];
                         let agent = Self::held_offsets(a.index(), held);
-                        out.add(&self.walk_from(s, a.index(), 0, unknown, may_complete, held, agent)?);
+                        out.add(&self.walk_from(s, a.index(), 0, unknown, may_complete, held, agent, frozen)?);
                     }
                     stack.push((next, regs, offsets));
                 }
