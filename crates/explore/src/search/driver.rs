@@ -257,6 +257,7 @@ impl<'p> Explorer<'p> {
             return (why, Search::default(), Vec::new());
         }
         let mut init = State::initial(self.p);
+        self.sys.strip_unread_joins(&mut init);
         for t in 0..self.p.threads.len() {
             if t % 64 == 63 {
                 if let Some(why) = self.budget.check() {

@@ -53,6 +53,7 @@ impl Whole {
         let n = sys.p.threads.len();
         let mut worker = Worker::new(n);
         let mut state = State::initial(sys.p);
+        sys.strip_unread_joins(&mut state);
         for t in 0..n {
             sys.run_local(&mut state, t, &mut worker);
         }
@@ -337,6 +338,7 @@ impl<'p> Explorer<'p> {
         self.whole = Some(Whole::new(&self.sys));
         let run = || {
             let mut s = State::initial(self.p);
+            self.sys.strip_unread_joins(&mut s);
             for t in 0..self.p.threads.len() {
                 self.sys.run_local(&mut s, t, &mut self.worker);
             }

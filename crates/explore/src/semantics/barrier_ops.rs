@@ -506,6 +506,33 @@ impl System<'_> {
         (effect, ph)
     }
 
+    /// Removes from the join masks of `s` (threads' and phases') every
+    /// pair on a barrier whose waits are all parity waits
+    /// (`Analyses::parity_only`): participates-in reads a mask only for a
+    /// token or a plain wait ("Execution Model", barrier-participates-in:
+    /// a parity wait takes the last completed phase), and the phases'
+    /// retirement only there too, so those pairs are never read. Kept,
+    /// they spread through every barrier a thread passes: the start
+    /// barriers of `cp.async` agents (parity waits only), one isolated
+    /// pair each, made a 128-thread pipeline's states 1.6 MB each, nearly
+    /// all of it these pairs. Applied to the initial state; [`System::join`]
+    /// adds none later.
+    pub(crate) fn strip_unread_joins(&self, s: &mut State) {
+        let nt = self.p.threads.len();
+        if !self.an.parity_only.iter().any(|&x| x) {
+            return;
+        }
+        let keep = |b: usize| !self.an.parity_only[b];
+        for th in &mut s.threads {
+            th.jmask.retain_barriers(nt, keep);
+        }
+        for bar in &mut s.bars {
+            for ph in bar.open.iter_mut().chain(bar.done.iter_mut()) {
+                ph.mask.retain_barriers(nt, keep);
+            }
+        }
+    }
+
     /// A join of thread `t` on barrier `b`: later operations of `t` are
     /// executes-after it; nothing else is yet.
     pub(crate) fn join(&self, s: &mut State, t: usize, b: usize) {
@@ -519,7 +546,12 @@ impl System<'_> {
             }
         }
         let th = &mut s.threads[t];
-        th.jmask.set(bit);
+        // Only a token or plain wait reads a join (participates-in's
+        // entitlement): on a barrier with parity waits alone no mask
+        // holds one (`System::strip_unread_joins`).
+        if !self.an.parity_only[b] {
+            th.jmask.set(bit);
+        }
         let me = BarrierId(b as u32);
         let exclusive: Vec<u32> = th
             .joined

@@ -694,8 +694,10 @@ impl System<'_> {
         let mut done = std::mem::take(&mut s.bars[b].done);
         // Only parity waits on `b`: no wait can take a phase but the last.
         let entitled = !self.an.parity_only[b];
+        // Only a thread that names `b` can hold a join on it or wait on it.
+        let named = &self.an.bar_threads[b];
         done.retain(|ph| {
-            (0..nt).any(|u| {
+            named.iter().any(|&u| {
                 s.threads[u].status != Status::Done
                     && !ph.bound.get(u)
                     && ((entitled && ph.mask.get(JoinMask::pair(nt, u, b)))

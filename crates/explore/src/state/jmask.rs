@@ -88,6 +88,32 @@ impl JoinMask {
         }
     }
 
+    /// Keeps only the pairs on barriers `keep` accepts, among `nt` threads
+    /// (a barrier's pairs are consecutive: one pass over the runs, each
+    /// cut at the barriers it spans).
+    pub fn retain_barriers(&mut self, nt: usize, keep: impl Fn(usize) -> bool) {
+        if self.runs.is_empty() || nt == 0 {
+            return;
+        }
+        let nt = nt as u32;
+        let mut out: Vec<(u32, u32)> = Vec::with_capacity(self.runs.len());
+        for &(s, e) in &self.runs {
+            let mut at = s;
+            while at < e {
+                let b = at / nt;
+                let end = e.min((b + 1) * nt);
+                if keep(b as usize) {
+                    match out.last_mut() {
+                        Some(last) if last.1 == at => last.1 = end,
+                        _ => out.push((at, end)),
+                    }
+                }
+                at = end;
+            }
+        }
+        self.runs = out;
+    }
+
     /// Adds every pair of `o`.
     pub fn union_with(&mut self, o: &JoinMask) {
         if o.runs.is_empty() || o.runs == self.runs {
@@ -160,7 +186,7 @@ mod tests {
             let (mut ms, mut os) = (BTreeSet::new(), BTreeSet::new());
             for _ in 0..60 {
                 let i = next(48);
-                match next(5) {
+                match next(6) {
                     0 | 1 => {
                         m.set(i);
                         ms.insert(i);
@@ -173,9 +199,15 @@ mod tests {
                         o.set(i);
                         os.insert(i);
                     }
-                    _ => {
+                    4 => {
                         m.union_with(&o);
                         ms.extend(os.iter().copied());
+                    }
+                    _ => {
+                        // Barriers of 5 threads' pairs; drop those `k` divides.
+                        let k = next(3) as usize + 2;
+                        m.retain_barriers(5, |b| b % k != 0);
+                        ms.retain(|&i| !(i as usize / 5).is_multiple_of(k));
                     }
                 }
                 assert_eq!(m.ones().collect::<BTreeSet<_>>(), ms);

@@ -883,6 +883,13 @@ impl<'p> System<'p> {
                 })
                 .collect();
         }
+        if let Target::Barrier(b) = target {
+            let named = &self.an.bar_threads[b.index()];
+            return (named.iter().copied())
+                .filter(|u| alive.binary_search(u).is_ok())
+                .filter(|&u| self.may_touch(s, u, target))
+                .collect();
+        }
         (alive.iter().copied())
             .filter(|&u| self.may_touch(s, u, target))
             .collect()
