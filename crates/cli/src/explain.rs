@@ -2,7 +2,7 @@
 //! a DOT graph.
 
 use crate::flags::{jobs_or_cores, ModelArgs};
-use crate::inputs::{check_file, Input};
+use crate::inputs::check_file;
 use crate::output::{err, out, Refusal};
 use barrier_check::options::Search;
 use barrier_check::{CheckOptions, ProgressChoice};
@@ -58,21 +58,14 @@ impl ExplainArgs {
             Err(r) => return r.report(),
         };
         // A kernel file is one input per entry: explain needs exactly one.
-        let mut inputs = crate::kernels::expand(
-            vec![Input::File(self.file.clone())],
-            &self.kernel,
-            opts.model.as_ref(),
-            1,
-        );
-        if inputs.len() != 1 {
-            err(&format!(
-                "barrier-check: error: {}: {} entries; pick one with --entry\n",
-                self.file.display(),
-                inputs.len()
-            ))?;
-            return Ok(ExitCode::from(2));
-        }
-        let r = check_file(&inputs.remove(0), &opts);
+        let input = match crate::kernels::one_entry(&self.file, &self.kernel, opts.model.as_ref()) {
+            Ok(i) => i,
+            Err(m) => {
+                err(&format!("barrier-check: error: {m}\n"))?;
+                return Ok(ExitCode::from(2));
+            }
+        };
+        let r = check_file(&input, &opts);
         if r.is_error() {
             err(&bc_report::diagnostic::render_all(&r.source, &r.diagnostics))?;
             return Ok(ExitCode::from(2));

@@ -36,15 +36,14 @@ pub struct GraphArgs {
 impl GraphArgs {
     /// `graph` of one entry of a kernel file.
     fn kernel_graph(&self, model: Option<bc_models::Model>) -> io::Result<ExitCode> {
-        let inputs = crate::kernels::expand(vec![Input::File(self.file.clone())], &self.kernel, model.as_ref(), 1);
-        let [input] = &inputs[..] else {
-            err(&format!(
-                "barrier-check: error: {}: {} entries; pick one with --entry\n",
-                self.file.display(),
-                inputs.len()
-            ))?;
-            return Ok(ExitCode::from(2));
+        let input = match crate::kernels::one_entry(&self.file, &self.kernel, model.as_ref()) {
+            Ok(i) => i,
+            Err(m) => {
+                err(&format!("barrier-check: error: {m}\n"))?;
+                return Ok(ExitCode::from(2));
+            }
         };
+        let input = &input;
         let result = match input {
             Input::Kernel(job) => {
                 barrier_check::kernel::lower_kernel(job, model).map_err(|ds| (job.source.as_ref().clone(), ds))

@@ -114,6 +114,29 @@ pub fn expand(inputs: Vec<Input>, args: &KernelArgs, model: Option<&bc_models::M
     out
 }
 
+/// The one input of `file` for a command that takes one test (`explain`,
+/// `graph`): a kernel file expanded to its entries must have exactly one
+/// (else the message naming them, for `--entry`).
+pub fn one_entry(file: &Path, args: &KernelArgs, model: Option<&bc_models::Model>) -> Result<Input, String> {
+    let mut inputs = expand(vec![Input::File(file.to_path_buf())], args, model, 1);
+    if inputs.len() == 1 {
+        return Ok(inputs.remove(0));
+    }
+    let names: Vec<&str> = (inputs.iter())
+        .filter_map(|i| match i {
+            // `FILE::ENTRY` (a file name holds no `::`).
+            Input::Kernel(job) => Some(job.test.split_once("::").map_or(job.test.as_str(), |(_, e)| e)),
+            _ => None,
+        })
+        .collect();
+    Err(format!(
+        "{}: {} entries ({}); pick one with --entry",
+        file.display(),
+        inputs.len(),
+        names.join(", ")
+    ))
+}
+
 /// The report of a kernel file that cannot be checked, named after it.
 fn failed(source: SourceFile, diags: Vec<Diagnostic>) -> Vec<Input> {
     let mut r = TestReport::bare(source, diags);

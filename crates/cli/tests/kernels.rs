@@ -394,7 +394,7 @@ fn explain_takes_one_entry_of_a_module() {
     let out = run_in_tests(&["explain", "ptx/two-entries.ptx"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("2 entries; pick one with --entry"),
+        stderr(&out).contains("2 entries (exchange, exchange_racy); pick one with --entry"),
         "{}",
         stderr(&out)
     );
@@ -410,4 +410,9 @@ fn graph_takes_one_entry_of_a_module() {
     assert!(dot.contains("bar.sync 0"), "{dot}");
     let out = run_in_tests(&["graph", "ptx/two-entries.ptx"]);
     assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("2 entries (exchange, exchange_racy); pick one with --entry"),
+        "{}",
+        stderr(&out)
+    );
 }
