@@ -133,7 +133,16 @@ pub struct Phase {
     /// arrival's (`None` before one).
     pub count: Option<ArriveCount>,
     /// The instruction site (code, pc) of the first arrival, and whether
-    /// another site of the same code arrived too.
+    /// another site of the same code arrived too. Only compared against
+    /// the first arrival's code, which is exact where a phase's arrivals
+    /// share one code (a kernel's block: its threads run one body; copy
+    /// agents arrive only on barriers of their own). Explicit threads have
+    /// a code each, so sites of two of them are never compared (the
+    /// divergent-barrier reading exempts explicit bodies); one of them
+    /// arriving twice in a phase (itself `arrive-twice`) sets the flag
+    /// only in the orders where it arrived first, which the search also
+    /// explores. A phase mixing a kernel's code with others would need
+    /// the set of sites.
     pub site: Option<(u32, u32)>,
     pub mixed_sites: bool,
     /// A thread's end dropped the barrier in this phase.
