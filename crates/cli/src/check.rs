@@ -167,19 +167,8 @@ pub struct CheckArgs {
     shard: ShardArg,
     #[command(flatten)]
     kernel: Box<crate::kernels::KernelArgs>,
-    /// Read this configuration file instead of the `barrier-check.toml`
-    /// (or `.barrier-check.toml`) found in the current folder or the
-    /// nearest one above it (docs/litmus.md, "Project configuration").
-    #[arg(
-        help_heading = "Configuration",
-        long,
-        value_name = "PATH",
-        conflicts_with = "isolated"
-    )]
-    config: Option<PathBuf>,
-    /// Read no configuration file: flags and built-in defaults only.
-    #[arg(help_heading = "Configuration", long)]
-    isolated: bool,
+    #[command(flatten)]
+    project: crate::config::ConfigArgs,
 }
 
 impl CheckArgs {
@@ -195,14 +184,7 @@ impl CheckArgs {
             .map_err(Refusal::Usage)?;
         let model = self.model.load().map_err(Refusal::Usage)?;
         // The project configuration: its values stand where a flag is not given.
-        let config = match (&self.config, self.isolated) {
-            (_, true) => crate::config::Config::default(),
-            (Some(path), false) => crate::config::load(path).map_err(Refusal::Input)?,
-            (None, false) => match crate::config::discover() {
-                Some(path) => crate::config::load(&path).map_err(Refusal::Input)?,
-                None => crate::config::Config::default(),
-            },
-        };
+        let config = self.project.load().map_err(Refusal::Input)?;
         let search = Search {
             max_states: (self.max_states.or(config.max_states)).unwrap_or_else(default_max_states),
             timeout: self.timeout.or(config.timeout),

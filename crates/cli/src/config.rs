@@ -4,7 +4,8 @@
 //! or `--isolated` ignores them all. It gives `check` defaults that its
 //! flags override: the model of files without a `model` line, the search
 //! limits, the baseline to judge against, and the paths a folder walk
-//! leaves out (docs/litmus.md, "Project configuration").
+//! leaves out (docs/litmus.md, "Project configuration"); `explain` takes
+//! its model and limits, `graph` its model.
 //!
 //! Paths in the file (`baseline`, `exclude`) are relative to its folder.
 //! An unknown key, a value of the wrong type or TOML that does not parse
@@ -50,6 +51,38 @@ pub struct Config {
     pub baseline: Option<PathBuf>,
     /// Paths a folder walk leaves out.
     pub exclude: Exclude,
+}
+
+/// `--config PATH` and `--isolated`, for every command that reads the
+/// project configuration (`check`, `explain`, `graph`).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ConfigArgs {
+    /// Read this configuration file instead of the `barrier-check.toml`
+    /// (or `.barrier-check.toml`) found in the current folder or the
+    /// nearest one above it (docs/litmus.md, "Project configuration").
+    #[arg(
+        help_heading = "Configuration",
+        long,
+        value_name = "PATH",
+        conflicts_with = "isolated"
+    )]
+    config: Option<PathBuf>,
+    /// Read no configuration file: flags and built-in defaults only.
+    #[arg(help_heading = "Configuration", long)]
+    isolated: bool,
+}
+
+impl ConfigArgs {
+    /// The configuration these flags name: the file `--config` gives,
+    /// else the one [`discover`] finds, else none (also with
+    /// `--isolated`). Errors as [`load`]'s.
+    pub fn load(&self) -> Result<Config, String> {
+        match (&self.config, self.isolated) {
+            (_, true) => Ok(Config::default()),
+            (Some(path), false) => load(path),
+            (None, false) => discover().map_or_else(|| Ok(Config::default()), |path| load(&path)),
+        }
+    }
 }
 
 /// The configuration file for a run from the current folder: the first of

@@ -88,7 +88,7 @@ fn emit_cuda(paths: &[PathBuf], dir: &Path, kernel_only: bool, arch: &str) -> io
                 continue;
             }
         };
-        let (source, result) = lower_bytes(&name, &bytes, None);
+        let (source, result) = lower_bytes(&name, &bytes, None, None);
         let prog = match result {
             Ok(p) => p,
             Err(ds) => {

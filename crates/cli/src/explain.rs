@@ -4,7 +4,7 @@
 use crate::flags::{jobs_or_cores, ModelArgs};
 use crate::inputs::check_file;
 use crate::output::{err, out, Refusal};
-use barrier_check::options::Search;
+use barrier_check::options::{default_max_states, Search};
 use barrier_check::{CheckOptions, ProgressChoice};
 use clap::ValueEnum;
 use std::io;
@@ -37,17 +37,27 @@ pub struct ExplainArgs {
     /// entries needs `--entry`.
     #[command(flatten)]
     kernel: Box<crate::kernels::KernelArgs>,
+    #[command(flatten)]
+    project: crate::config::ConfigArgs,
 }
 
 impl ExplainArgs {
-    /// The search options: the explorer's defaults on every core.
+    /// The search options: the project configuration's model and limits
+    /// (docs/litmus.md, "Project configuration"), else the explorer's
+    /// defaults, on every core.
     fn options(&self) -> Result<CheckOptions, Refusal> {
         let model = self.model.load().map_err(Refusal::Usage)?;
+        let config = self.project.load().map_err(Refusal::Input)?;
         let search = Search {
-            jobs: jobs_or_cores(None)?,
+            max_states: config.max_states.unwrap_or_else(default_max_states),
+            timeout: config.timeout,
+            max_memory_mib: config.max_memory,
+            jobs: jobs_or_cores(config.jobs)?,
             ..Search::default()
         };
-        Ok(search.options(model, ProgressChoice::File))
+        let mut opts = search.options(model, ProgressChoice::File);
+        opts.default_model = config.model;
+        Ok(opts)
     }
 
     /// `barrier-check explain FILE`: exit 1 when the file has no such
@@ -94,10 +104,17 @@ impl ExplainArgs {
             },
         };
         let Some(f) = chosen else {
+            // A stopped search is never an answer of `ok`: say where it stopped.
+            let verdict = bc_report::verdict_text(&r.verdict());
+            let verdict = match r.outcome.as_ref().map(|o| o.stop) {
+                Some(stop) if stop != bc_explore::Stop::Exhausted => {
+                    format!("the search stopped: {}; verdict so far: {verdict}", stop.name())
+                }
+                _ => format!("verdict: {verdict}"),
+            };
             err(&format!(
-                "barrier-check: {}: no such finding (verdict: {})\n",
+                "barrier-check: {}: no such finding ({verdict})\n",
                 self.file.display(),
-                bc_report::verdict_text(&r.verdict())
             ))?;
             return Ok(ExitCode::from(1));
         };

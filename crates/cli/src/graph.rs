@@ -31,6 +31,8 @@ pub struct GraphArgs {
     /// entries needs `--entry`.
     #[command(flatten)]
     kernel: Box<crate::kernels::KernelArgs>,
+    #[command(flatten)]
+    project: crate::config::ConfigArgs,
 }
 
 impl GraphArgs {
@@ -90,7 +92,15 @@ impl GraphArgs {
             Ok(b) => b,
             Err(e) => return usage_error(&format!("{}: {e}", file.display())),
         };
-        let (source, result) = lower_bytes(&file.display().to_string(), &bytes, model);
+        // The project configuration's model, for a file with no `model` line.
+        let config = match self.project.load() {
+            Ok(c) => c,
+            Err(e) => {
+                err(&format!("{e}\n"))?;
+                return Ok(ExitCode::from(2));
+            }
+        };
+        let (source, result) = lower_bytes(&file.display().to_string(), &bytes, model, config.model);
         match result {
             Ok(p) => self.print(&p, &source),
             Err(ds) => {

@@ -242,6 +242,7 @@ pub fn lower_bytes(
     name: &str,
     bytes: &[u8],
     model: Option<Model>,
+    default_model: Option<Model>,
 ) -> (SourceFile, Result<bc_graph::Program, Vec<Diagnostic>>) {
     let (source, bad) = decode(name, bytes);
     if let Some(d) = bad {
@@ -249,6 +250,8 @@ pub fn lower_bytes(
     }
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let (lit, diags) = bc_syntax::parse(&source.text);
+        // As `check_bytes`: `model`, else the file's line, else `default_model`.
+        let model = model.or_else(|| lit.model.is_none().then_some(default_model).flatten());
         lower_parsed(&source, &lit, diags, model)
     }));
     let result = result

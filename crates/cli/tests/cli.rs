@@ -997,6 +997,42 @@ fn configured_project(name: &str, config: &str) -> PathBuf {
     dir
 }
 
+/// `explain` and `graph` read the project configuration too: its model
+/// serves a file without a `model` line (and `explain` stops at its
+/// state limit, as `check` does); `--isolated` reads none and
+/// `--config` names one.
+#[test]
+fn explain_and_graph_read_the_project_configuration() {
+    let dir = configured_project("config-explain", "model = \"cuda-sm80\"\n");
+    let deeper = dir.join("sub/deeper");
+    let file = "../../litmus/no-model.litmus";
+    let o = run_in(&deeper, &["explain", file]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("no such finding (verdict: ok)"), "{}", stderr(&o));
+    let o = run_in(&deeper, &["graph", file]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("digraph"), "{}", stdout(&o));
+    for cmd in ["explain", "graph"] {
+        let o = run_in(&deeper, &[cmd, "--isolated", file]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {}", stdout(&o));
+        assert!(stderr(&o).contains("no `model` line"), "{cmd}: {}", stderr(&o));
+    }
+    std::fs::write(dir.join("limit.toml"), "model = \"cuda-sm80\"\nmax-states = 1\n").unwrap();
+    let o = run_in(&deeper, &["explain", "--config", "../../limit.toml", file]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no such finding (the search stopped: state-limit; verdict so far: ok)"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(dir.join("bad.toml"), "modle = 1\n").unwrap();
+    for cmd in ["explain", "graph"] {
+        let o = run_in(&deeper, &[cmd, "--config", "../../bad.toml", file]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        assert!(stderr(&o).contains("bad.toml:1:1"), "{cmd}: {}", stderr(&o));
+    }
+}
+
 /// `barrier-check.toml`, found in the current folder or above it: its
 /// model serves files without a `model` line, its `exclude` leaves paths
 /// out of folder walks (not paths named on the command line), its limits
