@@ -838,8 +838,9 @@ pub struct ProgramIndex {
     copy_performer: Vec<bool>,
     /// Per thread, whether it issues copies (has a copy pool).
     copy_issuer: Vec<bool>,
-    /// Per barrier instance, whether it is a copy agent's start barrier.
-    copy_start: Vec<bool>,
+    /// Per barrier instance that is a copy agent's start barrier, its
+    /// pool (an index into `copy_pools`) and agent.
+    copy_start: Vec<Option<(usize, ThreadId)>>,
     /// The copy pool of each (issuer, site).
     copy_pool: std::collections::HashMap<(u32, u32), usize>,
     /// Per thread, whether it is an agent whose accesses are in the async
@@ -858,7 +859,7 @@ impl ProgramIndex {
             masks_naming: vec![Vec::new(); p.threads.len()],
             copy_performer: vec![false; p.threads.len()],
             copy_issuer: vec![false; p.threads.len()],
-            copy_start: vec![false; p.barriers.len()],
+            copy_start: vec![None; p.barriers.len()],
             copy_pool: Default::default(),
             async_agent: vec![false; p.threads.len()],
             async_loc: vec![false; p.locs.len()],
@@ -883,7 +884,7 @@ impl ProgramIndex {
             let async_proxy = p.copy_sites[c.site as usize].async_proxy;
             for &(a, s) in &c.agents {
                 ix.copy_performer[a.index()] |= performs;
-                ix.copy_start[s.index()] = true;
+                ix.copy_start[s.index()] = Some((i, a));
                 if !async_proxy {
                     continue;
                 }
@@ -1051,7 +1052,11 @@ impl Program {
     }
     /// Whether barrier `b` is the start barrier of a copy agent.
     pub fn is_copy_start(&self, b: BarrierId) -> bool {
-        self.index().copy_start[b.index()]
+        self.index().copy_start[b.index()].is_some()
+    }
+    /// The pool and the agent whose start barrier `b` is, if it is one.
+    pub fn copy_start_owner(&self, b: BarrierId) -> Option<(&CopyPool, ThreadId)> {
+        (self.index().copy_start[b.index()]).map(|(i, a)| (&self.copy_pools[i], a))
     }
     /// Whether thread `t` is an agent that performs copies (of a
     /// `cp.async.bulk`, `memcpy_async` or `cp.async` site; not an arrive

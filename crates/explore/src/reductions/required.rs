@@ -385,6 +385,17 @@ impl System<'_> {
         None
     }
 
+    /// The copy start barrier thread `t`'s next step `kind` operates on:
+    /// the operation, the agent's pool and the agent.
+    fn on_copy_start<'k>(&self, s: &State, t: usize, kind: &'k InstrKind) -> Option<(&'k BarrierOp, &CopyPool, usize)> {
+        let InstrKind::Barrier { op, sel, .. } = kind else {
+            return None;
+        };
+        let b = self.resolve(s, t, *sel)?;
+        let (pool, agent) = self.p.copy_start_owner(BarrierId(b as u32))?;
+        Some((op, pool, agent.index()))
+    }
+
     /// Whether thread `t`'s next step `kind` is the completion of a
     /// running `cp.async` agent: its arrive on its own start barrier
     /// (`bc_graph::copies`, "plain").
@@ -392,23 +403,10 @@ impl System<'_> {
         if self.p.threads[t].kind != ThreadKind::Copy || s.threads[t].status != Status::Running {
             return false;
         }
-        let InstrKind::Barrier {
-            op: BarrierOp::Arrive(_),
-            sel,
-            ..
-        } = kind
-        else {
-            return false;
-        };
-        let Some(b) = self.resolve(s, t, *sel) else {
-            return false;
-        };
-        self.p.copy_pools.iter().any(|pool| {
-            matches!(self.p.copy_sites[pool.site as usize].kind, CopySite::Plain)
-                && pool
-                    .agents
-                    .iter()
-                    .any(|&(a, start)| a.index() == t && start.index() == b)
+        self.on_copy_start(s, t, kind).is_some_and(|(op, pool, agent)| {
+            matches!(op, BarrierOp::Arrive(_))
+                && agent == t
+                && matches!(self.p.copy_sites[pool.site as usize].kind, CopySite::Plain)
         })
     }
 
@@ -427,26 +425,10 @@ impl System<'_> {
     /// barrier of an agent `t` issues to (an async-group wait: it is a
     /// choice only when it passes).
     fn own_copy_wait(&self, s: &State, t: usize, kind: &InstrKind) -> bool {
-        let InstrKind::Barrier {
-            op: BarrierOp::Wait(w),
-            sel,
-            ..
-        } = kind
-        else {
-            return false;
-        };
-        if w.parity.is_none() || w.token.is_some() || w.reduce.is_some() || w.poll {
-            return false;
-        }
-        let Some(b) = self.resolve(s, t, *sel) else {
-            return false;
-        };
-        self.p.is_copy_start(BarrierId(b as u32))
-            && self
-                .p
-                .copy_pools
-                .iter()
-                .any(|pool| pool.issuer.index() == t && pool.agents.iter().any(|&(_, start)| start.index() == b))
+        self.on_copy_start(s, t, kind).is_some_and(|(op, pool, _)| {
+            matches!(op, BarrierOp::Wait(w) if w.parity.is_some() && w.token.is_none() && w.reduce.is_none() && !w.poll)
+                && pool.issuer.index() == t
+        })
     }
 
     /// Whether completed phase `i` of barrier `b` (an index into `done`)
