@@ -870,28 +870,21 @@ impl<'p> System<'p> {
     /// for a plain read (`read`), those that may still write its location
     /// (a read interacts only with writes). Compaction's settled test.
     fn touchers(&self, s: &State, alive: &[usize], target: Target, read: bool) -> Vec<usize> {
-        // Only the threads whose declarations name a location can touch
-        // it (both lists ascend; a location has few such threads, a
-        // kernel hundreds of live ones).
-        if let Target::Loc(l) = target {
-            let named = &self.an.loc_threads[l.index()];
-            return (named.iter().copied())
-                .filter(|u| alive.binary_search(u).is_ok())
-                .filter(|&u| match read {
-                    true => self.may_reach_loc(&self.an.plain_writes, u, s.threads[u].pc as usize, l),
-                    false => self.may_touch(s, u, target),
-                })
-                .collect();
-        }
-        if let Target::Barrier(b) = target {
-            let named = &self.an.bar_threads[b.index()];
-            return (named.iter().copied())
-                .filter(|u| alive.binary_search(u).is_ok())
-                .filter(|&u| self.may_touch(s, u, target))
-                .collect();
-        }
-        (alive.iter().copied())
-            .filter(|&u| self.may_touch(s, u, target))
+        let may = |&u: &usize| match (target, read) {
+            (Target::Loc(l), true) => self.may_reach_loc(&self.an.plain_writes, u, s.threads[u].pc as usize, l),
+            _ => self.may_touch(s, u, target),
+        };
+        // Only the threads whose declarations name a location or a
+        // barrier can touch it (both lists ascend; an object has few such
+        // threads, a kernel hundreds of live ones).
+        let named = match target {
+            Target::Loc(l) => &self.an.loc_threads[l.index()],
+            Target::Barrier(b) => &self.an.bar_threads[b.index()],
+            Target::None => return alive.iter().copied().filter(may).collect(),
+        };
+        (named.iter().copied())
+            .filter(|u| alive.binary_search(u).is_ok())
+            .filter(may)
             .collect()
     }
 }
