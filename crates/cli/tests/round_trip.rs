@@ -292,7 +292,7 @@ fn bundle(dir: &std::path::Path) -> (Vec<std::path::PathBuf>, BTreeMap<String, S
         .filter(|p| p.extension().is_some_and(|e| e == "cu"))
         .collect();
     files.sort();
-    let mut per_arch: BTreeMap<String, (Vec<String>, String, String)> = BTreeMap::new();
+    let mut per_arch: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut tests = BTreeMap::new();
     let mut includes: Vec<String> = Vec::new();
     for f in &files {
@@ -360,7 +360,7 @@ fn bundle(dir: &std::path::Path) -> (Vec<std::path::PathBuf>, BTreeMap<String, S
             .unwrap_or_else(|| panic!("{stem}: no --arch in its header"))
             .to_string();
         let kernel = kernel.unwrap_or_else(|| panic!("{stem}: no __global__ function"));
-        let (_, head, text) = per_arch.entry(arch).or_default();
+        let (head, text) = per_arch.entry(arch).or_default();
         head.push_str(&format!(
             "// barrier-check {ns}::{kernel}: {}\n// expect {ns}::{kernel}: {kinds}\n",
             flags.join(" ")
@@ -368,7 +368,7 @@ fn bundle(dir: &std::path::Path) -> (Vec<std::path::PathBuf>, BTreeMap<String, S
         text.push_str(&format!("namespace {ns} {{\n{body}}}\n"));
     }
     let mut bundles = Vec::new();
-    for (arch, (_, head, text)) in per_arch {
+    for (arch, (head, text)) in per_arch {
         let path = dir.join(format!("bundle-{arch}.cu"));
         let out = format!(
             "// barrier-check: --arch {arch}\n{head}#define BC_KERNEL_ONLY\n#define BC_USES_CG\n#define BC_USES_ATOMIC_REF\n{}\n{text}",
