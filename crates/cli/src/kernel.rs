@@ -114,7 +114,7 @@ impl KernelFlags {
 /// (`file::entry`); `header` gives the expectations, whose spans are
 /// kept when `spans_in_source` (the header is in this source), and each
 /// entry's own flags (`// barrier-check NAME: FLAGS`), which apply over
-/// the file's `flags` and under the command line's `cli`.
+/// the file's header `flags` and under the command line's `cli`.
 pub fn kernel_jobs(
     source: SourceFile,
     file: &str,
@@ -141,6 +141,7 @@ pub fn kernel_jobs(
             Diagnostic::file_error(m)
         }
     };
+    let mut own: Vec<(&str, KernelFlags)> = Vec::new();
     for (name, args, span) in &header.entry_args {
         if !all.iter().any(|e| bc_ptx::entry_matches(e, name)) {
             errors.push(at(
@@ -153,7 +154,7 @@ pub fn kernel_jobs(
                 *span,
                 format!("`// barrier-check {name}:` sets `--entry` or `--arch`, which are the file's (give them in `// barrier-check:`)"),
             )),
-            Ok(_) => {}
+            Ok(f) => own.push((name, f)),
             Err(e) => errors.push(at(*span, format!("in the `// barrier-check {name}:` header: {e}"))),
         }
     }
@@ -165,12 +166,12 @@ pub fn kernel_jobs(
     if !errors.is_empty() {
         return Err(module_error(source, file, errors));
     }
-    let chosen: Vec<&str> = match &flags.entry {
+    let chosen: Vec<&str> = match cli.entry.as_ref().or(flags.entry.as_ref()) {
         Some(e) => all.iter().copied().filter(|n| bc_ptx::entry_matches(n, e)).collect(),
         None => all.clone(),
     };
     if chosen.is_empty() {
-        let why = match &flags.entry {
+        let why = match cli.entry.as_ref().or(flags.entry.as_ref()) {
             Some(e) => format!(
                 "no entry `{e}` in this module (entries: {})",
                 all.iter().map(|n| bc_ptx::short_name(n)).collect::<Vec<_>>().join(", ")
@@ -183,8 +184,8 @@ pub fn kernel_jobs(
     let mut jobs = Vec::new();
     let source = Arc::new(source);
     for e in chosen {
-        let own = KernelFlags::parse(&header.args_of(e)).unwrap_or_default();
-        let flags = flags.merged(&own).merged(cli);
+        let lines = own.iter().filter(|(n, _)| bc_ptx::entry_matches(e, n));
+        let flags = lines.fold(flags.clone(), |f, (_, o)| f.merged(o)).merged(cli);
         let named = flags.model.as_deref().map(bc_models::lookup).transpose();
         let model = match (&model, named) {
             (Some(m), _) => m.clone(),

@@ -157,8 +157,10 @@ fn kernel_inputs(path: &Path, cli: &KernelFlags, model: Option<&bc_models::Model
     if !header.errors.is_empty() {
         return failed(own, header.errors);
     }
+    // The file's header flags; the command line's apply over them (and
+    // over each entry's own, in `kernel_jobs`).
     let flags = match KernelFlags::parse(&header.args) {
-        Ok(f) => f.merged(cli),
+        Ok(f) => f,
         Err(e) => {
             return failed(
                 own,
@@ -173,7 +175,7 @@ fn kernel_inputs(path: &Path, cli: &KernelFlags, model: Option<&bc_models::Model
         .map_or(name.clone(), |f| f.to_string_lossy().into_owned());
     let cu = path.extension().is_some_and(|e| e == "cu");
     let source = if cu {
-        let arch = flags.arch.clone().unwrap_or_else(|| "sm_80".into());
+        let arch = (cli.arch.clone().or_else(|| flags.arch.clone())).unwrap_or_else(|| "sm_80".into());
         match compile(path, &arch) {
             Ok(ptx) => {
                 // Reports that point into files (SARIF) point into the `.cu`.

@@ -96,14 +96,6 @@ pub struct Header {
 }
 
 impl Header {
-    /// The flags of `entry`'s own `// barrier-check NAME:` lines, in order.
-    pub fn args_of(&self, entry: &str) -> Vec<String> {
-        (self.entry_args.iter())
-            .filter(|(n, _, _)| entry_matches(entry, n))
-            .flat_map(|(_, a, _)| a.iter().cloned())
-            .collect()
-    }
-
     /// The expectation of `entry`: its own line, else the file's.
     pub fn expect_of(&self, entry: &str) -> Option<(BTreeSet<FindingKind>, Span)> {
         self.expect_entry
