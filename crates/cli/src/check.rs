@@ -150,6 +150,10 @@ pub struct CheckArgs {
     /// (partial-order reduction).
     #[arg(help_heading = "Reductions", long)]
     no_por: bool,
+    /// Store every state, also one whose reduced choices are a single
+    /// step (chains).
+    #[arg(help_heading = "Reductions", long)]
+    no_chain: bool,
     /// Print the process's peak resident memory to stderr at the end
     /// (for benchmarks).
     #[arg(long, hide = true)]
@@ -198,6 +202,7 @@ impl CheckArgs {
             no_symmetry: self.no_symmetry,
             no_fuse: self.no_fuse,
             no_por: self.no_por,
+            no_chain: self.no_chain,
             fail_fast: self.fail_fast.is_some(),
         };
         let mut opts = search.options(model, progress.map_or(ProgressChoice::File, ProgressChoice::Named));

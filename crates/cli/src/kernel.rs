@@ -291,6 +291,7 @@ fn timed_out_in_lowering(elapsed: std::time::Duration) -> bc_explore::Outcome {
         findings: Vec::new(),
         stats: bc_explore::Stats {
             states: 0,
+            stored: 0,
             executions: 0,
             elapsed,
         },

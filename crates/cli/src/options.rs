@@ -26,13 +26,14 @@ pub struct Search {
     pub fail_fast: bool,
     /// The switches that turn an analysis or a reduction off (the hidden
     /// `--no-liveness`; `--no-compact`, `--no-canonical`, `--no-symmetry`,
-    /// `--no-fuse`, `--no-por`).
+    /// `--no-fuse`, `--no-por`, `--no-chain`).
     pub no_liveness: bool,
     pub no_compact: bool,
     pub no_canonical: bool,
     pub no_symmetry: bool,
     pub no_fuse: bool,
     pub no_por: bool,
+    pub no_chain: bool,
 }
 
 /// `--max-states`' default.
@@ -56,6 +57,7 @@ impl Default for Search {
             no_symmetry: false,
             no_fuse: false,
             no_por: false,
+            no_chain: false,
         }
     }
 }
@@ -80,6 +82,7 @@ impl Search {
                     symmetry: !self.no_symmetry,
                     fuse: !self.no_fuse,
                     por: !self.no_por,
+                    chain: !self.no_chain,
                 },
                 liveness: !self.no_liveness,
                 jobs: self.jobs,

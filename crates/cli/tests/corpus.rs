@@ -119,14 +119,16 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     }
     // Each reduction must leave the verdict alone: history compaction,
     // phase-order canonicalization, symmetry, completed-wait fusion and
-    // partial-order reduction, each switched off alone and all together.
-    for (compact, canonical, symmetry, fuse, por) in [
-        (false, true, true, true, true),
-        (true, false, true, true, true),
-        (true, true, false, true, true),
-        (true, true, true, false, true),
-        (true, true, true, true, false),
-        (false, false, false, false, false),
+    // partial-order reduction and chains, each switched off alone and all
+    // together.
+    for (compact, canonical, symmetry, fuse, por, chain) in [
+        (false, true, true, true, true, true),
+        (true, false, true, true, true, true),
+        (true, true, false, true, true, true),
+        (true, true, true, false, true, true),
+        (true, true, true, true, false, true),
+        (true, true, true, true, true, false),
+        (false, false, false, false, false, false),
     ] {
         let search = bc_explore::SearchOptions {
             reductions: bc_explore::Reductions {
@@ -135,6 +137,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
                 symmetry,
                 fuse,
                 por,
+                chain,
             },
             // Bounds the test's time: without reductions a few files
             // stop at this budget (their verdicts are not compared).
@@ -155,7 +158,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
         // failure here too, not a skipped comparison.
         let Some(f) = checked.outcome else {
             return Err(format!(
-                "compact={compact} canonical={canonical} symmetry={symmetry} fuse={fuse} por={por}: no outcome\n{}",
+                "compact={compact} canonical={canonical} symmetry={symmetry} fuse={fuse} por={por} chain={chain}: no outcome\n{}",
                 bc_report::diagnostic::render_all(&checked.source, &checked.diagnostics)
             )
             .into());
@@ -163,7 +166,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
         {
             if f.stop == bc_explore::Stop::Exhausted && f.verdict() != o.verdict() {
                 return Err(format!(
-                    "compact={compact} canonical={canonical} symmetry={symmetry} fuse={fuse} gives {:?}, the default {:?}",
+                    "compact={compact} canonical={canonical} symmetry={symmetry} fuse={fuse} por={por} chain={chain} gives {:?}, the default {:?}",
                     f.verdict(),
                     o.verdict()
                 )
@@ -174,7 +177,7 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
                 && f.outcomes != o.outcomes
             {
                 return Err(format!(
-                    "compact={compact} canonical={canonical} symmetry={symmetry} fuse={fuse} gives outcomes {:?}, the default {:?}",
+                    "compact={compact} canonical={canonical} symmetry={symmetry} fuse={fuse} por={por} chain={chain} gives outcomes {:?}, the default {:?}",
                     f.outcomes, o.outcomes
                 )
                 .into());

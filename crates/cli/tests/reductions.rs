@@ -99,6 +99,7 @@ fn run_jobs(text: &str, on: bool, jobs: usize, states: u64) -> Option<bc_explore
             symmetry: on,
             fuse: on,
             por: on,
+            chain: on,
         },
         outcomes: true,
         jobs,

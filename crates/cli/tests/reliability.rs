@@ -612,16 +612,18 @@ fn measured(args: &[&str], limit: Duration) -> (Option<i32>, u64, Duration) {
     }
 }
 
-/// A warp-specialized mbarrier pipeline of 256 threads (1 producer warp,
-/// 7 consumer warps, 4 stages, 8 iterations; `shapes/warp_pipeline.rs`):
-/// its states hold histories of thousands of events each, so 128 MiB stop
+/// A warp-specialized mbarrier pipeline of 1,024 threads (1 producer
+/// warp, 31 consumer warps, 4 stages, 8 iterations;
+/// `shapes/warp_pipeline.rs`): its states hold histories of thousands of
+/// events each (compaction keeps about 14,000 by the end), so 128 MiB stop
 /// it, with large states and large transient structures per expansion (it
 /// ran 8 MiB past the bound until mimalloc gave up transparent huge
-/// pages). Issue 16's target table has the same kernel at 96 threads: once
-/// summary edges were reduced that one needs about 60 MiB and 2 s, too
-/// little to reach a limit.
+/// pages, and 200 MiB past it until session 30 charged executes-before's
+/// rows). Until session 30 the kernel had 256 threads; chains
+/// (docs/explorer.md, "Reductions", item 9) decide that one in 1.4 s and
+/// 40 MB, as issue 16's 96-thread version before it.
 fn pipeline_text() -> String {
-    warp_pipeline::warp_pipeline("pipeline", 256, 4, 8)
+    warp_pipeline::warp_pipeline("pipeline", 1024, 4, 8)
 }
 
 /// What a search may hold beyond `--max-memory` (docs/reliability.md,

@@ -79,7 +79,7 @@ fn check_output_validates() {
         "--format",
         "json",
         "--max-states",
-        "3",
+        "2",
         "litmus/amdgpu/phase-three-threads-two-rounds.litmus",
         bad.to_str().unwrap(),
     ]);

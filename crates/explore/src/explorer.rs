@@ -26,6 +26,7 @@ impl Explorer<'_> {
             again.counter = counter;
             return again.run();
         }
+        let visited = search.visited();
         let Search {
             count,
             nodes,
@@ -33,7 +34,7 @@ impl Explorer<'_> {
             graph_bytes,
             ..
         } = search;
-        let states = count as u64;
+        let (states, stored) = (visited, count as u64);
         for w in workers {
             self.found.absorb(w.found);
         }
@@ -46,7 +47,8 @@ impl Explorer<'_> {
         if stop == Stop::Exhausted && self.graph() {
             // The visited set is freed: the search holds its state graph
             // and its tree; the analysis charges what it builds on top.
-            let tree = self.tree.read().expect("tree lock").capacity() as u64 * 16;
+            let entry = std::mem::size_of::<(u32, Option<crate::state::Choice>, crate::search::Chain)>() as u64;
+            let tree = self.tree.read().expect("tree lock").capacity() as u64 * entry;
             self.budget.set_held(graph_bytes + tree);
             if let Err(why) = self.liveness(&nodes, &edges) {
                 stop = why;
@@ -92,6 +94,7 @@ impl Explorer<'_> {
             findings: self.found.findings.into_values().collect(),
             stats: Stats {
                 states,
+                stored,
                 executions: self.found.executions,
                 elapsed: self.start.elapsed(),
             },

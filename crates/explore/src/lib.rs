@@ -38,8 +38,12 @@ use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Distinct states visited.
+    /// Distinct states visited (a state a chain passed through counts
+    /// each time: docs/explorer.md, "Reductions", item 9).
     pub states: u64,
+    /// The states among them the search stored (all but those chains
+    /// passed through).
+    pub stored: u64,
     /// Distinct executions that ended (every thread finished, or stuck).
     pub executions: u64,
     pub elapsed: Duration,

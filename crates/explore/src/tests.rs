@@ -116,7 +116,8 @@ fn a_worker_panic_ends_the_search() {
          thread T1 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n\
          thread T2 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n",
     );
-    let states = explore(&p, SearchOptions::default()).stats.states as u32;
+    // Faults are injected by state number: the states stored.
+    let states = explore(&p, SearchOptions::default()).stats.stored as u32;
     assert!(states > 4, "{states}");
     for jobs in [1, 2, 4] {
         for fault_at in [0, 1, states / 2, states - 1] {

@@ -169,11 +169,23 @@ impl<'p> Expander<'p> for Pool<'p> {
     }
 }
 
+impl Search {
+    /// The states visited: numbered, or passed through by a chain.
+    pub(crate) fn visited(&self) -> u64 {
+        self.count as u64 + self.passed
+    }
+}
+
 /// The merging thread's side of the search.
 #[derive(Default)]
 pub(crate) struct Search {
     /// States numbered so far (numbers are given in the order found).
     pub(crate) count: u32,
+    /// States that chains passed through without storing them
+    /// (`Reductions::chain`) on their way to a state numbered here: with
+    /// `count` they are the states visited, which the state limit bounds
+    /// and `Stats::states` reports.
+    pub(crate) passed: u64,
     /// The state graph for the liveness analysis (when it runs).
     pub(crate) nodes: Vec<liveness::Node>,
     pub(crate) edges: Vec<liveness::Edge>,
@@ -212,6 +224,8 @@ pub(crate) struct Expanded {
 /// state, and the renaming.
 pub(crate) struct Succ {
     pub(crate) choice: Choice,
+    /// The steps taken after `choice` in the same transition.
+    pub(crate) chain: crate::search::Chain,
     pub(crate) twins: Vec<u32>,
     /// The successor in the visited set (equal states share a slot).
     pub(crate) slot: par::SlotRef<par::Bytes>,
@@ -222,8 +236,10 @@ pub(crate) struct Succ {
 impl Succ {
     /// The bytes the record holds until it is merged.
     pub(crate) fn bytes(&self) -> u64 {
-        (std::mem::size_of::<Succ>() + self.twins.capacity() * 4 + self.ident.as_ref().map_or(0, |i| 16 + i.len() * 4))
-            as u64
+        (std::mem::size_of::<Succ>()
+            + self.twins.capacity() * 4
+            + self.ident.as_ref().map_or(0, |i| 16 + i.len() * 4)
+            + self.chain.as_ref().map_or(0, |c| 16 + c.len() * 12)) as u64
     }
 }
 
@@ -239,12 +255,14 @@ pub(crate) fn hash_of(words: &[u8]) -> u64 {
 }
 
 /// What a stored state costs besides its encoding: its slot and table
-/// entry (64), its search-tree entry (16), and what comes with them as
-/// allocated: arena and table spare capacity, and the frontier entry while
-/// the state waits for expansion (96, measured: at a 300 MiB budget the
-/// 13-thread barrier test peaks at 290-300 MiB resident beyond the
-/// process's own). The state graph is counted apart.
-pub(crate) const STATE_OVERHEAD: u64 = 64 + 16 + 96;
+/// entry (64), its search-tree entry (its chain's choices are charged
+/// apart), and what comes with them as allocated: arena and table spare
+/// capacity, and the frontier entry while the state waits for expansion
+/// (96, measured: at a 300 MiB budget the 13-thread barrier test peaks at
+/// 290-300 MiB resident beyond the process's own). The state graph is
+/// counted apart.
+pub(crate) const STATE_OVERHEAD: u64 =
+    64 + std::mem::size_of::<(u32, Option<Choice>, crate::search::Chain)>() as u64 + 96;
 
 impl<'p> Explorer<'p> {
     /// The search from the initial state: its stop, the merging side's
@@ -285,7 +303,7 @@ impl<'p> Explorer<'p> {
         if let Some(c) = &self.counter {
             c.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
-        self.tree.write().expect("tree lock").push((u32::MAX, None));
+        self.tree.write().expect("tree lock").push((u32::MAX, None, None));
         let frontier = vec![Item {
             id: 0,
             parent: u32::MAX,
@@ -402,7 +420,7 @@ impl<'p> Explorer<'p> {
             let spent = self
                 .opts
                 .limits
-                .limit_reached(Some(search.count as u64), None, None)
+                .limit_reached(Some(search.visited()), None, None)
                 .map(|_| search.count);
             // Submits batches of this level until IN_FLIGHT are out.
             let mut fill = |expander: &mut dyn Expander<'p>| {
@@ -460,7 +478,7 @@ impl<'p> Explorer<'p> {
     /// if a limit was reached (the rule checker then judges the state that
     /// reached it).
     pub(crate) fn merge(&mut self, parts: Vec<Part>, search: &mut Search) -> Option<Stop> {
-        let before = search.count;
+        let before = search.visited();
         let stop = self.merge_parts(parts, search);
         let graph = Self::graph_bytes(search);
         if graph > search.graph_bytes {
@@ -468,7 +486,7 @@ impl<'p> Explorer<'p> {
             search.graph_bytes = graph;
         }
         if let Some(c) = &self.counter {
-            c.fetch_add((search.count - before) as u64, std::sync::atomic::Ordering::Relaxed);
+            c.fetch_add(search.visited() - before, std::sync::atomic::Ordering::Relaxed);
         }
         // The search tree grows once per merge (workers read it only to
         // replay witnesses).
@@ -547,9 +565,20 @@ impl<'p> Explorer<'p> {
                     // The clock is read every 1024 states.
                     let elapsed =
                         (search.count.is_multiple_of(1024) && limits.time.is_some()).then(|| self.start.elapsed());
-                    let limit =
-                        limits.limit_reached(Some(search.count as u64), Some(search.stored_bytes + graph), elapsed);
-                    search.tree_tail.push((ex.id, Some(succ.choice)));
+                    // The states its chain passed through count with it
+                    // (and only with a new state: a transition into a state
+                    // numbered before ends where the search has been), so
+                    // the limit is never passed.
+                    let passed = succ.chain.as_ref().map_or(0, |c| c.len() as u64);
+                    let limit = limits.limit_reached(
+                        Some(search.visited() + passed),
+                        Some(search.stored_bytes + graph),
+                        elapsed,
+                    );
+                    let chain = succ.chain.as_ref().map_or(0, |c| 16 + 12 * c.len() as u64);
+                    search.stored_bytes += chain;
+                    self.budget.charge(chain);
+                    search.tree_tail.push((ex.id, Some(succ.choice), succ.chain.clone()));
                     if let Some(why) = limit {
                         self.tree.write().expect("tree lock").append(&mut search.tree_tail);
                         self.key = (ex.id, ci + 1);
@@ -562,6 +591,7 @@ impl<'p> Explorer<'p> {
                     }
                     slot.set_id(to);
                     search.count += 1;
+                    search.passed += passed;
                     search.next.push(Item {
                         id: to,
                         parent: ex.id,

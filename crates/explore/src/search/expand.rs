@@ -5,7 +5,7 @@
 use crate::reductions;
 use crate::search::driver::{hash_of, Expanded, Item, Succ, STATE_OVERHEAD};
 use crate::search::liveness;
-use crate::search::Explorer;
+use crate::search::{Explorer, CHAIN_MAX};
 use crate::semantics::System;
 use crate::state::{budget, encode, Choice};
 use crate::state::{State, Status};
@@ -54,7 +54,7 @@ impl<'p> Explorer<'p> {
             assert!(parent == encode::decode(key), "decoding into a used state");
         }
         // The copies of a state this worker holds while expanding it.
-        let working = budget::WORKING_COPIES * budget::state_bytes(&parent);
+        let working = budget::working_bytes(&parent);
         if working > self.work.charged {
             self.budget.charge(working - self.work.charged);
             self.work.charged = working;
@@ -121,6 +121,7 @@ impl<'p> Explorer<'p> {
             self.path.clear();
             self.whole = None;
             self.current = Some(choice);
+            self.chained.clear();
             self.worker.quiet = true;
             // The successor is built in the scratch state (its vectors
             // reused) and copied out only when it is new.
@@ -133,6 +134,10 @@ impl<'p> Explorer<'p> {
             let fused = reductions::fused_steps(&self.sys, &mut n, &mut self.worker, Some(&self.budget));
             self.path.extend(fused);
             self.flush_pending(&n, &[]);
+            if self.chains() {
+                self.take_chain(&mut n, it.id, choice);
+            }
+            let chain: crate::search::Chain = (!self.chained.is_empty()).then(|| self.chained.as_slice().into());
             self.normalize(&mut n);
             self.worker.quiet = false;
             self.current = None;
@@ -160,6 +165,7 @@ impl<'p> Explorer<'p> {
             self.work.successor = Some(n);
             let succ = Succ {
                 choice,
+                chain,
                 twins,
                 slot,
                 ident: self.ident_arc(),
@@ -179,6 +185,53 @@ impl<'p> Explorer<'p> {
             node,
             spin_edges,
             nsuccs,
+        }
+    }
+
+    /// The chain after a transition's first step (`Reductions::chain`,
+    /// docs/explorer.md, "Reductions", item 9): while the state reached
+    /// has a single choice left by the reductions, that step is taken in
+    /// the same transition, without storing the state before it, up to
+    /// [`CHAIN_MAX`] steps. Each step is taken as the search takes any
+    /// (fused steps, findings recorded with the transition's path so far);
+    /// the states in between are not normalized (phases sorted and
+    /// retired, history compacted, threads renamed: each only makes equal
+    /// states meet, and a chain's states are never compared), and the one
+    /// at the end is. Only where every execution is finite
+    /// ([`Explorer::chains`]). `from`: the state being expanded, `head`
+    /// the transition's first choice.
+    fn take_chain(&mut self, n: &mut State, from: u32, head: Choice) {
+        while self.chained.len() < CHAIN_MAX && self.budget.check().is_none() {
+            let choices = self.sys.choices(n, &self.worker.ident);
+            let choices = if self.verifying() {
+                let kept = reductions::persistent(&self.sys, n, choices.clone(), &self.worker.ident);
+                reductions::check_independent(&self.sys, n, &kept, &choices);
+                kept
+            } else {
+                reductions::persistent(&self.sys, n, choices, &self.worker.ident)
+            };
+            let [c] = choices[..] else { break };
+            // A finding in this step replays the transition up to here.
+            self.prefix = Some(from);
+            self.current = Some(head);
+            self.path.clear();
+            self.whole = None;
+            self.chained.push(c);
+            let steps = self.sys.step_warp(n, c, &mut self.worker);
+            if let Some(why) = self.worker.halt.take() {
+                self.budget.halt(why);
+            }
+            self.path.extend(steps);
+            let fused = reductions::fused_steps(&self.sys, n, &mut self.worker, Some(&self.budget));
+            self.path.extend(fused);
+            self.flush_pending(n, &[]);
+            // The state grows along the chain (nothing is compacted): what
+            // working on it takes is charged as for the expanded state.
+            let working = budget::working_bytes(n);
+            if working > self.work.charged {
+                self.budget.charge(working - self.work.charged);
+                self.work.charged = working;
+            }
         }
     }
 

@@ -41,7 +41,7 @@ impl<'p> Explorer<'p> {
     /// of `stuck` stuck (the state replayed along the search tree; its steps
     /// are the witness path).
     pub(crate) fn judge_at(&mut self, nodes: &[liveness::Node], id: u32, stuck: &[usize]) -> Result<(), Stop> {
-        let stem = liveness::stem(nodes, id);
+        let stem: Vec<_> = liveness::stem(nodes, id).into_iter().map(|c| (c, None)).collect();
         self.replay(&stem, true, |e, s, steps| {
             // The replay ends: the rule checker's findings are recorded,
             // with the replayed steps as the whole path.
@@ -115,7 +115,8 @@ impl<'p> Explorer<'p> {
     /// The lasso witness: `stem`, then `cycle` (`Err` when the budget ends
     /// the replay).
     pub(crate) fn lasso(&mut self, stem: &[Choice], cycle: &[liveness::Edge]) -> Result<Witness, Stop> {
-        self.replay(stem, true, |e, mut s, mut steps| {
+        let stem: Vec<_> = stem.iter().map(|&c| (c, None)).collect();
+        self.replay(&stem, true, |e, mut s, mut steps| {
             let entry = s.clone();
             let whole_entry = e.whole.as_ref().map(|w| w.snapshot());
             let cycle_start = steps.len();

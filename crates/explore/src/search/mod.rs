@@ -32,9 +32,20 @@ use bc_syntax::Span;
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
-/// Per state number: its parent's number and the choice that reached it
-/// (`u32::MAX` and `None` for the initial state).
-pub(crate) type SearchTree = Vec<(u32, Option<Choice>)>;
+/// Per state number: its parent's number, the choice that reached it
+/// (`u32::MAX` and `None` for the initial state) and the chain taken after
+/// it ([`Chain`]).
+pub(crate) type SearchTree = Vec<(u32, Option<Choice>, Chain)>;
+
+/// The choices a transition took after its first, one per state that was
+/// not stored because its reduced choices were that one step
+/// (`Reductions::chain`); `None` for none.
+pub(crate) type Chain = Option<std::sync::Arc<[Choice]>>;
+
+/// How many steps one chain takes at most: its states are not compacted,
+/// so the history grows by a step's events each time until the state at
+/// its end is stored (and compacted).
+pub(crate) const CHAIN_MAX: usize = 64;
 
 /// A worker's scratch: states and buffers reused from one expansion to
 /// the next (`expand.rs`), and what they are charged to the
@@ -108,6 +119,9 @@ pub(crate) struct Explorer<'p> {
     pub(crate) prefix: Option<u32>,
     /// The choice being expanded from the state `prefix` names.
     pub(crate) current: Option<Choice>,
+    /// The steps the current transition's chain took so far after
+    /// `current` (`Reductions::chain`).
+    pub(crate) chained: Vec<Choice>,
     pub(crate) path: Vec<Step>,
     /// What the transitions record into and read: the current step's
     /// findings, the thread renaming, the step mode, fusion's scratch.
@@ -170,6 +184,7 @@ impl<'p> Explorer<'p> {
             forgot: None,
             visited,
             current: None,
+            chained: Vec::new(),
             worker: Worker::new(p.threads.len()),
             sys,
             counter: None,
@@ -184,6 +199,12 @@ impl<'p> Explorer<'p> {
     /// analysis after it.
     pub(crate) fn graph(&self) -> bool {
         self.opts.liveness && !self.sys.an.finite
+    }
+
+    /// Whether transitions take chains (`Reductions::chain`): only where
+    /// every execution is finite, so a chain cannot go round a cycle.
+    pub(crate) fn chains(&self) -> bool {
+        self.sys.reductions.chain && self.sys.an.finite
     }
 
     /// A worker: this explorer's configuration, with nothing found yet.

@@ -13,6 +13,7 @@
 //! the launch, whatever the reductions.
 
 use crate::reductions;
+use crate::search::Chain;
 use crate::search::Explorer;
 use crate::semantics::worker::{Traced, Worker};
 use crate::semantics::System;
@@ -250,23 +251,24 @@ impl Whole {
 
 impl<'p> Explorer<'p> {
     /// The steps from the initial state to state `id` of the search tree,
-    /// then the choice `then` (the transition being expanded, up to where
-    /// a finding came up), replayed (witnesses are built only when a
-    /// finding needs one). The whole run is left in `self.whole`.
-    pub(crate) fn replay_to(&mut self, id: u32, then: Option<Choice>) -> Vec<Step> {
-        let mut chain = Vec::new();
+    /// then the choice `then` and the steps of its chain `chained` (the
+    /// transition being expanded, up to where a finding came up), replayed
+    /// (witnesses are built only when a finding needs one). The whole run
+    /// is left in `self.whole`.
+    pub(crate) fn replay_to(&mut self, id: u32, then: Option<Choice>, chained: &[Choice]) -> Vec<Step> {
+        let mut moves = Vec::new();
         {
             let tree = self.tree.read().expect("tree lock");
             let mut at = id;
-            while let (parent, Some(c)) = tree[at as usize] {
-                chain.push(c);
-                at = parent;
+            while let (parent, Some(c), chain) = &tree[at as usize] {
+                moves.push((*c, chain.clone()));
+                at = *parent;
             }
         }
-        chain.reverse();
-        let replayed = self.replay(&chain, false, |e, mut s, mut steps| {
+        moves.reverse();
+        let replayed = self.replay(&moves, false, |e, mut s, mut steps| {
             if let Some(c) = then {
-                steps.extend(e.replay_step(&mut s, c));
+                steps.extend(e.replay_move(&mut s, c, chained));
             }
             Ok(steps)
         });
@@ -301,6 +303,17 @@ impl<'p> Explorer<'p> {
         steps
     }
 
+    /// A transition in a replay: choice `c`, then the steps of its chain
+    /// (`expand.rs`), with nothing normalized in between, as the search
+    /// took them.
+    pub(crate) fn replay_move(&mut self, s: &mut State, c: Choice, chain: &[Choice]) -> Vec<Step> {
+        let mut steps = self.replay_step(s, c);
+        for &c in chain {
+            steps.extend(self.replay_step(s, c));
+        }
+        steps
+    }
+
     /// [`Explorer::normalize`] in a replay, followed on the whole run.
     pub(crate) fn replay_normalize(&mut self, s: &mut State) {
         self.forgot = None;
@@ -311,9 +324,10 @@ impl<'p> Explorer<'p> {
         }
     }
 
-    /// The one replayer: replays `chain` from the initial state in
+    /// The one replayer: replays `moves` from the initial state in
     /// declaration order (thread renaming starting from the identity),
-    /// each choice with its fused steps and the reductions after it, then
+    /// each choice with its fused steps and its chain, and the reductions
+    /// after it, then
     /// hands the state reached and the steps to `then`, still replaying
     /// (nothing is recorded unless `then` ends the replay). The path, the
     /// pending findings, the renaming and the step modes are saved before
@@ -322,7 +336,7 @@ impl<'p> Explorer<'p> {
     /// at a limit).
     pub(crate) fn replay<R>(
         &mut self,
-        chain: &[Choice],
+        moves: &[(Choice, Chain)],
         budgeted: bool,
         then: impl FnOnce(&mut Self, State, Vec<Step>) -> Result<R, Stop>,
     ) -> Result<R, Stop> {
@@ -343,11 +357,12 @@ impl<'p> Explorer<'p> {
                 self.sys.run_local(&mut s, t, &mut self.worker);
             }
             let mut steps = Vec::new();
-            for &c in chain {
+            for (c, chain) in moves {
                 if budgeted {
                     self.budget.go_on()?;
                 }
-                steps.extend(self.replay_step(&mut s, c));
+                let chain = chain.as_deref().unwrap_or(&[]);
+                steps.extend(self.replay_move(&mut s, *c, chain));
                 self.replay_normalize(&mut s);
             }
             then(self, s, steps)
@@ -370,7 +385,9 @@ impl<'p> Explorer<'p> {
     pub(crate) fn materialize_path(&mut self) {
         if let Some(id) = self.prefix.take() {
             let then = self.current.take();
-            self.path = self.replay_to(id, then);
+            let chained = std::mem::take(&mut self.chained);
+            self.path = self.replay_to(id, then, &chained);
+            self.chained = chained;
         }
     }
 }

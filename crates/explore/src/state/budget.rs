@@ -176,6 +176,21 @@ impl Drop for Held<'_> {
 
 /// The heap bytes a decoded state holds (an estimate from the lengths of its
 /// vectors and sets; the allocator rounds up a little).
+/// What a worker holds while it expands state `s` (charged before the
+/// expansion, and again as a chain grows the state: `expand.rs`): its
+/// [`WORKING_COPIES`], and the structures the normalization and the rules
+/// build over its history and drop again, which no state holds: two sets
+/// of executes-before rows at once (per event, a prefix length per thread
+/// with events: `ExecutesBefore`) and the rule checker's closure (a bit
+/// per pair of events). A history that compaction cannot shorten (a
+/// 1,024-thread pipeline keeps 14,000 events) makes these the largest
+/// part: 57 MB of rows each, uncharged until session 30.
+pub(crate) fn working_bytes(s: &State) -> u64 {
+    let events = s.hist.iter().map(Vec::len).sum::<usize>() as u64;
+    let width = s.hist.iter().filter(|h| !h.is_empty()).count() as u64;
+    WORKING_COPIES * state_bytes(s) + 2 * 4 * events * width + events * events / 8
+}
+
 pub(crate) fn state_bytes(s: &State) -> u64 {
     use std::mem::size_of;
     let phase = |p: &crate::state::Phase, list: &mut dyn FnMut(&crate::state::Members) -> usize| {

@@ -76,6 +76,10 @@ pub struct Reductions {
     /// a fusible barrier's opening arrive or a step its phase requires
     /// alone (partial-order reduction, `por.rs`, `required.rs`).
     pub por: bool,
+    /// Where every execution is finite, a state whose reduced choices are
+    /// a single step is not stored: the search takes that step in the same
+    /// transition (chains, docs/explorer.md, "Reductions", item 9).
+    pub chain: bool,
 }
 
 impl Default for Reductions {
@@ -86,6 +90,7 @@ impl Default for Reductions {
             symmetry: true,
             fuse: true,
             por: true,
+            chain: true,
         }
     }
 }
@@ -98,6 +103,7 @@ impl Reductions {
         symmetry: false,
         fuse: false,
         por: false,
+        chain: false,
     };
 }
 
