@@ -110,6 +110,10 @@ impl<'p> Explorer<'p> {
         if choices.is_empty() {
             self.at_end(s);
         }
+        // Chains start only from a state that has a single step itself:
+        // the states right after a branch are stored, where the
+        // interleavings of commuting steps meet again.
+        let chains = self.chains() && choices.len() == 1;
         let mut nsuccs = 0;
         for (ci, (choice, twins)) in choices.into_iter().zip(twins).enumerate() {
             if self.budget.check().is_some() {
@@ -134,7 +138,7 @@ impl<'p> Explorer<'p> {
             let fused = reductions::fused_steps(&self.sys, &mut n, &mut self.worker, Some(&self.budget));
             self.path.extend(fused);
             self.flush_pending(&n, &[]);
-            if self.chains() {
+            if chains {
                 self.take_chain(&mut n, it.id, choice);
             }
             let chain: crate::search::Chain = (!self.chained.is_empty()).then(|| self.chained.as_slice().into());
@@ -189,7 +193,8 @@ impl<'p> Explorer<'p> {
     }
 
     /// The chain after a transition's first step (`Reductions::chain`,
-    /// docs/explorer.md, "Reductions", item 9): while the state reached
+    /// docs/explorer.md, "Reductions", item 9), from a state whose
+    /// reduced choices are that one step (`expand_decoded`): while the state reached
     /// has a single choice left by the reductions, that step is taken in
     /// the same transition, without storing the state before it, up to
     /// [`CHAIN_MAX`] steps. Each step is taken as the search takes any
