@@ -47,7 +47,7 @@ impl Explorer<'_> {
         if stop == Stop::Exhausted && self.graph() {
             // The visited set is freed: the search holds its state graph
             // and its tree; the analysis charges what it builds on top.
-            let entry = std::mem::size_of::<(u32, Option<crate::state::Choice>, crate::search::Chain)>() as u64;
+            let entry = std::mem::size_of::<crate::search::TreeEntry>() as u64;
             let tree = self.tree.read().expect("tree lock").capacity() as u64 * entry;
             self.budget.set_held(graph_bytes + tree);
             if let Err(why) = self.liveness(&nodes, &edges) {

@@ -236,10 +236,9 @@ pub(crate) struct Succ {
 impl Succ {
     /// The bytes the record holds until it is merged.
     pub(crate) fn bytes(&self) -> u64 {
-        (std::mem::size_of::<Succ>()
-            + self.twins.capacity() * 4
-            + self.ident.as_ref().map_or(0, |i| 16 + i.len() * 4)
-            + self.chain.as_ref().map_or(0, |c| 16 + c.len() * 12)) as u64
+        (std::mem::size_of::<Succ>() + self.twins.capacity() * 4 + self.ident.as_ref().map_or(0, |i| 16 + i.len() * 4))
+            as u64
+            + crate::search::chain_bytes(&self.chain)
     }
 }
 
@@ -261,8 +260,7 @@ pub(crate) fn hash_of(words: &[u8]) -> u64 {
 /// (96, measured: at a 300 MiB budget the 13-thread barrier test peaks at
 /// 290-300 MiB resident beyond the process's own). The state graph is
 /// counted apart.
-pub(crate) const STATE_OVERHEAD: u64 =
-    64 + std::mem::size_of::<(u32, Option<Choice>, crate::search::Chain)>() as u64 + 96;
+pub(crate) const STATE_OVERHEAD: u64 = 64 + std::mem::size_of::<crate::search::TreeEntry>() as u64 + 96;
 
 impl<'p> Explorer<'p> {
     /// The search from the initial state: its stop, the merging side's
@@ -575,7 +573,7 @@ impl<'p> Explorer<'p> {
                         Some(search.stored_bytes + graph),
                         elapsed,
                     );
-                    let chain = succ.chain.as_ref().map_or(0, |c| 16 + 12 * c.len() as u64);
+                    let chain = crate::search::chain_bytes(&succ.chain);
                     search.stored_bytes += chain;
                     self.budget.charge(chain);
                     search.tree_tail.push((ex.id, Some(succ.choice), succ.chain.clone()));

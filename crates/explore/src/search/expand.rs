@@ -53,12 +53,7 @@ impl<'p> Explorer<'p> {
         if self.opts.verify_encoding {
             assert!(parent == encode::decode(key), "decoding into a used state");
         }
-        // The copies of a state this worker holds while expanding it.
-        let working = budget::working_bytes(&parent);
-        if working > self.work.charged {
-            self.budget.charge(working - self.work.charged);
-            self.work.charged = working;
-        }
+        self.charge_working(&parent);
         if self.budget.check().is_some() {
             self.work.parent = Some(parent);
             return halted;
@@ -86,13 +81,7 @@ impl<'p> Explorer<'p> {
         let node = self
             .graph()
             .then(|| self.node(s, &choices, it.parent, it.via, &mut spin_edges, it.id));
-        let choices = if self.verifying() {
-            let kept = reductions::persistent(&self.sys, s, choices.clone(), &self.worker.ident);
-            reductions::check_independent(&self.sys, s, &kept, &choices);
-            kept
-        } else {
-            reductions::persistent(&self.sys, s, choices, &self.worker.ident)
-        };
+        let choices = self.persistent(s, choices);
         let (choices, twins) = if spent.is_some() {
             let n = choices.len();
             (choices, vec![Vec::new(); n])
@@ -130,14 +119,7 @@ impl<'p> Explorer<'p> {
             // The successor is built in the scratch state (its vectors
             // reused) and copied out only when it is new.
             let mut n = State::copy_in(&mut self.work.successor, s);
-            let steps = self.sys.step_warp(&mut n, choice, &mut self.worker);
-            if let Some(why) = self.worker.halt.take() {
-                self.budget.halt(why);
-            }
-            self.path.extend(steps);
-            let fused = reductions::fused_steps(&self.sys, &mut n, &mut self.worker, Some(&self.budget));
-            self.path.extend(fused);
-            self.flush_pending(&n, &[]);
+            self.take_step(&mut n, choice);
             if chains {
                 self.take_chain(&mut n, it.id, choice);
             }
@@ -208,13 +190,7 @@ impl<'p> Explorer<'p> {
     fn take_chain(&mut self, n: &mut State, from: u32, head: Choice) {
         while self.chained.len() < CHAIN_MAX && self.budget.check().is_none() {
             let choices = self.sys.choices(n, &self.worker.ident);
-            let choices = if self.verifying() {
-                let kept = reductions::persistent(&self.sys, n, choices.clone(), &self.worker.ident);
-                reductions::check_independent(&self.sys, n, &kept, &choices);
-                kept
-            } else {
-                reductions::persistent(&self.sys, n, choices, &self.worker.ident)
-            };
+            let choices = self.persistent(n, choices);
             let [c] = choices[..] else { break };
             // A finding in this step replays the transition up to here.
             self.prefix = Some(from);
@@ -222,21 +198,46 @@ impl<'p> Explorer<'p> {
             self.path.clear();
             self.whole = None;
             self.chained.push(c);
-            let steps = self.sys.step_warp(n, c, &mut self.worker);
-            if let Some(why) = self.worker.halt.take() {
-                self.budget.halt(why);
-            }
-            self.path.extend(steps);
-            let fused = reductions::fused_steps(&self.sys, n, &mut self.worker, Some(&self.budget));
-            self.path.extend(fused);
-            self.flush_pending(n, &[]);
+            self.take_step(n, c);
             // The state grows along the chain (nothing is compacted): what
             // working on it takes is charged as for the expanded state.
-            let working = budget::working_bytes(n);
-            if working > self.work.charged {
-                self.budget.charge(working - self.work.charged);
-                self.work.charged = working;
-            }
+            self.charge_working(n);
+        }
+    }
+
+    /// The persistent set of `s` among `choices` (with the independence
+    /// self-check where `verifying`).
+    fn persistent(&self, s: &State, choices: Vec<Choice>) -> Vec<Choice> {
+        if self.verifying() {
+            let kept = reductions::persistent(&self.sys, s, choices.clone(), &self.worker.ident);
+            reductions::check_independent(&self.sys, s, &kept, &choices);
+            kept
+        } else {
+            reductions::persistent(&self.sys, s, choices, &self.worker.ident)
+        }
+    }
+
+    /// One step of the search on `n`: choice `c` and the steps fused after
+    /// it, onto the path, with a halt passed to the budget and the
+    /// step's findings recorded.
+    fn take_step(&mut self, n: &mut State, c: Choice) {
+        let steps = self.sys.step_warp(n, c, &mut self.worker);
+        if let Some(why) = self.worker.halt.take() {
+            self.budget.halt(why);
+        }
+        self.path.extend(steps);
+        let fused = reductions::fused_steps(&self.sys, n, &mut self.worker, Some(&self.budget));
+        self.path.extend(fused);
+        self.flush_pending(n, &[]);
+    }
+
+    /// Charges what this worker holds while it works on `s`
+    /// (`budget::working_bytes`) beyond what it has charged already.
+    fn charge_working(&mut self, s: &State) {
+        let working = budget::working_bytes(s);
+        if working > self.work.charged {
+            self.budget.charge(working - self.work.charged);
+            self.work.charged = working;
         }
     }
 

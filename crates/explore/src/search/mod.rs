@@ -35,12 +35,22 @@ use std::time::Instant;
 /// Per state number: its parent's number, the choice that reached it
 /// (`u32::MAX` and `None` for the initial state) and the chain taken after
 /// it ([`Chain`]).
-pub(crate) type SearchTree = Vec<(u32, Option<Choice>, Chain)>;
+pub(crate) type SearchTree = Vec<TreeEntry>;
+
+/// One entry of the [`SearchTree`].
+pub(crate) type TreeEntry = (u32, Option<Choice>, Chain);
 
 /// The choices a transition took after its first, one per state that was
 /// not stored because its reduced choices were that one step
 /// (`Reductions::chain`); `None` for none.
 pub(crate) type Chain = Option<std::sync::Arc<[Choice]>>;
+
+/// The heap bytes of a chain's choices.
+pub(crate) fn chain_bytes(chain: &Chain) -> u64 {
+    chain
+        .as_ref()
+        .map_or(0, |c| (16 + c.len() * std::mem::size_of::<Choice>()) as u64)
+}
 
 /// How many steps one chain takes at most: its states are not compacted,
 /// so the history grows by a step's events each time until the state at
