@@ -51,6 +51,10 @@ pub(crate) struct Analyses {
     /// Sortable barriers with transaction operations: only the runs of
     /// plain arrivals between the other members are sorted (canon.rs).
     pub(crate) segmented: Vec<bool>,
+    /// Barriers whose phases are ordered by their arrivals' thread counts
+    /// (canon.rs, "Thread counts that differ"): not sortable only because
+    /// their thread-counted arrives write different counts.
+    pub(crate) count_keyed: Vec<bool>,
     /// Classes of interchangeable threads (symmetry.rs).
     pub(crate) sym_classes: Vec<Vec<usize>>,
     /// Barriers whose phase numbers matter (tokens, parity).
@@ -160,16 +164,18 @@ impl Analyses {
         // barrier a thread inits (wait fusion checks that no init can
         // still come, `System::init_pending`).
         let static_lockstep: Vec<bool> = lockstep.iter().zip(&inited).map(|(&l, &i)| l && !i).collect();
-        let (sortable, isolated, mut segmented) = if reductions.canonical {
-            sortable::sortable_barriers(p, &static_lockstep)
+        let (sortable, isolated, mut segmented, count_keyed) = if reductions.canonical {
+            let s = sortable::sortable_barriers(p, &static_lockstep);
+            (s.sortable, s.isolated, s.segmented, s.count_keyed)
         } else {
             let none = vec![false; p.barriers.len()];
-            (none.clone(), none.clone(), none)
+            (none.clone(), none.clone(), none.clone(), none)
         };
         // Sortable once no init can come: the phases after the last init
         // are those of a lockstep barrier (`System::sorted_now`).
         let sortable_after_init: Vec<bool> = if reductions.canonical && inited.iter().any(|&i| i) {
-            let (relaxed, _, relaxed_segmented) = sortable::sortable_barriers(p, &lockstep);
+            let relaxed = sortable::sortable_barriers(p, &lockstep);
+            let (relaxed, relaxed_segmented) = (relaxed.sortable, relaxed.segmented);
             for (g, r) in segmented.iter_mut().zip(&relaxed_segmented) {
                 *g |= *r;
             }
@@ -395,6 +401,7 @@ impl Analyses {
             sortable,
             isolated,
             segmented,
+            count_keyed,
             sym_classes,
             token_barriers,
             tokens,

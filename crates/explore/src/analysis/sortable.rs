@@ -1,19 +1,27 @@
 //! Which barrier instances keep their phases' members sorted
 //! (`reductions/canon.rs`, module doc: no order-sensitive operation), which
-//! of them are isolated (no thread shares them with another barrier) and
-//! which are sorted by segments (transaction operations).
+//! of them are isolated (no thread shares them with another barrier), which
+//! are sorted by segments (transaction operations) and which are ordered by
+//! their arrivals' thread counts (`bar.sync ID, N` with different `N`:
+//! canon.rs, "Thread counts that differ").
 
 use bc_graph::*;
 
 /// Per barrier instance, whether its phases may be sorted, whether it is
-/// isolated, and whether it is sorted by segments (it has transaction
-/// operations: see [`System::sort_phases`]) (see the module text).
-pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, Vec<bool>, Vec<bool>) {
+/// isolated, whether it is sorted by segments (it has transaction
+/// operations: see [`System::sort_phases`]), and whether it is ordered by
+/// thread counts instead (not sortable only because its thread-counted
+/// arrives write different counts) (see the module text).
+pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> Sortable {
     let nb = p.barriers.len();
     let mut sortable = vec![true; nb];
     let mut tx = vec![false; nb];
     let mut isolated = vec![true; nb];
     let mut grouped = vec![false; nb];
+    // Thread-counted arrives with counts that differ, and barriers with
+    // another operation that keeps them unsorted.
+    let mut keyed = vec![false; nb];
+    let mut unkeyed = vec![false; nb];
     let uniform = crate::analysis::lockstep::uniform_thread_counts(p);
     let lone = crate::analysis::lockstep::lone_masks(p);
     for (i, t) in p.threads.iter().enumerate() {
@@ -34,15 +42,16 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
             for b in sel.decls(&p.groups).into_iter().filter_map(|d| t.barriers[d as usize]) {
                 let b = b.index();
                 let (tokens_ok, counted_ok) = (lockstep[b], uniform[b].is_some());
+                let mut keyed_arrive = false;
                 let plain = match op {
                     // A thread-counted arrive without a count
                     // (`__syncthreads`) always counts the whole block: a
                     // plain arrive.
                     BarrierOp::Arrive(a) => {
                         tx[b] |= a.tx.is_some();
-                        (a.set_count.is_none() || (a.count_match && counted_ok))
-                            && (a.mask.is_none() || lone[b])
-                            && a.arrivals.is_none()
+                        let shape = (a.mask.is_none() || lone[b]) && a.arrivals.is_none();
+                        keyed_arrive = shape && a.count_match && a.set_count.is_some() && !counted_ok;
+                        (a.set_count.is_none() || (a.count_match && counted_ok)) && shape
                     }
                     BarrierOp::Wait(w) => (tokens_ok || w.token.is_none()) && !w.poll,
                     BarrierOp::Join | BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Init(_) => true,
@@ -64,6 +73,10 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
                 if !plain || (!tokens_ok && token) {
                     sortable[b] = false;
                 }
+                keyed[b] |= keyed_arrive;
+                if (!plain && !keyed_arrive) || (!tokens_ok && token) {
+                    unkeyed[b] = true;
+                }
             }
         }
     }
@@ -75,5 +88,27 @@ pub(crate) fn sortable_barriers(p: &Program, lockstep: &[bool]) -> (Vec<bool>, V
         }
     }
     let segmented = (0..nb).map(|b| sortable[b] && tx[b]).collect();
-    (sortable, isolated, segmented)
+    let count_keyed = (0..nb)
+        .map(|b| keyed[b] && !unkeyed[b] && !sortable[b] && !tx[b] && (!grouped[b] || isolated[b]))
+        .collect();
+    Sortable {
+        sortable,
+        isolated,
+        segmented,
+        count_keyed,
+    }
+}
+
+/// What [`sortable_barriers`] finds, per barrier instance.
+pub(crate) struct Sortable {
+    /// Its phases may be sorted.
+    pub(crate) sortable: Vec<bool>,
+    /// No thread that operates on it operates on another barrier.
+    pub(crate) isolated: Vec<bool>,
+    /// Sortable, with transaction operations (sorted by segments).
+    pub(crate) segmented: Vec<bool>,
+    /// Not sortable only because its thread-counted arrives write
+    /// different counts: its phases are put in the least order that
+    /// keeps each prefix's count (canon.rs, "Thread counts that differ").
+    pub(crate) count_keyed: Vec<bool>,
 }

@@ -29,9 +29,36 @@
 //! (computed only when a phase is out of order). Any two interleavings of
 //! a phase's arrivals that are consistent with executes-before meet in one
 //! state.
+//!
+//! Thread counts that differ. A barrier whose thread-counted arrives write
+//! different counts (`bar.arrive 1, 64` in one warp, `bar.sync 1, 32` in
+//! another; each such phase is `ub(count-mismatch)`, and checking goes
+//! on) is not sortable: an arrival sets its phase's count, the later
+//! count wins, and a phase completes when its arrivals reach the count of
+//! the latest one. So the order of a phase decides where it completes. It
+//! decides nothing else: the count that holds after the phase's members
+//! is the last member's, the rules read the members as a set (count
+//! mismatch: two counts in one phase; arrive-twice: one thread twice) or
+//! through executes-before, and the replay of the rule checker finds the
+//! same phases in any order that completes at the same member. Such a
+//! phase (one arrival per thread, every member a single thread-counted
+//! arrival, its member count the arrivals recorded) is kept in the least
+//! order, by (thread, program order), among those in which no proper
+//! prefix completes it (position `p` holds no member of count `p`, the
+//! last position of a completed phase aside) and whose last member has
+//! the count of the phase's latest arrival, built greedily: at each
+//! position the least member that may stand there and leaves the rest a
+//! place each (each later position forbids one count, so Hall's condition
+//! is that for every count some other member left has another). The
+//! arrival order is kept where no such order exists or it breaks
+//! executes-before (checked on a barrier that is not isolated). The
+//! orders of a phase's arrivals that reach the same members and count
+//! then meet in one state: a phase of `a` arrivals of one count and `b`
+//! of another, with the latest count, instead of every interleaving.
 
 use crate::semantics::System;
 use crate::state::{HKind, Members, Phase, State, LAUNCH};
+use bc_graph::ArriveCount;
 
 impl System<'_> {
     /// Sorts the arrivals of each phase of the sortable barriers, where
@@ -55,7 +82,7 @@ impl System<'_> {
     ) {
         let mut eb = Eb { cache, renamed };
         for b in 0..self.an.sortable.len() {
-            if self.sorted_now(s, b) {
+            if self.sorted_now(s, b) || self.an.count_keyed[b] {
                 self.sort_phases(s, b, &mut eb);
             }
         }
@@ -66,15 +93,16 @@ impl System<'_> {
     fn sort_phases(&self, s: &mut State, b: usize, eb: &mut Eb) {
         let nphases = s.bars[b].open.iter().count() + s.bars[b].done.len();
         for i in 0..nphases {
-            let members = {
+            let is_open = i < s.bars[b].open.iter().count();
+            let (members, arrivals) = {
                 let bar = &s.bars[b];
-                let ph = if i < bar.open.iter().count() {
+                let ph = if is_open {
                     bar.open.as_ref()
                 } else {
                     bar.done.get(i - bar.open.iter().count())
                 };
                 match ph {
-                    Some(p) => p.members.clone(),
+                    Some(p) => (p.members.clone(), p.arrivals),
                     None => continue,
                 }
             };
@@ -120,7 +148,28 @@ impl System<'_> {
                     least_extension(&run, |x, y| x.0 != y.0 && x.0 != LAUNCH && eb(x, y))
                 }
             };
-            let order = if self.an.segmented[b] {
+            let order = if self.an.count_keyed[b] {
+                // Thread counts that differ (module text).
+                let count = |k: (u32, u32)| match s.hist.get(k.0 as usize)?.get(k.1 as usize)?.kind {
+                    HKind::Arrive(None, Some(ArriveCount::Threads(n)), 1) if k.0 != LAUNCH => Some(n),
+                    _ => None,
+                };
+                if arrivals != members.len() as i64 {
+                    continue;
+                }
+                let Some(order) = keyed_order(&members, count, is_open) else {
+                    continue;
+                };
+                if !isolated {
+                    let eb = eb.get(s);
+                    let against =
+                        (0..order.len()).any(|j| order[..j].iter().any(|&x| x.0 != order[j].0 && eb(order[j], x)));
+                    if against {
+                        continue;
+                    }
+                }
+                order
+            } else if self.an.segmented[b] {
                 // A barrier with a transaction count: its transaction
                 // operations, arrivals of `arrive.expect_tx` and anything
                 // but a single plain arrival stay in place, and only the
@@ -212,6 +261,83 @@ impl Eb<'_, '_> {
             eb.eb(old(x), old(y))
         }
     }
+}
+
+/// The order kept for a phase of a barrier whose thread-counted arrives
+/// write different counts (module text, "Thread counts that differ"):
+/// `members` in the order they arrived, `count` each one's thread count
+/// (`None` for any other member: the phase is left as it is), `open`
+/// whether the phase is still open. `None` where no order is kept.
+fn keyed_order(
+    members: &[(u32, u32)],
+    count: impl Fn((u32, u32)) -> Option<i64>,
+    open: bool,
+) -> Option<Vec<(u32, u32)>> {
+    let n = members.len();
+    let mut sorted = members.to_vec();
+    sorted.sort_unstable();
+    // One arrival per thread (two are `arrive-twice`, and would also need
+    // their program order kept).
+    if sorted.windows(2).any(|w| w[0].0 == w[1].0) {
+        return None;
+    }
+    let ks: Vec<i64> = sorted.iter().map(|&k| count(k)).collect::<Option<_>>()?;
+    // The phase's count is its latest arrival's: the member kept last has
+    // that count.
+    let last_k = count(*members.last()?)?;
+    // Position `pos` (1-based) may hold a member of count `k` unless that
+    // completes the phase there: only the last position of a completed
+    // phase may.
+    let allowed = |k: i64, pos: usize| k != pos as i64 || (!open && pos == n);
+    let fits = |order: &[usize]| order.iter().enumerate().all(|(p, &i)| allowed(ks[i], p + 1));
+    let arrived: Vec<usize> = members
+        .iter()
+        .map(|k| sorted.binary_search(k).expect("a member"))
+        .collect();
+    if !fits(&arrived) {
+        // Not a phase the replay forms (compaction left part of it, say).
+        return None;
+    }
+    let last = (0..n).find(|&i| ks[i] == last_k)?;
+    let mut left: Vec<usize> = (0..n).filter(|&i| i != last).collect();
+    // The distinct counts, with how many members left have each.
+    let mut tally: Vec<(i64, usize)> = Vec::new();
+    for &i in &left {
+        match tally.iter_mut().find(|(k, _)| *k == ks[i]) {
+            Some((_, c)) => *c += 1,
+            None => tally.push((ks[i], 1)),
+        }
+    }
+    let mut order = Vec::with_capacity(n);
+    for pos in 1..n {
+        // The least member that may stand here and leaves the others a
+        // place each: positions `pos + 1 .. n - 1` forbid one count each
+        // (their own), so they can be filled exactly when, for every such
+        // count, some other member left has another count (Hall's
+        // condition: two or more positions are next to every member).
+        let rest = left.len() - 1;
+        let j = (0..left.len()).find(|&j| {
+            let kj = ks[left[j]];
+            allowed(kj, pos)
+                && tally
+                    .iter()
+                    .filter(|&&(f, _)| f > pos as i64 && f < n as i64)
+                    .all(|&(f, c)| {
+                        let same = c - usize::from(kj == f);
+                        rest > same
+                    })
+        })?;
+        let i = left.remove(j);
+        if let Some(t) = tally.iter_mut().find(|(k, _)| *k == ks[i]) {
+            t.1 -= 1;
+        }
+        order.push(i);
+    }
+    order.push(last);
+    if !fits(&order) {
+        return None;
+    }
+    Some(order.into_iter().map(|i| sorted[i]).collect())
 }
 
 /// The least linear extension of `before` over `sorted` (sorted keys): at

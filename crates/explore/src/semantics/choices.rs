@@ -676,7 +676,7 @@ impl System<'_> {
         // phases are sorted ([`System::retire_phases`]): a phase retired
         // here would leave its stretch of the bmo in arrival order, and
         // two orders of one phase's last members different states.
-        if self.sorted_now(s, b) {
+        if self.sorted_now(s, b) || self.an.count_keyed[b] {
             return;
         }
         self.retire(s, b);
