@@ -866,11 +866,15 @@ fn lowering_caps_the_instances_it_builds() {
     }
 }
 
-/// 64 threads whose bug has a two-step witness, then a search that runs on
-/// for minutes (crates/cli/benches/pipelines): a test still running when
-/// the run is cut short.
-const SLOW_SEARCH: &str = "litmus \"slow\"\nmodel cuda-sm90\nkernel blocks=1 threads=64 {\n  \
-     if tid < 32 { bar.arrive 1, 64 } else { bar.sync 1, 32 }\n}\nexpect deadlock, ub(count-mismatch)\n";
+/// A count mismatch found at once, then a search that runs on for
+/// minutes: three classes of 64 threads fill phases of 96 or 128 arrivals
+/// in every proportion (WEFT's `over` with mixed counts, one litmus thread
+/// per CUDA thread): a test still running when the run is cut short.
+/// (Until session 31 this was `bar.arrive 1, 64` against `bar.sync 1, 32`
+/// at 64 threads, which now takes about a second.)
+const SLOW_SEARCH: &str = "litmus \"slow\"\nmodel cuda-sm90\nkernel blocks=1 threads=192 {\n  \
+     if tid < 64 { bar.sync 0, 128 } else if tid < 128 { bar.arrive 0, 128 } else { bar.sync 0, 96 }\n}\n\
+     expect deadlock, ub(count-mismatch)\n";
 
 /// Ctrl-C (SIGINT) or SIGTERM during `check` stops every search where it
 /// is and still prints the whole report: each test with the findings so

@@ -359,6 +359,79 @@ fn mixed_thread_counts_keep_the_unsorted_verdicts() {
     }
 }
 
+/// Own-phase waits and spent arrives (docs/explorer.md, "History
+/// compaction"): 32 threads `bar.arrive 1, 36` and exit while 4 others
+/// `bar.sync 1, 4`, so phases of the second warp complete many times
+/// over. Completed phases are retired once no member's wait is pending,
+/// the first warp's arrives are forgotten though no later member is
+/// ordered after them, and the wait half is taken alone: 1,348 states,
+/// where every partition of the arrivals into phases was kept (10,337
+/// with item 4's order alone, and a timeout at 64 threads). A bound.
+#[test]
+fn phases_of_arrive_only_threads_are_forgotten() {
+    let p = program(
+        "litmus \"p\"\nmodel cuda-sm90\nkernel blocks=1 threads=36 {\n  \
+         if tid < 32 { bar.arrive 1, 36 } else { bar.sync 1, 4 }\n}\n",
+    );
+    let o = explore(&p, SearchOptions::default());
+    assert_eq!(o.stop, Stop::Exhausted);
+    assert!(o.stats.states <= 2000, "{} states", o.stats.states);
+}
+
+/// The same mechanisms keep the verdicts of the search without
+/// compaction, without partial-order reduction and without any
+/// reduction: a write before an arrive-only thread's arrive races with
+/// the readers of the phases it is not in, counts that differ, a thread
+/// arriving twice.
+#[test]
+fn spent_arrives_and_own_phase_waits_keep_the_verdicts() {
+    for body in [
+        "if tid == 0 { write d; bar.arrive 1, 2 } else { bar.sync 1, 2; read d }",
+        "if tid < 2 { write d; bar.arrive 1, 4 } else { bar.sync 1, 2; read d }",
+        "if tid < 3 { bar.arrive 1, 4; bar.arrive 1, 2 } else { bar.sync 1, 2 }",
+    ] {
+        let text =
+            format!("litmus \"p\"\nmodel cuda-sm90\nvar d scope=block\nkernel blocks=1 threads=5 {{\n  {body}\n}}\n");
+        let p = program(&text);
+        let kinds = |o: &Outcome| {
+            o.findings
+                .iter()
+                .map(|f| f.kind)
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        let on = explore(
+            &p,
+            SearchOptions {
+                verify_encoding: true,
+                ..SearchOptions::default()
+            },
+        );
+        assert_eq!(on.stop, Stop::Exhausted, "{text}");
+        assert!(!on.findings.is_empty(), "{text}");
+        for off in [
+            Reductions {
+                compact: false,
+                ..Reductions::default()
+            },
+            Reductions {
+                por: false,
+                ..Reductions::default()
+            },
+            Reductions::NONE,
+        ] {
+            let o = explore(
+                &p,
+                SearchOptions {
+                    reductions: off,
+                    ..SearchOptions::default()
+                },
+            );
+            assert_eq!(o.stop, Stop::Exhausted, "{text}");
+            assert_eq!(kinds(&on), kinds(&o), "{text} {off:?}");
+        }
+    }
+}
+
 /// A CudaDMA-style named-barrier pipeline, one thread per warp:
 /// `consumers` threads `bar.arrive` on the empty barrier and `bar.sync` on
 /// the full one, a producer the other way, `rounds` rounds (WEFT's `saxpy`

@@ -12,6 +12,7 @@ pub(crate) mod groups;
 pub(crate) mod history;
 pub(crate) mod lockstep;
 pub(crate) mod ops;
+pub(crate) mod own_phase;
 pub(crate) mod phase_counted;
 pub(crate) mod pinned;
 pub(crate) mod reach;
@@ -55,6 +56,10 @@ pub(crate) struct Analyses {
     /// (canon.rs, "Thread counts that differ"): not sortable only because
     /// their thread-counted arrives write different counts.
     pub(crate) count_keyed: Vec<bool>,
+    /// Barriers whose every wait is the wait half of its thread's
+    /// thread-counted arrive (`own_phase.rs`): a completed phase is kept
+    /// only for members whose latest arrive it holds.
+    pub(crate) own_phase_waits: Vec<bool>,
     /// Classes of interchangeable threads (symmetry.rs).
     pub(crate) sym_classes: Vec<Vec<usize>>,
     /// Barriers whose phase numbers matter (tokens, parity).
@@ -402,6 +407,7 @@ impl Analyses {
             isolated,
             segmented,
             count_keyed,
+            own_phase_waits: own_phase::own_phase_waits(p),
             sym_classes,
             token_barriers,
             tokens,

@@ -300,6 +300,28 @@ impl System<'_> {
                 }
                 continue;
             }
+            // The wait half of a `bar.sync` whose arrive lies in a
+            // completed phase, on a barrier of own-phase waits (module
+            // text, "Own-phase waits"), whatever its counts.
+            if let InstrKind::Barrier {
+                op: op @ BarrierOp::Wait(_),
+                sel,
+                ..
+            } = kind
+            {
+                if let Some(b) = self.resolve(s, t, *sel) {
+                    if self.an.own_phase_waits[b]
+                        && self.neutral(s, t, b, op, ident).is_none()
+                        && choices.iter().filter(|x| x.thread == c.thread).count() == 1
+                        && c.phase.is_some_and(|i| self.arrived_in_done(s, t, b, i as usize))
+                    {
+                        if self.end_commutes(s, t) {
+                            return Some(c);
+                        }
+                        continue;
+                    }
+                }
+            }
             let step = match kind {
                 InstrKind::Barrier { op, sel, .. } if counted => {
                     let Some(b) = self.resolve(s, t, *sel) else { continue };

@@ -696,11 +696,30 @@ impl System<'_> {
         let entitled = !self.an.parity_only[b];
         // Only a thread that names `b` can hold a join on it or wait on it.
         let named = &self.an.bar_threads[b];
+        // Own-phase waits (`analysis/own_phase.rs`): a thread can take only
+        // the phase holding its latest arrive on `b` (none: its next wait
+        // follows an arrive still to come).
+        let own_only = self.an.own_phase_waits[b];
+        let target = Target::Barrier(BarrierId(b as u32));
+        let latest: Vec<Option<(u32, u32)>> = if own_only {
+            named
+                .iter()
+                .map(|&u| {
+                    (s.hist[u].iter())
+                        .rposition(|e| e.target == target && matches!(e.kind, HKind::Arrive(..)))
+                        .map(|po| (u as u32, po as u32))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         done.retain(|ph| {
-            named.iter().any(|&u| {
+            named.iter().enumerate().any(|(i, &u)| {
                 s.threads[u].status != Status::Done
                     && !ph.bound.get(u)
-                    && ((entitled && ph.mask.get(JoinMask::pair(nt, u, b)))
+                    && ((entitled
+                        && ph.mask.get(JoinMask::pair(nt, u, b))
+                        && (!own_only || latest[i].is_some_and(|k| ph.members.contains(&k))))
                         || (Some(ph.number) == last && self.may_wait_parity(s, u, b)))
             })
         });
