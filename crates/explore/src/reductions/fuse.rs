@@ -365,11 +365,20 @@ impl System<'_> {
         s: &mut State,
         w: &mut Worker,
         budget: Option<&crate::state::budget::Budget>,
+        stepped: Option<usize>,
     ) -> (Vec<Step>, bool) {
         let mut steps = Vec::new();
         if !self.reductions.fuse {
             return (steps, false);
         }
+        // Only the stepped thread's independent group (`por.rs`), where
+        // the state before the step had nothing left to fuse: a step of
+        // one group changes nothing another group's fusion reads (its
+        // barriers, locations and threads), so those had none before and
+        // have none now. Each step of an 8-block kernel scanned its
+        // 2,048 threads twice.
+        let groups = &self.an.groups;
+        let group = stepped.filter(|_| !groups.is_empty()).map(|t| groups[t]);
         let mut changed = true;
         let mut arrived = false;
         while changed {
@@ -377,6 +386,9 @@ impl System<'_> {
             for t in 0..s.threads.len() {
                 if t % 256 == 255 && budget.is_some_and(|b| b.check().is_some()) {
                     return (steps, false);
+                }
+                if group.is_some_and(|g| groups.get(t) != Some(&g)) {
+                    continue;
                 }
                 // The choice, the barrier it may change (its own, or the
                 // one an access's fused end drops), whether it is an

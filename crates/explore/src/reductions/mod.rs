@@ -62,9 +62,18 @@ pub(crate) fn canonical(sys: &System, s: &mut State) {
 
 /// Step 1: the fused steps after a step of the search, with the phases the
 /// fused arrives joined sorted, as after single steps (compaction, next,
-/// must see them sorted). `budget` as `System::fused_steps` takes it.
-pub(crate) fn fused_steps(sys: &System, s: &mut State, w: &mut Worker, budget: Option<&Budget>) -> Vec<Step> {
-    let (steps, arrived) = sys.fused_steps(s, w, budget);
+/// must see them sorted). `budget` as `System::fused_steps` takes it;
+/// `stepped`: the thread that stepped, from a state with nothing left to
+/// fuse (every state a transition reached; not the initial state), so
+/// that only its group is scanned.
+pub(crate) fn fused_steps(
+    sys: &System,
+    s: &mut State,
+    w: &mut Worker,
+    budget: Option<&Budget>,
+    stepped: Option<usize>,
+) -> Vec<Step> {
+    let (steps, arrived) = sys.fused_steps(s, w, budget, stepped);
     if arrived {
         sys.canonicalize(s);
     }

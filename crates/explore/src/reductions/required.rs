@@ -174,7 +174,7 @@ use crate::semantics::System;
 use crate::state::Choice;
 use crate::state::{State, Status};
 use bc_graph::*;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Abstract steps one walk may take before the analysis gives up (and the
 /// state keeps every choice).
@@ -247,9 +247,12 @@ impl Walk {
         }
     }
 
-    fn add(&mut self, w: &Walk) {
+    /// Adds `times` walks like `w` (threads that walk alike walk once,
+    /// and are added once: adding per thread cost threads x barriers, a
+    /// fifth of a 2,048-thread kernel's time).
+    fn add(&mut self, w: &Walk, times: u64) {
         for (x, y) in self.arrives.iter_mut().zip(&w.arrives) {
-            *x = x.saturating_add(*y);
+            *x = x.saturating_add(y.saturating_mul(times));
         }
         for (x, y) in (self.passing_wait.iter_mut().chain(&mut self.tx).chain(&mut self.init))
             .zip(w.passing_wait.iter().chain(&w.tx).chain(&w.init))
@@ -276,7 +279,7 @@ impl System<'_> {
         if self.launch_pending(s) {
             return None;
         }
-        let mut tried: HashMap<TriedKey, bool> = HashMap::new();
+        let mut tried: HashMap<TriedKey, bool> = HashMap::default();
         for &c in choices {
             let t = c.thread as usize;
             let th = &s.threads[t];
@@ -549,25 +552,39 @@ impl System<'_> {
             .map(|c| !self.counted(c) || self.pending(s, c).is_none())
             .collect();
         let held = self.held(s, frozen[0]);
+        // Only the frozen thread's independent group (`por.rs`) is
+        // walked: the other groups' threads operate on none of its
+        // barriers, so their walks count no arrive there and stop at no
+        // wait of its, and whether their barriers may complete decides
+        // nothing about its own (an 8-block kernel walked 2,048 threads
+        // for each step of one block's 256).
+        let groups = &self.an.groups;
+        let same_group = |u: usize| groups.is_empty() || groups[u] == groups[frozen[0]];
         loop {
             // Threads that walk alike (same class, pc and registers, and
             // where they stand in the held barriers' phases) walk once.
-            let mut cache: HashMap<WalkKey, Walk> = HashMap::new();
-            let mut total = Walk::new(nb);
+            // Each distinct walk with the number of threads that walk it,
+            // in the order first met.
+            let mut cache: HashMap<WalkKey, usize> = HashMap::default();
+            let mut walks: Vec<(Walk, u64)> = Vec::new();
             for (u, th) in s.threads.iter().enumerate() {
-                if th.status != Status::Running || frozen.contains(&u) {
+                if th.status != Status::Running || frozen.contains(&u) || !same_group(u) {
                     continue;
                 }
                 let offsets = Self::held_offsets(u, &held);
                 let key = (self.an.walk_class[u], th.pc, th.regs.as_slice(), offsets.clone());
-                let w = match cache.get(&key) {
-                    Some(w) => w,
+                match cache.get(&key) {
+                    Some(&i) => walks[i].1 += 1,
                     None => {
                         let w = self.walk(s, u, &may_complete, &held, offsets, frozen)?;
-                        cache.entry(key).or_insert(w)
+                        cache.insert(key, walks.len());
+                        walks.push((w, 1));
                     }
-                };
-                total.add(w);
+                }
+            }
+            let mut total = Walk::new(nb);
+            for (w, times) in &walks {
+                total.add(w, *times);
             }
             let mut changed = false;
             for (c, may) in may_complete.iter_mut().enumerate() {
@@ -777,7 +794,10 @@ impl System<'_> {
                         }
                         let unknown = vec![None; s.threads[a.index()].regs.len()];
                         let agent = Self::held_offsets(a.index(), held);
-                        out.add(&self.walk_from(s, a.index(), 0, unknown, may_complete, held, agent, frozen)?);
+                        out.add(
+                            &self.walk_from(s, a.index(), 0, unknown, may_complete, held, agent, frozen)?,
+                            1,
+                        );
                     }
                     stack.push((next, regs, offsets));
                 }

@@ -119,7 +119,7 @@ impl<'p> Explorer<'p> {
             // The successor is built in the scratch state (its vectors
             // reused) and copied out only when it is new.
             let mut n = State::copy_in(&mut self.work.successor, s);
-            self.take_step(&mut n, choice);
+            self.take_step(&mut n, choice, it.id == 0);
             if chains {
                 self.take_chain(&mut n, it.id, choice);
             }
@@ -198,7 +198,7 @@ impl<'p> Explorer<'p> {
             self.path.clear();
             self.whole = None;
             self.chained.push(c);
-            self.take_step(n, c);
+            self.take_step(n, c, false);
             // The state grows along the chain (nothing is compacted): what
             // working on it takes is charged as for the expanded state.
             self.charge_working(n);
@@ -220,13 +220,17 @@ impl<'p> Explorer<'p> {
     /// One step of the search on `n`: choice `c` and the steps fused after
     /// it, onto the path, with a halt passed to the budget and the
     /// step's findings recorded.
-    fn take_step(&mut self, n: &mut State, c: Choice) {
+    /// `initial`: `n` is the initial state, which is not fused (every
+    /// other state has nothing left to fuse but in the stepped thread's
+    /// group: `reductions::fused_steps`).
+    fn take_step(&mut self, n: &mut State, c: Choice, initial: bool) {
         let steps = self.sys.step_warp(n, c, &mut self.worker);
         if let Some(why) = self.worker.halt.take() {
             self.budget.halt(why);
         }
         self.path.extend(steps);
-        let fused = reductions::fused_steps(&self.sys, n, &mut self.worker, Some(&self.budget));
+        let stepped = (!initial).then_some(c.thread as usize);
+        let fused = reductions::fused_steps(&self.sys, n, &mut self.worker, Some(&self.budget), stepped);
         self.path.extend(fused);
         self.flush_pending(n, &[]);
     }

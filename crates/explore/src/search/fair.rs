@@ -137,7 +137,9 @@ impl<'p> Explorer<'p> {
                     }
                     steps.push(spin);
                 } else {
-                    steps.extend(e.replay_step(&mut s, edge.choice));
+                    // A whole scan: the entry may be the initial state,
+                    // and elsewhere it finds what the search's did.
+                    steps.extend(e.replay_step(&mut s, edge.choice, true));
                     e.replay_normalize(&mut s);
                 }
             }

@@ -266,9 +266,10 @@ impl<'p> Explorer<'p> {
             }
         }
         moves.reverse();
+        let initial = moves.is_empty();
         let replayed = self.replay(&moves, false, |e, mut s, mut steps| {
             if let Some(c) = then {
-                steps.extend(e.replay_move(&mut s, c, chained));
+                steps.extend(e.replay_move(&mut s, c, chained, initial));
             }
             Ok(steps)
         });
@@ -277,7 +278,8 @@ impl<'p> Explorer<'p> {
 
     /// One step of a replay: choice `c` with its fused steps, on the
     /// replayed state `s` and on the whole run.
-    pub(crate) fn replay_step(&mut self, s: &mut State, c: Choice) -> Vec<Step> {
+    /// `initial`: `s` is the initial state (see `Explorer::take_step`).
+    pub(crate) fn replay_step(&mut self, s: &mut State, c: Choice, initial: bool) -> Vec<Step> {
         let mut trace = vec![self.sys.traced(s, c)];
         // A warp's arrival: the other lanes' arrives, each a step of its
         // own on the whole run.
@@ -294,7 +296,8 @@ impl<'p> Explorer<'p> {
         }));
         let mut steps = fold_warp(self.sys.step_warp(s, c, &mut self.worker));
         self.worker.trace = Some(std::mem::take(&mut trace));
-        steps.extend(reductions::fused_steps(&self.sys, s, &mut self.worker, None));
+        let stepped = (!initial).then_some(c.thread as usize);
+        steps.extend(reductions::fused_steps(&self.sys, s, &mut self.worker, None, stepped));
         trace.extend(self.worker.trace.take().unwrap_or_default());
         if let Some(whole) = &mut self.whole {
             whole.follow(&self.sys, trace, warp);
@@ -306,10 +309,11 @@ impl<'p> Explorer<'p> {
     /// A transition in a replay: choice `c`, then the steps of its chain
     /// (`expand.rs`), with nothing normalized in between, as the search
     /// took them.
-    pub(crate) fn replay_move(&mut self, s: &mut State, c: Choice, chain: &[Choice]) -> Vec<Step> {
-        let mut steps = self.replay_step(s, c);
+    /// `initial`: `s` is the initial state.
+    pub(crate) fn replay_move(&mut self, s: &mut State, c: Choice, chain: &[Choice], initial: bool) -> Vec<Step> {
+        let mut steps = self.replay_step(s, c, initial);
         for &c in chain {
-            steps.extend(self.replay_step(s, c));
+            steps.extend(self.replay_step(s, c, false));
         }
         steps
     }
@@ -357,12 +361,12 @@ impl<'p> Explorer<'p> {
                 self.sys.run_local(&mut s, t, &mut self.worker);
             }
             let mut steps = Vec::new();
-            for (c, chain) in moves {
+            for (i, (c, chain)) in moves.iter().enumerate() {
                 if budgeted {
                     self.budget.go_on()?;
                 }
                 let chain = chain.as_deref().unwrap_or(&[]);
-                steps.extend(self.replay_move(&mut s, *c, chain));
+                steps.extend(self.replay_move(&mut s, *c, chain, i == 0));
                 self.replay_normalize(&mut s);
             }
             then(self, s, steps)

@@ -15,6 +15,9 @@ use bc_graph::bits::Bits;
 use bc_graph::*;
 use bc_models::Rule;
 
+/// How many participants a wait's step names in its effect text.
+const SHOWN_PARTICIPANTS: usize = 8;
+
 impl System<'_> {
     /// One barrier operation of thread `t`; returns the step's effect text.
     #[allow(clippy::too_many_arguments)]
@@ -492,11 +495,17 @@ impl System<'_> {
         if w.quiet {
             return (String::new(), ph);
         }
-        let who: Vec<String> = ph
-            .members
-            .iter()
+        // The first few participants by name; the witness's
+        // participates-in lists them all (a phase of a 256-thread block
+        // named 256 events in each of its 256 waits' steps: 28 MB of
+        // steps in the witness of an 8-block kernel, and most of its
+        // replay's time).
+        let mut who: Vec<String> = (ph.members.iter().take(SHOWN_PARTICIPANTS))
             .map(|&(u, q)| self.label_of(s, u, q, &w.ident))
             .collect();
+        if ph.members.len() > SHOWN_PARTICIPANTS {
+            who.push(format!("and {} more", ph.members.len() - SHOWN_PARTICIPANTS));
+        }
         let effect = format!(
             "completes on phase {} of {}{with} (participants: {})",
             ph.number,
