@@ -382,16 +382,46 @@ fn phases_of_arrive_only_threads_are_forgotten() {
 /// compaction, without partial-order reduction and without any
 /// reduction: a write before an arrive-only thread's arrive races with
 /// the readers of the phases it is not in, counts that differ, a thread
-/// arriving twice.
+/// arriving twice; and (from review) counted and whole-block barrier 0
+/// in one kernel, a loop of them, `.aligned` spellings and two blocks.
 #[test]
 fn spent_arrives_and_own_phase_waits_keep_the_verdicts() {
-    for body in [
-        "if tid == 0 { write d; bar.arrive 1, 2 } else { bar.sync 1, 2; read d }",
-        "if tid < 2 { write d; bar.arrive 1, 4 } else { bar.sync 1, 2; read d }",
-        "if tid < 3 { bar.arrive 1, 4; bar.arrive 1, 2 } else { bar.sync 1, 2 }",
+    for (blocks, threads, body) in [
+        (
+            1,
+            5,
+            "if tid == 0 { write d; bar.arrive 1, 2 } else { bar.sync 1, 2; read d }",
+        ),
+        (
+            1,
+            5,
+            "if tid < 2 { write d; bar.arrive 1, 4 } else { bar.sync 1, 2; read d }",
+        ),
+        (
+            1,
+            5,
+            "if tid < 3 { bar.arrive 1, 4; bar.arrive 1, 2 } else { bar.sync 1, 2 }",
+        ),
+        (1, 4, "if tid < 2 { bar.sync 0, 2 } else { __syncthreads }"),
+        (
+            1,
+            3,
+            "repeat 2 { if tid == 0 { bar.arrive 1, 2 } else { bar.sync 1, 2 } }",
+        ),
+        (
+            1,
+            4,
+            "if tid == 0 { write d; barrier.cta.arrive.aligned 1, 4 } else { barrier.sync.aligned 1, 2; read d }",
+        ),
+        (
+            2,
+            3,
+            "if tid == 0 { write d; bar.arrive 1, 3 } else { bar.sync 1, 2; read d }",
+        ),
     ] {
-        let text =
-            format!("litmus \"p\"\nmodel cuda-sm90\nvar d scope=block\nkernel blocks=1 threads=5 {{\n  {body}\n}}\n");
+        let text = format!(
+            "litmus \"p\"\nmodel cuda-sm90\nvar d scope=block\nkernel blocks={blocks} threads={threads} {{\n  {body}\n}}\n"
+        );
         let p = program(&text);
         let kinds = |o: &Outcome| {
             o.findings

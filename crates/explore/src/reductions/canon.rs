@@ -49,8 +49,9 @@
 //! the count of the phase's latest arrival, built greedily: at each
 //! position the least member that may stand there and leaves the rest a
 //! place each (each later position forbids one count, so Hall's condition
-//! is that for every count some other member left has another). The
-//! arrival order is kept where no such order exists or it breaks
+//! is that for every count some other member left has another), the
+//! greatest member with the latest count kept last. The arrival order is
+//! kept where no such order exists or it breaks
 //! executes-before (checked on a barrier that is not isolated). The
 //! orders of a phase's arrivals that reach the same members and count
 //! then meet in one state: a phase of `a` arrivals of one count and `b`
@@ -121,7 +122,10 @@ impl System<'_> {
             if let Some(ph) = phase_mut(s, b, i) {
                 ph.site = site;
             }
-            if members.len() < 2 || members.windows(2).all(|w| w[0] <= w[1]) {
+            // A sorted phase is in canonical order, except on a barrier of
+            // counts that differ, where the least valid order may be
+            // another (its last member's count is fixed).
+            if members.len() < 2 || (!self.an.count_keyed[b] && members.windows(2).all(|w| w[0] <= w[1])) {
                 continue;
             }
             let mut sorted = members.to_vec();
@@ -298,7 +302,9 @@ fn keyed_order(
         // Not a phase the replay forms (compaction left part of it, say).
         return None;
     }
-    let last = (0..n).find(|&i| ks[i] == last_k)?;
+    // The greatest member with that count, so that a sorted order that
+    // is valid stays as it is.
+    let last = (0..n).rev().find(|&i| ks[i] == last_k)?;
     let mut left: Vec<usize> = (0..n).filter(|&i| i != last).collect();
     // The distinct counts, with how many members left have each.
     let mut tally: Vec<(i64, usize)> = Vec::new();

@@ -377,8 +377,13 @@ impl System<'_> {
         // barriers, locations and threads), so those had none before and
         // have none now. Each step of an 8-block kernel scanned its
         // 2,048 threads twice.
+        // Not where a host launches kernels: access fusion reads whether
+        // a launch is still to come (`System::launch_pending`), which a
+        // host's step changes for every group (found in review).
         let groups = &self.an.groups;
-        let group = stepped.filter(|_| !groups.is_empty()).map(|t| groups[t]);
+        let group = stepped
+            .filter(|_| !groups.is_empty() && self.p.kernels.is_empty())
+            .map(|t| groups[t]);
         let mut changed = true;
         let mut arrived = false;
         while changed {

@@ -109,7 +109,7 @@ impl System<'_> {
             // As `compact`'s spent arrives, leniently: an arrive with
             // everything before it settled, a wait with everything before
             // it settled or an arrive on `b`.
-            let relax = !phase_with && !self.an.token_barriers[b];
+            let relax = !phase_with && !self.an.token_barriers[b] && !self.p.fence_events;
             let arrive_on_b = |u: usize, k: usize| {
                 let ev = &s.hist[u][k];
                 ev.target == target && matches!(ev.kind, HKind::Arrive(..))

@@ -27,8 +27,9 @@
 //! edges.
 //!
 //! Spent arrives (docs/explorer.md, "Spent arrives and own-phase waits"):
-//! in a model without phase-with, on a barrier no token or parity wait
-//! reads, an arrive of a completed phase whose predecessors are all
+//! in a model without phase-with, in a program without fence events
+//! (where the race rule's order would run through a forgotten event), on
+//! a barrier no token or parity wait reads, an arrive of a completed phase whose predecessors are all
 //! settled and whose thread has ended or waited on that phase itself goes
 //! with its barrier's history though it is not settled (the warp that
 //! only `bar.arrive`s never executes before the other warp's later
@@ -423,7 +424,7 @@ impl<'p> System<'p> {
             // their thread ended or waited on their phase itself, in a model
             // without phase-with, on a barrier whose phase numbers nothing
             // reads.
-            let relax = !phase_with && !self.an.token_barriers[b];
+            let relax = !phase_with && !self.an.token_barriers[b] && !self.p.fence_events;
             let spent = |e: usize| {
                 let ev = &exec.events[e];
                 relax
