@@ -303,9 +303,13 @@ impl System<'_> {
                 }
                 continue;
             }
-            // The wait half of a `bar.sync` whose arrive lies in a
-            // completed phase, on a barrier of own-phase waits (module
-            // text, "Own-phase waits"), whatever its counts.
+            // A plain wait on a thread-counted barrier or one of own-phase
+            // waits (module text, "Thread-counted barriers", "Own-phase
+            // waits"; the latter whatever its counts): its one completed
+            // phase, the thread's only choice, and a phase its own arrive
+            // is in (a wait of a thread with no arrive there may take any
+            // completed phase, and a later one is a choice it may not have
+            // yet).
             if let InstrKind::Barrier {
                 op: op @ BarrierOp::Wait(_),
                 sel,
@@ -313,7 +317,7 @@ impl System<'_> {
             } = kind
             {
                 if let Some(b) = self.resolve(s, t, *sel) {
-                    if self.an.own_phase_waits[b]
+                    if (self.an.own_phase_waits[b] || self.an.thread_counted[b].is_some())
                         && self.neutral(s, t, b, op, ident).is_none()
                         && choices.iter().filter(|x| x.thread == c.thread).count() == 1
                         && c.phase.is_some_and(|i| self.arrived_in_done(s, t, b, i as usize))
@@ -333,21 +337,7 @@ impl System<'_> {
                     }
                     if self.an.thread_counted[b].is_some() {
                         match op {
-                            // Its one completed phase (module text): the
-                            // thread's only choice, and a phase its own
-                            // arrive is in (a wait of a thread with no
-                            // arrive there may take any completed phase,
-                            // and a later one is a choice it may not have
-                            // yet).
-                            BarrierOp::Wait(_)
-                                if choices.iter().filter(|x| x.thread == c.thread).count() == 1
-                                    && c.phase.is_some_and(|i| self.arrived_in_done(s, t, b, i as usize)) =>
-                            {
-                                if self.end_commutes(s, t) {
-                                    return Some(c);
-                                }
-                                continue;
-                            }
+                            // (Its plain wait: above.)
                             BarrierOp::Arrive(_) => {
                                 let lanes = 1 + self.warp_followers(s, c).len() as u64;
                                 Needed::Counted(b, lanes)

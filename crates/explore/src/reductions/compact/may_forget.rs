@@ -27,10 +27,11 @@ impl System<'_> {
     /// plain access, an inval of a barrier initialized since or a join is
     /// closed, or some barrier that `compact` would consider has all its
     /// events outside its open phase closed (a completed wait: everything
-    /// before it settled). Under `verify_encoding` the search checks that
+    /// before it settled), spent arrives admitted leniently (an arrive with
+    /// everything before it settled; a wait with everything before it
+    /// settled or an arrive on the barrier). Under `verify_encoding` the search checks that
     /// `compact` forgets nothing where this says so.
     pub(crate) fn may_forget(&self, s: &State, vc: &ExecutesBefore, alive: &[usize]) -> bool {
-        let phase_with = self.p.model.rules.has(bc_models::Rule::PhaseWith);
         if s.hist.iter().flatten().any(|e| matches!(e.kind, HKind::NoEffect(_))) {
             return true;
         }
@@ -109,7 +110,7 @@ impl System<'_> {
             // As `compact`'s spent arrives, leniently: an arrive with
             // everything before it settled, a wait with everything before
             // it settled or an arrive on `b`.
-            let relax = !phase_with && !self.an.token_barriers[b] && !self.p.fence_events;
+            let relax = self.spends_arrives(b);
             let arrive_on_b = |u: usize, k: usize| {
                 let ev = &s.hist[u][k];
                 ev.target == target && matches!(ev.kind, HKind::Arrive(..))

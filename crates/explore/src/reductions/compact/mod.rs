@@ -420,29 +420,18 @@ impl<'p> System<'p> {
             if self.init_unpublished(s, b, &|t, po| settled[ids.at(t, po).index()]) {
                 continue;
             }
-            // Spent arrives (module text): everything before them settled,
-            // their thread ended or waited on their phase itself, in a model
-            // without phase-with, on a barrier whose phase numbers nothing
-            // reads.
-            let relax = !phase_with && !self.an.token_barriers[b] && !self.p.fence_events;
-            let spent = |e: usize| {
+            // Spent arrives on `b` (module text): everything before them
+            // settled, their thread ended or waited on their phase itself.
+            let relax = self.spends_arrives(b);
+            let mut spent = vec![false; if relax { n } else { 0 }];
+            for &e in events.iter().filter(|_| relax) {
                 let ev = &exec.events[e];
-                relax
-                    && matches!(ev.kind, EventKind::Arrive { .. })
+                spent[e] = matches!(ev.kind, EventKind::Arrive { .. })
                     && preds_settled[e]
                     && ev.thread.is_some_and(|t| {
                         !unobserved(e, ev, t) && (s.threads[t.index()].status == Status::Done || own_waited[e])
-                    })
-            };
-            let on_b: Vec<bool> = if relax {
-                let mut v = vec![false; n];
-                for &e in &events {
-                    v[e] = true;
-                }
-                v
-            } else {
-                Vec::new()
-            };
+                    });
+            }
             let ok = events.iter().all(|&e| match &exec.events[e].kind {
                 // Everything before it closed, or a spent arrive on `b`
                 // (forgotten with it).
@@ -451,9 +440,9 @@ impl<'p> System<'p> {
                         || (relax
                             && before[e]
                                 .ones()
-                                .all(|p| thread_of(p).is_none() || closed[p] || (on_b[p] && spent(p))))
+                                .all(|p| thread_of(p).is_none() || closed[p] || spent[p]))
                 }
-                EventKind::Arrive { .. } => (closed[e] && (waited[e] || !droppable)) || spent(e),
+                EventKind::Arrive { .. } => (closed[e] && (waited[e] || !droppable)) || (relax && spent[e]),
                 _ => closed[e],
             });
             if !events.is_empty() && ok {
@@ -750,6 +739,14 @@ impl<'p> System<'p> {
                 s.threads[a].regs[bc_graph::COPY_PENDING_REG.index()] = 0;
             }
         }
+    }
+
+    /// Whether compaction may forget spent arrives of barrier `b` (module
+    /// text): in a model without phase-with, in a program without fence
+    /// events, on a barrier whose phase numbers nothing reads (no token or
+    /// parity wait).
+    fn spends_arrives(&self, b: usize) -> bool {
+        !self.p.model.rules.has(bc_models::Rule::PhaseWith) && !self.an.token_barriers[b] && !self.p.fence_events
     }
 
     /// Whether the latest init of barrier `b` (not a launch init), which an
