@@ -87,6 +87,8 @@ pub(crate) struct KindsSeen {
 /// test's time. Of the corpus test's 3,522 runs with one or all
 /// reductions off, 111 store more states than that (session 28).
 pub(crate) const VERIFY_ALL: u32 = 2048;
+/// The most passes of compaction on one new state ([`Explorer::normalize`]).
+pub(crate) const COMPACT_PASSES: usize = 8;
 /// A power of two.
 pub(crate) const VERIFY_EVERY: u32 = 8;
 
@@ -246,14 +248,35 @@ impl<'p> Explorer<'p> {
     /// the threads.
     pub(crate) fn normalize(&mut self, s: &mut State) {
         let mut n = reductions::Normalizer::default();
-        let budget = (!self.replaying).then_some(&*self.budget);
-        if let Some(c) = n.compact(&self.sys, s, &self.worker.ident, budget, self.verifying()) {
+        self.forgot = None;
+        // Compaction again while it forgets a barrier's history (at most
+        // `COMPACT_PASSES` times): once a barrier's phases are gone, a
+        // completed phase may retire and more be forgotten, and a state
+        // left between passes would differ from the same state reached
+        // through more normalizations.
+        for _ in 0..COMPACT_PASSES {
+            let budget = (!self.replaying).then_some(&*self.budget);
+            let Some(c) = n.compact(&self.sys, s, &self.worker.ident, budget, self.verifying()) else {
+                break;
+            };
+            let again = c.barriers;
             // A halted search discards `s`: nothing to judge.
             if self.replaying || self.budget.check().is_none() {
                 self.judge_ordered(&c.exec, Some(c.before), &c.names);
                 self.seen_operationally(c.found);
             }
-            self.forgot = Some(c.remap);
+            self.forgot = Some(match self.forgot.take() {
+                // Old names through both passes; what the second forgot
+                // is gone.
+                Some(first) => first
+                    .into_iter()
+                    .filter_map(|(k, v)| c.remap.get(&v).map(|&w| (k, w)))
+                    .collect(),
+                None => c.remap,
+            });
+            if !again || self.budget.halted().is_some() {
+                break;
+            }
         }
         if self.sys.reductions.compact && !self.replaying && self.budget.halted().is_some() {
             // Compaction stopped part way: the caller discards `s`.

@@ -101,8 +101,10 @@ impl System<'_> {
                 bar.epoch_start = bar.next_phase;
                 s.bmo[b].push((t as u32, po));
                 // A launch init standing for history up to here
-                // (compaction) carries this init's count.
+                // (compaction) carries this init's count. No bmo prefix
+                // ending before the init is forgotten alone.
                 s.bars[b].after_completion = k.max(0);
+                s.bars[b].cuts.clear();
                 s.hist[t].push(HEvent {
                     pc,
                     kind: HKind::Init(k),
@@ -667,6 +669,9 @@ impl System<'_> {
             bar.pending_drop = 0;
             bar.settled_len = s.bmo[b].len() as u32;
             bar.after_completion = bar.expected;
+            if !self.an.mixed_waits[b] {
+                bar.cuts.push((bar.settled_len, bar.expected, number));
+            }
             if w.quiet {
                 String::new()
             } else {

@@ -221,6 +221,12 @@ pub(crate) fn encode(s: &State, out: &mut Vec<u8>) {
         w.u(b.settled_len);
         w.u(b.phase_base);
         w.i(b.after_completion);
+        w.len(b.cuts.len());
+        for &(len, expected, number) in &b.cuts {
+            w.u(len);
+            w.i(expected);
+            w.u(number);
+        }
         w.u(b.next_phase);
         w.u(b.returned);
         w.u(b.epoch_start);
@@ -532,6 +538,13 @@ pub(crate) fn decode_into(words: &[u8], s: &mut State) {
         b.settled_len = r.u();
         b.phase_base = r.u();
         b.after_completion = r.i();
+        let n = r.len();
+        b.cuts.clear();
+        for _ in 0..n {
+            let len = r.u();
+            let expected = r.i();
+            b.cuts.push((len, expected, r.u()));
+        }
         b.next_phase = r.u();
         b.returned = r.u();
         b.epoch_start = r.u();

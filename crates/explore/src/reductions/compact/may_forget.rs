@@ -99,7 +99,11 @@ impl System<'_> {
         (0..self.p.barriers.len()).any(|b| {
             let bar = &s.bars[b];
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as u32;
-            if self.an.pinned[b] || bar.invalid || !bar.done.is_empty() || bar.settled_len <= start {
+            if self.an.pinned[b] || bar.invalid || bar.settled_len <= start {
+                return false;
+            }
+            let cuttable = self.cuttable(s, b);
+            if !bar.done.is_empty() && cuttable == 0 {
                 return false;
             }
             if self.init_unpublished(s, b, &|t, po| settled[t as usize][po as usize]) {
@@ -122,22 +126,43 @@ impl System<'_> {
                             .iter()
                             .all(|&u| (first_unsettled[u]..vc.prefix(e, u)).all(|k| arrive_on_b(u, k as usize))))
             };
-            let mut any = false;
-            let all = s.hist.iter().enumerate().all(|(t, h)| {
-                h.iter().enumerate().all(|(po, ev)| {
-                    let e = (t as u32, po as u32);
-                    if ev.target != target || matches!(ev.kind, HKind::Join) || open.contains(&e) {
-                        return true;
-                    }
-                    any = true;
-                    match ev.kind {
-                        HKind::Wait { .. } => wait_ok(e),
-                        HKind::Arrive(..) => closed(e) || (relax && preds_settled(e)),
-                        _ => closed(e),
-                    }
-                })
-            });
-            any && all
+            // `inside`: the events asked about (all, or the first cut's).
+            let forgettable = |inside: &dyn Fn(&crate::state::HEvent, (u32, u32)) -> bool| {
+                let mut any = false;
+                let all = s.hist.iter().enumerate().all(|(t, h)| {
+                    h.iter().enumerate().all(|(po, ev)| {
+                        let e = (t as u32, po as u32);
+                        if ev.target != target || matches!(ev.kind, HKind::Join) || open.contains(&e) || !inside(ev, e)
+                        {
+                            return true;
+                        }
+                        any = true;
+                        match ev.kind {
+                            HKind::Wait { .. } => wait_ok(e),
+                            HKind::Arrive(..) => closed(e) || (relax && preds_settled(e)),
+                            _ => closed(e),
+                        }
+                    })
+                });
+                any && all
+            };
+            if bar.done.is_empty() && forgettable(&|_, _| true) {
+                return true;
+            }
+            // As `compact`: the history up to a cut (`cuts.rs`); if the
+            // shortest prefix cannot go, no longer one can.
+            if cuttable == 0 {
+                return false;
+            }
+            let len = bar.cuts[0].0 as usize;
+            let pos: HashMap<(u32, u32), usize> = s.bmo[b].iter().enumerate().map(|(i, &k)| (k, i)).collect();
+            forgettable(&|ev, e| {
+                let first = match &ev.kind {
+                    HKind::Wait { participants, .. } => participants.iter().find(|m| m.0 != LAUNCH).copied(),
+                    _ => Some(e),
+                };
+                first.and_then(|m| pos.get(&m)).is_some_and(|&p| p < len)
+            })
         })
     }
 }

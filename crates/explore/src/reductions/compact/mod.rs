@@ -42,6 +42,7 @@
 //! rules (`rules.rs`: phase-with, arrive-then-drop, race) judge the state
 //! at the same point.
 
+mod cuts;
 mod may_forget;
 mod summary;
 
@@ -97,6 +98,9 @@ pub(crate) struct Compacted<'p> {
     pub names: ExecNames<'p>,
     pub found: HistoryFindings,
     pub remap: HashMap<(u32, u32), (u32, u32)>,
+    /// Whether a barrier's history went (whole or up to a cut): then a
+    /// completed phase may retire and another pass forget more.
+    pub barriers: bool,
 }
 
 impl<'p> System<'p> {
@@ -133,7 +137,10 @@ impl<'p> System<'p> {
         // forgotten (a loop of them must still repeat its state).
         let barrier_ready = (0..self.p.barriers.len()).any(|b| {
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as u32;
-            !self.an.pinned[b] && !s.bars[b].invalid && s.bars[b].done.is_empty() && s.bars[b].settled_len > start
+            !self.an.pinned[b]
+                && !s.bars[b].invalid
+                && (s.bars[b].done.is_empty() || !s.bars[b].cuts.is_empty())
+                && s.bars[b].settled_len > start
         });
         let others = s.hist.iter().flatten().any(|e| match e.kind {
             HKind::Read | HKind::Write | HKind::NoEffect(_) | HKind::Fence(_) => true,
@@ -384,12 +391,20 @@ impl<'p> System<'p> {
         }
         let mut drop = vec![false; n];
         let mut forgotten = Vec::new();
+        // Barriers forgotten up to a cut (`cuts.rs`): (barrier, cut index).
+        let mut cut: Vec<(usize, usize)> = Vec::new();
         let phase_with = self.p.model.rules.has(bc_models::Rule::PhaseWith);
         for b in 0..self.p.barriers.len() {
             let bar = &s.bars[b];
             let start = (s.bmo[b].first() == Some(&(LAUNCH, b as u32))) as usize;
-            // An invalidated barrier keeps its history (below).
-            if self.an.pinned[b] || bar.invalid || !bar.done.is_empty() || (bar.settled_len as usize) <= start {
+            // An invalidated barrier keeps its history (below). One with a
+            // completed phase a wait may still take is forgotten only up
+            // to a cut before it (`cuts.rs`).
+            if self.an.pinned[b] || bar.invalid || (bar.settled_len as usize) <= start {
+                continue;
+            }
+            let cuttable = self.cuttable(s, b);
+            if !bar.done.is_empty() && cuttable == 0 {
                 continue;
             }
             // Everything on the barrier but joins and the open phase.
@@ -432,7 +447,9 @@ impl<'p> System<'p> {
                         !unobserved(e, ev, t) && (s.threads[t.index()].status == Status::Done || own_waited[e])
                     });
             }
-            let ok = events.iter().all(|&e| match &exec.events[e].kind {
+            // `inside`: the events forgotten with `e` (all of them, or a
+            // prefix of completed phases: `cuts.rs`).
+            let ok = |e: usize, inside: &dyn Fn(usize) -> bool| match &exec.events[e].kind {
                 // Everything before it closed, or a spent arrive on `b`
                 // (forgotten with it).
                 EventKind::Wait { completed: true, .. } => {
@@ -440,16 +457,24 @@ impl<'p> System<'p> {
                         || (relax
                             && before[e]
                                 .ones()
-                                .all(|p| thread_of(p).is_none() || closed[p] || spent[p]))
+                                .all(|p| thread_of(p).is_none() || closed[p] || (spent[p] && inside(p))))
                 }
                 EventKind::Arrive { .. } => (closed[e] && (waited[e] || !droppable)) || (relax && spent[e]),
                 _ => closed[e],
-            });
-            if !events.is_empty() && ok {
+            };
+            if bar.done.is_empty() && !events.is_empty() && events.iter().all(|&e| ok(e, &|_| true)) {
                 for e in events {
                     drop[e] = true;
                 }
                 forgotten.push(b);
+            } else if cuttable > 0 {
+                let at = cuts::phase_positions(s, b, &events, &by_id);
+                if let Some((j, prefix)) = self.longest_cut(s, b, cuttable, &events, &at, &ok) {
+                    for e in prefix {
+                        drop[e] = true;
+                    }
+                    cut.push((b, j));
+                }
             }
         }
         for (e, d) in drop.iter_mut().enumerate().take(n) {
@@ -554,6 +579,7 @@ impl<'p> System<'p> {
                 *order = std::iter::once((LAUNCH, b as u32)).chain(rest).collect();
                 bar.base = Some(bar.after_completion);
                 bar.settled_len = 1;
+                bar.cuts.clear();
                 if self.an.token_barriers[b] && !self.an.tokens[b] {
                     // Parity waits read the parity alone: number the
                     // current phase 2 or 3, keeping its parity, so that a
@@ -589,7 +615,10 @@ impl<'p> System<'p> {
                     }
                     bar.epoch_start = 0;
                 }
+            } else if let Some(&(_, j)) = cut.iter().find(|c| c.0 == b) {
+                self.cut_bmo(&mut s.bars[b], order, b, j, &re);
             } else {
+                cuts::shift_cuts(&mut s.bars[b], order, &re);
                 *order = order.iter().filter_map(re).collect();
             }
         }
@@ -716,6 +745,7 @@ impl<'p> System<'p> {
             names,
             found,
             remap,
+            barriers: !forgotten.is_empty() || !cut.is_empty(),
         })
     }
 

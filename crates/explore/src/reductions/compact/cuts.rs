@@ -1,0 +1,168 @@
+//! Forgetting a prefix of a barrier's completed phases (`BState::cuts`).
+//!
+//! `compact` forgets a barrier's history whole: every event on it outside
+//! its open phase must be forgettable at once. On a barrier that is used
+//! again before its earlier phases are closed (a named barrier two
+//! warpgroups hand a turn over on, round after round), that whole moment
+//! may come at one normalization and not at another: a state normalized
+//! while only the first phase was complete forgot it, the same state
+//! normalized after the second phase had begun kept both, and the two
+//! stayed apart until the barrier was forgotten again. Which one the search
+//! met depended on where chains happened to end, so equal states were
+//! stored many times over (a FlashAttention-3-style mainloop: 14,274
+//! states against 951 without compaction).
+//!
+//! Here, where the whole history cannot go, the longest prefix of completed
+//! phases whose events are all forgettable goes, with the same test per
+//! event. A prefix of completed phases is what a whole forget leaves
+//! behind at the moment its last phase completed, so the result no longer
+//! depends on when the search normalized: what is kept is the same
+//! barrier history a whole forget would have left then, with the phases
+//! completed since after it. Only on barriers whose phase numbers do not
+//! matter (no token, no parity wait: `Analyses::token_barriers`), with no
+//! arrive-before-wait debt on them (`TState::owes` names phases by
+//! number), and no completed phase a wait may still take (`BState::done`,
+//! as the whole forget), and not in a model with phase-with. Soundness is the whole forget's (docs/explorer.md,
+//! "History compaction"): each event forgotten passes the same test, and
+//! everything before a forgotten event is closed.
+
+use crate::semantics::System;
+use crate::state::{BState, HKind, State, LAUNCH};
+use rustc_hash::FxHashMap as HashMap;
+
+/// An event's kept name after compaction (`None`: forgotten).
+pub(super) type Rename<'a> = &'a dyn Fn(&(u32, u32)) -> Option<(u32, u32)>;
+/// Whether an event may be forgotten with the events `inside` says go
+/// with it.
+pub(super) type Forgettable<'a> = &'a dyn Fn(usize, &dyn Fn(usize) -> bool) -> bool;
+
+/// Where each event of barrier `b`'s history falls: per event of the
+/// execution, the bmo position of its phase (a modification's own
+/// position; a completed wait's, the position of its phase's first
+/// member), `None` for events outside every completed phase.
+pub(super) fn phase_positions(
+    s: &State,
+    b: usize,
+    events: &[usize],
+    by_id: &[Option<(u32, u32)>],
+) -> HashMap<usize, usize> {
+    let pos: HashMap<(u32, u32), usize> = s.bmo[b].iter().enumerate().map(|(i, &k)| (k, i)).collect();
+    let mut out = HashMap::default();
+    for &e in events {
+        let Some(k) = by_id[e] else { continue };
+        if let Some(&p) = pos.get(&k) {
+            out.insert(e, p);
+            continue;
+        }
+        if let HKind::Wait { participants, .. } = &s.hist[k.0 as usize][k.1 as usize].kind {
+            if let Some(p) = participants.iter().find(|m| m.0 != LAUNCH).and_then(|m| pos.get(m)) {
+                out.insert(e, *p);
+            }
+        }
+    }
+    out
+}
+
+impl System<'_> {
+    /// How many of barrier `b`'s cuts its history may be forgotten up to
+    /// (module text), when it cannot be forgotten whole: those before its
+    /// earliest completed phase a wait may still take; none where a thread
+    /// owes a wait on `b` (debts name phases by number), on a barrier of
+    /// tokens where an init abandoned a phase a register may name, or in a
+    /// model with phase-with (a kept arrive of a later phase may execute
+    /// before a forgotten wait, a pair that rule judges later: the whole
+    /// forget keeps the barrier then, `open_phase_before_completed_wait`).
+    pub(super) fn cuttable(&self, s: &State, b: usize) -> usize {
+        let bar = &s.bars[b];
+        if self.p.model.rules.has(bc_models::Rule::PhaseWith)
+            || self.an.mixed_waits[b]
+            || (self.an.tokens[b] && !bar.abandoned.is_empty())
+            || s.threads.iter().any(|th| th.owes.iter().any(|d| d.0 as usize == b))
+        {
+            return 0;
+        }
+        let first_kept = bar.done.iter().map(|ph| ph.number).min();
+        bar.cuts
+            .iter()
+            .take_while(|c| first_kept.is_none_or(|n| c.2 < n))
+            .count()
+    }
+
+    /// The longest prefix of `b`'s completed phases (an index into
+    /// `BState::cuts`, below `cuttable`) whose events among `events` all
+    /// pass `ok`, with those events; `None` if no prefix does or it holds
+    /// no event. `at`: [`phase_positions`].
+    pub(super) fn longest_cut(
+        &self,
+        s: &State,
+        b: usize,
+        cuttable: usize,
+        events: &[usize],
+        at: &HashMap<usize, usize>,
+        ok: Forgettable<'_>,
+    ) -> Option<(usize, Vec<usize>)> {
+        let cuts = &s.bars[b].cuts;
+        (0..cuttable).rev().find_map(|j| {
+            let len = cuts[j].0 as usize;
+            let inside = |e: usize| at.get(&e).is_some_and(|&p| p < len);
+            let prefix: Vec<usize> = events.iter().copied().filter(|&e| inside(e)).collect();
+            (!prefix.is_empty() && prefix.iter().all(|&e| ok(e, &inside))).then_some((j, prefix))
+        })
+    }
+
+    /// Rewrites barrier `b`'s bmo `order` and state `bar` after its history
+    /// up to cut `j` was forgotten: a launch init with the expected count
+    /// right after that phase stands for it, and the phases after it keep
+    /// their order. Their numbers are the whole forget's (`compact`): on a
+    /// barrier of tokens they keep counting (`phase_base` is the first
+    /// kept one); on one of parity waits the first kept one becomes 2 or
+    /// 3, keeping every parity; elsewhere they count from 0. The cuts after
+    /// `j` move with the bmo. `re` maps a kept event to its new name.
+    pub(super) fn cut_bmo(&self, bar: &mut BState, order: &mut Vec<(u32, u32)>, b: usize, j: usize, re: Rename<'_>) {
+        let (len, expected, number) = bar.cuts[j];
+        let len = len as usize;
+        // New position of old position `p` (at or after the cut).
+        let kept: Vec<bool> = order.iter().map(|k| re(k).is_some()).collect();
+        let moved = |p: usize| 1 + kept[len..p.min(kept.len())].iter().filter(|&&x| x).count() as u32;
+        let settled = moved(bar.settled_len as usize);
+        let first = number + 1;
+        let renumber: Box<dyn Fn(u32) -> u32> = if self.an.tokens[b] {
+            bar.phase_base = first;
+            Box::new(|n| n)
+        } else if self.an.token_barriers[b] {
+            let p0 = 2 + first.wrapping_sub(bar.epoch_start) % 2;
+            bar.phase_base = p0;
+            bar.epoch_start = 0;
+            Box::new(move |n: u32| n.wrapping_sub(first).wrapping_add(p0))
+        } else {
+            bar.epoch_start = 0;
+            Box::new(move |n: u32| n.wrapping_sub(first))
+        };
+        let cuts: Vec<(u32, i64, u32)> = bar.cuts[j + 1..]
+            .iter()
+            .map(|&(l, x, n)| (moved(l as usize), x, renumber(n)))
+            .collect();
+        let rest: Vec<(u32, u32)> = order[len..].iter().filter_map(re).collect();
+        *order = std::iter::once((LAUNCH, b as u32)).chain(rest).collect();
+        bar.base = Some(expected);
+        bar.settled_len = settled;
+        bar.cuts = cuts;
+        for ph in bar.open.iter_mut().chain(bar.done.iter_mut()) {
+            ph.number = renumber(ph.number);
+        }
+        bar.next_phase = renumber(bar.next_phase);
+    }
+}
+
+/// The cuts of a barrier whose bmo `order` only lost the events `re` does
+/// not map (no prefix forgotten): each moves back by the events lost
+/// before it.
+pub(super) fn shift_cuts(bar: &mut BState, order: &[(u32, u32)], re: Rename<'_>) {
+    if bar.cuts.is_empty() || order.iter().all(|k| re(k).is_some()) {
+        return;
+    }
+    let kept_before = |p: usize| order[..p.min(order.len())].iter().filter(|k| re(k).is_some()).count() as u32;
+    for c in &mut bar.cuts {
+        c.0 = kept_before(c.0 as usize);
+    }
+}
