@@ -18,13 +18,16 @@
 //! behind at the moment its last phase completed, so the result no longer
 //! depends on when the search normalized: what is kept is the same
 //! barrier history a whole forget would have left then, with the phases
-//! completed since after it. Only on barriers whose phase numbers do not
-//! matter (no token, no parity wait: `Analyses::token_barriers`), with no
-//! arrive-before-wait debt on them (`TState::owes` names phases by
-//! number), and no completed phase a wait may still take (`BState::done`,
-//! as the whole forget), and not in a model with phase-with. Soundness is the whole forget's (docs/explorer.md,
-//! "History compaction"): each event forgotten passes the same test, and
-//! everything before a forgotten event is closed.
+//! completed since after it. Only before the earliest completed phase a
+//! wait may still take (`BState::done`); not on a barrier a thread owes a
+//! wait on (`TState::owes` names phases by number), nor on one of tokens
+//! while an init abandoned a phase a register may name, nor in a model with
+//! phase-with. The events on the barrier that belong to no phase of the
+//! bmo (a wait that took none, an inval before the latest init) count as
+//! inside every prefix. Phases after the cut are numbered as a whole forget
+//! numbers them (`System::cut_bmo`). Soundness is the whole forget's
+//! (docs/explorer.md, "History compaction"): each event forgotten passes
+//! the same test, and everything before a forgotten event is closed.
 
 use crate::semantics::System;
 use crate::state::{BState, HKind, State, LAUNCH};
@@ -39,7 +42,10 @@ pub(super) type Forgettable<'a> = &'a dyn Fn(usize, &dyn Fn(usize) -> bool) -> b
 /// Where each event of barrier `b`'s history falls: per event of the
 /// execution, the bmo position of its phase (a modification's own
 /// position; a completed wait's, the position of its phase's first
-/// member), `None` for events outside every completed phase.
+/// member; a wait that took no phase of the bmo, such as a parity wait on
+/// the phase before a fresh barrier's first, and an inval, position 0, so
+/// that they go with any prefix, as they go with a whole forget), `None`
+/// for events outside every completed phase.
 pub(super) fn phase_positions(
     s: &State,
     b: usize,
@@ -54,9 +60,26 @@ pub(super) fn phase_positions(
             out.insert(e, p);
             continue;
         }
-        if let HKind::Wait { participants, .. } = &s.hist[k.0 as usize][k.1 as usize].kind {
-            if let Some(p) = participants.iter().find(|m| m.0 != LAUNCH).and_then(|m| pos.get(m)) {
-                out.insert(e, *p);
+        let kind = &s.hist[k.0 as usize][k.1 as usize].kind;
+        // An inval of `b` comes before its latest init (an invalid barrier
+        // is never forgotten), so before every cut: a cut waits for it to
+        // be closed and forgets it, as a whole forget does. Kept while the
+        // re-init went, it would make the launch init stand before it and
+        // every later use look like a use after the inval.
+        if matches!(kind, HKind::Inval) {
+            out.insert(e, 0);
+            continue;
+        }
+        if let HKind::Wait { participants, .. } = kind {
+            match participants.iter().find(|m| m.0 != LAUNCH) {
+                Some(m) => {
+                    if let Some(&p) = pos.get(m) {
+                        out.insert(e, p);
+                    }
+                }
+                None => {
+                    out.insert(e, 0);
+                }
             }
         }
     }

@@ -157,8 +157,14 @@ impl System<'_> {
             let len = bar.cuts[0].0 as usize;
             let pos: HashMap<(u32, u32), usize> = s.bmo[b].iter().enumerate().map(|(i, &k)| (k, i)).collect();
             forgettable(&|ev, e| {
+                // As `cuts::phase_positions`: a wait that took no phase of
+                // the bmo and an inval go with any prefix.
                 let first = match &ev.kind {
-                    HKind::Wait { participants, .. } => participants.iter().find(|m| m.0 != LAUNCH).copied(),
+                    HKind::Wait { participants, .. } => match participants.iter().find(|m| m.0 != LAUNCH) {
+                        Some(m) => Some(*m),
+                        None => return true,
+                    },
+                    HKind::Inval => return true,
                     _ => Some(e),
                 };
                 first.and_then(|m| pos.get(&m)).is_some_and(|&p| p < len)
