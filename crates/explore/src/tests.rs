@@ -22,6 +22,32 @@ fn explore_with(p: &Program, reductions: Reductions) -> Outcome {
     )
 }
 
+/// The default search of `p` with the encoding checked on every state,
+/// exhausted with a finding, and the searches with each of `offs`,
+/// exhausted with the same verdict (`what` names the case in a failure);
+/// both handed back for further checks.
+fn verdict_kept(p: &Program, what: &str, offs: &[Reductions]) -> (Outcome, Vec<Outcome>) {
+    let on = explore(
+        p,
+        SearchOptions {
+            verify_encoding: true,
+            ..SearchOptions::default()
+        },
+    );
+    assert_eq!(on.stop, Stop::Exhausted, "{what}");
+    assert!(!on.findings.is_empty(), "{what}");
+    let offs: Vec<Outcome> = offs
+        .iter()
+        .map(|&off| {
+            let o = explore_with(p, off);
+            assert_eq!(o.stop, Stop::Exhausted, "{what} {off:?}");
+            assert_eq!(on.verdict(), o.verdict(), "{what} {off:?}");
+            o
+        })
+        .collect();
+    (on, offs)
+}
+
 /// Runs a search whose expansion of state `fault_at` panics, on a
 /// thread with a deadline: `Some(Err)` when the panic reached the
 /// caller, `None` when the search was still running after 60 s (a hang).
@@ -337,25 +363,12 @@ fn mixed_thread_counts_keep_the_unsorted_verdicts() {
     ] {
         let threads = if body.contains("__syncthreads") { 5 } else { 6 };
         let text = format!("litmus \"p\"\nmodel cuda-sm90\nkernel blocks=1 threads={threads} {{\n  {body}\n}}\n");
-        let p = program(&text);
-        let on = explore(
-            &p,
-            SearchOptions {
-                verify_encoding: true,
-                ..SearchOptions::default()
-            },
-        );
-        let off = explore_with(
-            &p,
-            Reductions {
-                canonical: false,
-                ..Reductions::default()
-            },
-        );
-        assert_eq!(on.stop, Stop::Exhausted, "{text}");
-        assert_eq!(off.stop, Stop::Exhausted, "{text}");
-        assert!(!on.findings.is_empty(), "{text}");
-        assert_eq!(on.verdict(), off.verdict(), "{text}");
+        let unsorted = Reductions {
+            canonical: false,
+            ..Reductions::default()
+        };
+        let (on, off) = verdict_kept(&program(&text), &text, &[unsorted]);
+        let off = &off[0];
         assert!(on.stats.states < off.stats.states, "{text}: {} against {}", on.stats.states, off.stats.states);
     }
 }
@@ -423,17 +436,7 @@ fn spent_arrives_and_own_phase_waits_keep_the_verdicts() {
         let text = format!(
             "litmus \"p\"\nmodel cuda-sm90\nvar d scope=block\nkernel blocks={blocks} threads={threads} {{\n  {body}\n}}\n"
         );
-        let p = program(&text);
-        let on = explore(
-            &p,
-            SearchOptions {
-                verify_encoding: true,
-                ..SearchOptions::default()
-            },
-        );
-        assert_eq!(on.stop, Stop::Exhausted, "{text}");
-        assert!(!on.findings.is_empty(), "{text}");
-        for off in [
+        let offs = [
             Reductions {
                 compact: false,
                 ..Reductions::default()
@@ -443,11 +446,8 @@ fn spent_arrives_and_own_phase_waits_keep_the_verdicts() {
                 ..Reductions::default()
             },
             Reductions::NONE,
-        ] {
-            let o = explore_with(&p, off);
-            assert_eq!(o.stop, Stop::Exhausted, "{text}");
-            assert_eq!(on.verdict(), o.verdict(), "{text} {off:?}");
-        }
+        ];
+        verdict_kept(&program(&text), &text, &offs);
     }
 }
 
@@ -585,24 +585,10 @@ fn cut_histories_keep_the_verdicts() {
         // states at three.
         let text = fa3(2, variant);
         assert_ne!(text, fa3(2, &|t| t), "{name}: the variant changes the kernel");
-        let p = program(&text);
-        let on = explore(
-            &p,
-            SearchOptions {
-                verify_encoding: true,
-                ..SearchOptions::default()
-            },
-        );
-        let off = explore_with(
-            &p,
-            Reductions {
-                compact: false,
-                ..Reductions::default()
-            },
-        );
-        assert_eq!(on.stop, Stop::Exhausted, "{name}");
-        assert_eq!(off.stop, Stop::Exhausted, "{name}");
-        assert!(!on.findings.is_empty(), "{name}");
-        assert_eq!(on.verdict(), off.verdict(), "{name}");
+        let uncompacted = Reductions {
+            compact: false,
+            ..Reductions::default()
+        };
+        verdict_kept(&program(&text), name, &[uncompacted]);
     }
 }

@@ -189,12 +189,12 @@ pub struct BState {
     /// Per completed phase still in the bmo since the latest init, in bmo
     /// order: the bmo length at its completion, the expected count right
     /// after it and its number (not kept for barriers some thread waits on
-    /// both with a token and otherwise). Compaction may forget the bmo up to one of these
-    /// (`compact`: a prefix of completed phases), so that a barrier whose
-    /// earliest phases are closed sheds them while a later phase is still
-    /// in use, whenever the search passes by (forgetting the barrier's
-    /// history only whole made what was kept depend on when the states
-    /// between were normalized).
+    /// both with a token and otherwise). Compaction may forget the bmo up
+    /// to one of these (`compact/cuts.rs`: a prefix of completed phases),
+    /// so that a barrier whose earliest phases are closed sheds them while
+    /// a later phase is still in use, whenever the search passes by
+    /// (forgetting the barrier's history only whole made what was kept
+    /// depend on when the states between were normalized).
     pub cuts: Vec<(u32, i64, u32)>,
     /// The number the next phase gets. Numbers keep counting across inits,
     /// so a token names one phase of the barrier's whole life.

@@ -39,51 +39,50 @@ pub(super) type Rename<'a> = &'a dyn Fn(&(u32, u32)) -> Option<(u32, u32)>;
 /// with it.
 pub(super) type Forgettable<'a> = &'a dyn Fn(usize, &dyn Fn(usize) -> bool) -> bool;
 
-/// Where each event of barrier `b`'s history falls: per event of the
-/// execution, the bmo position of its phase (a modification's own
-/// position; a completed wait's, the position of its phase's first
-/// member; a wait that took no phase of the bmo, such as a parity wait on
-/// the phase before a fresh barrier's first, and an inval, position 0, so
-/// that they go with any prefix, as they go with a whole forget), `None`
-/// for events outside every completed phase.
+/// The bmo position of each modification of barrier `b`.
+pub(super) fn bmo_positions(s: &State, b: usize) -> HashMap<(u32, u32), usize> {
+    s.bmo[b].iter().enumerate().map(|(i, &k)| (k, i)).collect()
+}
+
+/// Where event `k` (thread, program-order index) of barrier `b`'s history
+/// falls (`pos`: [`bmo_positions`]): the bmo position of its phase (a
+/// modification's own position; a completed wait's, the position of its
+/// phase's first member; a wait that took no phase of the bmo, such as a
+/// parity wait on the phase before a fresh barrier's first, and an inval,
+/// position 0, so that they go with any prefix, as they go with a whole
+/// forget), `None` for an event outside every completed phase.
+pub(super) fn phase_position(s: &State, pos: &HashMap<(u32, u32), usize>, k: (u32, u32)) -> Option<usize> {
+    if let Some(&p) = pos.get(&k) {
+        return Some(p);
+    }
+    match &s.hist[k.0 as usize][k.1 as usize].kind {
+        // An inval of `b` comes before its latest init (an invalid barrier
+        // is never forgotten), so before every cut: a cut waits for it to
+        // be closed and forgets it, as a whole forget does. Kept while the
+        // re-init went, it would make the launch init stand before it and
+        // every later use look like a use after the inval.
+        HKind::Inval => Some(0),
+        HKind::Wait { participants, .. } => match participants.iter().find(|m| m.0 != LAUNCH) {
+            Some(m) => pos.get(m).copied(),
+            None => Some(0),
+        },
+        _ => None,
+    }
+}
+
+/// [`phase_position`] of each of `events` (execution indices, named by
+/// `by_id`) that has one.
 pub(super) fn phase_positions(
     s: &State,
     b: usize,
     events: &[usize],
     by_id: &[Option<(u32, u32)>],
 ) -> HashMap<usize, usize> {
-    let pos: HashMap<(u32, u32), usize> = s.bmo[b].iter().enumerate().map(|(i, &k)| (k, i)).collect();
-    let mut out = HashMap::default();
-    for &e in events {
-        let Some(k) = by_id[e] else { continue };
-        if let Some(&p) = pos.get(&k) {
-            out.insert(e, p);
-            continue;
-        }
-        let kind = &s.hist[k.0 as usize][k.1 as usize].kind;
-        // An inval of `b` comes before its latest init (an invalid barrier
-        // is never forgotten), so before every cut: a cut waits for it to
-        // be closed and forgets it, as a whole forget does. Kept while the
-        // re-init went, it would make the launch init stand before it and
-        // every later use look like a use after the inval.
-        if matches!(kind, HKind::Inval) {
-            out.insert(e, 0);
-            continue;
-        }
-        if let HKind::Wait { participants, .. } = kind {
-            match participants.iter().find(|m| m.0 != LAUNCH) {
-                Some(m) => {
-                    if let Some(&p) = pos.get(m) {
-                        out.insert(e, p);
-                    }
-                }
-                None => {
-                    out.insert(e, 0);
-                }
-            }
-        }
-    }
-    out
+    let pos = bmo_positions(s, b);
+    events
+        .iter()
+        .filter_map(|&e| by_id[e].and_then(|k| phase_position(s, &pos, k)).map(|p| (e, p)))
+        .collect()
 }
 
 impl System<'_> {
@@ -97,7 +96,8 @@ impl System<'_> {
     /// forget keeps the barrier then, `open_phase_before_completed_wait`).
     pub(super) fn cuttable(&self, s: &State, b: usize) -> usize {
         let bar = &s.bars[b];
-        if self.p.model.rules.has(bc_models::Rule::PhaseWith)
+        if bar.cuts.is_empty()
+            || self.p.model.rules.has(bc_models::Rule::PhaseWith)
             || self.an.mixed_waits[b]
             || (self.an.tokens[b] && !bar.abandoned.is_empty())
             || s.threads.iter().any(|th| th.owes.iter().any(|d| d.0 as usize == b))
@@ -143,11 +143,11 @@ impl System<'_> {
     /// `j` move with the bmo. `re` maps a kept event to its new name.
     pub(super) fn cut_bmo(&self, bar: &mut BState, order: &mut Vec<(u32, u32)>, b: usize, j: usize, re: Rename<'_>) {
         let (len, expected, number) = bar.cuts[j];
-        let len = len as usize;
-        // New position of old position `p` (at or after the cut).
-        let kept: Vec<bool> = order.iter().map(|k| re(k).is_some()).collect();
-        let moved = |p: usize| 1 + kept[len..p.min(kept.len())].iter().filter(|&&x| x).count() as u32;
-        let settled = moved(bar.settled_len as usize);
+        // Nothing after the cut is forgotten (only the prefix's events and
+        // events outside the bmo are), so old position `p` moves to
+        // `1 + p - len` behind the launch init.
+        let moved = |p: u32| 1 + p - len;
+        let settled = moved(bar.settled_len);
         let first = number + 1;
         let renumber: Box<dyn Fn(u32) -> u32> = if self.an.tokens[b] {
             bar.phase_base = first;
@@ -163,9 +163,10 @@ impl System<'_> {
         };
         let cuts: Vec<(u32, i64, u32)> = bar.cuts[j + 1..]
             .iter()
-            .map(|&(l, x, n)| (moved(l as usize), x, renumber(n)))
+            .map(|&(l, x, n)| (moved(l), x, renumber(n)))
             .collect();
-        let rest: Vec<(u32, u32)> = order[len..].iter().filter_map(re).collect();
+        let rest: Vec<(u32, u32)> = order[len as usize..].iter().filter_map(re).collect();
+        assert_eq!(rest.len(), order.len() - len as usize, "a cut keeps the bmo after it");
         *order = std::iter::once((LAUNCH, b as u32)).chain(rest).collect();
         bar.base = Some(expected);
         bar.settled_len = settled;
@@ -174,18 +175,5 @@ impl System<'_> {
             ph.number = renumber(ph.number);
         }
         bar.next_phase = renumber(bar.next_phase);
-    }
-}
-
-/// The cuts of a barrier whose bmo `order` only lost the events `re` does
-/// not map (no prefix forgotten): each moves back by the events lost
-/// before it.
-pub(super) fn shift_cuts(bar: &mut BState, order: &[(u32, u32)], re: Rename<'_>) {
-    if bar.cuts.is_empty() || order.iter().all(|k| re(k).is_some()) {
-        return;
-    }
-    let kept_before = |p: usize| order[..p.min(order.len())].iter().filter(|k| re(k).is_some()).count() as u32;
-    for c in &mut bar.cuts {
-        c.0 = kept_before(c.0 as usize);
     }
 }

@@ -127,13 +127,12 @@ impl System<'_> {
                             .all(|&u| (first_unsettled[u]..vc.prefix(e, u)).all(|k| arrive_on_b(u, k as usize))))
             };
             // `inside`: the events asked about (all, or the first cut's).
-            let forgettable = |inside: &dyn Fn(&crate::state::HEvent, (u32, u32)) -> bool| {
+            let forgettable = |inside: &dyn Fn((u32, u32)) -> bool| {
                 let mut any = false;
                 let all = s.hist.iter().enumerate().all(|(t, h)| {
                     h.iter().enumerate().all(|(po, ev)| {
                         let e = (t as u32, po as u32);
-                        if ev.target != target || matches!(ev.kind, HKind::Join) || open.contains(&e) || !inside(ev, e)
-                        {
+                        if ev.target != target || matches!(ev.kind, HKind::Join) || open.contains(&e) || !inside(e) {
                             return true;
                         }
                         any = true;
@@ -146,7 +145,7 @@ impl System<'_> {
                 });
                 any && all
             };
-            if bar.done.is_empty() && forgettable(&|_, _| true) {
+            if bar.done.is_empty() && forgettable(&|_| true) {
                 return true;
             }
             // As `compact`: the history up to a cut (`cuts.rs`); if the
@@ -155,20 +154,8 @@ impl System<'_> {
                 return false;
             }
             let len = bar.cuts[0].0 as usize;
-            let pos: HashMap<(u32, u32), usize> = s.bmo[b].iter().enumerate().map(|(i, &k)| (k, i)).collect();
-            forgettable(&|ev, e| {
-                // As `cuts::phase_positions`: a wait that took no phase of
-                // the bmo and an inval go with any prefix.
-                let first = match &ev.kind {
-                    HKind::Wait { participants, .. } => match participants.iter().find(|m| m.0 != LAUNCH) {
-                        Some(m) => Some(*m),
-                        None => return true,
-                    },
-                    HKind::Inval => return true,
-                    _ => Some(e),
-                };
-                first.and_then(|m| pos.get(&m)).is_some_and(|&p| p < len)
-            })
+            let pos = super::cuts::bmo_positions(s, b);
+            forgettable(&|e| super::cuts::phase_position(s, &pos, e).is_some_and(|p| p < len))
         })
     }
 }

@@ -618,7 +618,6 @@ impl<'p> System<'p> {
             } else if let Some(&(_, j)) = cut.iter().find(|c| c.0 == b) {
                 self.cut_bmo(&mut s.bars[b], order, b, j, &re);
             } else {
-                cuts::shift_cuts(&mut s.bars[b], order, &re);
                 *order = order.iter().filter_map(re).collect();
             }
         }
