@@ -154,6 +154,11 @@ pub struct CheckArgs {
     /// step (chains).
     #[arg(help_heading = "Reductions", long)]
     no_chain: bool,
+    /// Search every interleaving of a deterministic program too, rather
+    /// than deciding it on one execution whose phases no other order
+    /// could fill otherwise.
+    #[arg(help_heading = "Reductions", long)]
+    no_det: bool,
     /// Print the process's peak resident memory to stderr at the end
     /// (for benchmarks).
     #[arg(long, hide = true)]
@@ -203,6 +208,7 @@ impl CheckArgs {
             no_fuse: self.no_fuse,
             no_por: self.no_por,
             no_chain: self.no_chain,
+            no_det: self.no_det,
             fail_fast: self.fail_fast.is_some(),
         };
         let mut opts = search.options(model, progress.map_or(ProgressChoice::File, ProgressChoice::Named));

@@ -294,6 +294,7 @@ fn timed_out_in_lowering(elapsed: std::time::Duration) -> bc_explore::Outcome {
             stored: 0,
             executions: 0,
             elapsed,
+            one_run: false,
         },
         stop: bc_explore::Stop::Timeout,
         operational: Default::default(),

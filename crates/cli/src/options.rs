@@ -26,7 +26,7 @@ pub struct Search {
     pub fail_fast: bool,
     /// The switches that turn an analysis or a reduction off (the hidden
     /// `--no-liveness`; `--no-compact`, `--no-canonical`, `--no-symmetry`,
-    /// `--no-fuse`, `--no-por`, `--no-chain`).
+    /// `--no-fuse`, `--no-por`, `--no-chain`, `--no-det`).
     pub no_liveness: bool,
     pub no_compact: bool,
     pub no_canonical: bool,
@@ -34,6 +34,7 @@ pub struct Search {
     pub no_fuse: bool,
     pub no_por: bool,
     pub no_chain: bool,
+    pub no_det: bool,
 }
 
 /// `--max-states`' default.
@@ -58,6 +59,7 @@ impl Default for Search {
             no_fuse: false,
             no_por: false,
             no_chain: false,
+            no_det: false,
         }
     }
 }
@@ -83,6 +85,7 @@ impl Search {
                     fuse: !self.no_fuse,
                     por: !self.no_por,
                     chain: !self.no_chain,
+                    det: !self.no_det,
                 },
                 liveness: !self.no_liveness,
                 jobs: self.jobs,

@@ -107,16 +107,44 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
     let one_sided =
         |k: &FindingKind| *k == invalid || *k == abw || (token_phase && *k == stale) || (wait_init && *k == uninit);
     let shared = |k: &&FindingKind| SHARED.contains(k) && !one_sided(k);
-    let op: Vec<_> = o.operational.iter().filter(shared).collect();
-    let judged: Vec<_> = o.judged.iter().filter(shared).collect();
-    if op != judged {
-        return Err(format!("explorer saw {op:?} but the rule checker judged {judged:?}").into());
-    }
-    for k in o.judged.iter().filter(|k| one_sided(k)) {
-        if !o.operational.contains(k) {
-            return Err(format!("the rule checker judged {k} where the explorer did not").into());
+    let agree = |o: &bc_explore::Outcome| -> Result<(), Failed> {
+        let op: Vec<_> = o.operational.iter().filter(shared).collect();
+        let judged: Vec<_> = o.judged.iter().filter(shared).collect();
+        if op != judged {
+            return Err(format!("explorer saw {op:?} but the rule checker judged {judged:?}").into());
         }
+        for k in o.judged.iter().filter(|k| one_sided(k)) {
+            if !o.operational.contains(k) {
+                return Err(format!("the rule checker judged {k} where the explorer did not").into());
+            }
+        }
+        Ok(())
+    };
+    agree(o)?;
+    // One execution for all (`Reductions::det`, docs/explorer.md, item
+    // 10): without outcome sets, a deterministic program is decided on
+    // one execution; its verdict is the search's, the rule checker
+    // accepts it, and explorer and rule checker agree on it.
+    let plain = CheckOptions {
+        search: bc_explore::SearchOptions {
+            limits: bc_explore::Limits {
+                memory: 40 << 20,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        ..CheckOptions::default()
+    };
+    let Some(d) = check_bytes(&name, &bytes, &plain).outcome else {
+        return Err("no outcome without outcome sets".into());
+    };
+    if !d.internal_errors.is_empty() {
+        return Err(format!("rule checker rejected the one run: {:?}", d.internal_errors).into());
     }
+    if d.stop == bc_explore::Stop::Exhausted && o.stop == bc_explore::Stop::Exhausted && d.verdict() != o.verdict() {
+        return Err(format!("the one run gives {:?}, the search {:?}", d.verdict(), o.verdict()).into());
+    }
+    agree(&d)?;
     // Each reduction must leave the verdict alone: history compaction,
     // phase-order canonicalization, symmetry, completed-wait fusion and
     // partial-order reduction and chains, each switched off alone and all
@@ -138,6 +166,9 @@ fn run(path: &Path, root: &Path) -> Result<(), Failed> {
                 fuse,
                 por,
                 chain,
+                // Outcome sets are collected here, which the one run
+                // leaves to the search (compared above, without them).
+                det: false,
             },
             // Bounds the test's time: without reductions a few files
             // stop at this budget (their verdicts are not compared).

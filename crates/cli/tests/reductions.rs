@@ -100,6 +100,7 @@ fn run_jobs(text: &str, on: bool, jobs: usize, states: u64) -> Option<bc_explore
             fuse: on,
             por: on,
             chain: on,
+            det: on,
         },
         outcomes: true,
         jobs,
@@ -156,57 +157,64 @@ fn compare_within(text: &str, states: u64) -> Result<(), TestCaseError> {
         prop_assert_eq!(&two.outcomes, &reduced.outcomes, "{}", text);
     }
     if full.stop == Stop::Exhausted {
-        let shared = |k: &&FindingKind| {
-            matches!(
-                k,
-                FindingKind::Deadlock
-                    | FindingKind::Race
-                    | FindingKind::Ub(
-                        UbKind::UninitializedBarrier
-                            | UbKind::DropWithoutJoin
-                            | UbKind::NegativeExpectedCount
-                            | UbKind::WaitWithoutJoin
-                            | UbKind::ExpectedCountTooSmall
-                            | UbKind::StalePhase
-                            | UbKind::ArriveThenDrop
-                            | UbKind::CountOverflow
-                            | UbKind::DivergentBarrier
-                            | UbKind::PrivilegedBarrier
-                            | UbKind::UncooperativeGridSync
-                    )
-            )
-        };
-        // Under token-phase (CUDA) the rule checker sees a stale token
-        // only where executes-before fixes it, the explorer in every
-        // interleaving: there the checker's stale phases are a subset.
-        let rules = model_rules(text);
-        let stale = FindingKind::Ub(UbKind::StalePhase);
-        // Likewise a wait before any init (wait-after-init), which shares
-        // its kind with first-bmo-init: the checker's are a subset.
-        let uninit = FindingKind::Ub(UbKind::UninitializedBarrier);
-        let shared = |k: &&FindingKind| {
-            shared(k)
-                && !(rules.has(bc_models::Rule::TokenPhase) && **k == stale)
-                && !(rules.has(bc_models::Rule::WaitAfterInit) && **k == uninit)
-        };
-        let op: Vec<_> = full.operational.iter().filter(shared).collect();
-        let judged: Vec<_> = full.judged.iter().filter(shared).collect();
-        prop_assert_eq!(op, judged, "{}", text);
-        // The kinds the checker reports only where the execution fixes
-        // them, the explorer in every interleaving: a stale token, an
-        // arrive-before-wait (the explorer goes by a wait that took the
-        // phase before the reuse), a wait before any init, a use after an
-        // inval. The checker's are a subset.
-        let abw = FindingKind::Ub(UbKind::ArriveBeforeWait);
-        let invalid = FindingKind::Ub(UbKind::InvalidBarrier);
-        for k in [stale, abw, uninit, invalid] {
-            prop_assert!(
-                !full.judged.contains(&k) || full.operational.contains(&k),
-                "the rule checker judged {} where the explorer did not\n{}",
-                k,
-                text
-            );
-        }
+        checker_agrees(&full, text)?;
+    }
+    Ok(())
+}
+
+/// Explorer and rule checker agree on the kinds both decide, in an
+/// exhaustive search's outcome `o` of `text`.
+fn checker_agrees(o: &bc_explore::Outcome, text: &str) -> Result<(), TestCaseError> {
+    let shared = |k: &&FindingKind| {
+        matches!(
+            k,
+            FindingKind::Deadlock
+                | FindingKind::Race
+                | FindingKind::Ub(
+                    UbKind::UninitializedBarrier
+                        | UbKind::DropWithoutJoin
+                        | UbKind::NegativeExpectedCount
+                        | UbKind::WaitWithoutJoin
+                        | UbKind::ExpectedCountTooSmall
+                        | UbKind::StalePhase
+                        | UbKind::ArriveThenDrop
+                        | UbKind::CountOverflow
+                        | UbKind::DivergentBarrier
+                        | UbKind::PrivilegedBarrier
+                        | UbKind::UncooperativeGridSync
+                )
+        )
+    };
+    // Under token-phase (CUDA) the rule checker sees a stale token
+    // only where executes-before fixes it, the explorer in every
+    // interleaving: there the checker's stale phases are a subset.
+    let rules = model_rules(text);
+    let stale = FindingKind::Ub(UbKind::StalePhase);
+    // Likewise a wait before any init (wait-after-init), which shares
+    // its kind with first-bmo-init: the checker's are a subset.
+    let uninit = FindingKind::Ub(UbKind::UninitializedBarrier);
+    let shared = |k: &&FindingKind| {
+        shared(k)
+            && !(rules.has(bc_models::Rule::TokenPhase) && **k == stale)
+            && !(rules.has(bc_models::Rule::WaitAfterInit) && **k == uninit)
+    };
+    let op: Vec<_> = o.operational.iter().filter(shared).collect();
+    let judged: Vec<_> = o.judged.iter().filter(shared).collect();
+    prop_assert_eq!(op, judged, "{}", text);
+    // The kinds the checker reports only where the execution fixes
+    // them, the explorer in every interleaving: a stale token, an
+    // arrive-before-wait (the explorer goes by a wait that took the
+    // phase before the reuse), a wait before any init, a use after an
+    // inval. The checker's are a subset.
+    let abw = FindingKind::Ub(UbKind::ArriveBeforeWait);
+    let invalid = FindingKind::Ub(UbKind::InvalidBarrier);
+    for k in [stale, abw, uninit, invalid] {
+        prop_assert!(
+            !o.judged.contains(&k) || o.operational.contains(&k),
+            "the rule checker judged {} where the explorer did not\n{}",
+            k,
+            text
+        );
     }
     Ok(())
 }
@@ -1131,4 +1139,136 @@ proptest! {
     fn agreement_with_kernels_and_hosts(text in launch_program()) {
         agree(&text)?;
     }
+}
+
+/// A statement of a deterministic kernel (`analysis/determinism.rs`): the
+/// thread-counted hardware barriers, accesses, branches on the place,
+/// exits; and a few that make the program not deterministic (a loaded
+/// value or a barrier's result steering a branch), which the one run
+/// must leave to the search.
+fn det_stmt() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "__syncthreads",
+        "__syncthreads",
+        "bar.sync 1, K",
+        "bar.sync 1, K",
+        "bar.arrive 1, K",
+        "bar.sync 2",
+        "barrier.sync.aligned 1, K",
+        "barrier.cta.arrive.aligned 1, K",
+        "if tid == 0 { bar.arrive 1, K } else { bar.sync 1, K }",
+        "if tid == 0 { bar.sync 1, K } else { bar.arrive 1, K }",
+        "if tid == 0 { bar.arrive 1, K; write x } else { bar.sync 1, K; read x }",
+        "if tid == 1 { __syncthreads }",
+        "if tid == 1 { exit }",
+        "read x",
+        "write x",
+        "read y",
+        "write y",
+        "if tid == 0 { write x }",
+        "if tid == 0 { write y } else { read y }",
+        "store f, 1",
+        "r = load f",
+        "r = fetch_add f, 1",
+        "r = __syncthreads_count 1",
+        "if r == 1 { write x }",
+        "r = load f; store f, 1; if r == 0 { write x }",
+        "r = load f; store f, 1; if r == 0 { bar.sync 1, K }",
+        "__threadfence",
+    ])
+    .prop_map(str::to_string)
+}
+
+/// A kernel of one or two blocks of two or three threads running a random
+/// deterministic body (sometimes in a loop), the named barrier's count `K`
+/// the block's threads, two, or off by one.
+fn det_program() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(det_stmt(), 1..6),
+        1u32..3,
+        2u32..4,
+        0u8..3,
+        0u8..2,
+    )
+        .prop_map(|(stmts, blocks, threads, k, reps)| {
+            let k = match k {
+                0 => threads,
+                1 => 2,
+                _ => threads + 1,
+            };
+            let body = stmts.join("; ").replace('K', &k.to_string());
+            let body = if reps > 0 { format!("repeat {} {{ {body} }}", reps + 1) } else { body };
+            format!(
+                "litmus \"d\"\nmodel cuda-sm90\nvar x scope=block\nvar y\nvar f = 0\nkernel blocks={blocks} threads={threads} {{ {body} }}\n"
+            )
+        })
+}
+
+/// The search of `text` with the default reductions, the one run on or
+/// off, without outcome sets (which the one run leaves to the search).
+fn run_det(text: &str, det: bool) -> Option<bc_explore::Outcome> {
+    let search = SearchOptions {
+        limits: Limits {
+            states: STATES,
+            ..Limits::default()
+        },
+        reductions: Reductions {
+            det,
+            ..Reductions::default()
+        },
+        // The searches the one run is held against are checked elsewhere
+        // (`reductions_keep_verdicts` and the corpus test).
+        verify_encoding: det,
+        ..SearchOptions::default()
+    };
+    check_bytes(
+        "d.litmus",
+        text.as_bytes(),
+        &CheckOptions {
+            search,
+            ..CheckOptions::default()
+        },
+    )
+    .outcome
+}
+
+/// One execution for all (`Reductions::det`, docs/explorer.md, item 10):
+/// on random kernels of the hardware barriers, the one run's verdict is
+/// the search's, its execution passes the rule checker, and explorer and
+/// rule checker agree on it. Counted, so that the test fails when the
+/// generator stops reaching either side: programs the one run decides,
+/// and programs it leaves to the search (not deterministic, or a phase
+/// another order could fill otherwise).
+#[test]
+fn one_run_keeps_verdicts() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (decided, searched) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    let mut runner = proptest::test_runner::TestRunner::new(common::proptest_config(120));
+    let result = runner.run(&det_program(), |text| {
+        let (Some(one), Some(all)) = (run_det(&text, true), run_det(&text, false)) else {
+            return Ok(());
+        };
+        prop_assert!(one.internal_errors.is_empty(), "{text}\n{:?}", one.internal_errors);
+        if one.stats.one_run {
+            decided.fetch_add(1, Ordering::Relaxed);
+            prop_assert_eq!(one.stop, Stop::Exhausted, "{}", text);
+            prop_assert_eq!(one.stats.executions, 1, "{}", text);
+        } else {
+            searched.fetch_add(1, Ordering::Relaxed);
+        }
+        if one.stop == Stop::Exhausted && all.stop == Stop::Exhausted {
+            prop_assert_eq!(one.verdict(), all.verdict(), "{}", text);
+            checker_agrees(&one, &text)?;
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let (decided, searched) = (decided.into_inner(), searched.into_inner());
+    eprintln!("the one run decided {decided} programs and left {searched} to the search");
+    assert!(
+        decided >= 40 && searched >= 12,
+        "the one run decided {decided} programs and left {searched} to the search"
+    );
 }

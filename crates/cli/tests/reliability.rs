@@ -658,7 +658,18 @@ fn peak_memory_stays_within_the_budget() {
     for (file, mib) in [(&blocks, 128u64), (&pipeline, 128)] {
         let budget = mib.to_string();
         for jobs in ["1", "2"] {
-            let args = ["check", "-q", "--jobs", jobs, "--max-memory", &budget, s(file)];
+            // The search's budget: the one run decides the block kernel
+            // in a few MiB (docs/explorer.md, item 10).
+            let args = [
+                "check",
+                "-q",
+                "--no-det",
+                "--jobs",
+                jobs,
+                "--max-memory",
+                &budget,
+                s(file),
+            ];
             let (code, peak, wall) = measured(&args, Duration::from_secs(20));
             assert_eq!(code, Some(1), "{args:?}: stopped at the memory limit");
             assert!(
@@ -667,6 +678,25 @@ fn peak_memory_stays_within_the_budget() {
             );
         }
     }
+    // The one run of a deterministic kernel (docs/explorer.md, item 10)
+    // is weighed after every step: this one's history outgrows half the
+    // budget within 41 steps of 512 lanes each (its rule checker's
+    // closure alone would take 466 MiB), so the run hands it to the
+    // search, which stops at the limit. Before the weighing, the run
+    // peaked at 575 MiB under a 128 MiB budget.
+    let long = dir.join("long.litmus");
+    std::fs::write(
+        &long,
+        "litmus \"long\"\nmodel cuda-sm90\nvar s scope=block\nkernel blocks=1 threads=512 { repeat 40 { __syncthreads; read s } }\n",
+    )
+    .unwrap();
+    let args = ["check", "-q", "--jobs", "1", "--max-memory", "128", s(&long)];
+    let (code, peak, wall) = measured(&args, Duration::from_secs(20));
+    assert_eq!(code, Some(1), "{args:?}: stopped at the memory limit");
+    assert!(
+        peak <= (128 << 10) + MEMORY_SLACK_KIB,
+        "{args:?}: peak {peak} KiB over 128 MiB + 64 MiB (after {wall:?})"
+    );
 }
 
 /// `--timeout 1` returns within a wide margin on a kernel whose every

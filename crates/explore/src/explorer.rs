@@ -13,6 +13,26 @@ impl Explorer<'_> {
     /// The whole check of the program: the search, the liveness analysis
     /// after it, the `sometimes` assertions, then the outcome.
     pub(crate) fn run(mut self) -> Outcome {
+        if self.sys.an.deterministic && !self.opts.outcomes {
+            match self.det_run() {
+                Some(decided) => return self.det_outcome(decided),
+                None => {
+                    // The one run did not decide the program: search it,
+                    // within the same limits counted from the same start.
+                    let (p, start, counter, kinds) = (self.p, self.start, self.counter.take(), self.kinds.take());
+                    let mut opts = self.opts;
+                    opts.reductions.det = false;
+                    let prior = std::mem::replace(&mut self.found, crate::search::found::Found::new(0));
+                    drop(self);
+                    let mut again = Explorer::new_at(p, opts, start);
+                    again.counter = counter;
+                    again.kinds = kinds;
+                    let mut o = again.run();
+                    keep_prior(&mut o, prior);
+                    return o;
+                }
+            }
+        }
         let (stop, search, workers) = self.search();
         if stop == Stop::Exhausted && reduced_cycle(&self.sys, &search.edges, search.count) {
             // Partial-order reduction may have ignored a group on a cycle
@@ -97,6 +117,7 @@ impl Explorer<'_> {
                 stored,
                 executions: self.found.executions,
                 elapsed: self.start.elapsed(),
+                one_run: false,
             },
             stop,
             operational: self.found.operational,
@@ -106,4 +127,52 @@ impl Explorer<'_> {
             outcomes,
         }
     }
+
+    /// The outcome of a program the one run decided (`search/det.rs`).
+    fn det_outcome(mut self, decided: crate::search::det::Decided) -> Outcome {
+        self.found.internal_errors.sort();
+        self.found.internal_errors.dedup();
+        self.found.internal_errors.truncate(8);
+        Outcome {
+            findings: self.found.findings.into_values().collect(),
+            stats: Stats {
+                states: decided.states,
+                stored: 1,
+                executions: self.found.executions,
+                elapsed: self.start.elapsed(),
+                one_run: true,
+            },
+            stop: decided.stop,
+            operational: self.found.operational,
+            judged: self.found.judged,
+            objectless: self.found.objectless,
+            internal_errors: self.found.internal_errors,
+            outcomes: None,
+        }
+    }
+}
+
+/// What the one run found in an execution of the program before it handed
+/// the program to the search (`search/det.rs`): where the search stopped
+/// at a limit, the kinds it did not reach are still reported, with the
+/// run's witnesses (each a real execution's); an exhausted search found
+/// every kind already, with witnesses in search order. The rule checker's
+/// rejections of the run are kept either way.
+fn keep_prior(o: &mut Outcome, prior: crate::search::found::Found) {
+    o.internal_errors.extend(prior.internal_errors);
+    o.internal_errors.sort();
+    o.internal_errors.dedup();
+    o.internal_errors.truncate(8);
+    if o.stop == Stop::Exhausted {
+        return;
+    }
+    for (kind, f) in prior.findings {
+        if !o.findings.iter().any(|g| g.kind == kind) {
+            o.findings.push(f);
+        }
+    }
+    o.findings.sort_by_key(|f| f.kind);
+    o.operational.extend(prior.operational);
+    o.judged.extend(prior.judged);
+    o.objectless.extend(prior.objectless);
 }

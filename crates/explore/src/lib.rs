@@ -47,6 +47,8 @@ pub struct Stats {
     /// Distinct executions that ended (every thread finished, or stuck).
     pub executions: u64,
     pub elapsed: Duration,
+    /// Decided on one execution (`Reductions::det`, `search/det.rs`).
+    pub one_run: bool,
 }
 
 /// The result of exploring one program.

@@ -58,6 +58,10 @@ fn run_with_fault(p: &Program, jobs: usize, fault_at: u32) -> Option<std::thread
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let opts = SearchOptions {
                 jobs,
+                reductions: Reductions {
+                    det: false,
+                    ..Reductions::default()
+                },
                 ..SearchOptions::default()
             };
             let mut e = Explorer::new(&p, opts);
@@ -153,8 +157,13 @@ fn a_worker_panic_ends_the_search() {
          thread T1 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n\
          thread T2 { r = fetch_add x, 1\nr = fetch_add x, 1 }\n",
     );
-    // Faults are injected by state number: the states stored.
-    let states = explore(&p, SearchOptions::default()).stats.stored as u32;
+    // Faults are injected by state number: the states stored (by the
+    // search: the one run of this deterministic program stores none).
+    let search = Reductions {
+        det: false,
+        ..Reductions::default()
+    };
+    let states = explore_with(&p, search).stats.stored as u32;
     assert!(states > 4, "{states}");
     for jobs in [1, 2, 4] {
         for fault_at in [0, 1, states / 2, states - 1] {
@@ -470,7 +479,11 @@ fn cudadma(consumers: u32, rounds: u32, k: u32, producer_waits_on: u32) -> Strin
 /// timed out at 178,000 states in 30 s. A bound, as above.
 #[test]
 fn named_pipeline_arrives_are_taken_one_warp_at_a_time() {
-    let o = explore(&program(&cudadma(8, 3, 9, 2)), SearchOptions::default());
+    let search = Reductions {
+        det: false,
+        ..Reductions::default()
+    };
+    let o = explore_with(&program(&cudadma(8, 3, 9, 2)), search);
     assert_eq!(o.stop, Stop::Exhausted);
     assert!(o.findings.is_empty(), "{:?}", o.findings);
     assert!(o.stats.states <= 200, "{} states", o.stats.states);
@@ -485,11 +498,18 @@ fn named_pipeline_arrives_are_taken_one_warp_at_a_time() {
 fn named_pipeline_bugs_survive_the_reduction() {
     for text in [cudadma(3, 2, 3, 2), cudadma(3, 2, 3, 1), cudadma(3, 2, 4, 1)] {
         let p = program(&text);
-        let on = explore(&p, SearchOptions::default());
+        let on = explore_with(
+            &p,
+            Reductions {
+                det: false,
+                ..Reductions::default()
+            },
+        );
         let off = explore_with(
             &p,
             Reductions {
                 por: false,
+                det: false,
                 ..Reductions::default()
             },
         );
@@ -590,5 +610,91 @@ fn cut_histories_keep_the_verdicts() {
             ..Reductions::default()
         };
         verdict_kept(&program(&text), name, &[uncompacted]);
+    }
+}
+
+/// One execution for all (`Reductions::det`, `search/det.rs`): a program
+/// is decided on one run only where it is deterministic
+/// (`analysis/determinism.rs`: not where a loaded value steers a branch,
+/// a thread spins, or a barrier is an mbarrier) and where no other order
+/// could fill its phases otherwise (`reductions/det.rs`: not a surplus
+/// arrival, nor a producer that arrives again before its consumers
+/// waited); every verdict is the search's.
+#[test]
+fn one_run_decides_only_where_one_run_tells_all() {
+    let kernel = |body: &str| {
+        format!(
+            "litmus \"k\"\nmodel cuda-sm90\nbarrier M\nvar s scope=block\nvar f\nkernel blocks=1 threads=2 {{ {body} }}\n"
+        )
+    };
+    // (case, program, deterministic, decided by the one run)
+    let cases = [
+        ("named pipeline", cudadma(3, 2, 4, 2), true, true),
+        ("producer waits on its own barrier", cudadma(3, 2, 4, 1), true, false),
+        ("count one short", cudadma(3, 2, 3, 2), true, false),
+        ("race in one run", kernel("if tid == 0 { write s }; read s"), true, true),
+        ("deadlock in one run", kernel("write s; bar.sync 1, 3"), true, true),
+        (
+            "divergent in one run",
+            kernel("if tid == 0 { __syncthreads }; read s"),
+            true,
+            true,
+        ),
+        (
+            "arrives again before the consumer waited (WEFT's over)",
+            kernel("if tid == 0 { bar.arrive 1, 2; bar.arrive 1, 2 } else { bar.sync 1, 2; bar.sync 1, 2 }"),
+            true,
+            false,
+        ),
+        (
+            "loaded value steers a branch",
+            kernel("r = load f; store f, 1; if r == 0 { write s }; __syncthreads"),
+            false,
+            false,
+        ),
+        (
+            "loaded value only stored",
+            kernel("r = load f; store f, r; __syncthreads; read s"),
+            true,
+            true,
+        ),
+        (
+            "spin",
+            kernel("if tid == 0 { store f, 1 } else { await f == 1 }; write s"),
+            false,
+            false,
+        ),
+        (
+            "mbarrier",
+            kernel(
+                "if tid == 0 { mbarrier.init M, 2 }; __syncthreads; mbarrier.arrive M; mbarrier.try_wait.parity M, 0",
+            ),
+            false,
+            false,
+        ),
+    ];
+    for (case, text, deterministic, decided) in cases {
+        let p = program(&text);
+        let budget = crate::state::budget::Budget::new(&Limits::default(), std::time::Instant::now());
+        let an = crate::analysis::Analyses::new(&p, &Reductions::default(), false, &budget).unwrap();
+        assert_eq!(an.deterministic, deterministic, "{case}");
+        let one = explore(
+            &p,
+            SearchOptions {
+                verify_encoding: true,
+                ..SearchOptions::default()
+            },
+        );
+        let all = explore_with(
+            &p,
+            Reductions {
+                det: false,
+                ..Reductions::default()
+            },
+        );
+        assert_eq!(one.stats.one_run, decided, "{case}");
+        assert_eq!((one.stop, all.stop), (Stop::Exhausted, Stop::Exhausted), "{case}");
+        assert_eq!(one.verdict(), all.verdict(), "{case}");
+        assert!(one.internal_errors.is_empty(), "{case}: {:?}", one.internal_errors);
     }
 }

@@ -48,6 +48,7 @@ fn a_local_loop_that_repeats_its_state_is_nontermination() {
                 fuse: on,
                 por: on,
                 chain: on,
+                det: on,
             },
             ..SearchOptions::default()
         };

@@ -8,6 +8,7 @@
 //! system read these.
 
 pub(crate) mod classes;
+pub(crate) mod determinism;
 pub(crate) mod groups;
 pub(crate) mod history;
 pub(crate) mod lockstep;
@@ -153,6 +154,9 @@ pub(crate) struct Analyses {
     /// The lanes of each warp that arrive together at `.aligned` barriers
     /// (`warps.rs`); empty without `.aligned` arrives.
     pub(crate) warps: warps::Warps,
+    /// The program is deterministic (`determinism.rs`) and the reduction
+    /// that decides it on one execution is on (`Reductions::det`).
+    pub(crate) deterministic: bool,
 }
 
 impl Analyses {
@@ -352,6 +356,8 @@ impl Analyses {
         budget.go_on()?;
         let mixed_waits = pinned::mixed_waits(p);
         budget.go_on()?;
+        let own_phase_waits = own_phase::own_phase_waits(p);
+        budget.go_on()?;
         // The liveness analysis reads the state graph per thread index,
         // and symmetry renames threads from state to state: a cycle
         // could then look fair (each index steps) where one thread
@@ -407,7 +413,8 @@ impl Analyses {
             isolated,
             segmented,
             count_keyed,
-            own_phase_waits: own_phase::own_phase_waits(p),
+            deterministic: reductions.det && determinism::deterministic(p, &own_phase_waits, finite),
+            own_phase_waits,
             sym_classes,
             token_barriers,
             tokens,

@@ -7,6 +7,7 @@
 
 pub(crate) mod canon;
 pub(crate) mod compact;
+pub(crate) mod det;
 pub(crate) mod fuse;
 pub(crate) mod por;
 pub(crate) mod required;

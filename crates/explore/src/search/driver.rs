@@ -263,6 +263,24 @@ pub(crate) fn hash_of(words: &[u8]) -> u64 {
 pub(crate) const STATE_OVERHEAD: u64 = 64 + std::mem::size_of::<crate::search::TreeEntry>() as u64 + 96;
 
 impl<'p> Explorer<'p> {
+    /// The initial state: every thread's local steps up to its first
+    /// step with an effect taken, their findings recorded; or the limit
+    /// the budget met on the way.
+    pub(crate) fn initial_state(&mut self) -> Result<State, Stop> {
+        let mut init = State::initial(self.p);
+        self.sys.strip_unread_joins(&mut init);
+        for t in 0..self.p.threads.len() {
+            if t % 64 == 63 {
+                if let Some(why) = self.budget.check() {
+                    return Err(why);
+                }
+            }
+            self.sys.run_local(&mut init, t, &mut self.worker);
+        }
+        self.flush_pending(&init, &[]);
+        Ok(init)
+    }
+
     /// The search from the initial state: its stop, the merging side's
     /// record (the state count and the state graph) and the workers, whose
     /// findings the caller absorbs.
@@ -272,17 +290,10 @@ impl<'p> Explorer<'p> {
         if let Some(why) = self.budget.check() {
             return (why, Search::default(), Vec::new());
         }
-        let mut init = State::initial(self.p);
-        self.sys.strip_unread_joins(&mut init);
-        for t in 0..self.p.threads.len() {
-            if t % 64 == 63 {
-                if let Some(why) = self.budget.check() {
-                    return (why, Search::default(), Vec::new());
-                }
-            }
-            self.sys.run_local(&mut init, t, &mut self.worker);
-        }
-        self.flush_pending(&init, &[]);
+        let init = match self.initial_state() {
+            Ok(init) => init,
+            Err(why) => return (why, Search::default(), Vec::new()),
+        };
         let jobs = self.opts.jobs.max(1);
         let mut search = Search {
             count: 1,

@@ -223,7 +223,7 @@ impl<'p> Explorer<'p> {
     /// `initial`: `n` is the initial state, which is not fused (every
     /// other state has nothing left to fuse but in the stepped thread's
     /// group: `reductions::fused_steps`).
-    fn take_step(&mut self, n: &mut State, c: Choice, initial: bool) {
+    pub(crate) fn take_step(&mut self, n: &mut State, c: Choice, initial: bool) {
         let steps = self.sys.step_warp(n, c, &mut self.worker);
         if let Some(why) = self.worker.halt.take() {
             self.budget.halt(why);

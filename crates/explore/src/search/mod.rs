@@ -10,6 +10,7 @@
 //! (`outcomes.rs`). It sees the transition system through `System` and
 //! the reductions through `reductions.rs`'s one pipeline.
 
+pub(crate) mod det;
 pub(crate) mod driver;
 pub(crate) mod expand;
 pub(crate) mod fair;

@@ -80,6 +80,11 @@ pub struct Reductions {
     /// a single step is not stored: the search takes that step in the same
     /// transition (chains, docs/explorer.md, "Reductions", item 9).
     pub chain: bool,
+    /// Where the program is deterministic (`analysis/determinism.rs`),
+    /// run one execution, and decide every other by it when its phases
+    /// could have been filled no other way (`search/det.rs`,
+    /// `reductions/det.rs`); else search as usual.
+    pub det: bool,
 }
 
 impl Default for Reductions {
@@ -91,6 +96,7 @@ impl Default for Reductions {
             fuse: true,
             por: true,
             chain: true,
+            det: true,
         }
     }
 }
@@ -104,6 +110,7 @@ impl Reductions {
         fuse: false,
         por: false,
         chain: false,
+        det: false,
     };
 }
 
