@@ -632,6 +632,14 @@ fn one_run_decides_only_where_one_run_tells_all() {
         ("named pipeline", cudadma(3, 2, 4, 2), true, true),
         ("producer waits on its own barrier", cudadma(3, 2, 4, 1), true, false),
         ("count one short", cudadma(3, 2, 3, 2), true, false),
+        // Long enough that the run stores (compacts) its state on the way.
+        ("long pipeline", cudadma(4, 40, 5, 2), true, true),
+        (
+            "race after a long pipeline",
+            cudadma(4, 40, 5, 2).replace("write s; bar.arrive 1, 5 }", "write s; bar.arrive 1, 5 }\n    write s"),
+            true,
+            true,
+        ),
         ("race in one run", kernel("if tid == 0 { write s }; read s"), true, true),
         ("deadlock in one run", kernel("write s; bar.sync 1, 3"), true, true),
         (
@@ -693,6 +701,20 @@ fn one_run_decides_only_where_one_run_tells_all() {
             },
         );
         assert_eq!(one.stats.one_run, decided, "{case}");
+        if case.starts_with("race") {
+            assert!(
+                one.verdict().contains(&FindingKind::Race),
+                "{case}: {:?}",
+                one.verdict()
+            );
+        }
+        if case.contains("long") {
+            assert!(
+                one.stats.states > 2 * crate::search::CHAIN_MAX as u64,
+                "{case}: {}",
+                one.stats.states
+            );
+        }
         assert_eq!((one.stop, all.stop), (Stop::Exhausted, Stop::Exhausted), "{case}");
         assert_eq!(one.verdict(), all.verdict(), "{case}");
         assert!(one.internal_errors.is_empty(), "{case}: {:?}", one.internal_errors);

@@ -34,6 +34,11 @@
 //! rule's judgement, the race rule's included; an execution that ends
 //! stuck ends stuck in every order, and one that finishes finishes in
 //! every order.
+//!
+//! The run reads the test step by step ([`Recycling`]), so that it may
+//! compact its history as the search does; [`phases_fixed`] reads it over
+//! a whole history, and the run holds the two against each other where it
+//! kept its history whole (`SearchOptions::verify_encoding`).
 
 use crate::analysis::history::ExecutesBefore;
 use crate::state::{HKind, State, LAUNCH};
@@ -115,4 +120,175 @@ pub(crate) fn phases_fixed(s: &State) -> bool {
         }
     }
     true
+}
+
+/// A barrier's phase as [`Recycling`] has seen it so far.
+#[derive(Default)]
+struct PhaseSeen {
+    /// Its modifications seen.
+    members: usize,
+    /// The count and expected-count update of its arrives.
+    carried: Option<(Option<i64>, Option<bc_graph::ArriveCount>)>,
+    /// What its members knew when they joined it, joined.
+    known: Known,
+}
+
+/// Per barrier instance, how many of its phases are known to have
+/// completed (sorted by barrier, absent: none).
+type Known = Vec<(u32, u32)>;
+
+fn known_of(k: &Known, b: u32) -> u32 {
+    k.binary_search_by_key(&b, |x| x.0).map_or(0, |i| k[i].1)
+}
+
+fn raise(k: &mut Known, b: u32, n: u32) {
+    match k.binary_search_by_key(&b, |x| x.0) {
+        Ok(i) => k[i].1 = k[i].1.max(n),
+        Err(i) => k.insert(i, (b, n)),
+    }
+}
+
+fn get(k: &Known, b: u32) -> Option<u32> {
+    k.binary_search_by_key(&b, |x| x.0).ok().map(|i| k[i].1)
+}
+
+fn set(k: &mut Known, b: u32, n: u32) {
+    match k.binary_search_by_key(&b, |x| x.0) {
+        Ok(i) => k[i].1 = n,
+        Err(i) => k.insert(i, (b, n)),
+    }
+}
+
+fn join(k: &mut Known, other: &Known) {
+    for &(b, n) in other {
+        raise(k, b, n);
+    }
+}
+
+/// [`phases_fixed`] taken step by step, so that the run may compact its
+/// history as the search does (the rule checker then judges it in the
+/// pieces compaction forgets, not as one execution whose closure grows
+/// with the square of its events). After every step, [`Recycling::observe`]
+/// reads the events the step added: each thread carries what it knows of
+/// every barrier (how many phases completed: a vector clock over phases,
+/// joined through the phases it waited on, as executes-before joins
+/// through participates-in), an arrive or drop must know that the phase
+/// before its own completed, and the arrives of a phase must agree on
+/// count and update. Phase numbers are read from the state right after the
+/// step and kept absolute across compaction's renumbering
+/// ([`Recycling::renumbered`]).
+pub(crate) struct Recycling {
+    /// Per thread, how many of its events were read.
+    seen: Vec<usize>,
+    /// Per thread, what it knows.
+    known: Vec<Known>,
+    /// Per thread, per barrier it modified, the absolute number of the
+    /// phase its latest modification joined (a wait here takes that one:
+    /// `own_phase.rs`).
+    last: Vec<Vec<(u32, u32)>>,
+    /// Per barrier, what to add to the state's phase numbers.
+    base: Vec<u32>,
+    /// Whether compaction ran (the whole history is gone).
+    pub(crate) compacted: bool,
+    /// Per (barrier, absolute phase number), what was seen of it.
+    phases: rustc_hash::FxHashMap<(u32, u32), PhaseSeen>,
+}
+
+impl Recycling {
+    /// Nothing read yet of `s`, the initial state.
+    pub(crate) fn new(s: &State) -> Recycling {
+        let nt = s.hist.len();
+        Recycling {
+            seen: vec![0; nt],
+            known: vec![Vec::new(); nt],
+            last: vec![Vec::new(); nt],
+            base: vec![0; s.bars.len()],
+            compacted: false,
+            phases: Default::default(),
+        }
+    }
+
+    /// Reads the events added since the last call; `false` as soon as a
+    /// phase could be filled otherwise by another execution (or its
+    /// number cannot be read: a phase retired in the step that completed
+    /// it, which no wait can take).
+    pub(crate) fn observe(&mut self, s: &State) -> bool {
+        loop {
+            let (mut progress, mut pending) = (false, false);
+            for t in 0..s.hist.len() {
+                while self.seen[t] < s.hist[t].len() {
+                    let po = self.seen[t];
+                    let ev = &s.hist[t][po];
+                    let Target::Barrier(bid) = ev.target else {
+                        self.seen[t] += 1;
+                        progress = true;
+                        continue;
+                    };
+                    let b = bid.0;
+                    match &ev.kind {
+                        HKind::Arrive(..) | HKind::Drop => {
+                            let m = (t as u32, po as u32);
+                            let bar = &s.bars[b as usize];
+                            let local = (bar.open.iter().chain(&bar.done))
+                                .find(|ph| ph.members.contains(&m))
+                                .map(|ph| ph.number);
+                            let Some(local) = local else { return false };
+                            let abs = local + self.base[b as usize];
+                            if known_of(&self.known[t], b) < abs {
+                                return false;
+                            }
+                            let ph = self.phases.entry((b, abs)).or_default();
+                            if let HKind::Arrive(update, count, _) = &ev.kind {
+                                match ph.carried {
+                                    None => ph.carried = Some((*update, *count)),
+                                    Some(c) if c == (*update, *count) => {}
+                                    Some(_) => return false,
+                                }
+                            }
+                            ph.members += 1;
+                            join(&mut ph.known, &self.known[t]);
+                            set(&mut self.last[t], b, abs);
+                        }
+                        HKind::Wait { participants, .. } => {
+                            let Some(abs) = get(&self.last[t], b) else { return false };
+                            let Some(ph) = self.phases.get(&(b, abs)) else {
+                                return false;
+                            };
+                            if ph.members < participants.len() {
+                                // A member's arrive of this step is read
+                                // later in this pass.
+                                pending = true;
+                                break;
+                            }
+                            let k = ph.known.clone();
+                            join(&mut self.known[t], &k);
+                            raise(&mut self.known[t], b, abs + 1);
+                        }
+                        _ => return false,
+                    }
+                    self.seen[t] += 1;
+                    progress = true;
+                }
+            }
+            if !pending {
+                return true;
+            }
+            if !progress {
+                return false;
+            }
+        }
+    }
+
+    /// After compaction: every event left was read, and the phases were
+    /// renumbered as `next_before` (each barrier's next phase number before
+    /// it) and the state's now say.
+    pub(crate) fn renumbered(&mut self, next_before: &[u32], s: &State) {
+        self.compacted = true;
+        for (t, h) in s.hist.iter().enumerate() {
+            self.seen[t] = h.len();
+        }
+        for (b, bar) in s.bars.iter().enumerate() {
+            self.base[b] += next_before[b] - bar.next_phase;
+        }
+    }
 }

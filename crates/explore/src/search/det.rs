@@ -1,20 +1,30 @@
 //! One execution for all (`Reductions::det`, docs/explorer.md,
 //! "Reductions", item 10): on a deterministic program
 //! (`analysis/determinism.rs`) the search runs a single execution, each
-//! step the first choice of its state, without storing or normalizing a
-//! state, and judges its end as any search judges an end state. When
-//! every phase of that run could have been filled in no other way
-//! (`reductions/det.rs`), every execution has its verdict and the search
-//! is done; otherwise the caller searches as usual, without it.
+//! step the first choice of its state, and judges its end as any search
+//! judges an end state. When every phase of that run could have been
+//! filled in no other way (`reductions/det.rs`, read step by step by
+//! `Recycling`), every execution has its verdict and the search is done;
+//! otherwise the caller searches as usual, without it.
 //!
-//! The run is one transition from the initial state (state 0 of the
-//! search tree) whose steps are a chain, so a finding's witness is
-//! replayed as any chain's (`replay.rs`).
+//! The run is a path of the search tree: from the initial state (state 0)
+//! each stretch is one chain (item 9), and at its end (`CHAIN_MAX` steps,
+//! or [`STORE_EVENTS`] events more) the state is stored as the search
+//! stores a chain's end: compacted, what compaction forgets judged by the
+//! rule checker, with a tree entry, so that a finding's witness is
+//! replayed as any (`replay.rs`). Threads are never renamed
+//! (`Explorer::keep_names`): the run follows them by index.
 
 use crate::reductions;
-use crate::search::Explorer;
+use crate::reductions::det::Recycling;
+use crate::search::{Chain, Explorer, CHAIN_MAX};
 use crate::state::answer::Stop;
 use crate::state::{budget, Choice};
+
+/// Events a stretch of the run may add before its state is stored
+/// (compacted), besides the `CHAIN_MAX` steps a chain takes at most: a
+/// step of a warp adds an event per lane.
+const STORE_EVENTS: usize = 4096;
 
 /// What the run decided.
 pub(crate) struct Decided {
@@ -26,7 +36,8 @@ pub(crate) struct Decided {
 impl Explorer<'_> {
     /// The run (module text); `None` where it does not decide the program:
     /// a state with two choices of one thread, a phase that another order
-    /// could fill otherwise, or more states than the state limit allows.
+    /// could fill otherwise, more states than the state limit allows, or
+    /// a history past half the memory budget.
     /// A budget limit (memory, time, an interruption) stops it as it stops
     /// a search, with what it found so far.
     pub(crate) fn det_run(&mut self) -> Option<Decided> {
@@ -34,13 +45,23 @@ impl Explorer<'_> {
             Ok(s) => s,
             Err(stop) => return Some(Decided { stop, states: 0 }),
         };
+        self.keep_names = true;
         self.tree.write().expect("tree lock").push((u32::MAX, None, None));
+        let mut recycling = Recycling::new(&s);
+        if !recycling.observe(&s) {
+            return None;
+        }
+        // The stretch since the last stored state: its number, the first
+        // step after it (`head`) and the rest (`self.chained`).
+        let mut at = 0u32;
         let mut head: Option<Choice> = None;
         let mut taken = 0usize;
         let mut seen = vec![false; self.p.threads.len()];
+        // The events the state held when it was last stored.
+        let mut kept: usize = s.hist.iter().map(Vec::len).sum();
         loop {
             if let Some(stop) = self.budget.check() {
-                self.on_path(head);
+                self.on_path(at, head);
                 self.judge_stopped(&s);
                 return Some(Decided {
                     stop,
@@ -59,38 +80,67 @@ impl Explorer<'_> {
             }
             let Some(&c) = choices.first() else { break };
             self.worker.quiet = true;
-            match head {
-                None => {
-                    head = Some(c);
-                    self.on_path(head);
-                    self.take_step(&mut s, c, true);
-                }
-                Some(_) => {
-                    self.on_path(head);
-                    self.chained.push(c);
-                    self.take_step(&mut s, c, false);
-                }
+            if head.is_none() {
+                head = Some(c);
+                self.chained.clear();
+                self.on_path(at, head);
+                self.take_step(&mut s, c, at == 0);
+            } else {
+                self.on_path(at, head);
+                self.chained.push(c);
+                self.take_step(&mut s, c, false);
             }
             self.worker.quiet = false;
             taken += 1;
+            if !recycling.observe(&s) {
+                return None;
+            }
+            let events: usize = s.hist.iter().map(Vec::len).sum();
+            if self.chained.len() + 1 >= CHAIN_MAX || events >= kept + STORE_EVENTS {
+                // Stored, as the search stores a chain's end: compacted
+                // (what it forgets judged by the rule checker), not
+                // renamed.
+                let next: Vec<u32> = s.bars.iter().map(|b| b.next_phase).collect();
+                self.on_path(at, head);
+                self.worker.quiet = true;
+                self.normalize(&mut s);
+                self.worker.quiet = false;
+                if self.budget.halted().is_some() {
+                    continue;
+                }
+                recycling.renumbered(&next, &s);
+                let chain: Chain = (!self.chained.is_empty()).then(|| self.chained.as_slice().into());
+                let mut tree = self.tree.write().expect("tree lock");
+                tree.push((at, head, chain));
+                at = tree.len() as u32 - 1;
+                head = None;
+                self.chained.clear();
+                kept = s.hist.iter().map(Vec::len).sum();
+            }
             // A step of a warp adds an event per lane: the history is
             // weighed after every step.
             let working = budget::working_bytes(&s);
             if working > self.opts.limits.memory / 2 {
                 // A history this long (the rule checker's closure over it
-                // above all) does not fit: the search, which forgets
-                // history, may.
+                // above all) does not fit: the search may.
                 return None;
             }
             if working > self.work.charged {
                 self.budget.charge(working - self.work.charged);
-                self.work.charged = working;
+            } else {
+                self.budget.release(self.work.charged - working);
             }
+            self.work.charged = working;
         }
-        if !reductions::det::phases_fixed(&s) {
-            return None;
+        // The test taken step by step against the one over the whole
+        // history, where the run kept it whole.
+        if self.opts.verify_encoding && !recycling.compacted {
+            assert!(
+                reductions::det::phases_fixed(&s),
+                "the phases of a run read as fixed step by step are not"
+            );
         }
-        self.on_path(head);
+        self.on_path(at, head);
         self.at_end(&s);
         Some(Decided {
             // `--fail-fast` may have halted it at the end's finding.
@@ -99,11 +149,11 @@ impl Explorer<'_> {
         })
     }
 
-    /// The position findings are recorded at: the run so far, replayed
-    /// from the initial state as a chain after `head`.
-    fn on_path(&mut self, head: Option<Choice>) {
+    /// The position findings are recorded at: the stored state `at` and
+    /// the steps since, replayed as a chain after `head`.
+    fn on_path(&mut self, at: u32, head: Option<Choice>) {
         self.key = (0, 1);
-        self.prefix = Some(0);
+        self.prefix = Some(at);
         self.current = head;
         self.path.clear();
         self.whole = None;

@@ -141,6 +141,9 @@ pub(crate) struct Explorer<'p> {
     pub(crate) worker: Worker,
     /// Replaying a path for a witness: record nothing.
     pub(crate) replaying: bool,
+    /// New states keep their thread names (no symmetry renaming): the
+    /// one run (`det.rs`), which follows threads by index.
+    pub(crate) keep_names: bool,
     /// The whole run of the latest replay (`replay.rs`), which witnesses
     /// of the state it reached are built from.
     pub(crate) whole: Option<replay::Whole>,
@@ -193,6 +196,7 @@ impl<'p> Explorer<'p> {
             prefix: None,
             tree: Default::default(),
             replaying: false,
+            keep_names: false,
             whole: None,
             forgot: None,
             visited,
@@ -281,6 +285,9 @@ impl<'p> Explorer<'p> {
         }
         if self.sys.reductions.compact && !self.replaying && self.budget.halted().is_some() {
             // Compaction stopped part way: the caller discards `s`.
+            return;
+        }
+        if self.keep_names {
             return;
         }
         let budget = (!self.replaying).then_some(&*self.budget);
