@@ -1154,6 +1154,12 @@ fn det_stmt() -> impl Strategy<Value = String> {
         "bar.sync 1, K",
         "bar.arrive 1, K",
         "bar.sync 2",
+        // The whole-block form on a barrier others count, and a counted
+        // barrier 0: a thread's end drops both (review of the one run:
+        // an end in a counted phase orders nothing).
+        "bar.sync 1",
+        "bar.sync 0, K",
+        "if tid == 0 { write x; exit }",
         "barrier.sync.aligned 1, K",
         "barrier.cta.arrive.aligned 1, K",
         "if tid == 0 { bar.arrive 1, K } else { bar.sync 1, K }",

@@ -137,7 +137,7 @@ impl Explorer<'_> {
             findings: self.found.findings.into_values().collect(),
             stats: Stats {
                 states: decided.states,
-                stored: 1,
+                stored: self.tree.read().expect("tree lock").len() as u64,
                 executions: self.found.executions,
                 elapsed: self.start.elapsed(),
                 one_run: true,

@@ -19,7 +19,7 @@ use crate::reductions;
 use crate::reductions::det::Recycling;
 use crate::search::{Chain, Explorer, CHAIN_MAX};
 use crate::state::answer::Stop;
-use crate::state::{budget, Choice};
+use crate::state::{budget, Choice, Status};
 
 /// Events a stretch of the run may add before its state is stored
 /// (compacted), besides the `CHAIN_MAX` steps a chain takes at most: a
@@ -108,7 +108,9 @@ impl Explorer<'_> {
                 if self.budget.halted().is_some() {
                     continue;
                 }
-                recycling.renumbered(&next, &s);
+                if !recycling.renumbered(&next, &s) {
+                    return None;
+                }
                 let chain: Chain = (!self.chained.is_empty()).then(|| self.chained.as_slice().into());
                 let mut tree = self.tree.write().expect("tree lock");
                 tree.push((at, head, chain));
@@ -131,6 +133,14 @@ impl Explorer<'_> {
                 self.budget.release(self.work.charged - working);
             }
             self.work.charged = working;
+        }
+        // A thread blocked but not at a wait: a lane held by its warp at an
+        // `.aligned` barrier, which another order may let arrive
+        // (`reductions/det.rs`): the search decides.
+        let held = (0..s.threads.len())
+            .any(|t| !matches!(s.threads[t].status, Status::Done | Status::NotLaunched) && !self.sys.at_wait(&s, t));
+        if held {
+            return None;
         }
         // The test taken step by step against the one over the whole
         // history, where the run kept it whole.
