@@ -13,18 +13,21 @@ impl Explorer<'_> {
     /// The whole check of the program: the search, the liveness analysis
     /// after it, the `sometimes` assertions, then the outcome.
     pub(crate) fn run(mut self) -> Outcome {
-        if self.sys.an.deterministic && !self.opts.outcomes {
+        if self.sys.an.deterministic && self.opts.reductions.det && !self.opts.outcomes {
             match self.det_run() {
                 Some(decided) => return self.det_outcome(decided),
                 None => {
                     // The one run did not decide the program: search it,
                     // within the same limits counted from the same start.
+                    // The analyses are the same with the one run off
+                    // (only `deterministic` reads the switch): kept.
                     let (p, start, counter, kinds) = (self.p, self.start, self.counter.take(), self.kinds.take());
                     let mut opts = self.opts;
                     opts.reductions.det = false;
                     let prior = std::mem::replace(&mut self.found, crate::search::found::Found::new(0));
+                    let sys = self.sys.clone();
                     drop(self);
-                    let mut again = Explorer::new_at(p, opts, start);
+                    let mut again = Explorer::on_system(p, opts, sys, start);
                     again.counter = counter;
                     again.kinds = kinds;
                     let mut o = again.run();

@@ -37,18 +37,10 @@ pub(crate) fn deterministic(p: &Program, own_phase_waits: &[bool], finite: bool)
     if p.barriers.iter().any(|b| b.syncwarp.is_some()) {
         return false;
     }
-    for (i, t) in p.threads.iter().enumerate() {
-        for ins in bc_graph::classes::live_instrs(p, ThreadId(i as u32)) {
-            if let InstrKind::Barrier {
-                sel: BarrierSel::Decl(d),
-                ..
-            } = &ins.kind
-            {
-                if t.barriers[*d as usize].is_some_and(|b| !own_phase_waits[b.index()]) {
-                    return false;
-                }
-            }
-        }
+    let mut own = true;
+    super::ops::for_each_barrier_op(p, |_, _, _, b| own &= own_phase_waits[b.index()]);
+    if !own {
+        return false;
     }
     p.codes.iter().all(code_deterministic)
 }

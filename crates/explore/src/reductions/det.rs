@@ -62,16 +62,15 @@ pub(crate) fn phases_fixed(s: &State) -> bool {
         // before it.
         let mut phase_of: FxHashMap<(u32, u32), usize> = FxHashMap::default();
         let mut phases: Vec<Vec<(u32, u32)>> = vec![Vec::new()];
-        let mut carried: Vec<Option<(Option<i64>, Option<bc_graph::ArriveCount>)>> = vec![None];
-        let mut dropped: Vec<bool> = vec![false];
+        let mut seen: Vec<PhaseSeen> = vec![PhaseSeen::default()];
         let mut next_cut = 0;
-        for (i, &m) in bmo.iter().enumerate() {
+        for i in 0..=bmo.len() {
             while next_cut < cuts.len() && cuts[next_cut].0 as usize <= i {
                 next_cut += 1;
                 phases.push(Vec::new());
-                carried.push(None);
-                dropped.push(false);
+                seen.push(PhaseSeen::default());
             }
+            let Some(&m) = bmo.get(i) else { break };
             if m.0 == LAUNCH {
                 if i != 0 {
                     return false;
@@ -79,26 +78,11 @@ pub(crate) fn phases_fixed(s: &State) -> bool {
                 continue;
             }
             let k = phases.len() - 1;
-            match &s.hist[m.0 as usize][m.1 as usize].kind {
-                HKind::Arrive(update, count, _) => match carried[k] {
-                    None => carried[k] = Some((*update, *count)),
-                    Some(c) if c == (*update, *count) => {}
-                    Some(_) => return false,
-                },
-                HKind::Drop => dropped[k] = true,
-                _ => return false,
-            }
-            if dropped[k] && counted(carried[k]) {
+            if !seen[k].admit(&s.hist[m.0 as usize][m.1 as usize].kind) {
                 return false;
             }
             phase_of.insert(m, k);
             phases[k].push(m);
-        }
-        while next_cut < cuts.len() && cuts[next_cut].0 as usize <= bmo.len() {
-            next_cut += 1;
-            phases.push(Vec::new());
-            carried.push(None);
-            dropped.push(false);
         }
         if next_cut != cuts.len() {
             return false;
@@ -158,20 +142,29 @@ struct PhaseSeen {
     known: Known,
 }
 
+impl PhaseSeen {
+    /// Adds a modification of kind `kind`; `false` where the phase is not
+    /// one the test of the module text fixes: an event that is no arrive or
+    /// drop, arrives that carry different counts or updates, or a drop in
+    /// a counted phase.
+    fn admit(&mut self, kind: &HKind) -> bool {
+        match kind {
+            HKind::Arrive(update, count, _) => match self.carried {
+                None => self.carried = Some((*update, *count)),
+                Some(c) if c == (*update, *count) => {}
+                Some(_) => return false,
+            },
+            HKind::Drop => self.dropped = true,
+            _ => return false,
+        }
+        self.members += 1;
+        !(self.dropped && counted(self.carried))
+    }
+}
+
 /// Per barrier instance, how many of its phases are known to have
 /// completed (sorted by barrier, absent: none).
 type Known = Vec<(u32, u32)>;
-
-fn known_of(k: &Known, b: u32) -> u32 {
-    k.binary_search_by_key(&b, |x| x.0).map_or(0, |i| k[i].1)
-}
-
-fn raise(k: &mut Known, b: u32, n: u32) {
-    match k.binary_search_by_key(&b, |x| x.0) {
-        Ok(i) => k[i].1 = k[i].1.max(n),
-        Err(i) => k.insert(i, (b, n)),
-    }
-}
 
 fn get(k: &Known, b: u32) -> Option<u32> {
     k.binary_search_by_key(&b, |x| x.0).ok().map(|i| k[i].1)
@@ -182,6 +175,14 @@ fn set(k: &mut Known, b: u32, n: u32) {
         Ok(i) => k[i].1 = n,
         Err(i) => k.insert(i, (b, n)),
     }
+}
+
+fn known_of(k: &Known, b: u32) -> u32 {
+    get(k, b).unwrap_or(0)
+}
+
+fn raise(k: &mut Known, b: u32, n: u32) {
+    set(k, b, known_of(k, b).max(n));
 }
 
 fn join(k: &mut Known, other: &Known) {
@@ -263,18 +264,9 @@ impl Recycling {
                                 return false;
                             }
                             let ph = self.phases.entry((b, abs)).or_default();
-                            match &ev.kind {
-                                HKind::Arrive(update, count, _) => match ph.carried {
-                                    None => ph.carried = Some((*update, *count)),
-                                    Some(c) if c == (*update, *count) => {}
-                                    Some(_) => return false,
-                                },
-                                _ => ph.dropped = true,
-                            }
-                            if ph.dropped && counted(ph.carried) {
+                            if !ph.admit(&ev.kind) {
                                 return false;
                             }
-                            ph.members += 1;
                             join(&mut ph.known, &self.known[t]);
                             set(&mut self.last[t], b, abs);
                         }

@@ -79,17 +79,17 @@ impl Explorer<'_> {
                 }
             }
             let Some(&c) = choices.first() else { break };
-            self.worker.quiet = true;
-            if head.is_none() {
+            // The stretch's first step is its head (the initial state's,
+            // not fused: `take_step`), the rest its chain.
+            let first = head.is_none();
+            if first {
                 head = Some(c);
-                self.chained.clear();
-                self.on_path(at, head);
-                self.take_step(&mut s, c, at == 0);
             } else {
-                self.on_path(at, head);
                 self.chained.push(c);
-                self.take_step(&mut s, c, false);
             }
+            self.on_path(at, head);
+            self.worker.quiet = true;
+            self.take_step(&mut s, c, first && at == 0);
             self.worker.quiet = false;
             taken += 1;
             if !recycling.observe(&s) {

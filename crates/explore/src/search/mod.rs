@@ -178,6 +178,20 @@ impl<'p> Explorer<'p> {
         e
     }
 
+    /// [`Explorer::new_at`] on a transition system already built (its
+    /// analyses kept), with a budget of its own counted from `start`.
+    pub(crate) fn on_system(
+        p: &'p Program,
+        opts: SearchOptions,
+        sys: std::sync::Arc<System<'p>>,
+        start: Instant,
+    ) -> Explorer<'p> {
+        let mut e = Explorer::with(p, opts, sys, std::sync::Arc::new(par::VisitedSet::new(64)));
+        e.start = start;
+        e.budget = std::sync::Arc::new(budget::Budget::new(&opts.limits, start).cancelled_by(opts.cancel));
+        e
+    }
+
     /// An explorer with nothing found yet, on given analyses and visited set.
     pub(crate) fn with(
         p: &'p Program,
