@@ -46,10 +46,25 @@ impl Checker<'_> {
             .ids()
             .filter(|&e| matches!(exec.event(e).kind, EventKind::Read | EventKind::Write))
             .collect();
+        // The accesses of each target in event order, so that each pair is
+        // read once and only pairs of one target are read at all: the
+        // pairs come out in the order of the whole list (by `a`, then by
+        // `b`), and the pass is linear in the accesses where each location
+        // is touched by few of them (a history of thousands of accesses
+        // spread over as many words, as compaction judges for compiled
+        // kernels).
+        let mut of_target: rustc_hash::FxHashMap<bc_graph::Target, Vec<EventId>> = Default::default();
+        let mut rank = Vec::with_capacity(plain.len());
+        for &e in &plain {
+            let same = of_target.entry(exec.event(e).target).or_default();
+            rank.push(same.len());
+            same.push(e);
+        }
         for (i, &a) in plain.iter().enumerate() {
-            for &b in &plain[i + 1..] {
+            let same = &of_target[&exec.event(a).target];
+            for &b in &same[rank[i] + 1..] {
                 let (ea, ebv) = (exec.event(a), exec.event(b));
-                if ea.target != ebv.target || ea.thread == ebv.thread {
+                if ea.thread == ebv.thread {
                     continue;
                 }
                 if !matches!(ea.kind, EventKind::Write) && !matches!(ebv.kind, EventKind::Write) {
