@@ -720,3 +720,58 @@ fn one_run_decides_only_where_one_run_tells_all() {
         assert!(one.internal_errors.is_empty(), "{case}: {:?}", one.internal_errors);
     }
 }
+
+/// The reach tables (one row per strongly connected part of a code's
+/// control flow) agree with the plain fixed point over every pc, on
+/// corpus programs with loops, nested branches, exits and copies.
+#[test]
+fn reach_rows_agree_with_the_fixed_point() {
+    use crate::analysis::reach;
+    use bc_graph::InstrKind;
+    let texts = [
+        include_str!("../../../litmus/cuda/mbarrier-warp-pipeline-wrong-stage-release.litmus"),
+        include_str!("../../../litmus/cuda/tma-pipeline-release-without-syncwarp-race.litmus"),
+        include_str!("../../../litmus/cuda/sm90-mbarrier-token-polls-ok.litmus"),
+        include_str!("../../../litmus/cuda/cp-async-aligned-barrier-warp-ok.litmus"),
+        include_str!("../../../litmus/cuda/aligned-arrive-twice-warp-arrives-together.litmus"),
+        include_str!("../../../litmus/cuda-nofence/nofence-double-buffer-loop-ok.litmus"),
+    ];
+    let mut rows_checked = 0;
+    for text in texts {
+        let p = program(text);
+        let nl = p.threads.first().map_or(0, |t| t.locs.len());
+        let nb = p.threads.first().map_or(0, |t| t.barriers.len());
+        let own_loc = |kind: &InstrKind, acc: &mut dyn FnMut(u32)| match kind {
+            InstrKind::Write { decl } | InstrKind::Read { decl } => acc(*decl),
+            _ => {}
+        };
+        let own_bar = |kind: &InstrKind, acc: &mut dyn FnMut(u32)| {
+            if let InstrKind::Barrier { sel, .. } = kind {
+                for d in sel.decls(&p.groups) {
+                    acc(d);
+                }
+            }
+        };
+        for (n, fast, slow) in [
+            (
+                nl,
+                reach::reachable_decls(&p, nl, own_loc),
+                reach::reachable_decls_by_fixed_point(&p, nl, own_loc),
+            ),
+            (
+                nb,
+                reach::reachable_decls(&p, nb, own_bar),
+                reach::reachable_decls_by_fixed_point(&p, nb, own_bar),
+            ),
+        ] {
+            for (c, rows) in slow.iter().enumerate() {
+                for (pc, row) in rows.iter().enumerate() {
+                    let got: Vec<bool> = (0..n).map(|d| fast.at(c, pc).get(d)).collect();
+                    assert_eq!(&got, row, "{}: code {c}, pc {pc}", p.test);
+                    rows_checked += 1;
+                }
+            }
+        }
+    }
+    assert!(rows_checked > 100, "{rows_checked} rows");
+}

@@ -347,7 +347,7 @@ impl Analyses {
             } = kind
             {
                 for d in sel.decls(&p.groups) {
-                    acc[d as usize] = true;
+                    acc(d);
                 }
             }
         });

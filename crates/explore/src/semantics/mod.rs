@@ -17,7 +17,7 @@ pub(crate) mod step;
 pub(crate) mod witness;
 pub(crate) mod worker;
 
-use crate::analysis::reach::{reach_at, Reach};
+use crate::analysis::reach::Reach;
 use crate::analysis::Analyses;
 use crate::state::options::Reductions;
 use crate::state::{State, Status};
@@ -91,22 +91,22 @@ impl<'p> System<'p> {
     /// `table` (a [`Reach`] over barrier declarations) on barrier `b`.
     pub(crate) fn may_reach_barrier(&self, table: &Reach, u: usize, pc: usize, b: BarrierId) -> bool {
         let info = &self.p.threads[u];
-        reach_at(table, info.code.index(), pc)
-            .iter()
-            .enumerate()
-            .any(|(d, &on)| on && info.barriers[d] == Some(b))
+        table
+            .at(info.code.index(), pc)
+            .ones()
+            .any(|d| info.barriers[d] == Some(b))
     }
 
     /// Whether thread `u`, from `pc` on, may reach an instruction of
     /// `table` (a [`Reach`] over location declarations) on location `l`.
     pub(crate) fn may_reach_loc(&self, table: &Reach, u: usize, pc: usize, l: LocId) -> bool {
-        let row = reach_at(table, self.p.threads[u].code.index(), pc);
+        let row = table.at(self.p.threads[u].code.index(), pc);
         let decls = &self.an.loc_decls[u];
         let start = decls.partition_point(|&(m, _)| m < l);
         decls[start..]
             .iter()
             .take_while(|&&(m, _)| m == l)
-            .any(|&(_, d)| row[d as usize])
+            .any(|&(_, d)| row.get(d as usize))
     }
 
     /// Whether a launch may still start threads: some named kernel's
@@ -124,14 +124,10 @@ impl<'p> System<'p> {
     pub(crate) fn init_pending(&self, s: &State, b: usize) -> bool {
         (0..s.threads.len()).any(|u| {
             s.threads[u].status != Status::Done
-                && reach_at(
-                    &self.an.reach_inits,
-                    self.p.threads[u].code.index(),
-                    s.threads[u].pc as usize,
-                )
-                .iter()
-                .enumerate()
-                .any(|(d, &on)| on && self.p.threads[u].barriers[d] == Some(BarrierId(b as u32)))
+                && (self.an.reach_inits)
+                    .at(self.p.threads[u].code.index(), s.threads[u].pc as usize)
+                    .ones()
+                    .any(|d| self.p.threads[u].barriers[d] == Some(BarrierId(b as u32)))
         })
     }
 
