@@ -53,12 +53,29 @@ fn observe(e: &CExpr, info: &ThreadInfo, out: &mut Vec<i64>) {
 }
 
 /// What thread `t`'s code can observe of its place (module doc): the
-/// values of the maximal builtin-only subexpressions of its code, in code
-/// order. Empty when its code reads no builtin.
+/// values of the maximal builtin-only subexpressions of the instructions
+/// it can execute ([`reachable_pcs`]), in code order, each instruction's
+/// values after its pc. Empty when it reads no builtin.
+///
+/// Only the live instructions count: an instruction no run of `t`
+/// reaches tells nothing of what `t` does. Two threads of one code with
+/// equal signatures have equal live instructions: the first branch on
+/// their place where they would part is live in both and observed, with
+/// different values. The pcs keep the reading unambiguous (the number of
+/// values an instruction gives follows from the code alone). A compiled
+/// kernel's address trees compare the place at every access
+/// (docs/ptx.md, "The lowering"): the live part of such a tree is one
+/// path, where reading every instruction made the classes quadratic in
+/// the launch.
 pub fn builtin_signature(p: &Program, t: ThreadId) -> Vec<i64> {
     let info = p.thread(t);
+    let live = reachable_pcs(p, t);
     let mut out = Vec::new();
-    for ins in &p.code_of(t).instrs {
+    for (pc, ins) in p.code_of(t).instrs.iter().enumerate() {
+        if !live[pc] || !ins.kind.exprs().iter().any(|e| e.reads_builtin()) {
+            continue;
+        }
+        out.push(pc as i64);
         for e in ins.kind.exprs() {
             observe(e, info, &mut out);
         }
