@@ -7,7 +7,7 @@
 //! model's lowering of that statement says.
 
 use crate::ops::{CInstr, MemKind, Op, PExpr};
-use crate::trace::{CopyKey, CopyLocs, Grid, LocKey, Region, Site, SPIN};
+use crate::trace::{CopyKey, CopyLocs, Grid, LocKey, Region, Site, Trace, SPIN};
 use bc_syntax::{
     Arg, Attr, BarrierDecl, Expr, ExprKind, Ident, Litmus, Op as BOp, Span, Stmt, StmtKind, ThreadDecl, ThreadForm,
     VarDecl,
@@ -28,6 +28,8 @@ pub struct Emitter<'a> {
     /// The locations `cp.async` copies touch (`Trace::copied`): always
     /// modelled.
     pub copied: &'a HashSet<LocKey>,
+    /// The trace, for the pieces a plain access covers (`Trace::parts`).
+    pub trace: &'a Trace,
     pub prune: bool,
     pub regs: &'a [String],
     pub regions: &'a [Region],
@@ -160,6 +162,7 @@ impl<'a> Emitter<'a> {
             awaited: &trace.awaited,
             grid_split: trace.grid_split,
             copied: &trace.copied,
+            trace,
             prune: true,
             regs,
             regions,
@@ -431,6 +434,7 @@ impl<'a> Emitter<'a> {
                 ty,
                 vals,
                 rmw,
+                esize,
                 ..
             } => {
                 // Only locations that can race, or that a spin loop polls,
@@ -438,7 +442,25 @@ impl<'a> Emitter<'a> {
                 let (racy, awaited, prune) = (self.racy, self.awaited, self.prune);
                 let copied = self.copied;
                 let keep = |l: &LocKey| !prune || racy.contains(l) || awaited.contains(l) || copied.contains(l);
-                if site.addrs.is_empty() || site.dropped || !site.addrs.values().flatten().any(keep) {
+                // A plain access is an access of each piece of memory it
+                // covers (`Trace::parts`: one, its start, unless another
+                // access overlaps it from another offset or with another
+                // width); a polled location is never split (trace.rs
+                // refuses a kernel that would need it).
+                let trace = self.trace;
+                let plain = matches!(kind, MemKind::Read | MemKind::Write);
+                let esize = *esize;
+                let parts = move |l: LocKey| -> Vec<LocKey> {
+                    if plain && !awaited.contains(&l) {
+                        trace.parts(l, esize)
+                    } else {
+                        vec![l]
+                    }
+                };
+                if site.addrs.is_empty()
+                    || site.dropped
+                    || !site.addrs.values().flatten().any(|&l| parts(l).iter().any(keep))
+                {
                     return vec![];
                 }
                 // The values written: one per element (or an atomic's
@@ -453,7 +475,11 @@ impl<'a> Emitter<'a> {
                 let (poll, spin) = (site.poll, site.spin.clone());
                 let mut leaf = |me: &mut Self, a: i64| {
                     let mut out = Vec::new();
-                    for (e, &l) in site.addrs[&a].iter().enumerate() {
+                    let pieces = site.addrs[&a]
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(e, &l)| parts(l).into_iter().map(move |p| (e, p)));
+                    for (e, l) in pieces {
                         if !keep(&l) {
                             continue;
                         }

@@ -278,6 +278,36 @@ pub struct Trace {
     /// The locations a `cp.async` reads or writes: always modelled (the
     /// copy races as a thread of its own, even with its issuer).
     pub copied: HashSet<LocKey>,
+    /// Per region, the offsets where some access starts or a plain one
+    /// ends ([`Trace::parts`]).
+    pub cuts: HashMap<usize, BTreeSet<i64>>,
+}
+
+impl Trace {
+    /// The locations a plain access of `bytes` bytes at `l` covers: the
+    /// pieces of its region between consecutive cuts, from its start to
+    /// its end. Two plain accesses conflict when their bytes overlap
+    /// (PTX ISA, "Memory Consistency Model", its conflict and overlap
+    /// definitions: accesses overlap when they share a byte), which is
+    /// exactly when they share a piece; where every access of a region
+    /// has one width and alignment, each covers one piece, its start.
+    pub fn parts(&self, l: LocKey, bytes: u32) -> Vec<LocKey> {
+        parts(&self.cuts, l, bytes)
+    }
+}
+
+fn parts(cuts: &HashMap<usize, BTreeSet<i64>>, l: LocKey, bytes: u32) -> Vec<LocKey> {
+    match cuts.get(&l.0) {
+        Some(c) => {
+            let v: Vec<LocKey> = c.range(l.1..l.1 + i64::from(bytes.max(1))).map(|&o| (l.0, o)).collect();
+            if v.is_empty() {
+                vec![l]
+            } else {
+                v
+            }
+        }
+        None => vec![l],
+    }
 }
 
 /// Instructions between two looks at the clock.
@@ -304,7 +334,9 @@ pub fn trace(
         total: 0,
         deadline,
         timed_out: false,
-        uses: HashMap::new(),
+        elem_uses: HashMap::new(),
+        cuts: HashMap::new(),
+        widths: BTreeMap::new(),
         accessed: HashSet::new(),
         mbars: BTreeMap::new(),
         awaited: BTreeMap::new(),
@@ -325,7 +357,40 @@ pub fn trace(
             }
         }
     }
-    let racy = t.uses.iter().filter(|(_, u)| u.racy()).map(|(l, _)| *l).collect();
+    // Each plain access's uses go to every piece it covers (`Trace::parts`).
+    let mut uses: HashMap<LocKey, LocUse> = HashMap::new();
+    for (&(l, bytes), u) in &t.elem_uses {
+        for piece in parts(&t.cuts, l, bytes) {
+            uses.entry(piece).or_default().merge(u);
+        }
+    }
+    let racy = uses.iter().filter(|(_, u)| u.racy()).map(|(l, _)| *l).collect();
+    // A location a spin loop polls carries values, one per location:
+    // every access that shares a byte with it must access exactly it (the
+    // same start and width), or the values the polls read are not the
+    // ones modelled.
+    let mut split_polls: Vec<(usize, LocKey)> = Vec::new();
+    for (&l, &pc) in &t.awaited {
+        let here = t.widths.get(&l);
+        let w = here.and_then(|ws| ws.iter().max()).copied().unwrap_or(1) as i64;
+        let mixed = here.is_some_and(|ws| ws.len() > 1)
+            || (t.widths.range((l.0, l.1 - 16)..(l.0, l.1 + w)))
+                .any(|(&m, ws)| m != l && m.1 + ws.iter().max().copied().unwrap_or(1) as i64 > l.1);
+        if mixed {
+            split_polls.push((pc, l));
+        }
+    }
+    split_polls.sort();
+    for (pc, l) in split_polls {
+        let d = Diagnostic::error(
+            code[pc].span,
+            format!(
+                "the location this spin loop polls ({} bytes into `{}`) is also accessed with another width or alignment, which is not modelled (docs/ptx.md)",
+                l.1, regions[l.0].name
+            ),
+        );
+        t.errors.entry(pc).or_insert(d);
+    }
     // An mbarrier object is opaque (PTX ISA, "Contents of the mbarrier
     // object": accessed only through mbarrier instructions): a plain or
     // atomic access of one is not modelled.
@@ -357,6 +422,7 @@ pub fn trace(
         awaited: t.awaited.into_keys().collect(),
         grid_split: t.grid_split,
         copied: t.copied,
+        cuts: t.cuts,
     }
 }
 
@@ -373,9 +439,16 @@ struct Tracer<'a> {
     total: u64,
     deadline: Option<std::time::Instant>,
     timed_out: bool,
-    /// Per location, its plain writers and plain accessors (threads by
-    /// grid index; the first two distinct of each are enough).
-    uses: HashMap<LocKey, LocUse>,
+    /// Per plain access's location and width, its plain writers and
+    /// plain accessors (threads by grid index; the first two distinct of
+    /// each are enough); [`trace`] gives them to the pieces it covers.
+    elem_uses: HashMap<(LocKey, u32), LocUse>,
+    /// Per region, the offsets where an access starts or a plain one ends
+    /// (`Trace::cuts`).
+    cuts: HashMap<usize, BTreeSet<i64>>,
+    /// Per location where some memory access starts, the widths it is
+    /// accessed with (bytes).
+    widths: BTreeMap<LocKey, BTreeSet<u32>>,
     /// Locations any memory instruction accesses.
     accessed: HashSet<LocKey>,
     /// Per location used as an mbarrier object, the first instruction
@@ -415,6 +488,17 @@ impl LocUse {
             [None, _] => list[0] = Some(g),
             [Some(a), None] if a != g => list[1] = Some(g),
             _ => {}
+        }
+    }
+
+    /// Adds the threads of `o` (the uses of one piece from several
+    /// accesses): the first two distinct of each list stay enough.
+    fn merge(&mut self, o: &LocUse) {
+        for &g in o.writers.iter().flatten() {
+            LocUse::add(&mut self.writers, g);
+        }
+        for &g in o.users.iter().flatten() {
+            LocUse::add(&mut self.users, g);
         }
     }
 
@@ -1526,6 +1610,9 @@ impl Tracer<'_> {
                     }
                     let key = (pair[0].0, pair[1].0, bytes, bar.0);
                     self.copied.extend([pair[0].1, pair[1].1]);
+                    for l in [pair[0].1, pair[1].1] {
+                        self.cuts.entry(l.0).or_default().insert(l.1);
+                    }
                     self.accessed.extend([pair[0].1, pair[1].1]);
                     let site = &mut self.sites[pc];
                     let ix = match site.copies.iter().position(|(k, _)| *k == key) {
@@ -1581,9 +1668,17 @@ impl Tracer<'_> {
                                 }
                             }
                             self.accessed.extend(locs.iter().copied());
+                            for &l in &locs {
+                                self.widths.entry(l).or_default().insert((*esize).max(1));
+                                let cuts = self.cuts.entry(l.0).or_default();
+                                cuts.insert(l.1);
+                                if !kind.is_atomic() {
+                                    cuts.insert(l.1 + i64::from((*esize).max(1)));
+                                }
+                            }
                             if !kind.is_atomic() {
                                 for &l in &locs {
-                                    let u = self.uses.entry(l).or_default();
+                                    let u = self.elem_uses.entry((l, *esize)).or_default();
                                     LocUse::add(&mut u.users, self.g);
                                     if *kind == MemKind::Write {
                                         LocUse::add(&mut u.writers, self.g);
