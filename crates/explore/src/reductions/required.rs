@@ -557,6 +557,9 @@ impl System<'_> {
             // in the order first met.
             let mut cache: HashMap<WalkKey, usize> = HashMap::default();
             let mut walks: Vec<(Walk, u64)> = Vec::new();
+            // A copy agent's walk (from its start, registers unknown) is
+            // the same at every issue that may start it in this round.
+            let mut agents: HashMap<usize, Walk> = HashMap::default();
             for (u, th) in s.threads.iter().enumerate() {
                 if th.status != Status::Running || frozen.contains(&u) || !same_group(u) {
                     continue;
@@ -566,7 +569,7 @@ impl System<'_> {
                 match cache.get(&key) {
                     Some(&i) => walks[i].1 += 1,
                     None => {
-                        let w = self.walk(s, u, &may_complete, &held, offsets, frozen)?;
+                        let w = self.walk(s, u, &may_complete, &held, offsets, frozen, &mut agents)?;
                         cache.insert(key, walks.len());
                         walks.push((w, 1));
                     }
@@ -653,10 +656,11 @@ impl System<'_> {
         held: &[Held],
         offsets: Vec<i64>,
         frozen: &[usize],
+        agents: &mut HashMap<usize, Walk>,
     ) -> Option<Walk> {
         let th = &s.threads[u];
         let regs: Vec<Option<i64>> = th.regs.iter().map(|&v| Some(v)).collect();
-        self.walk_from(s, u, th.pc, regs, may_complete, held, offsets, frozen)
+        self.walk_from(s, u, th.pc, regs, may_complete, held, offsets, frozen, agents)
     }
 
     /// [`System::walk`] of thread `u` from `pc` with registers `regs`. A
@@ -668,7 +672,10 @@ impl System<'_> {
     /// step stays running, so no issue of the run starts it again. (Its
     /// completion would otherwise count as an arrive any issue could
     /// bring on its start barrier, and a `cp.async`'s completion, which
-    /// only its agent makes, would never be taken alone.)
+    /// only its agent makes, would never be taken alone.) Each agent is
+    /// walked once per round of [`System::frozen`] (`agents`) and added
+    /// once, times the issues on the way that may start it (a producer's
+    /// walk through 32 loads issued each agent's walk 32 times).
     #[allow(clippy::too_many_arguments)]
     fn walk_from(
         &self,
@@ -680,11 +687,15 @@ impl System<'_> {
         held: &[Held],
         offsets: Vec<i64>,
         frozen: &[usize],
+        agents: &mut HashMap<usize, Walk>,
     ) -> Option<Walk> {
         let nb = self.p.barriers.len();
         let info = &self.p.threads[u];
         let code = &self.p.codes[info.code.index()];
         let mut out = Walk::new(nb);
+        // The agents the issues on the way may start, with how many
+        // issues may start each, in the order first met.
+        let mut started: Vec<(usize, u64)> = Vec::new();
         let mut stack = vec![(pc, regs, offsets)];
         let mut steps = 0usize;
         while let Some((pc, mut regs, mut offsets)) = stack.pop() {
@@ -782,17 +793,24 @@ impl System<'_> {
                         if frozen.contains(&a.index()) && s.threads[a.index()].status == Status::Running {
                             continue;
                         }
-                        let unknown = vec![None; s.threads[a.index()].regs.len()];
-                        let agent = Self::held_offsets(a.index(), held);
-                        out.add(
-                            &self.walk_from(s, a.index(), 0, unknown, may_complete, held, agent, frozen)?,
-                            1,
-                        );
+                        match started.iter_mut().find(|(x, _)| *x == a.index()) {
+                            Some((_, n)) => *n += 1,
+                            None => started.push((a.index(), 1)),
+                        }
                     }
                     stack.push((next, regs, offsets));
                 }
                 _ => stack.push((next, regs, offsets)),
             }
+        }
+        for (a, times) in started {
+            if !agents.contains_key(&a) {
+                let unknown = vec![None; s.threads[a].regs.len()];
+                let offsets = Self::held_offsets(a, held);
+                let w = self.walk_from(s, a, 0, unknown, may_complete, held, offsets, frozen, agents)?;
+                agents.insert(a, w);
+            }
+            out.add(&agents[&a], times);
         }
         Some(out)
     }
