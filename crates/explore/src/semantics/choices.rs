@@ -89,9 +89,18 @@ impl System<'_> {
             };
         };
         let code = self.p.threads[t].code;
+        // The threads that arrived in the barrier's open phase, read once
+        // (a mate-by-mate scan of the phase's members made this call
+        // quadratic in a warp of a large phase).
+        let mut open: Vec<usize> = match (here != usize::MAX).then(|| s.bars[here].open.as_ref()).flatten() {
+            Some(ph) => Self::arrivers(s, ph).collect(),
+            None => Vec::new(),
+        };
+        open.sort_unstable();
+        let arrived = |u: usize| open.binary_search(&u).is_ok();
         // Whether `t` arrived in the barrier's open phase already (its
         // warp arrives a second time in one phase: `ub(arrive-twice)`).
-        let again = here != usize::MAX && self.arrived_in_open(s, t, here);
+        let again = arrived(t);
         let (mut same, mut first, mut held, mut split) = (true, true, false, false);
         let mut lanes = 1;
         for &u in mates {
@@ -104,7 +113,7 @@ impl System<'_> {
                 // then ended split the warp all the same (its arrival
                 // stays in the phase): the others still arrive alone.
                 Status::Done => {
-                    split |= here != usize::MAX && !again && self.arrived_in_open(s, u, here);
+                    split |= !again && arrived(u);
                     continue;
                 }
                 Status::NotLaunched => held = true,
@@ -120,7 +129,7 @@ impl System<'_> {
                     // its lanes arrive on their own. Not when `t` arrived
                     // in that phase too: the warp arrived there together
                     // and comes again (`ub(arrive-twice)`), as a warp.
-                    None if here != usize::MAX && !again && self.arrived_in_open(s, u, here) => split = true,
+                    None if !again && arrived(u) => split = true,
                     None => held = true,
                 },
             }
