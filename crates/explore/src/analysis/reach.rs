@@ -76,7 +76,10 @@ pub(crate) fn reachable_decls(p: &Program, n: usize, own: impl Fn(&InstrKind, &m
     }
 }
 
-fn code_reach(code: &Code, n: usize, own: &dyn Fn(&InstrKind, &mut dyn FnMut(u32))) -> CodeReach {
+/// What one instruction names, given to a callback (`reachable_decls`).
+type Names<'a> = dyn Fn(&InstrKind, &mut dyn FnMut(u32)) + 'a;
+
+fn code_reach(code: &Code, n: usize, own: &Names<'_>) -> CodeReach {
     let len = code.instrs.len();
     // Nodes 0..len are the instructions, `len` the end.
     let succ: Vec<Vec<u32>> = (0..=len).map(|pc| code.successors(pc as u32)).collect();

@@ -648,6 +648,7 @@ impl System<'_> {
     /// `may_complete` free to complete and the `held` ones held back from
     /// `offsets` (its place in their phases) on, in a run where the
     /// `frozen` threads take no step; `None` past the budget.
+    #[allow(clippy::too_many_arguments)]
     fn walk(
         &self,
         s: &State,
