@@ -374,7 +374,7 @@ pub fn trace(
         let here = t.widths.get(&l);
         let w = here.and_then(|ws| ws.iter().max()).copied().unwrap_or(1) as i64;
         let mixed = here.is_some_and(|ws| ws.len() > 1)
-            || (t.widths.range((l.0, l.1 - 16)..(l.0, l.1 + w)))
+            || (t.widths.range((l.0, i64::MIN)..(l.0, l.1 + w)))
                 .any(|(&m, ws)| m != l && m.1 + ws.iter().max().copied().unwrap_or(1) as i64 > l.1);
         if mixed {
             split_polls.push((pc, l));
@@ -1612,6 +1612,16 @@ impl Tracer<'_> {
                     self.copied.extend([pair[0].1, pair[1].1]);
                     for l in [pair[0].1, pair[1].1] {
                         self.cuts.entry(l.0).or_default().insert(l.1);
+                        // The copy's bytes (a bulk copy's count; at most
+                        // 16 for `cp.async`): a polled word it touches is
+                        // accessed with another width (the check in
+                        // `trace`).
+                        let span = if bytes > 0 {
+                            bytes.min(i64::from(u32::MAX)) as u32
+                        } else {
+                            16
+                        };
+                        self.widths.entry(l).or_default().insert(span);
                     }
                     self.accessed.extend([pair[0].1, pair[1].1]);
                     let site = &mut self.sites[pc];
