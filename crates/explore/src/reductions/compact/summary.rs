@@ -181,12 +181,65 @@ pub(crate) struct Successors {
     order: Vec<usize>,
 }
 
+/// The events in an order where each comes after every event with an
+/// edge into it (program order, summary edges, participant to wait through
+/// its list), by Kahn's algorithm over the events and one node per list:
+/// linear in the edges, where sorting by the size of each event's
+/// predecessor set took a popcount of a closure row per event (8% of a
+/// 160-thread run's time). `None` when the edges have a cycle. The passes
+/// over the order ([`Successors::after_within`], [`first_kept`]) compute
+/// each event's set from its successors' only, so any such order gives
+/// the same sets.
+fn topological(
+    n: usize,
+    po_next: &[Option<usize>],
+    extra: &[Vec<usize>],
+    lists_of: &[Vec<usize>],
+    list_waits: &[Vec<usize>],
+) -> Option<Vec<usize>> {
+    let mut indeg = vec![0u32; n + list_waits.len()];
+    for e in 0..n {
+        for &s in po_next[e].iter().chain(&extra[e]) {
+            indeg[s] += 1;
+        }
+        for &h in &lists_of[e] {
+            indeg[n + h] += 1;
+        }
+    }
+    for waits in list_waits {
+        for &w in waits {
+            indeg[w] += 1;
+        }
+    }
+    let mut ready: Vec<usize> = (0..n + list_waits.len()).rev().filter(|&x| indeg[x] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    let mut release = |s: usize, ready: &mut Vec<usize>| {
+        indeg[s] -= 1;
+        if indeg[s] == 0 {
+            ready.push(s);
+        }
+    };
+    while let Some(x) = ready.pop() {
+        if x < n {
+            order.push(x);
+            for &s in po_next[x].iter().chain(&extra[x]) {
+                release(s, &mut ready);
+            }
+            for &h in &lists_of[x] {
+                release(n + h, &mut ready);
+            }
+        } else {
+            for &w in &list_waits[x - n] {
+                release(w, &mut ready);
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
+}
+
 impl Successors {
     pub(crate) fn of(exec: &Execution, before: &[Bits]) -> Successors {
         let n = exec.events.len();
-        let mut order: Vec<usize> = (0..n).collect();
-        let sizes: Vec<usize> = before.iter().map(Bits::count).collect();
-        order.sort_by_key(|&e| sizes[e]);
         let mut po_next: Vec<Option<usize>> = vec![None; n];
         for evs in &exec.program_order {
             for w in evs.windows(2) {
@@ -214,6 +267,14 @@ impl Successors {
             });
             list_waits[h].push(w.index());
         }
+        let order = topological(n, &po_next, &extra, &lists_of, &list_waits).unwrap_or_else(|| {
+            // A cycle (an inconsistent execution, which its own rule
+            // reports): by the size of each event's predecessor set.
+            let mut order: Vec<usize> = (0..n).collect();
+            let sizes: Vec<usize> = before.iter().map(Bits::count).collect();
+            order.sort_by_key(|&e| sizes[e]);
+            order
+        });
         Successors {
             po_next,
             extra,
