@@ -337,7 +337,6 @@ pub fn trace(
         elem_uses: HashMap::new(),
         cuts: HashMap::new(),
         widths: BTreeMap::new(),
-        accessed: HashSet::new(),
         mbars: BTreeMap::new(),
         awaited: BTreeMap::new(),
         workspace: regions.iter().position(|r| r.workspace),
@@ -380,37 +379,29 @@ pub fn trace(
             split_polls.push((pc, l));
         }
     }
-    split_polls.sort();
-    for (pc, l) in split_polls {
-        let d = Diagnostic::error(
-            code[pc].span,
-            format!(
-                "the location this spin loop polls ({} bytes into `{}`) is also accessed with another width or alignment, which is not modelled (docs/ptx.md)",
-                l.1, regions[l.0].name
-            ),
-        );
-        t.errors.entry(pc).or_insert(d);
-    }
+    refuse_locations(
+        &mut t.errors,
+        code,
+        regions,
+        split_polls,
+        "the location this spin loop polls",
+        "is also accessed with another width or alignment",
+    );
     // An mbarrier object is opaque (PTX ISA, "Contents of the mbarrier
     // object": accessed only through mbarrier instructions): a plain or
     // atomic access of one is not modelled.
-    let mut clash: Vec<(usize, LocKey)> = t
-        .mbars
-        .iter()
-        .filter(|(l, _)| t.accessed.contains(l))
+    let clash: Vec<(usize, LocKey)> = (t.mbars.iter())
+        .filter(|(l, _)| t.widths.contains_key(l))
         .map(|(l, pc)| (*pc, *l))
         .collect();
-    clash.sort();
-    for (pc, l) in clash {
-        let d = Diagnostic::error(
-            code[pc].span,
-            format!(
-                "this mbarrier object ({} bytes into `{}`) is also read or written as memory, which is not modelled (docs/ptx.md)",
-                l.1, regions[l.0].name
-            ),
-        );
-        t.errors.entry(pc).or_insert(d);
-    }
+    refuse_locations(
+        &mut t.errors,
+        code,
+        regions,
+        clash,
+        "this mbarrier object",
+        "is also read or written as memory",
+    );
     t.check_awaited(code, regions);
     t.check_grid(code);
     Trace {
@@ -423,6 +414,30 @@ pub fn trace(
         grid_split: t.grid_split,
         copied: t.copied,
         cuts: t.cuts,
+    }
+}
+
+/// An error at each instruction of `found` (with the location it uses, in
+/// order of the instructions): `what` at its location `why`, which the
+/// front end does not model. The first error an instruction got stays.
+fn refuse_locations(
+    errors: &mut BTreeMap<usize, Diagnostic>,
+    code: &[CInstr],
+    regions: &[Region],
+    mut found: Vec<(usize, LocKey)>,
+    what: &str,
+    why: &str,
+) {
+    found.sort();
+    for (pc, l) in found {
+        let d = Diagnostic::error(
+            code[pc].span,
+            format!(
+                "{what} ({} bytes into `{}`) {why}, which is not modelled (docs/ptx.md)",
+                l.1, regions[l.0].name
+            ),
+        );
+        errors.entry(pc).or_insert(d);
     }
 }
 
@@ -446,11 +461,9 @@ struct Tracer<'a> {
     /// Per region, the offsets where an access starts or a plain one ends
     /// (`Trace::cuts`).
     cuts: HashMap<usize, BTreeSet<i64>>,
-    /// Per location where some memory access starts, the widths it is
-    /// accessed with (bytes).
+    /// Per location where some memory access (an instruction's or a
+    /// copy's) starts, the widths it is accessed with (bytes).
     widths: BTreeMap<LocKey, BTreeSet<u32>>,
-    /// Locations any memory instruction accesses.
-    accessed: HashSet<LocKey>,
     /// Per location used as an mbarrier object, the first instruction
     /// that used it so.
     mbars: BTreeMap<LocKey, usize>,
@@ -1623,7 +1636,6 @@ impl Tracer<'_> {
                         };
                         self.widths.entry(l).or_default().insert(span);
                     }
-                    self.accessed.extend([pair[0].1, pair[1].1]);
                     let site = &mut self.sites[pc];
                     let ix = match site.copies.iter().position(|(k, _)| *k == key) {
                         Some(i) => i,
@@ -1677,7 +1689,6 @@ impl Tracer<'_> {
                                     None => return,
                                 }
                             }
-                            self.accessed.extend(locs.iter().copied());
                             for &l in &locs {
                                 self.widths.entry(l).or_default().insert((*esize).max(1));
                                 let cuts = self.cuts.entry(l.0).or_default();
