@@ -58,10 +58,20 @@ impl Reach {
 /// each part's row the union of what its instructions name and the rows of
 /// the parts it jumps to.
 pub(crate) fn reachable_decls(p: &Program, n: usize, own: impl Fn(&InstrKind, &mut dyn FnMut(u32))) -> Reach {
-    // A copy's issue names what its agents' code names: the agents'
-    // start barriers (the issuer holds their instances), the copy's
-    // barrier and its locations.
-    let own = |kind: &InstrKind, acc: &mut dyn FnMut(u32)| {
+    let own = with_agents(p, own);
+    Reach {
+        codes: p.codes.iter().map(|code| code_reach(code, n, &own)).collect(),
+    }
+}
+
+/// What an instruction names as `own` says, and for a copy's issue also
+/// what its agents' code names: the agents' start barriers (the issuer
+/// holds their instances), the copy's barrier and its locations.
+fn with_agents<'a>(
+    p: &'a Program,
+    own: impl Fn(&InstrKind, &mut dyn FnMut(u32)) + 'a,
+) -> impl Fn(&InstrKind, &mut dyn FnMut(u32)) + 'a {
+    move |kind: &InstrKind, acc: &mut dyn FnMut(u32)| {
         own(kind, acc);
         if let InstrKind::CopyIssue { site, .. } = kind {
             for k in 0..p.copy_site_agents(*site) {
@@ -70,9 +80,6 @@ pub(crate) fn reachable_decls(p: &Program, n: usize, own: impl Fn(&InstrKind, &m
                 }
             }
         }
-    };
-    Reach {
-        codes: p.codes.iter().map(|code| code_reach(code, n, &own)).collect(),
     }
 }
 
@@ -262,6 +269,7 @@ pub(crate) fn reachable_decls_by_fixed_point(
     n: usize,
     own: impl Fn(&InstrKind, &mut dyn FnMut(u32)),
 ) -> Vec<Vec<Vec<bool>>> {
+    let own = with_agents(p, own);
     p.codes
         .iter()
         .map(|code| {
@@ -273,13 +281,6 @@ pub(crate) fn reachable_decls_by_fixed_point(
                 for pc in (0..len).rev() {
                     let mut acc = out[pc].clone();
                     own(&code.instrs[pc].kind, &mut |d| acc[d as usize] = true);
-                    if let InstrKind::CopyIssue { site, .. } = code.instrs[pc].kind {
-                        for k in 0..p.copy_site_agents(site) {
-                            for i in &p.codes[p.copy_code(site, k).index()].instrs {
-                                own(&i.kind, &mut |d| acc[d as usize] = true);
-                            }
-                        }
-                    }
                     for succ in code.successors(pc as u32) {
                         for (x, y) in acc.iter_mut().zip(&out[succ as usize]) {
                             *x |= *y;
