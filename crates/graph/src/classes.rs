@@ -72,11 +72,12 @@ pub fn builtin_signature(p: &Program, t: ThreadId) -> Vec<i64> {
     let live = reachable_pcs(p, t);
     let mut out = Vec::new();
     for (pc, ins) in p.code_of(t).instrs.iter().enumerate() {
-        if !live[pc] || !ins.kind.exprs().iter().any(|e| e.reads_builtin()) {
+        let exprs = ins.kind.exprs();
+        if !live[pc] || !exprs.iter().any(|e| e.reads_builtin()) {
             continue;
         }
         out.push(pc as i64);
-        for e in ins.kind.exprs() {
+        for e in exprs {
             observe(e, info, &mut out);
         }
     }
