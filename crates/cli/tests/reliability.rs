@@ -701,9 +701,9 @@ fn peak_memory_stays_within_the_budget() {
 
 /// `--timeout 1` returns within a wide margin on a kernel whose every
 /// expansion is long (4,096 threads: renaming them took 132 s; every block
-/// reads one global location, so partial-order reduction and arrive
-/// fusion do not shorten the search: without the read the kernel is
-/// decided in about a second), and on a warp-specialized mbarrier
+/// reads global locations, so partial-order reduction and arrive fusion
+/// do not shorten the search: without the reads the kernel is decided in
+/// about a second), and on a warp-specialized mbarrier
 /// pipeline of many states ([`pipeline_text`]); `--max-states 1` returns
 /// at once on the first.
 #[test]
@@ -712,7 +712,11 @@ fn the_timeout_and_the_state_limit_stop_long_expansions() {
     let wide = dir.join("wide.litmus");
     std::fs::write(
         &wide,
-        "litmus \"w\"\nmodel cuda-sm90\nvar g\nkernel blocks=64 threads=64 { read g; __syncthreads }\n",
+        // Four reads per thread: with one, the whole search came down to
+        // 1.2-1.4 s on the CI machine (session 34), and one CI run decided
+        // it inside the second; with four it takes about 2.9 s.
+        "litmus \"w\"\nmodel cuda-sm90\nvar g\nvar h\nvar k\nvar m\n\
+         kernel blocks=64 threads=64 { read g; read h; read k; read m; __syncthreads }\n",
     )
     .unwrap();
     let pipeline = dir.join("pipeline.litmus");
