@@ -14,9 +14,13 @@ use bc_syntax::{Op, Span};
 
 /// One copy statement as the lowering found it.
 pub(crate) struct SiteSpec {
-    /// Destination and source locations (none for an arrive site).
-    pub dst: u32,
-    pub src: u32,
+    /// Destination and source locations (none for an arrive site): a copy
+    /// of several locations (`cp.async [a, b], [c, d]`, or a PTX copy
+    /// whose bytes span several modelled pieces) reads every source and
+    /// writes every destination; a source list may be empty (a copy that
+    /// reads nothing).
+    pub dst: Vec<u32>,
+    pub src: Vec<u32>,
     /// The declared barrier the copy or the arrive completes on.
     pub barrier: Option<u32>,
     pub kind: SiteKind,
@@ -274,26 +278,39 @@ fn agent_code(p: &Program, specs: &[SiteSpec], site: u32, k: usize) -> Code {
     if !matches!(spec.kind, SiteKind::Arrive { .. }) {
         regs.push("pending@copy".to_string());
     }
+    // One plain access per location the copy reads or writes: they share
+    // one place in the agent's program order (the explorer takes them as
+    // one step with the start, `run_copy_start`), so each races exactly
+    // when the copy does.
+    let reads: Vec<Instr> = (spec.src.iter())
+        .map(|&decl| instr(InstrKind::Read { decl }, "reads the source"))
+        .collect();
+    let writes: Vec<Instr> = (spec.dst.iter())
+        .map(|&decl| instr(InstrKind::Write { decl }, "writes the destination"))
+        .collect();
     let instrs = match spec.kind {
-        SiteKind::Bulk { holds } => vec![
-            instr(wait(CExpr::Reg(COPY_PARITY_REG), start), "the copy starts"),
-            instr(InstrKind::Read { decl: spec.src }, "reads the source"),
-            instr(InstrKind::Write { decl: spec.dst }, "writes the destination"),
-            instr(
-                InstrKind::Barrier {
-                    op: BarrierOp::CompleteTx(if holds {
-                        CExpr::Int(1)
-                    } else {
-                        CExpr::Reg(COPY_BYTES_REG)
-                    }),
-                    sel: BarrierSel::Decl(spec.barrier.expect("a bulk copy names its barrier")),
-                    result: None,
-                },
-                "completes its transactions",
-            ),
-            instr(pending, "done"),
-            instr(flip, "done"),
-        ],
+        SiteKind::Bulk { holds } => [
+            vec![instr(wait(CExpr::Reg(COPY_PARITY_REG), start), "the copy starts")],
+            reads,
+            writes,
+            vec![
+                instr(
+                    InstrKind::Barrier {
+                        op: BarrierOp::CompleteTx(if holds {
+                            CExpr::Int(1)
+                        } else {
+                            CExpr::Reg(COPY_BYTES_REG)
+                        }),
+                        sel: BarrierSel::Decl(spec.barrier.expect("a bulk copy names its barrier")),
+                        result: None,
+                    },
+                    "completes its transactions",
+                ),
+                instr(pending, "done"),
+                instr(flip, "done"),
+            ],
+        ]
+        .concat(),
         // A bulk-group copy: its reads end with an arrive on its start
         // barrier (the odd phase after the issue's: what `.read` waits and
         // copy-not-waited observe), and its write lies between two
@@ -310,30 +327,38 @@ fn agent_code(p: &Program, specs: &[SiteSpec], site: u32, k: usize) -> Code {
                 sel,
                 result: None,
             };
-            vec![
-                instr(wait(CExpr::Int(0), start), "the copy starts"),
-                instr(arrive(written), "the copy starts"),
-                instr(InstrKind::Read { decl: spec.src }, "reads the source"),
-                instr(arrive(start), "has read the source"),
-                instr(pending, "has read the source"),
-                instr(InstrKind::Write { decl: spec.dst }, "writes the destination"),
-                instr(arrive(written), "completes"),
+            [
+                vec![
+                    instr(wait(CExpr::Int(0), start), "the copy starts"),
+                    instr(arrive(written), "the copy starts"),
+                ],
+                reads,
+                vec![
+                    instr(arrive(start), "has read the source"),
+                    instr(pending, "has read the source"),
+                ],
+                writes,
+                vec![instr(arrive(written), "completes")],
             ]
+            .concat()
         }
-        SiteKind::Plain => vec![
-            instr(wait(CExpr::Int(0), start), "the copy starts"),
-            instr(InstrKind::Read { decl: spec.src }, "reads the source"),
-            instr(InstrKind::Write { decl: spec.dst }, "writes the destination"),
-            instr(
-                InstrKind::Barrier {
-                    op: BarrierOp::Arrive(ArriveSpec::default()),
-                    sel: start,
-                    result: None,
-                },
-                "completes",
-            ),
-            instr(pending, "done"),
-        ],
+        SiteKind::Plain => [
+            vec![instr(wait(CExpr::Int(0), start), "the copy starts")],
+            reads,
+            writes,
+            vec![
+                instr(
+                    InstrKind::Barrier {
+                        op: BarrierOp::Arrive(ArriveSpec::default()),
+                        sel: start,
+                        result: None,
+                    },
+                    "completes",
+                ),
+                instr(pending, "done"),
+            ],
+        ]
+        .concat(),
         SiteKind::Arrive { noinc } => {
             let CopySite::Arrive { tracks, .. } = &p.copy_sites[site as usize].kind else {
                 unreachable!("an arrive site's info is an arrive");

@@ -1603,6 +1603,10 @@ impl Lowerer<'_> {
         for a in args {
             match a {
                 Arg::Expr(e) => exprs.push(e),
+                Arg::List(_, span) => {
+                    self.err(*span, format!("`{n}` takes no location list `[...]`"));
+                    return None;
+                }
                 Arg::Key(k, _) => {
                     self.err(k.span, format!("`{n}` takes no `{}=` operand", k.name));
                     return None;
@@ -1904,10 +1908,37 @@ impl Lowerer<'_> {
             self.err(span, format!("`{n}` takes {what}, found {}", args.len()));
             return None;
         }
-        let mut exprs = Vec::new();
-        for a in args {
+        // Operands 0 and 1 of a copy are its destination and source: a
+        // location, or a list of them (`[a, b]`, a copy of several
+        // locations; the source list may be empty: a copy that reads
+        // nothing, PTX's `src-size` 0). Every other operand is a value.
+        let mut exprs: Vec<&Expr> = Vec::new();
+        let mut lists: [Option<&[Expr]>; 2] = [None, None];
+        // What stands in `exprs` at a list's position (never read there).
+        let placeholders: Vec<Expr> = (args.iter())
+            .map(|a| Expr {
+                kind: ExprKind::Int(0),
+                span: a.span(),
+            })
+            .collect();
+        for (i, a) in args.iter().enumerate() {
             match a {
                 Arg::Expr(e) => exprs.push(e),
+                Arg::List(items, span) if i < 2 && !arrive => {
+                    if i == 0 && items.is_empty() {
+                        self.err(*span, format!("`{n}` needs at least one destination location"));
+                        return None;
+                    }
+                    lists[i] = Some(items);
+                    exprs.push(&placeholders[i]);
+                }
+                Arg::List(_, span) => {
+                    self.err(
+                        *span,
+                        format!("`{n}` takes a location list `[...]` only as its destination or source"),
+                    );
+                    return None;
+                }
                 Arg::Key(k, _) => {
                     self.err(k.span, format!("`{n}` takes no `{}=` operand", k.name));
                     return None;
@@ -1918,20 +1949,31 @@ impl Lowerer<'_> {
             ExprKind::Name(x) => Some(x.clone()),
             _ => None,
         };
-        let mut locs = [0u32; 2];
+        let mut locs: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
         let mut ok = true;
         if !arrive {
             for (i, what) in ["destination", "source"].iter().enumerate() {
-                match name_of(exprs[i]).and_then(|f| names.var_pos(&f)) {
-                    Some(d) => locs[i] = d as u32,
-                    None => {
-                        let found = self.snippet(exprs[i].span).to_string();
-                        let hint = names.suggest(&found, false);
-                        self.err(
-                            exprs[i].span,
-                            format!("`{n}` needs a declared location (`var`) as its {what}, found `{found}`{hint}"),
-                        );
-                        ok = false;
+                let items: &[Expr] = match lists[i] {
+                    Some(l) => l,
+                    None => std::slice::from_ref(exprs[i]),
+                };
+                for e in items {
+                    match name_of(e).and_then(|f| names.var_pos(&f)) {
+                        Some(d) if !locs[i].contains(&(d as u32)) => locs[i].push(d as u32),
+                        Some(_) => {
+                            let found = self.snippet(e.span).to_string();
+                            self.err(e.span, format!("`{found}` is named twice in the copy's {what}"));
+                            ok = false;
+                        }
+                        None => {
+                            let found = self.snippet(e.span).to_string();
+                            let hint = names.suggest(&found, false);
+                            self.err(
+                                e.span,
+                                format!("`{n}` needs a declared location (`var`) as its {what}, found `{found}`{hint}"),
+                            );
+                            ok = false;
+                        }
                     }
                 }
             }
@@ -1986,9 +2028,10 @@ impl Lowerer<'_> {
             SiteKind::Bulk { holds: true } | SiteKind::Arrive { noinc: false } => barrier,
             _ => None,
         };
+        let [dst, src] = locs;
         self.copy_sites.push(SiteSpec {
-            dst: locs[0],
-            src: locs[1],
+            dst,
+            src,
             barrier,
             kind,
             span: s.span,
@@ -2089,6 +2132,17 @@ impl Lowerer<'_> {
         if !self.require(name.span, n) {
             return None;
         }
+        let copy = matches!(
+            n,
+            "cp.async.bulk" | "memcpy_async" | "cp.async" | "pipeline.memcpy_async"
+        );
+        if let (Some(Arg::List(_, span)), false) = (args.iter().find(|a| matches!(a, Arg::List(..))), copy) {
+            self.err(
+                *span,
+                format!("`{n}` takes no location list `[...]`: only a copy's destination and source are lists"),
+            );
+            return None;
+        }
         if let Some(ins) = self.model.instruction(n) {
             return self.model_instr(c, ins, dest, name, args, names);
         }
@@ -2166,6 +2220,10 @@ impl Lowerer<'_> {
             .iter()
             .filter_map(|a| match a {
                 Arg::Expr(e) => Some(e),
+                Arg::List(_, span) => {
+                    self.err(*span, format!("`{n}` takes no location list `[...]`"));
+                    None
+                }
                 Arg::Key(k, _) => {
                     self.err(k.span, format!("`{n}` takes no `{}=` operand", k.name));
                     None

@@ -420,3 +420,46 @@ fn async_groups_expand_in_place() {
         }
     }
 }
+
+/// Location lists (`[a, b]`): only a copy's destination and source take
+/// one; every misuse is reported, all at once, at its position.
+#[test]
+fn location_list_errors() {
+    let e = errors(
+        "litmus \"t\"\nmodel cuda-sm90\nbarrier M = 1\nvar d scope=block\nvar e scope=block\nvar s\n\
+         thread T0 {\n\
+         \x20 cp.async [], [s]\n\
+         \x20 cp.async [d, d], [s]\n\
+         \x20 cp.async [d, x], []\n\
+         \x20 read [d]\n\
+         \x20 cp.async d, s, [e]\n\
+         \x20 cp.async.mbarrier.arrive [M]\n\
+         \x20 cp.async [d, e], [s]\n\
+         \x20 cp.async.bulk [d, e], [], 8, M\n\
+         }\n",
+    );
+    let msgs: Vec<(u32, u32, &str)> = e.iter().map(|(l, c, m)| (*l, *c, m.as_str())).collect();
+    assert_eq!(
+        msgs,
+        [
+            (8, 12, "`cp.async` needs at least one destination location"),
+            (9, 16, "`d` is named twice in the copy's destination"),
+            (
+                10,
+                16,
+                "`cp.async` needs a declared location (`var`) as its destination, found `x`"
+            ),
+            (
+                11,
+                8,
+                "`read` takes no location list `[...]`: only a copy's destination and source are lists"
+            ),
+            (
+                12,
+                18,
+                "`cp.async` takes a location list `[...]` only as its destination or source"
+            ),
+            (13, 28, "`cp.async.mbarrier.arrive` takes no location list `[...]`: only a copy's destination and source are lists"),
+        ]
+    );
+}

@@ -858,6 +858,7 @@ fn drop_dead_assignments(body: &mut Vec<Stmt>) {
                     for a in args {
                         match a {
                             Arg::Expr(e) | Arg::Key(_, e) => names_in(e, live),
+                            Arg::List(es, _) => es.iter().for_each(|e| names_in(e, live)),
                         }
                     }
                 }

@@ -115,6 +115,10 @@ pub enum Arg {
     Expr(Expr),
     /// `stream=0`
     Key(Ident, Expr),
+    /// `[a, b, c]`: a list of locations, the operand of a copy that
+    /// reads or writes several (`cp.async [d0, d1], [s0, s1]`); possibly
+    /// empty (`[]`). The span covers the brackets.
+    List(Vec<Expr>, Span),
 }
 
 impl Arg {
@@ -122,6 +126,7 @@ impl Arg {
         match self {
             Arg::Expr(e) => e.span,
             Arg::Key(k, e) => k.span.to(e.span),
+            Arg::List(_, span) => *span,
         }
     }
 }

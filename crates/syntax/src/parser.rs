@@ -573,6 +573,20 @@ impl Parser {
                 self.bump();
                 let e = self.expr()?;
                 args.push(Arg::Key(key, e));
+            } else if self.at(&Tok::LBracket) {
+                let open = self.span();
+                self.bump();
+                let mut items = Vec::new();
+                if !self.at(&Tok::RBracket) {
+                    loop {
+                        items.push(self.expr()?);
+                        if !self.eat(&Tok::Comma) {
+                            break;
+                        }
+                    }
+                }
+                let close = self.expect(Tok::RBracket, "`]`")?;
+                args.push(Arg::List(items, open.to(close)));
             } else {
                 args.push(Arg::Expr(self.expr()?));
             }

@@ -114,7 +114,7 @@ pub fn copy_site(prog: &Program, site: u32) -> (u32, u32, u32) {
 /// litmus locations (the harness observes completion and hangs, not the
 /// bytes; the litmus `read`/`write` of the locations stay plain
 /// accesses). TMA needs sizes that are constant multiples of 16 here.
-fn copy_buffer_bytes(prog: &Program, mapping: Mapping) -> Result<u32, Refusal> {
+fn copy_buffer_bytes(prog: &Program, mapping: Mapping, kernel_only: bool) -> Result<u32, Refusal> {
     let mut max = 0;
     for t in prog.threads.iter().filter(|t| t.kind == ThreadKind::Device) {
         for i in &prog.codes[t.code.index()].instrs {
@@ -122,6 +122,27 @@ fn copy_buffer_bytes(prog: &Program, mapping: Mapping) -> Result<u32, Refusal> {
                 let kind = &prog.copy_sites[*site as usize].kind;
                 if matches!(kind, bc_graph::CopySite::Arrive { .. }) {
                     continue;
+                }
+                // A kernel-only file's copy of a location list (`cp.async
+                // [a, b], [c]`): it copies the litmus locations, separate
+                // variables, which no one copy instruction covers. (A
+                // harness copies between its scratch buffers whatever the
+                // locations.)
+                let agent = &prog.codes[prog.copy_code(*site, 0).index()].instrs;
+                let count = |read: bool| {
+                    (agent.iter())
+                        .filter(|a| match a.kind {
+                            InstrKind::Read { .. } => read,
+                            InstrKind::Write { .. } => !read,
+                            _ => false,
+                        })
+                        .count()
+                };
+                if kernel_only && (count(true) != 1 || count(false) != 1) {
+                    return refuse(format!(
+                        "`{}`: a kernel-only file cannot copy a location list (each litmus location is a variable of its own)",
+                        i.text
+                    ));
                 }
                 if hold.is_some() || *kind == bc_graph::CopySite::Plain {
                     // 16 bytes whatever the litmus size (one cp.async),
@@ -176,7 +197,7 @@ impl<'a> Plan<'a> {
         } else {
             Mapping::Warp
         };
-        let copy_bytes = copy_buffer_bytes(prog, mapping)?;
+        let copy_bytes = copy_buffer_bytes(prog, mapping, kernel_only)?;
         for (d, b) in lit.barriers.iter().enumerate() {
             let scope = scope_of(&b.attrs, Scope::Block);
             if scope != Scope::Block {
