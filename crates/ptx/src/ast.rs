@@ -95,6 +95,10 @@ pub enum Item {
     /// `.reg .TYPE a, b;`: registers named without `%` (inline assembly's
     /// `.reg .pred p;`); `%` names are registers anyway.
     Regs(Vec<Ident>),
+    /// The predicate registers a `.reg .pred` declares (`%p<3>` as `%p0`,
+    /// `%p1`, `%p2`): what tells `cp.async`'s `ignore-src` predicate from
+    /// its `src-size` integer.
+    Preds(Vec<Ident>),
     /// `.loc FILE LINE COL`: the CUDA line of the instructions that follow.
     Loc {
         file: u32,

@@ -6,7 +6,7 @@
 //! does for a litmus file, so every barrier statement means what the
 //! model's lowering of that statement says.
 
-use crate::ops::{CInstr, MemKind, Op, PExpr};
+use crate::ops::{CInstr, MemKind, Op, PExpr, PlainSize, SrcBytes};
 use crate::trace::{CopyKey, CopyLocs, Grid, LocKey, Region, Site, Trace, SPIN};
 use bc_syntax::{
     Arg, Attr, BarrierDecl, Expr, ExprKind, Ident, Litmus, Op as BOp, Span, Stmt, StmtKind, ThreadDecl, ThreadForm,
@@ -376,19 +376,38 @@ impl<'a> Emitter<'a> {
             }
             Op::Group { .. } => vec![],
             Op::Copy { .. } if !site.executed || site.copies.is_empty() => vec![],
-            Op::Copy { dst, src, bulk } => {
+            Op::Copy { dst, src, bulk, plain } => {
                 let copies = &site.copies;
+                let trace = self.trace;
                 let mut leaf = |me: &mut Self, ix: usize| {
-                    let ((_, _, bytes, _), (d, s, bar)) = copies[ix];
-                    let mut args = vec![me.loc(d, span), me.loc(s, span)];
+                    let ((_, _, bytes, _), c) = copies[ix];
+                    // Each side is the pieces its bytes cover
+                    // (`Trace::parts`): one location, or a list of them
+                    // (docs/litmus.md, "Asynchronous copies"); a source
+                    // the copy does not read is an empty list.
+                    let side = |me: &mut Self, l: LocKey, n: u32| -> Arg {
+                        let pieces = if n == 0 { Vec::new() } else { trace.parts(l, n) };
+                        match pieces.as_slice() {
+                            [one] => Arg::Expr(me.loc(*one, span)),
+                            _ => Arg::List(pieces.iter().map(|&p| me.loc(p, span)).collect(), span),
+                        }
+                    };
+                    let mut args = vec![side(me, c.dst, c.dst_bytes), side(me, c.src, c.src_bytes)];
                     let name = if bulk.is_some() {
-                        args.push(ex(ExprKind::Int(bytes), span));
-                        args.extend(bar.map(|b| me.mbar(b, span)));
+                        args.push(Arg::Expr(ex(ExprKind::Int(bytes), span)));
+                        args.extend(c.bar.map(|b| Arg::Expr(me.mbar(b, span))));
                         "cp.async.bulk"
                     } else {
                         "cp.async"
                     };
-                    vec![Self::instr_stmt(name, None, args, span)]
+                    vec![stmt(
+                        StmtKind::Instr {
+                            dest: None,
+                            name: id(name, span),
+                            args,
+                        },
+                        span,
+                    )]
                 };
                 if !site.place_varies && !site.place.is_empty() {
                     // Each thread makes one copy: chosen by its place.
@@ -403,6 +422,14 @@ impl<'a> Emitter<'a> {
                     // chosen by the destination, then the source, then
                     // the size and the mbarrier where those differ.
                     let mut sels = vec![self.expr(dst, span), self.expr(src, span)];
+                    if let Some(PlainSize {
+                        src: SrcBytes::Size(e) | SrcBytes::Ignore(e),
+                        ..
+                    }) = plain
+                    {
+                        // The operand that chose how many bytes are read.
+                        sels.push(self.expr(e, span));
+                    }
                     if let Some(b) = bulk {
                         sels.push(self.expr(&b.bytes, span));
                         sels.push(match &b.bar {

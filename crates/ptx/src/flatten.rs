@@ -32,6 +32,8 @@ pub struct Flat {
     pub vars: Vec<VarDecl>,
     /// Registers declared without `%` (after renaming).
     pub plain_regs: Vec<String>,
+    /// Registers declared `.pred` (after renaming).
+    pub pred_regs: Vec<String>,
 }
 
 /// Whether a `%` name is a special register (never renamed).
@@ -92,6 +94,7 @@ struct Flattener<'a> {
     out: Vec<FItem>,
     vars: Vec<VarDecl>,
     plain_regs: Vec<String>,
+    pred_regs: Vec<String>,
     diags: Vec<Diagnostic>,
     calls: usize,
 }
@@ -103,6 +106,7 @@ pub fn flatten(module: &Module, entry: &Func) -> (Flat, Vec<Diagnostic>) {
         out: Vec::new(),
         vars: Vec::new(),
         plain_regs: Vec::new(),
+        pred_regs: Vec::new(),
         diags: Vec::new(),
         calls: 0,
     };
@@ -112,6 +116,7 @@ pub fn flatten(module: &Module, entry: &Func) -> (Flat, Vec<Diagnostic>) {
             items: f.out,
             vars: f.vars,
             plain_regs: f.plain_regs,
+            pred_regs: f.pred_regs,
         },
         f.diags,
     )
@@ -179,6 +184,7 @@ impl Flattener<'_> {
             match item {
                 Item::Loc { file, line } => loc = Some((*file, *line)),
                 Item::Regs(names) => self.plain_regs.extend(names.iter().map(|n| rn.name(&n.name))),
+                Item::Preds(names) => self.pred_regs.extend(names.iter().map(|n| rn.name(&n.name))),
                 Item::Label(l) => self.out.push(FItem::Label(rn.name(&l.name), l.span)),
                 Item::Var(v) => {
                     let mut v = v.clone();

@@ -551,6 +551,7 @@ pub fn lower_entry_until(
             .map(|v| v.name.name.clone())
             .collect(),
         plain_regs: flat.plain_regs.iter().cloned().collect(),
+        pred_regs: flat.pred_regs.iter().cloned().collect(),
         labels: &label_names,
         workspace,
     };

@@ -83,6 +83,27 @@ pub struct Bulk {
     pub src_shared: bool,
 }
 
+/// The bytes of a `cp.async` (PTX ISA, "cp.async"): it writes `bytes`
+/// (`cp-size`: 4, 8 or 16) at the destination and reads what `src` says
+/// at the source.
+#[derive(Clone, Debug)]
+pub struct PlainSize {
+    pub bytes: u32,
+    pub src: SrcBytes,
+}
+
+/// How many source bytes a `cp.async` reads.
+#[derive(Clone, Debug)]
+pub enum SrcBytes {
+    /// All `cp-size` of them.
+    All,
+    /// `src-size` of them (an integer operand; the rest of the
+    /// destination is zero-filled).
+    Size(PExpr),
+    /// None where the `ignore-src` predicate is true, all otherwise.
+    Ignore(PExpr),
+}
+
 impl Op {
     /// Whether a copy's destination and its source are in shared memory
     /// (else global memory): a `cp.async` and a TMA load copy from global
@@ -115,6 +136,9 @@ pub enum Op {
         dst: PExpr,
         src: PExpr,
         bulk: Option<Bulk>,
+        /// A non-bulk copy's bytes (`None` for a bulk copy, whose size is
+        /// `Bulk::bytes`).
+        plain: Option<PlainSize>,
     },
     /// The thread's async-groups: `cp.async.commit_group`,
     /// `cp.async.wait_group N` (`n`), `cp.async.wait_all`.
@@ -263,6 +287,8 @@ pub struct Ctx<'a> {
     pub locals: std::collections::HashSet<String>,
     /// Registers declared without `%` (inline assembly).
     pub plain_regs: std::collections::HashSet<String>,
+    /// Registers declared `.pred`.
+    pub pred_regs: std::collections::HashSet<String>,
     /// The `--param` spelling to suggest per parameter.
     pub param_hint: HashMap<String, String>,
     pub labels: &'a std::collections::HashSet<String>,
@@ -796,10 +822,34 @@ impl Ctx<'_> {
                 if !(parts.iter().any(|p| p.starts_with("shared")) && parts.contains(&"global")) || o.len() < 3 {
                     return Err(err(ins.span, "`cp.async` copies from `.global` to `.shared`: `cp.async.ca.shared.global [dst], [src], size`"));
                 }
+                // `cp-size` is an immediate, 4, 8 or 16; then an optional
+                // `src-size` (an integer) or `ignore-src` (a predicate),
+                // then with `.L2::cache_hint` a cache policy.
+                let bytes = match &o[2] {
+                    Operand::Int(n @ (4 | 8 | 16), _) => *n as u32,
+                    other => return Err(err(other.span(), "`cp.async`'s size is a constant: 4, 8 or 16")),
+                };
+                let hint = parts.iter().any(|p| p.ends_with("cache_hint"));
+                let src = match o.get(3) {
+                    Some(_) if hint && o.len() == 4 => SrcBytes::All,
+                    None => SrcBytes::All,
+                    Some(x) => {
+                        let is_pred = match x {
+                            Operand::Name(n) | Operand::Not(n) => self.pred_regs.contains(&n.name),
+                            _ => false,
+                        };
+                        if is_pred {
+                            SrcBytes::Ignore(self.val(x, ty("pred").expect("a type"), &mut None)?)
+                        } else {
+                            SrcBytes::Size(self.val(x, ty("u32").expect("a type"), &mut None)?)
+                        }
+                    }
+                };
                 Ok(Op::Copy {
                     dst: self.addr(&o[0])?,
                     src: self.addr(&o[1])?,
                     bulk: None,
+                    plain: Some(PlainSize { bytes, src }),
                 })
             }
             _ => Err(err(
@@ -904,6 +954,7 @@ impl Ctx<'_> {
                     bar: if to_shared { Some(self.addr(&o[3])?) } else { None },
                     src_shared,
                 }),
+                plain: None,
             });
         }
         reject("it is neither modelled nor on the list of instructions that cannot affect synchronization")
@@ -1599,6 +1650,7 @@ mod tests {
             param_hint: HashMap::new(),
             locals: HashSet::new(),
             plain_regs: HashSet::new(),
+            pred_regs: HashSet::new(),
             labels: &labels,
             workspace: None,
         };

@@ -602,13 +602,32 @@ impl Parser {
             Some(Tok::Name(n)) if n == ".reg" => {
                 self.at += 1;
                 let mut names = Vec::new();
+                let mut preds = Vec::new();
+                let mut pred = false;
                 while let Some(tok) = self.toks.get(self.at) {
                     match &tok.tok {
                         Tok::Punct(';') | Tok::Punct('}') => break,
-                        Tok::Name(r) if !r.starts_with('.') && !r.starts_with('%') => names.push(Ident {
-                            name: r.clone(),
-                            span: tok.span,
-                        }),
+                        Tok::Name(t) if t == ".pred" => pred = true,
+                        Tok::Name(r) if !r.starts_with('.') => {
+                            let ident = |name: String| Ident { name, span: tok.span };
+                            if pred {
+                                // `%p<3>`: `%p0`, `%p1`, `%p2`.
+                                let range = match (self.toks.get(self.at + 1), self.toks.get(self.at + 2)) {
+                                    (Some(a), Some(b)) if a.tok == Tok::Punct('<') => match b.tok {
+                                        Tok::Int(k) if (0..=65536).contains(&k) => Some(k),
+                                        _ => None,
+                                    },
+                                    _ => None,
+                                };
+                                match range {
+                                    Some(k) => preds.extend((0..k).map(|j| ident(format!("{r}{j}")))),
+                                    None => preds.push(ident(r.clone())),
+                                }
+                            }
+                            if !r.starts_with('%') {
+                                names.push(ident(r.clone()));
+                            }
+                        }
                         _ => {}
                     }
                     self.at += 1;
@@ -616,6 +635,9 @@ impl Parser {
                 self.eat_punct(';');
                 if !names.is_empty() {
                     body.push(Item::Regs(names));
+                }
+                if !preds.is_empty() {
+                    body.push(Item::Preds(preds));
                 }
             }
             Some(Tok::Name(n)) if n == ".pragma" => {

@@ -9,7 +9,7 @@
 //! barrier operand: those are never guessed (docs/ptx.md, "Unknown
 //! values").
 
-use crate::ops::{apply, CInstr, MArg, MemKind, Op, PExpr};
+use crate::ops::{apply, CInstr, MArg, MemKind, Op, PExpr, PlainSize, SrcBytes};
 use bc_syntax::{Diagnostic, Op as BOp, SourceFile, Span};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -126,13 +126,23 @@ pub struct Site {
     pub copies: Vec<(CopyKey, CopyLocs)>,
 }
 
-/// One visit's copy: its destination and source addresses, and for a
+/// One visit's copy: its destination and source addresses, then for a
 /// bulk copy its byte count and its mbarrier's address (`-1` where it has
-/// none).
+/// none), for a `cp.async` the value of its `src-size` or `ignore-src`
+/// operand (`-1` without one) and `-1`.
 pub type CopyKey = (i64, i64, i64, i64);
 
-/// A copy's destination and source locations, and its mbarrier object.
-pub type CopyLocs = (LocKey, LocKey, Option<LocKey>);
+/// A copy's destination and source locations with the bytes it writes
+/// and reads there (a source of 0 bytes is not read: `cp.async`'s
+/// `src-size` 0 or `ignore-src`), and its mbarrier object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyLocs {
+    pub dst: LocKey,
+    pub dst_bytes: u32,
+    pub src: LocKey,
+    pub src_bytes: u32,
+    pub bar: Option<LocKey>,
+}
 
 /// The parts of cooperative groups' grid sync as nvcc compiles it
 /// (cooperative_groups/details/sync.h, `sync_grids`): every thread of a
@@ -275,8 +285,9 @@ pub struct Trace {
     pub awaited: HashSet<LocKey>,
     /// nvcc's grid sync is used in its split form (`Grid`).
     pub grid_split: bool,
-    /// The locations a `cp.async` reads or writes: always modelled (the
-    /// copy races as a thread of its own, even with its issuer).
+    /// The locations a copy reads or writes, every piece of its bytes
+    /// ([`Trace::parts`]): always modelled (the copy races as a thread of
+    /// its own, even with its issuer).
     pub copied: HashSet<LocKey>,
     /// Per region, the offsets where some access starts or a plain one
     /// ends ([`Trace::parts`]).
@@ -364,6 +375,10 @@ pub fn trace(
         }
     }
     let racy = uses.iter().filter(|(_, u)| u.racy()).map(|(l, _)| *l).collect();
+    let copied = (t.copied.iter())
+        .filter(|&&(_, bytes)| bytes > 0)
+        .flat_map(|&(l, bytes)| parts(&t.cuts, l, bytes))
+        .collect();
     // A location a spin loop polls carries values, one per location:
     // every access that shares a byte with it must access exactly it (the
     // same start and width), or the values the polls read are not the
@@ -412,7 +427,7 @@ pub fn trace(
         mbars: t.mbars.into_keys().collect(),
         awaited: t.awaited.into_keys().collect(),
         grid_split: t.grid_split,
-        copied: t.copied,
+        copied,
         cuts: t.cuts,
     }
 }
@@ -484,7 +499,8 @@ struct Tracer<'a> {
     /// form (`grid.barrier_arrive`/`barrier_wait`, `check_grid`).
     grid_split: bool,
     /// The locations `cp.async` copies touch.
-    copied: HashSet<LocKey>,
+    /// Each copy's destination and source with their bytes.
+    copied: HashSet<(LocKey, u32)>,
 }
 
 /// The first two distinct threads that write a location with a plain
@@ -1574,7 +1590,7 @@ impl Tracer<'_> {
                     return;
                 }
                 Op::Nop | Op::Fence(_) | Op::Group { .. } => {}
-                Op::Copy { dst, src, bulk } => {
+                Op::Copy { dst, src, bulk, plain } => {
                     let mut pair = [(0i64, (0usize, 0i64)); 2];
                     let (dst_shared, src_shared) = Op::copy_spaces(bulk);
                     for (k, (e, shared, what)) in [(dst, dst_shared, "destination"), (src, src_shared, "source")]
@@ -1621,26 +1637,82 @@ impl Tracer<'_> {
                             bar = (a, Some(l));
                         }
                     }
-                    let key = (pair[0].0, pair[1].0, bytes, bar.0);
-                    self.copied.extend([pair[0].1, pair[1].1]);
-                    for l in [pair[0].1, pair[1].1] {
-                        self.cuts.entry(l.0).or_default().insert(l.1);
-                        // The copy's bytes (a bulk copy's count; at most
-                        // 16 for `cp.async`): a polled word it touches is
-                        // accessed with another width (the check in
-                        // `trace`).
-                        let span = if bytes > 0 {
-                            bytes.min(i64::from(u32::MAX)) as u32
-                        } else {
-                            16
-                        };
-                        self.widths.entry(l).or_default().insert(span);
+                    // The bytes written and read (PTX ISA, "cp.async": a
+                    // copy writes `cp-size` bytes and reads `src-size` of
+                    // them, or none under a true `ignore-src`; a bulk copy
+                    // reads and writes its size), and the `cp.async`
+                    // operand that chose the read (in the key).
+                    let clamp = |n: i64| n.clamp(0, i64::from(u32::MAX)) as u32;
+                    let (dst_bytes, src_bytes, chosen) = match plain {
+                        None => (clamp(bytes), clamp(bytes), bytes),
+                        Some(PlainSize {
+                            bytes: cp,
+                            src: SrcBytes::All,
+                        }) => (*cp, *cp, -1),
+                        Some(PlainSize {
+                            bytes: cp,
+                            src: SrcBytes::Size(e) | SrcBytes::Ignore(e),
+                        }) => {
+                            let ignore = matches!(
+                                plain,
+                                Some(PlainSize {
+                                    src: SrcBytes::Ignore(_),
+                                    ..
+                                })
+                            );
+                            let what = if ignore {
+                                "the copy's `ignore-src` predicate"
+                            } else {
+                                "the copy's `src-size`"
+                            };
+                            let v = match self.eval(e, &env, pc, place) {
+                                V::K(v, _) => v,
+                                u => {
+                                    self.fail(pc, what, u, place);
+                                    return;
+                                }
+                            };
+                            if !ignore && !(0..=i64::from(*cp)).contains(&v) {
+                                self.fail(
+                                    pc,
+                                    &format!("the copy's `src-size` {v}, outside 0..={cp} (undefined behaviour)"),
+                                    V::K(0, false),
+                                    place,
+                                );
+                                return;
+                            }
+                            let read = match (ignore, v) {
+                                (true, 0) => *cp,
+                                (true, _) => 0,
+                                (false, v) => v as u32,
+                            };
+                            (*cp, read, v)
+                        }
+                    };
+                    let key = (pair[0].0, pair[1].0, chosen, bar.0);
+                    for (l, n) in [(pair[0].1, dst_bytes), (pair[1].1, src_bytes)] {
+                        self.copied.insert((l, n));
+                        let cuts = self.cuts.entry(l.0).or_default();
+                        cuts.insert(l.1);
+                        if n > 0 {
+                            cuts.insert(l.1 + i64::from(n));
+                            // A polled word the copy touches is accessed
+                            // with another width (the check in `trace`).
+                            self.widths.entry(l).or_default().insert(n);
+                        }
                     }
+                    let locs = CopyLocs {
+                        dst: pair[0].1,
+                        dst_bytes,
+                        src: pair[1].1,
+                        src_bytes,
+                        bar: bar.1,
+                    };
                     let site = &mut self.sites[pc];
                     let ix = match site.copies.iter().position(|(k, _)| *k == key) {
                         Some(i) => i,
                         None => {
-                            site.copies.push((key, (pair[0].1, pair[1].1, bar.1)));
+                            site.copies.push((key, locs));
                             site.copies.len() - 1
                         }
                     };
