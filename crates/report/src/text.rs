@@ -170,18 +170,74 @@ pub fn finding(r: &TestReport, f: &Finding) -> String {
         );
     }
     for (b, ops) in &w.bmo {
-        let _ = writeln!(out, "    bmo {b}: {}", ops.join(", "));
+        let _ = writeln!(out, "    bmo {b}: {}", fold_labels(ops).join(", "));
     }
+    // The waits that took one phase name the same participants: one line
+    // for all of them, where the first of them stood.
+    let mut groups: Vec<(Vec<String>, &Vec<String>)> = Vec::new();
+    let mut at: std::collections::HashMap<&[String], usize> = std::collections::HashMap::new();
     for (wait, ps) in &w.participates_in {
+        match at.get(ps.as_slice()) {
+            Some(&g) => groups[g].0.push(wait.clone()),
+            None => {
+                at.insert(ps.as_slice(), groups.len());
+                groups.push((vec![wait.clone()], ps));
+            }
+        }
+    }
+    for (waits, ps) in groups {
         let ps = if ps.is_empty() {
             "(none: no effect)".to_string()
         } else {
-            ps.join(", ")
+            fold_labels(ps).join(", ")
         };
-        let _ = writeln!(out, "    participates-in {wait} <- {ps}");
+        let _ = writeln!(out, "    participates-in {} <- {ps}", fold_labels(&waits).join(", "));
     }
-    for s in &w.stuck {
+    for s in fold_labels(&w.stuck) {
         let _ = writeln!(out, "    never completes: {s}");
+    }
+    out
+}
+
+/// Event labels as the text shows them: a run of at least [`LANE_RUN`]
+/// labels `bBtT#N STATEMENT` of consecutive lanes of one warp (as
+/// [`lane_runs`] reads them) with the same `N` and statement is one label,
+/// `bBtT..bBtU#N STATEMENT`: event `N` of each of those lanes, in that
+/// order. A lane-level kernel's bmo and participates-in lines listed
+/// every lane's event, once per wait of the phase (27 MB of text for one
+/// deadlock of 8 blocks of 256 threads); the JSON, SARIF and DOT
+/// witnesses keep every label.
+fn fold_labels(labels: &[String]) -> Vec<String> {
+    // (block, lane, event number, statement).
+    fn parts(l: &str) -> Option<(u64, u64, &str, &str)> {
+        let rest = l.strip_prefix('b')?;
+        let (b, rest) = rest.split_once('t')?;
+        let (t, rest) = rest.split_once('#')?;
+        let (n, text) = rest.split_once(' ').unwrap_or((rest, ""));
+        Some((b.parse().ok()?, t.parse().ok()?, n, text))
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < labels.len() {
+        let mut j = i;
+        if let Some((b, t, n, text)) = parts(&labels[i]) {
+            while let Some((c, u, m, rest)) = labels.get(j + 1).and_then(|l| parts(l)) {
+                let t_j = t + (j - i) as u64;
+                if c != b || u != t_j + 1 || u / 32 != t / 32 || m != n || rest != text {
+                    break;
+                }
+                j += 1;
+            }
+            if j + 1 - i >= LANE_RUN {
+                let last = t + (j - i) as u64;
+                let sep = if text.is_empty() { "" } else { " " };
+                out.push(format!("b{b}t{t}..b{b}t{last}#{n}{sep}{text}"));
+                i = j + 1;
+                continue;
+            }
+        }
+        out.push(labels[i].clone());
+        i += 1;
     }
     out
 }
@@ -308,5 +364,48 @@ mod tests {
         assert_eq!(runs(&["b0t0", "b0t1", "b0t2", "b0t3"], Some(2)).len(), 4);
         // Explicit threads are never folded.
         assert_eq!(runs(&["T0", "T1", "T2", "T3"], None).len(), 4);
+    }
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::fold_labels;
+
+    fn labels(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn runs_of_lanes_fold_and_nothing_else_does() {
+        let lanes = |from: u64, to: u64, n: u32| -> Vec<String> {
+            (from..=to).map(|t| format!("b0t{t}#{n} __syncthreads")).collect()
+        };
+        // Four consecutive lanes fold; three do not.
+        assert_eq!(fold_labels(&lanes(1, 4, 2)), labels(&["b0t1..b0t4#2 __syncthreads"]));
+        assert_eq!(fold_labels(&lanes(1, 3, 2)), lanes(1, 3, 2));
+        // A run stops at a warp's end, at another event number, statement,
+        // block or a gap.
+        assert_eq!(
+            fold_labels(&lanes(28, 39, 1)),
+            labels(&["b0t28..b0t31#1 __syncthreads", "b0t32..b0t39#1 __syncthreads"])
+        );
+        let mut mixed = lanes(0, 4, 1);
+        mixed.extend(lanes(5, 9, 2));
+        mixed.push("b0t10#2 wait M".into());
+        mixed.push("b1t11#2 wait M".into());
+        mixed.extend(lanes(13, 16, 2));
+        assert_eq!(
+            fold_labels(&mixed),
+            labels(&[
+                "b0t0..b0t4#1 __syncthreads",
+                "b0t5..b0t9#2 __syncthreads",
+                "b0t10#2 wait M",
+                "b1t11#2 wait M",
+                "b0t13..b0t16#2 __syncthreads",
+            ])
+        );
+        // Names that are not lanes stay as they are.
+        let named = labels(&["T0#1 arrive B", "T1#1 arrive B", "T2#1 arrive B", "T3#1 arrive B"]);
+        assert_eq!(fold_labels(&named), named);
     }
 }

@@ -435,7 +435,10 @@ impl<'p> System<'p> {
         focus: &[EventId],
         path: &[Step],
     ) -> Witness {
-        let label = |e: EventId| names.label(e);
+        // Each event's label formatted once: a phase of a lane-level kernel
+        // names every lane's event in every wait's participants.
+        let labels: Vec<String> = exec.ids().map(|e| names.label(e)).collect();
+        let label = |e: EventId| labels[e.index()].clone();
         // Each barrier's bmo in barrier order; an idle barrier's holds only
         // its launch init, which the execution left out.
         let mut idle = names.idle_launches.iter().peekable();
