@@ -204,7 +204,8 @@ pub(crate) fn state_bytes(s: &State) -> u64 {
             + (t.joined.len() + 2 * t.owes.len()) * 4;
     }
     // Member lists are shared by a phase and its waits: each counts once.
-    let mut lists = std::collections::HashSet::new();
+    // (By pointer: the fast hasher; this runs once per state.)
+    let mut lists = rustc_hash::FxHashSet::default();
     let mut list = |l: &crate::state::Members| {
         if lists.insert(std::sync::Arc::as_ptr(l)) {
             l.len() * 8

@@ -536,7 +536,7 @@ impl<'p> System<'p> {
         }
         let found = self.history_rules(s, ident);
         let succ = Successors::of(&exec, &before);
-        let starts = self.launch_starts(s, &exec, &before, &succ, &lasts, &drop, &alive);
+        let starts = self.launch_starts(s, &exec, &before, &succ, &lasts, &drop, &alive, verify);
         let old_extra = std::mem::take(&mut s.extra);
         // The new history: kept events, renumbered per thread.
         let mut remap: HashMap<(u32, u32), (u32, u32)> = HashMap::default();

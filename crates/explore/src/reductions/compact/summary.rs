@@ -53,6 +53,7 @@ impl System<'_> {
         lasts: &[Option<usize>],
         drop: &[bool],
         alive: &[usize],
+        verify: bool,
     ) -> Vec<(usize, std::rc::Rc<Frontier>)> {
         let mut out = Vec::new();
         if self.p.model.rules.has(bc_models::Rule::JoinedBefore) {
@@ -95,6 +96,10 @@ impl System<'_> {
         let mut reach_of: HashMap<Bits, Bits> = HashMap::default();
         // What each event executes before among them, once a thread asks.
         let mut after: Option<Vec<Bits>> = None;
+        let mut within = Bits::new(n);
+        for x in kept.iter().chain(dropped_last.iter().map(|(_, l)| l)).copied() {
+            within.set(x);
+        }
         let mut frontier_of: HashMap<(Bits, Vec<usize>), std::rc::Rc<Frontier>> = HashMap::default();
         for (t, entries) in entries_of.iter().enumerate() {
             let first = exec.program_order[t].first().map(|f| f.index());
@@ -108,13 +113,26 @@ impl System<'_> {
                     rec.set(y.index());
                 }
             }
+            // The events of a recorded set, and what each executes before,
+            // among them: a union per recorded event (a copy agent's set is
+            // its issue), where testing every kept event against the set's
+            // predecessors cost a row per kept event per distinct set.
+            let after_all = after.get_or_insert_with(|| succ.after_within(&within));
             let mut reach = reach_of
                 .entry(rec)
                 .or_insert_with_key(|rec| {
                     let mut r = Bits::new(n);
-                    for x in kept.iter().chain(dropped_last.iter().map(|(_, l)| l)).copied() {
-                        if rec.get(x) || meets(rec, x) {
-                            r.set(x);
+                    for y in rec.ones() {
+                        if within.get(y) {
+                            r.set(y);
+                        }
+                        r.union_with(&after_all[y]);
+                    }
+                    // Under `verify` (the corpus and reduction tests), the
+                    // test of every kept event it replaced.
+                    if verify {
+                        for x in kept.iter().chain(dropped_last.iter().map(|(_, l)| l)).copied() {
+                            assert_eq!(r.get(x), rec.get(x) || meets(rec, x), "a recorded set's reach");
                         }
                     }
                     r
@@ -126,14 +144,7 @@ impl System<'_> {
                 reach.set(e.index());
             }
             if let Some(f) = first {
-                let after = after.get_or_insert_with(|| {
-                    let mut within = Bits::new(n);
-                    for x in kept.iter().chain(dropped_last.iter().map(|(_, l)| l)).copied() {
-                        within.set(x);
-                    }
-                    succ.after_within(&within)
-                });
-                reach.union_with(&after[f]);
+                reach.union_with(&after_all[f]);
             }
             // The kept thread events reached, and the live threads whose
             // last event is reached but forgotten (a kept last event that
