@@ -834,8 +834,10 @@ impl Ctx<'_> {
                     Some(_) if hint && o.len() == 4 => SrcBytes::All,
                     None => SrcBytes::All,
                     Some(x) => {
+                        // `!p` negates only a predicate.
                         let is_pred = match x {
-                            Operand::Name(n) | Operand::Not(n) => self.pred_regs.contains(&n.name),
+                            Operand::Not(_) => true,
+                            Operand::Name(n) => self.pred_regs.contains(&n.name),
                             _ => false,
                         };
                         if is_pred {

@@ -405,8 +405,13 @@ pub fn trace(
     // An mbarrier object is opaque (PTX ISA, "Contents of the mbarrier
     // object": accessed only through mbarrier instructions): a plain or
     // atomic access of one is not modelled.
+    // Any access whose bytes reach into the object's 8 (a copy's included:
+    // its width is its size).
     let clash: Vec<(usize, LocKey)> = (t.mbars.iter())
-        .filter(|(l, _)| t.widths.contains_key(l))
+        .filter(|(l, _)| {
+            (t.widths.range((l.0, i64::MIN)..(l.0, l.1 + 8)))
+                .any(|(&m, ws)| m.1 + ws.iter().max().copied().unwrap_or(1) as i64 > l.1)
+        })
         .map(|(l, pc)| (*pc, *l))
         .collect();
     refuse_locations(
@@ -1642,6 +1647,15 @@ impl Tracer<'_> {
                     // them, or none under a true `ignore-src`; a bulk copy
                     // reads and writes its size), and the `cp.async`
                     // operand that chose the read (in the key).
+                    if bulk.is_some() && bytes <= 0 {
+                        self.fail(
+                            pc,
+                            &format!("the copy's size {bytes}, not positive (PTX requires a positive multiple of 16)"),
+                            V::K(0, false),
+                            place,
+                        );
+                        return;
+                    }
                     let clamp = |n: i64| n.clamp(0, i64::from(u32::MAX)) as u32;
                     let (dst_bytes, src_bytes, chosen) = match plain {
                         None => (clamp(bytes), clamp(bytes), bytes),
@@ -1665,12 +1679,10 @@ impl Tracer<'_> {
                             } else {
                                 "the copy's `src-size`"
                             };
-                            let v = match self.eval(e, &env, pc, place) {
-                                V::K(v, _) => v,
-                                u => {
-                                    self.fail(pc, what, u, place);
-                                    return;
-                                }
+                            // A value from a pointer parameter is a guess
+                            // (as for a barrier operand).
+                            let Some(v) = self.barrier_operand(e, &env, pc, place, what) else {
+                                return;
                             };
                             if !ignore && !(0..=i64::from(*cp)).contains(&v) {
                                 self.fail(
