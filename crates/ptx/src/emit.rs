@@ -6,7 +6,7 @@
 //! does for a litmus file, so every barrier statement means what the
 //! model's lowering of that statement says.
 
-use crate::ops::{CInstr, MemKind, Op, PExpr, PlainSize, SrcBytes};
+use crate::ops::{CInstr, MemKind, Op, PExpr};
 use crate::trace::{CopyKey, CopyLocs, Grid, LocKey, Region, Site, Trace, SPIN};
 use bc_syntax::{
     Arg, Attr, BarrierDecl, Expr, ExprKind, Ident, Litmus, Op as BOp, Span, Stmt, StmtKind, ThreadDecl, ThreadForm,
@@ -422,11 +422,7 @@ impl<'a> Emitter<'a> {
                     // chosen by the destination, then the source, then
                     // the size and the mbarrier where those differ.
                     let mut sels = vec![self.expr(dst, span), self.expr(src, span)];
-                    if let Some(PlainSize {
-                        src: SrcBytes::Size(e) | SrcBytes::Ignore(e),
-                        ..
-                    }) = plain
-                    {
+                    if let Some((e, _)) = plain.as_ref().and_then(|p| p.src.operand()) {
                         // The operand that chose how many bytes are read.
                         sels.push(self.expr(e, span));
                     }

@@ -104,6 +104,18 @@ pub enum SrcBytes {
     Ignore(PExpr),
 }
 
+impl SrcBytes {
+    /// The operand that chooses the bytes read, and whether it is the
+    /// `ignore-src` predicate (`None`: every byte is read).
+    pub fn operand(&self) -> Option<(&PExpr, bool)> {
+        match self {
+            SrcBytes::All => None,
+            SrcBytes::Size(e) => Some((e, false)),
+            SrcBytes::Ignore(e) => Some((e, true)),
+        }
+    }
+}
+
 impl Op {
     /// Whether a copy's destination and its source are in shared memory
     /// (else global memory): a `cp.async` and a TMA load copy from global

@@ -9,7 +9,7 @@
 //! barrier operand: those are never guessed (docs/ptx.md, "Unknown
 //! values").
 
-use crate::ops::{apply, CInstr, MArg, MemKind, Op, PExpr, PlainSize, SrcBytes};
+use crate::ops::{apply, CInstr, MArg, MemKind, Op, PExpr, PlainSize};
 use bc_syntax::{Diagnostic, Op as BOp, SourceFile, Span};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -376,7 +376,6 @@ pub fn trace(
     }
     let racy = uses.iter().filter(|(_, u)| u.racy()).map(|(l, _)| *l).collect();
     let copied = (t.copied.iter())
-        .filter(|&&(_, bytes)| bytes > 0)
         .flat_map(|&(l, bytes)| parts(&t.cuts, l, bytes))
         .collect();
     // A location a spin loop polls carries values, one per location:
@@ -504,7 +503,8 @@ struct Tracer<'a> {
     /// form (`grid.barrier_arrive`/`barrier_wait`, `check_grid`).
     grid_split: bool,
     /// The locations `cp.async` copies touch.
-    /// Each copy's destination and source with their bytes.
+    /// Each copy's destination and source with their bytes (a side of no
+    /// bytes, a source the copy does not read, left out).
     copied: HashSet<(LocKey, u32)>,
 }
 
@@ -1659,54 +1659,43 @@ impl Tracer<'_> {
                     let clamp = |n: i64| n.clamp(0, i64::from(u32::MAX)) as u32;
                     let (dst_bytes, src_bytes, chosen) = match plain {
                         None => (clamp(bytes), clamp(bytes), bytes),
-                        Some(PlainSize {
-                            bytes: cp,
-                            src: SrcBytes::All,
-                        }) => (*cp, *cp, -1),
-                        Some(PlainSize {
-                            bytes: cp,
-                            src: SrcBytes::Size(e) | SrcBytes::Ignore(e),
-                        }) => {
-                            let ignore = matches!(
-                                plain,
-                                Some(PlainSize {
-                                    src: SrcBytes::Ignore(_),
-                                    ..
-                                })
-                            );
-                            let what = if ignore {
-                                "the copy's `ignore-src` predicate"
-                            } else {
-                                "the copy's `src-size`"
-                            };
-                            // A value from a pointer parameter is a guess
-                            // (as for a barrier operand).
-                            let Some(v) = self.barrier_operand(e, &env, pc, place, what) else {
-                                return;
-                            };
-                            if !ignore && !(0..=i64::from(*cp)).contains(&v) {
-                                self.fail(
-                                    pc,
-                                    &format!("the copy's `src-size` {v}, outside 0..={cp} (undefined behaviour)"),
-                                    V::K(0, false),
-                                    place,
-                                );
-                                return;
+                        Some(PlainSize { bytes: cp, src }) => match src.operand() {
+                            None => (*cp, *cp, -1),
+                            Some((e, ignore)) => {
+                                let what = if ignore {
+                                    "the copy's `ignore-src` predicate"
+                                } else {
+                                    "the copy's `src-size`"
+                                };
+                                // A value from a pointer parameter is a guess
+                                // (as for a barrier operand).
+                                let Some(v) = self.barrier_operand(e, &env, pc, place, what) else {
+                                    return;
+                                };
+                                if !ignore && !(0..=i64::from(*cp)).contains(&v) {
+                                    self.fail(
+                                        pc,
+                                        &format!("the copy's `src-size` {v}, outside 0..={cp} (undefined behaviour)"),
+                                        V::K(0, false),
+                                        place,
+                                    );
+                                    return;
+                                }
+                                let read = match (ignore, v) {
+                                    (true, 0) => *cp,
+                                    (true, _) => 0,
+                                    (false, v) => v as u32,
+                                };
+                                (*cp, read, v)
                             }
-                            let read = match (ignore, v) {
-                                (true, 0) => *cp,
-                                (true, _) => 0,
-                                (false, v) => v as u32,
-                            };
-                            (*cp, read, v)
-                        }
+                        },
                     };
                     let key = (pair[0].0, pair[1].0, chosen, bar.0);
                     for (l, n) in [(pair[0].1, dst_bytes), (pair[1].1, src_bytes)] {
-                        self.copied.insert((l, n));
                         let cuts = self.cuts.entry(l.0).or_default();
                         cuts.insert(l.1);
                         if n > 0 {
+                            self.copied.insert((l, n));
                             cuts.insert(l.1 + i64::from(n));
                             // A polled word the copy touches is accessed
                             // with another width (the check in `trace`).

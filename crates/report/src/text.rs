@@ -89,11 +89,6 @@ pub fn line_against(r: &TestReport, opts: &TextOptions, baseline: Option<&str>) 
 /// thousands of characters long). Never across the start of a cycle; the
 /// JSON, SARIF and DOT witnesses keep every step.
 fn lane_runs(w: &bc_explore::Witness) -> Vec<(usize, usize)> {
-    fn lane(name: &str) -> Option<(u64, u64)> {
-        let rest = name.strip_prefix('b')?;
-        let (b, t) = rest.split_once('t')?;
-        Some((b.parse().ok()?, t.parse().ok()?))
-    }
     let mut runs: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i < w.steps.len() {
@@ -118,6 +113,13 @@ fn lane_runs(w: &bc_explore::Witness) -> Vec<(usize, usize)> {
         i = j + 1;
     }
     runs
+}
+
+/// A lane's thread name, `bBtT`: its block and thread.
+fn lane(name: &str) -> Option<(u64, u64)> {
+    let rest = name.strip_prefix('b')?;
+    let (b, t) = rest.split_once('t')?;
+    Some((b.parse().ok()?, t.parse().ok()?))
 }
 
 /// The shortest run of lanes' steps the text folds into one line.
@@ -210,11 +212,10 @@ pub fn finding(r: &TestReport, f: &Finding) -> String {
 fn fold_labels(labels: &[String]) -> Vec<String> {
     // (block, lane, event number, statement).
     fn parts(l: &str) -> Option<(u64, u64, &str, &str)> {
-        let rest = l.strip_prefix('b')?;
-        let (b, rest) = rest.split_once('t')?;
-        let (t, rest) = rest.split_once('#')?;
+        let (thread, rest) = l.split_once('#')?;
+        let (b, t) = lane(thread)?;
         let (n, text) = rest.split_once(' ').unwrap_or((rest, ""));
-        Some((b.parse().ok()?, t.parse().ok()?, n, text))
+        Some((b, t, n, text))
     }
     let mut out = Vec::new();
     let mut i = 0;
