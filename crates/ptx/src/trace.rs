@@ -357,6 +357,7 @@ pub fn trace(
         grid_bad: BTreeSet::new(),
         grid_split: false,
         copied: HashSet::new(),
+        data_regions: HashMap::new(),
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
@@ -506,7 +507,27 @@ struct Tracer<'a> {
     /// Each copy's destination and source with their bytes (a side of no
     /// bytes, a source the copy does not read, left out).
     copied: HashSet<(LocKey, u32)>,
+    /// Per conditional branch, its data-only region once looked for
+    /// ([`Tracer::data_region`]; `None`: it has none).
+    data_regions: HashMap<usize, Option<std::rc::Rc<DataRegion>>>,
 }
+
+/// The instructions between a forward conditional branch and the point
+/// where its two ways meet again, when every one of them only computes
+/// registers ([`Tracer::data_region`]).
+#[derive(Debug)]
+struct DataRegion {
+    /// Where the two ways meet.
+    join: usize,
+    /// The instructions on either way (not the branch, not the join).
+    body: Vec<usize>,
+    /// The registers some instruction of `body` writes.
+    defs: Vec<usize>,
+}
+
+/// The most instructions a data-only region may hold (nvcc's inlined
+/// double-precision `log`, `pow` or `exp` slow paths are a few dozen).
+const MAX_DATA_REGION: usize = 4096;
 
 /// The first two distinct threads that write a location with a plain
 /// store, and that access it with a plain access.
@@ -575,6 +596,71 @@ impl Tracer<'_> {
                 (V::K(x, p), V::K(y, q)) => V::K(apply(*op, x, y), p || q),
                 (V::U(o), _) | (_, V::U(o)) | (V::T(o), _) | (_, V::T(o)) => V::U(o),
             },
+        }
+    }
+
+    /// The data-only region of the conditional branch at `pc`: when the
+    /// branch jumps forward, and every instruction on its two ways until
+    /// they meet only computes registers (`Defs`, `Unknown`, `Nop`, and
+    /// forward branches, guarded or not), so that which way a thread
+    /// takes changes no effect and no path (docs/ptx.md, "Unknown
+    /// values"). The ways meet at the first instruction that every path
+    /// from the branch reaches: with forward branches only, the smallest
+    /// pending instruction once it is the only one. A backward branch (a
+    /// loop whose trip count is data), a memory access, a barrier, a
+    /// fence, `exit` or the end of the code on the way: `None`.
+    fn data_region(&mut self, pc: usize) -> Option<std::rc::Rc<DataRegion>> {
+        if let Some(r) = self.data_regions.get(&pc) {
+            return r.clone();
+        }
+        let found = self.find_data_region(pc).map(std::rc::Rc::new);
+        self.data_regions.insert(pc, found.clone());
+        found
+    }
+
+    fn find_data_region(&self, pc: usize) -> Option<DataRegion> {
+        let Op::Bra(l) = &self.code[pc].op else {
+            return None;
+        };
+        let target = *self.labels.get(l)?;
+        if target <= pc {
+            return None;
+        }
+        let mut pending = BTreeSet::from([pc + 1, target]);
+        let (mut body, mut defs) = (Vec::new(), BTreeSet::new());
+        loop {
+            let m = *pending.first()?;
+            if pending.len() == 1 {
+                return Some(DataRegion {
+                    join: m,
+                    body,
+                    defs: defs.into_iter().collect(),
+                });
+            }
+            pending.remove(&m);
+            if m >= self.code.len() || body.len() >= MAX_DATA_REGION {
+                return None;
+            }
+            let c = &self.code[m];
+            match &c.op {
+                Op::Defs(d) => defs.extend(d.iter().map(|(r, _)| *r)),
+                Op::Unknown(d) => defs.extend(d.iter().copied()),
+                Op::Nop => {}
+                Op::Bra(t) => {
+                    let t = *self.labels.get(t)?;
+                    if t <= m {
+                        return None;
+                    }
+                    pending.insert(t);
+                    if c.guard.is_none() {
+                        body.push(m);
+                        continue;
+                    }
+                }
+                _ => return None,
+            }
+            pending.insert(m + 1);
+            body.push(m);
         }
     }
 
@@ -1542,6 +1628,42 @@ impl Tracer<'_> {
                             // A fence matters where barriers order memory only
                             // through fences (cuda-sm90-nofence): not guessed.
                             Op::Nop => {}
+                            // A branch whose two ways only compute
+                            // registers until they meet: the data it
+                            // chooses between is data (docs/ptx.md,
+                            // "Unknown values").
+                            Op::Bra(_) if self.data_region(pc).is_some() => {
+                                let region = self.data_region(pc).expect("looked for above");
+                                let v = match u {
+                                    V::U(o) | V::T(o) => V::U(o),
+                                    k => k,
+                                };
+                                for &r in &region.defs {
+                                    env[r] = v;
+                                }
+                                for &i in &region.body {
+                                    self.sites[i].visited = true;
+                                    self.sites[i].executed = true;
+                                }
+                                // The explorer takes one of the ways (the
+                                // emitted condition reads a register the
+                                // checker does not know): either has no
+                                // effect.
+                                self.sites[pc].executed = true;
+                                // A retry loop's registers become unknown
+                                // at its exit, inside the region too.
+                                pending.retain(|(exit, differ, from)| {
+                                    if !region.body.contains(exit) {
+                                        return true;
+                                    }
+                                    for &r in differ {
+                                        env[r] = V::U(*from);
+                                    }
+                                    false
+                                });
+                                pc = region.join;
+                                continue;
+                            }
                             op => {
                                 let what = if matches!(op, Op::Bra(_)) {
                                     "the branch condition"
