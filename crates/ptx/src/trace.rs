@@ -358,6 +358,7 @@ pub fn trace(
         grid_split: false,
         copied: HashSet::new(),
         data_regions: HashMap::new(),
+        poll_again: HashMap::new(),
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
@@ -510,6 +511,8 @@ struct Tracer<'a> {
     /// Per conditional branch, its data-only region once looked for
     /// ([`Tracer::data_region`]; `None`: it has none).
     data_regions: HashMap<usize, Option<std::rc::Rc<DataRegion>>>,
+    /// Per load, [`Tracer::may_poll_again`] once asked.
+    poll_again: HashMap<usize, bool>,
 }
 
 /// The instructions between a forward conditional branch and the point
@@ -608,7 +611,8 @@ impl Tracer<'_> {
     /// from the branch reaches: with forward branches only, the smallest
     /// pending instruction once it is the only one. A backward branch (a
     /// loop whose trip count is data), a memory access, a barrier, a
-    /// fence, `exit` or the end of the code on the way: `None`.
+    /// fence, a warp-collective instruction ([`Tracer::collective`]),
+    /// `exit` or the end of the code on the way: `None`.
     fn data_region(&mut self, pc: usize) -> Option<std::rc::Rc<DataRegion>> {
         if let Some(r) = self.data_regions.get(&pc) {
             return r.clone();
@@ -630,6 +634,9 @@ impl Tracer<'_> {
         let (mut body, mut defs) = (Vec::new(), BTreeSet::new());
         loop {
             let m = *pending.first()?;
+            if m >= self.code.len() {
+                return None;
+            }
             if pending.len() == 1 {
                 return Some(DataRegion {
                     join: m,
@@ -638,12 +645,16 @@ impl Tracer<'_> {
                 });
             }
             pending.remove(&m);
-            if m >= self.code.len() || body.len() >= MAX_DATA_REGION {
+            if body.len() >= MAX_DATA_REGION {
                 return None;
             }
             let c = &self.code[m];
             match &c.op {
                 Op::Defs(d) => defs.extend(d.iter().map(|(r, _)| *r)),
+                // A warp-collective instruction whose result is unknown
+                // (`mma.sync.aligned`, `elect.sync`): all the warp must run
+                // it together, so which threads do is not data.
+                Op::Unknown(_) if self.collective(c) => return None,
                 Op::Unknown(d) => defs.extend(d.iter().copied()),
                 Op::Nop => {}
                 Op::Bra(t) => {
@@ -662,6 +673,80 @@ impl Tracer<'_> {
             pending.insert(m + 1);
             body.push(m);
         }
+    }
+
+    /// Whether some path from the load at `pc`, through instructions
+    /// with no effect on the model and either way of every branch, reaches
+    /// a load of one element (which may poll the same address again): if
+    /// none does, [`Tracer::spin_loop`] could only answer that the load is
+    /// no spin loop, and its walk, which hashes the registers of every
+    /// state it sees, is skipped. The same for every thread: cached.
+    fn may_poll_again(&mut self, pc: usize) -> bool {
+        if let Some(&b) = self.poll_again.get(&pc) {
+            return b;
+        }
+        let mut seen = HashSet::new();
+        let mut work = vec![pc + 1];
+        let mut found = false;
+        while let Some(at) = work.pop() {
+            let Some(c) = self.code.get(at) else { continue };
+            if !seen.insert(at) {
+                continue;
+            }
+            match &c.op {
+                Op::Defs(_) | Op::Unknown(_) | Op::Nop => work.push(at + 1),
+                Op::Bra(l) => {
+                    if let Some(&t) = self.labels.get(l) {
+                        work.push(t);
+                    }
+                    if c.guard.is_some() {
+                        work.push(at + 1);
+                    }
+                }
+                Op::Mem {
+                    kind: MemKind::Load,
+                    elems: 1,
+                    dsts,
+                    ..
+                } if dsts.len() == 1 => {
+                    found = true;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        self.poll_again.insert(pc, found);
+        found
+    }
+
+    /// Whether `c` is an instruction that the threads of a warp (or a
+    /// warpgroup) execute together: its opcode has `.sync` or `.aligned`,
+    /// or is a matrix or election form (`mma`, `wmma`, `wgmma`,
+    /// `ldmatrix`, `stmatrix`, `elect`, `tcgen05`, ...).
+    fn collective(&self, c: &CInstr) -> bool {
+        let text = self.text(c.span);
+        let mut words = text.split_whitespace();
+        let mut op = words.next().unwrap_or("");
+        if op.starts_with('@') {
+            op = words.next().unwrap_or("");
+        }
+        let base = op.split('.').next().unwrap_or("");
+        op.split('.').any(|p| p == "sync" || p == "aligned")
+            || matches!(
+                base,
+                "mma"
+                    | "wmma"
+                    | "wgmma"
+                    | "ldmatrix"
+                    | "stmatrix"
+                    | "movmatrix"
+                    | "elect"
+                    | "tcgen05"
+                    | "shfl"
+                    | "vote"
+                    | "match"
+                    | "redux"
+            )
     }
 
     /// The value of a barrier's operand `e` (`what`: its name in the
@@ -1067,6 +1152,21 @@ impl Tracer<'_> {
                                 Some(false) => {
                                     w.trail.push(here);
                                     w.at += 1;
+                                    continue;
+                                }
+                                // A branch on data between two ways that
+                                // only compute registers (`data_region`):
+                                // what they write is unknown at the join.
+                                None if matches!(c.op, Op::Bra(_)) && self.find_data_region(here).is_some() => {
+                                    let region = self.find_data_region(here).expect("found above");
+                                    w.trail.push(here);
+                                    for &r in &region.defs {
+                                        w.env[r] = V::U(here);
+                                        w.sym.remove(&r);
+                                        w.written.insert(r);
+                                    }
+                                    w.trail.extend(region.body.iter().copied());
+                                    w.at = region.join;
                                     continue;
                                 }
                                 None => {
@@ -1641,26 +1741,20 @@ impl Tracer<'_> {
                                 for &r in &region.defs {
                                     env[r] = v;
                                 }
-                                for &i in &region.body {
-                                    self.sites[i].visited = true;
-                                    self.sites[i].executed = true;
-                                }
                                 // The explorer takes one of the ways (the
                                 // emitted condition reads a register the
                                 // checker does not know): either has no
-                                // effect.
-                                self.sites[pc].executed = true;
-                                // A retry loop's registers become unknown
-                                // at its exit, inside the region too.
-                                pending.retain(|(exit, differ, from)| {
-                                    if !region.body.contains(exit) {
-                                        return true;
+                                // effect. The branches keep their register
+                                // conditions (not one over the place, which
+                                // this thread did not note).
+                                for &i in region.body.iter().chain([&pc]) {
+                                    let site = &mut self.sites[i];
+                                    site.visited = true;
+                                    site.executed = true;
+                                    if matches!(self.code[i].op, Op::Bra(_)) {
+                                        site.place_varies = true;
                                     }
-                                    for &r in differ {
-                                        env[r] = V::U(*from);
-                                    }
-                                    false
-                                });
+                                }
                                 pc = region.join;
                                 continue;
                             }
@@ -1923,7 +2017,7 @@ impl Tracer<'_> {
                                     }
                                 }
                             }
-                            if *kind == MemKind::Load && *elems == 1 && dsts.len() == 1 {
+                            if *kind == MemKind::Load && *elems == 1 && dsts.len() == 1 && self.may_poll_again(pc) {
                                 match self.spin_loop(pc, &env, a, place, false) {
                                     Ok(None) => {}
                                     Ok(Some(spin)) => {
