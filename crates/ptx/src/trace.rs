@@ -357,8 +357,8 @@ pub fn trace(
         grid_bad: BTreeSet::new(),
         grid_split: false,
         copied: HashSet::new(),
-        data_regions: HashMap::new(),
-        poll_again: HashMap::new(),
+        data_regions: Default::default(),
+        poll_scopes: HashMap::new(),
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
@@ -510,9 +510,9 @@ struct Tracer<'a> {
     copied: HashSet<(LocKey, u32)>,
     /// Per conditional branch, its data-only region once looked for
     /// ([`Tracer::data_region`]; `None`: it has none).
-    data_regions: HashMap<usize, Option<std::rc::Rc<DataRegion>>>,
-    /// Per load, [`Tracer::may_poll_again`] once asked.
-    poll_again: HashMap<usize, bool>,
+    data_regions: std::cell::RefCell<HashMap<usize, Option<std::rc::Rc<DataRegion>>>>,
+    /// Per load, [`Tracer::poll_scope`] once asked.
+    poll_scopes: HashMap<usize, std::rc::Rc<PollScope>>,
 }
 
 /// The instructions between a forward conditional branch and the point
@@ -526,6 +526,16 @@ struct DataRegion {
     body: Vec<usize>,
     /// The registers some instruction of `body` writes.
     defs: Vec<usize>,
+}
+
+/// What a spin loop's walk from a load can reach ([`Tracer::poll_scope`]).
+#[derive(Debug)]
+struct PollScope {
+    /// Some one-element load is reachable: the load may poll again.
+    again: bool,
+    /// Every register an instruction the walk may run writes (a superset:
+    /// both ways of every branch, through every one-element load).
+    written: Vec<usize>,
 }
 
 /// The most instructions a data-only region may hold (nvcc's inlined
@@ -613,12 +623,12 @@ impl Tracer<'_> {
     /// loop whose trip count is data), a memory access, a barrier, a
     /// fence, a warp-collective instruction ([`Tracer::collective`]),
     /// `exit` or the end of the code on the way: `None`.
-    fn data_region(&mut self, pc: usize) -> Option<std::rc::Rc<DataRegion>> {
-        if let Some(r) = self.data_regions.get(&pc) {
+    fn data_region(&self, pc: usize) -> Option<std::rc::Rc<DataRegion>> {
+        if let Some(r) = self.data_regions.borrow().get(&pc) {
             return r.clone();
         }
         let found = self.find_data_region(pc).map(std::rc::Rc::new);
-        self.data_regions.insert(pc, found.clone());
+        self.data_regions.borrow_mut().insert(pc, found.clone());
         found
     }
 
@@ -675,26 +685,40 @@ impl Tracer<'_> {
         }
     }
 
-    /// Whether some path from the load at `pc`, through instructions
-    /// with no effect on the model and either way of every branch, reaches
-    /// a load of one element (which may poll the same address again): if
-    /// none does, [`Tracer::spin_loop`] could only answer that the load is
-    /// no spin loop, and its walk, which hashes the registers of every
-    /// state it sees, is skipped. The same for every thread: cached.
-    fn may_poll_again(&mut self, pc: usize) -> bool {
-        if let Some(&b) = self.poll_again.get(&pc) {
-            return b;
+    /// What the spin-loop walk from the load at `pc` can reach, through
+    /// instructions with no effect on the model, either way of every
+    /// branch and on through every one-element load: whether some
+    /// one-element load is reachable (if none is, [`Tracer::spin_loop`]
+    /// could only answer that the load is no spin loop, and its walk is
+    /// skipped), and the registers those instructions write (the only
+    /// registers in which two of the walk's states can differ, so its
+    /// set of states seen is keyed by them rather than by every
+    /// register). The same for every thread: cached.
+    fn poll_scope(&mut self, pc: usize) -> std::rc::Rc<PollScope> {
+        if let Some(s) = self.poll_scopes.get(&pc) {
+            return s.clone();
         }
         let mut seen = HashSet::new();
         let mut work = vec![pc + 1];
-        let mut found = false;
+        let (mut again, mut written) = (false, BTreeSet::new());
+        if let Op::Mem { dsts, .. } = &self.code[pc].op {
+            written.extend(dsts.iter().copied());
+        }
         while let Some(at) = work.pop() {
             let Some(c) = self.code.get(at) else { continue };
             if !seen.insert(at) {
                 continue;
             }
             match &c.op {
-                Op::Defs(_) | Op::Unknown(_) | Op::Nop => work.push(at + 1),
+                Op::Defs(d) => {
+                    written.extend(d.iter().map(|(r, _)| *r));
+                    work.push(at + 1);
+                }
+                Op::Unknown(d) => {
+                    written.extend(d.iter().copied());
+                    work.push(at + 1);
+                }
+                Op::Nop => work.push(at + 1),
                 Op::Bra(l) => {
                     if let Some(&t) = self.labels.get(l) {
                         work.push(t);
@@ -709,14 +733,19 @@ impl Tracer<'_> {
                     dsts,
                     ..
                 } if dsts.len() == 1 => {
-                    found = true;
-                    break;
+                    again = true;
+                    written.extend(dsts.iter().copied());
+                    work.push(at + 1);
                 }
                 _ => {}
             }
         }
-        self.poll_again.insert(pc, found);
-        found
+        let scope = std::rc::Rc::new(PollScope {
+            again,
+            written: written.into_iter().collect(),
+        });
+        self.poll_scopes.insert(pc, scope.clone());
+        scope
     }
 
     /// Whether `c` is an instruction that the threads of a warp (or a
@@ -1066,6 +1095,7 @@ impl Tracer<'_> {
         me: i64,
         place: (i64, i64),
         opaque: bool,
+        varies: &[usize],
     ) -> Result<Option<SpinLoop>, String> {
         const MAX_POLLS: usize = 256;
         const MAX_PATHS: usize = 1024;
@@ -1077,7 +1107,12 @@ impl Tracer<'_> {
                     if dsts.len() == 1 && self.eval(addr, env, at, place) == V::K(me, false)
             )
         };
-        let mut seen: HashSet<(usize, Vec<V>)> = HashSet::new();
+        // States differ only in the registers the walk may write; most
+        // walks see one state, so they are kept in a list (hashing
+        // thousands of registers per call cost seconds per kernel).
+        // The first state is the caller's (`env` at `pc`): not copied.
+        let mut seen: Vec<(usize, Vec<V>)> = Vec::new();
+        let mut first = true;
         let mut queue = vec![(pc, env.to_vec())];
         let mut polls: BTreeMap<usize, Option<PExpr>> = BTreeMap::new();
         let mut path: BTreeSet<usize> = BTreeSet::new();
@@ -1088,10 +1123,15 @@ impl Tracer<'_> {
         let mut again = false;
         let (mut paths, mut steps) = (0usize, 0usize);
         while let Some((p, penv)) = queue.pop() {
-            if !seen.insert((p, penv.clone())) {
-                continue;
+            if !std::mem::take(&mut first) {
+                let same_as_first = p == pc && varies.iter().all(|&r| penv[r] == env[r]);
+                let key: Vec<V> = varies.iter().map(|&r| penv[r]).collect();
+                if same_as_first || seen.iter().any(|(q, k)| *q == p && *k == key) {
+                    continue;
+                }
+                seen.push((p, key));
             }
-            if seen.len() > MAX_POLLS {
+            if seen.len() + 1 > MAX_POLLS {
                 return Err(format!(
                     "the spin loop's polls run in more than {MAX_POLLS} distinct states"
                 ));
@@ -1157,8 +1197,8 @@ impl Tracer<'_> {
                                 // A branch on data between two ways that
                                 // only compute registers (`data_region`):
                                 // what they write is unknown at the join.
-                                None if matches!(c.op, Op::Bra(_)) && self.find_data_region(here).is_some() => {
-                                    let region = self.find_data_region(here).expect("found above");
+                                None if matches!(c.op, Op::Bra(_)) && self.data_region(here).is_some() => {
+                                    let region = self.data_region(here).expect("found above");
                                     w.trail.push(here);
                                     for &r in &region.defs {
                                         w.env[r] = V::U(here);
@@ -1248,10 +1288,8 @@ impl Tracer<'_> {
                     fail_path.extend(w.trail.iter().copied());
                 }
                 if left {
-                    for (r, x) in &mut w.env.iter_mut().enumerate() {
-                        if w.sym.contains_key(&r) {
-                            *x = V::U(p);
-                        }
+                    for &r in w.sym.keys() {
+                        w.env[r] = V::U(p);
                     }
                     match &exit {
                         None => exit = Some((w.at, w.env)),
@@ -1520,7 +1558,8 @@ impl Tracer<'_> {
                 Some((pc + 1, env))
             }
             MemKind::Load if word && ndst == 1 => {
-                let spin = match self.spin_loop(pc, &env, a, place, true) {
+                let scope = self.poll_scope(pc);
+                let spin = match self.spin_loop(pc, &env, a, place, true, &scope.written) {
                     Ok(Some(s)) if s.exit < self.code.len() && block_barrier(self, s.exit) => s,
                     _ => {
                         self.fail(
@@ -2017,8 +2056,11 @@ impl Tracer<'_> {
                                     }
                                 }
                             }
-                            if *kind == MemKind::Load && *elems == 1 && dsts.len() == 1 && self.may_poll_again(pc) {
-                                match self.spin_loop(pc, &env, a, place, false) {
+                            let scope = (*kind == MemKind::Load && *elems == 1 && dsts.len() == 1)
+                                .then(|| self.poll_scope(pc))
+                                .filter(|s| s.again);
+                            if let Some(scope) = scope {
+                                match self.spin_loop(pc, &env, a, place, false, &scope.written) {
                                     Ok(None) => {}
                                     Ok(Some(spin)) => {
                                         let Some((exit, e)) = self.enter_spin(spin, place) else {
