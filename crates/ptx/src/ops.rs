@@ -759,7 +759,34 @@ impl Ctx<'_> {
                     _ => Ok(Op::Unknown(vec![d])),
                 }
             }
-            "nanosleep" | "pmevent" | "prefetch" | "prefetchu" | "discard" | "applypriority" => Ok(Op::Nop),
+            "nanosleep" | "pmevent" | "prefetch" | "prefetchu" | "applypriority" => Ok(Op::Nop),
+            // PTX ISA, "discard": a weak write of an unstable
+            // indeterminate value to the `size` bytes at `a` (128, the one
+            // size it takes) of global memory; it races as a store does.
+            // The generic form, whose address must lie in global memory
+            // (undefined behaviour otherwise), is not read.
+            "discard" => {
+                if !parts.contains(&"global") {
+                    return Err(err(
+                        ins.op.span,
+                        "`discard` without `.global` (a generic address, undefined behaviour outside global memory) is not supported: write `discard.global.L2`",
+                    ));
+                }
+                if o.len() != 2 || !matches!(o[1], Operand::Int(128, _)) {
+                    return Err(err(ins.span, "`discard` takes an address and the size 128"));
+                }
+                let addr = self.addr(&o[0])?;
+                Ok(Op::Mem {
+                    kind: MemKind::Write,
+                    addr,
+                    elems: 1,
+                    esize: 128,
+                    dsts: vec![],
+                    ty: ty("b8").expect("a type"),
+                    vals: vec![PExpr::Unknown],
+                    rmw: None,
+                })
+            }
             "membar" => Ok(Op::Fence(ins.op.name.clone())),
             "fence" => {
                 // The model's proxy fence covers every state space; the
