@@ -406,9 +406,14 @@ pub fn ty(s: &str) -> Option<Ty> {
         "u64" | "b64" => t(64, false, false),
         "s64" => t(64, true, false),
         "b128" => t(128, false, false),
-        "f16" | "f16x2" | "bf16" | "bf16x2" | "f32" | "f64" | "tf32" | "e4m3" | "e5m2" | "e4m3x2" | "e5m2x2" => {
-            t(32, false, true)
-        }
+        // Floating-point types with their widths (PTX ISA, "Fundamental
+        // Types"): the element size of a memory access (a `.v2.f64` is 16
+        // bytes; before session 36 every float was 4, so the second
+        // double of a vector and the upper half of each were missed).
+        "e4m3" | "e5m2" => t(8, false, true),
+        "f16" | "bf16" | "e4m3x2" | "e5m2x2" => t(16, false, true),
+        "f16x2" | "bf16x2" | "f32" | "tf32" => t(32, false, true),
+        "f64" => t(64, false, true),
         _ => None,
     }
 }
@@ -658,22 +663,24 @@ impl Ctx<'_> {
         if matches!(base, "shfl" | "vote" | "match" | "redux") && parts.contains(&"sync") {
             return self.warp_intrinsic(ins, &parts);
         }
-        // Instructions that touch memory, whatever their element type: a
-        // warp's matrix load or store (`wmma.load`, `wmma.store`: which lane
-        // accesses which element is unspecified), `wgmma` (reads shared
-        // memory through descriptors, in the async proxy), bulk reductions
-        // (`cp.reduce.async.bulk`), `multimem` and surface accesses. Their
-        // floating-point forms were unknown results before session 36, so
-        // a race on a `wmma.store`d tile was `ok`: they are rejected at
-        // their line until they are modelled.
+        // Instructions that touch memory in ways the model does not have,
+        // whatever their element type: a warp's matrix load or store
+        // (`wmma.load`, `wmma.store`: which lane accesses which element is
+        // unspecified), `wgmma` (reads shared memory through descriptors,
+        // in the async proxy), bulk reductions (`cp.reduce.async.bulk`),
+        // `multimem`, surface accesses, and `st.async`/`red.async`. The
+        // floating-point forms of most were unknown results before session
+        // 36 (so a race on a `wmma.store`d tile was `ok`), and `st.async`
+        // a plain store: they are rejected at their line until modelled.
         let touches_memory = (base == "wmma" && matches!(parts.get(1), Some(&"load") | Some(&"store")))
+            || (matches!(base, "st" | "red") && parts.get(1) == Some(&"async"))
             || matches!(base, "wgmma" | "multimem" | "sust" | "sured" | "suld")
             || (base == "cp" && parts.get(1) == Some(&"reduce"));
         if touches_memory {
             return Err(err(
                 ins.op.span,
                 format!(
-                    "`{}` accesses memory in a way that is not modelled (a warp's matrix or bulk access): rejected rather than left out, since a race on it would be missed (docs/ptx.md)",
+                    "`{}` accesses memory in a way that is not modelled (a warp's matrix, bulk or asynchronous access): rejected rather than left out, since a race on it would be missed (docs/ptx.md)",
                     ins.op.name
                 ),
             ));
@@ -1330,7 +1337,14 @@ impl Ctx<'_> {
                             PExpr::Unknown
                         }
                     };
-                    return Ok(Op::Defs(dsts.into_iter().map(|d| (d, v.clone())).collect()));
+                    // A vector load of a parameter: the value given is its
+                    // first element's; the others are unknown.
+                    return Ok(Op::Defs(
+                        dsts.into_iter()
+                            .enumerate()
+                            .map(|(k, d)| (d, if k == 0 { v.clone() } else { PExpr::Unknown }))
+                            .collect(),
+                    ));
                 }
                 let defs = dsts
                     .into_iter()
