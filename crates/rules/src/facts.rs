@@ -308,7 +308,9 @@ pub(crate) fn closure(exec: &Execution, bmo: bool) -> Result<Vec<Bits>, Vec<Even
     if order.len() != nodes {
         return Err(exec.ids().filter(|e| indeg[e.index()] > 0).collect());
     }
-    let mut before = vec![Bits::new(n); nodes];
+    // Every row is written once, in topological order, before any row
+    // reads it: the rows start empty (no allocation) rather than zeroed.
+    let mut before = vec![Bits::default(); nodes];
     for e in order {
         let mut acc = Bits::new(n);
         for &p in &preds[e as usize] {
