@@ -70,6 +70,10 @@ issue_threads() {
 bc_params() {
   case $1 in
     RTM/*) echo "--param 4=40 --param 5=480 --param 6=4 --param 7=160 --param 8=160 --param 9=2000 --param 10=0 --param 11=0 --param 12=0" ;;
+    # The chemistry kernels' slice_stride, row_stride, total_steps and
+    # spec_stride (a 32 x 32 x 2 grid of points; session 36).
+    DME/diff_*|Heptane/diff_*|PRF/diff_*) echo "--param 4=1024 --param 5=32 --param 6=2 --param 7=32768" ;;
+    DME/visc_*|Heptane/visc_*|PRF/visc_*) echo "--param 3=1024 --param 4=32 --param 5=2 --param 6=32768" ;;
     *) echo "" ;;
   esac
 }
