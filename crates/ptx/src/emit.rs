@@ -52,6 +52,22 @@ pub struct Emitter<'a> {
 /// its wait.
 const GRID_TOKEN: &str = "%grid_token";
 
+/// Whether a later definition of `defs` reads a register an earlier one
+/// writes (emitted one by one, it would read the new value).
+fn overlapping_defs(defs: &[(usize, PExpr)]) -> bool {
+    fn reads(e: &PExpr, r: usize) -> bool {
+        match e {
+            PExpr::Reg(x) => *x == r,
+            PExpr::Un(_, x) => reads(x, r),
+            PExpr::Bin(_, a, b) => reads(a, r) || reads(b, r),
+            _ => false,
+        }
+    }
+    defs.iter()
+        .enumerate()
+        .any(|(k, (_, e))| defs[..k].iter().any(|(r, _)| reads(e, *r)))
+}
+
 /// For a memory access whose threads each use several addresses (a loop
 /// that walks its own output words): runs of threads (each run's first
 /// thread, the first from thread 0) with the addresses each run uses,
@@ -349,6 +365,36 @@ impl<'a> Emitter<'a> {
         let span = c.span;
         let site = &sites[i];
         match &c.op {
+            // All of an instruction's values are computed before any is
+            // written (`Op::Defs`; the pre-evaluation's `register_step`):
+            // where a later value reads a register an earlier one writes
+            // (`setp.CMP.BOOL p|q, a, b, p`), through temporaries.
+            Op::Defs(defs) if overlapping_defs(defs) => {
+                let tmp = |k: usize| format!("%defs:{i}:{k}");
+                let mut out: Vec<Stmt> = (defs.iter().enumerate())
+                    .map(|(k, (_, e))| {
+                        let expr = self.expr(e, span);
+                        stmt(
+                            StmtKind::Assign {
+                                dest: id(&tmp(k), span),
+                                expr,
+                            },
+                            span,
+                        )
+                    })
+                    .collect();
+                for (k, (r, _)) in defs.iter().enumerate() {
+                    let expr = ex(ExprKind::Name(tmp(k)), span);
+                    out.push(stmt(
+                        StmtKind::Assign {
+                            dest: id(&self.reg_name(*r), span),
+                            expr,
+                        },
+                        span,
+                    ));
+                }
+                out
+            }
             Op::Defs(defs) => defs
                 .iter()
                 .map(|(r, e)| {

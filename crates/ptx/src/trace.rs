@@ -786,7 +786,7 @@ impl Tracer<'_> {
         match self.eval(e, env, pc, place) {
             V::K(_, true) => {
                 let why = format!("{what} is computed from a pointer parameter (pass `--param` if it is an integer)");
-                self.fail(pc, &why, V::K(0, false), place);
+                self.fail(pc, &why, V::K(0, true), place);
                 None
             }
             V::K(v, false) => Some(v),
@@ -839,10 +839,16 @@ impl Tracer<'_> {
             }
             V::K(..) => Diagnostic::error(span, format!("inconclusive: {what}")),
         };
-        d = d.with_note(format!(
-            "first seen in thread b{}t{}; the checker never guesses a value that steers control flow, an address or a barrier (docs/ptx.md, \"Unknown values\")",
-            thread.0, thread.1
-        ));
+        // The sentence on guessing belongs to unknown values and guessed
+        // pointer values (`V::K(_, true)`) only, not to an address past a
+        // variable's end or undefined behaviour.
+        d = d.with_note(match why {
+            V::U(_) | V::T(_) | V::K(_, true) => format!(
+                "first seen in thread b{}t{}; the checker never guesses a value that steers control flow, an address or a barrier (docs/ptx.md, \"Unknown values\")",
+                thread.0, thread.1
+            ),
+            V::K(_, false) => format!("first seen in thread b{}t{}", thread.0, thread.1),
+        });
         self.errors.insert(pc, d);
     }
 
@@ -1660,6 +1666,17 @@ impl Tracer<'_> {
         }
     }
 
+    /// Whether `bytes` bytes from location `l` stay inside its region
+    /// (an access or copy that runs past a variable's end touches memory
+    /// the model does not have: inconclusive, as an address in no region).
+    fn fits(&self, l: LocKey, bytes: u32) -> bool {
+        let r = &self.regions[l.0];
+        let size = r
+            .size
+            .map_or(if r.shared { REGION_STRIDE } else { GLOBAL_STRIDE }, |s| s as i64);
+        l.1.checked_add(i64::from(bytes)).is_some_and(|end| end <= size)
+    }
+
     fn resolve(&self, a: i64) -> Option<LocKey> {
         self.regions.iter().enumerate().find_map(|(k, r)| {
             let size = r
@@ -1722,7 +1739,7 @@ impl Tracer<'_> {
                             self.fail(
                                 pc,
                                 "the guard is computed from a pointer parameter (pass `--param` if it is an integer)",
-                                V::K(0, false),
+                                V::K(0, true),
                                 place,
                             );
                             return;
@@ -1993,8 +2010,18 @@ impl Tracer<'_> {
                         V::K(a, _) => {
                             let mut locs = Vec::new();
                             for e in 0..*elems {
-                                let at = a + (e * esize) as i64;
+                                let at = a.wrapping_add((e * esize) as i64);
                                 match self.resolve(at) {
+                                    Some(l) if !self.fits(l, (*esize).max(1)) => {
+                                        let name = self.regions[l.0].name.clone();
+                                        self.fail(
+                                            pc,
+                                            &format!("the access at {at:#x} runs past the end of `{name}`"),
+                                            V::K(0, false),
+                                            place,
+                                        );
+                                        return;
+                                    }
                                     Some(l) => locs.push(l),
                                     None => {
                                         self.fail(
