@@ -1770,6 +1770,12 @@ impl Tracer<'_> {
                                     env[*r] = u;
                                 }
                             }
+                            // A warp-collective instruction (`@p elect.sync`):
+                            // which lanes run it together is not data.
+                            Op::Unknown(_) if self.collective(c) => {
+                                self.fail(pc, "whether this warp-collective instruction runs", u, place);
+                                return;
+                            }
                             Op::Unknown(d) => {
                                 for r in d {
                                     env[*r] = u;
