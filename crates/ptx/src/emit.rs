@@ -369,44 +369,30 @@ impl<'a> Emitter<'a> {
             // written (`Op::Defs`; the pre-evaluation's `register_step`):
             // where a later value reads a register an earlier one writes
             // (`setp.CMP.BOOL p|q, a, b, p`), through temporaries.
-            Op::Defs(defs) if overlapping_defs(defs) => {
-                let tmp = |k: usize| format!("%defs:{i}:{k}");
-                let mut out: Vec<Stmt> = (defs.iter().enumerate())
-                    .map(|(k, (_, e))| {
-                        let expr = self.expr(e, span);
-                        stmt(
-                            StmtKind::Assign {
-                                dest: id(&tmp(k), span),
-                                expr,
-                            },
-                            span,
-                        )
-                    })
-                    .collect();
-                for (k, (r, _)) in defs.iter().enumerate() {
-                    let expr = ex(ExprKind::Name(tmp(k)), span);
-                    out.push(stmt(
+            Op::Defs(defs) => {
+                let assign = |dest: &str, expr| {
+                    stmt(
                         StmtKind::Assign {
-                            dest: id(&self.reg_name(*r), span),
+                            dest: id(dest, span),
                             expr,
                         },
                         span,
-                    ));
+                    )
+                };
+                if !overlapping_defs(defs) {
+                    return (defs.iter())
+                        .map(|(r, e)| assign(&self.reg_name(*r), self.expr(e, span)))
+                        .collect();
+                }
+                let tmp = |k: usize| format!("%defs:{i}:{k}");
+                let mut out: Vec<Stmt> = (defs.iter().enumerate())
+                    .map(|(k, (_, e))| assign(&tmp(k), self.expr(e, span)))
+                    .collect();
+                for (k, (r, _)) in defs.iter().enumerate() {
+                    out.push(assign(&self.reg_name(*r), ex(ExprKind::Name(tmp(k)), span)));
                 }
                 out
             }
-            Op::Defs(defs) => defs
-                .iter()
-                .map(|(r, e)| {
-                    stmt(
-                        StmtKind::Assign {
-                            dest: id(&self.reg_name(*r), span),
-                            expr: self.expr(e, span),
-                        },
-                        span,
-                    )
-                })
-                .collect(),
             Op::Unknown(_) | Op::Nop => vec![],
             // A branch no thread took is left out: the pre-evaluation ran
             // every thread on the path the explorer follows (trace.rs), so

@@ -239,6 +239,11 @@ pub struct CInstr {
     /// where the checker needs it (e.g. which `--param` to pass).
     pub note: Option<String>,
     pub loc: Option<(u32, u32)>,
+    /// The threads of a warp (or warpgroup) run it together: its opcode
+    /// has `.sync` or `.aligned`, or is a matrix or election form (`mma`,
+    /// `wmma`, `wgmma`, `ldmatrix`, `elect`, `tcgen05`, ...). Which
+    /// threads run it is then never data (trace.rs).
+    pub collective: bool,
 }
 
 /// Register names, interned.
@@ -627,12 +632,30 @@ impl Ctx<'_> {
         let guard = ins.guard.as_ref().map(|(neg, p)| (*neg, self.regs.id(&p.name)));
         let mut note = None;
         let op = self.op(ins, &mut note)?;
+        let parts = ins.parts();
+        let collective = parts.iter().any(|p| matches!(*p, "sync" | "aligned"))
+            || matches!(
+                parts[0],
+                "mma"
+                    | "wmma"
+                    | "wgmma"
+                    | "ldmatrix"
+                    | "stmatrix"
+                    | "movmatrix"
+                    | "elect"
+                    | "tcgen05"
+                    | "shfl"
+                    | "vote"
+                    | "match"
+                    | "redux"
+            );
         Ok(CInstr {
             op,
             guard,
             span: ins.span,
             note,
             loc,
+            collective,
         })
     }
 

@@ -40,6 +40,12 @@ pub struct Region {
 }
 
 impl Region {
+    /// The bytes an address may lie past the base and still be in the
+    /// region: its size, or where it has none the spacing of its kind.
+    pub fn extent(&self) -> i64 {
+        (self.size).map_or(if self.shared { REGION_STRIDE } else { GLOBAL_STRIDE }, |s| s as i64)
+    }
+
     /// The value the location `offset` bytes in starts with, when known:
     /// the initializer's element there, or zero without one (a `.global`
     /// variable starts at zero: PTX ISA, "Initializers"; shared memory and
@@ -621,7 +627,7 @@ impl Tracer<'_> {
     /// from the branch reaches: with forward branches only, the smallest
     /// pending instruction once it is the only one. A backward branch (a
     /// loop whose trip count is data), a memory access, a barrier, a
-    /// fence, a warp-collective instruction ([`Tracer::collective`]),
+    /// fence, a warp-collective instruction ([`CInstr::collective`]),
     /// `exit` or the end of the code on the way: `None`.
     fn data_region(&self, pc: usize) -> Option<std::rc::Rc<DataRegion>> {
         if let Some(r) = self.data_regions.borrow().get(&pc) {
@@ -664,7 +670,7 @@ impl Tracer<'_> {
                 // A warp-collective instruction whose result is unknown
                 // (`mma.sync.aligned`, `elect.sync`): all the warp must run
                 // it together, so which threads do is not data.
-                Op::Unknown(_) if self.collective(c) => return None,
+                Op::Unknown(_) if c.collective => return None,
                 Op::Unknown(d) => defs.extend(d.iter().copied()),
                 Op::Nop => {}
                 Op::Bra(t) => {
@@ -746,36 +752,6 @@ impl Tracer<'_> {
         });
         self.poll_scopes.insert(pc, scope.clone());
         scope
-    }
-
-    /// Whether `c` is an instruction that the threads of a warp (or a
-    /// warpgroup) execute together: its opcode has `.sync` or `.aligned`,
-    /// or is a matrix or election form (`mma`, `wmma`, `wgmma`,
-    /// `ldmatrix`, `stmatrix`, `elect`, `tcgen05`, ...).
-    fn collective(&self, c: &CInstr) -> bool {
-        let text = self.text(c.span);
-        let mut words = text.split_whitespace();
-        let mut op = words.next().unwrap_or("");
-        if op.starts_with('@') {
-            op = words.next().unwrap_or("");
-        }
-        let base = op.split('.').next().unwrap_or("");
-        op.split('.').any(|p| p == "sync" || p == "aligned")
-            || matches!(
-                base,
-                "mma"
-                    | "wmma"
-                    | "wgmma"
-                    | "ldmatrix"
-                    | "stmatrix"
-                    | "movmatrix"
-                    | "elect"
-                    | "tcgen05"
-                    | "shfl"
-                    | "vote"
-                    | "match"
-                    | "redux"
-            )
     }
 
     /// The value of a barrier's operand `e` (`what`: its name in the
@@ -1670,20 +1646,13 @@ impl Tracer<'_> {
     /// (an access or copy that runs past a variable's end touches memory
     /// the model does not have: inconclusive, as an address in no region).
     fn fits(&self, l: LocKey, bytes: u32) -> bool {
-        let r = &self.regions[l.0];
-        let size = r
-            .size
-            .map_or(if r.shared { REGION_STRIDE } else { GLOBAL_STRIDE }, |s| s as i64);
+        let size = self.regions[l.0].extent();
         l.1.checked_add(i64::from(bytes)).is_some_and(|end| end <= size)
     }
 
     fn resolve(&self, a: i64) -> Option<LocKey> {
-        self.regions.iter().enumerate().find_map(|(k, r)| {
-            let size = r
-                .size
-                .map_or(if r.shared { REGION_STRIDE } else { GLOBAL_STRIDE }, |s| s as i64);
-            (a >= r.base && a < r.base + size).then_some((k, a - r.base))
-        })
+        (self.regions.iter().enumerate())
+            .find_map(|(k, r)| (a >= r.base && a < r.base + r.extent()).then_some((k, a - r.base)))
     }
 
     fn thread(&mut self, nregs: usize, bid: i64, tid: i64) {
@@ -1772,7 +1741,7 @@ impl Tracer<'_> {
                             }
                             // A warp-collective instruction (`@p elect.sync`):
                             // which lanes run it together is not data.
-                            Op::Unknown(_) if self.collective(c) => {
+                            Op::Unknown(_) if c.collective => {
                                 self.fail(pc, "whether this warp-collective instruction runs", u, place);
                                 return;
                             }
