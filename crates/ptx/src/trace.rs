@@ -1937,6 +1937,18 @@ impl Tracer<'_> {
                             }
                         },
                     };
+                    for (l, n, what) in [(pair[0].1, dst_bytes, "destination"), (pair[1].1, src_bytes, "source")] {
+                        if n > 0 && !self.fits(l, n) {
+                            let name = self.regions[l.0].name.clone();
+                            self.fail(
+                                pc,
+                                &format!("the copy's {n} bytes at its {what} run past the end of `{name}`"),
+                                V::K(0, false),
+                                place,
+                            );
+                            return;
+                        }
+                    }
                     let key = (pair[0].0, pair[1].0, chosen, bar.0);
                     for (l, n) in [(pair[0].1, dst_bytes), (pair[1].1, src_bytes)] {
                         let cuts = self.cuts.entry(l.0).or_default();

@@ -80,6 +80,12 @@ pub struct Plan<'a> {
     pub grid_sync: bool,
     /// The size of the scratch buffers of `cp.async.bulk` (0: no copies).
     pub copy_bytes: u32,
+    /// Per `var` declaration, the bytes a kernel-only file declares for
+    /// it: 8 (one `long long`), or the largest bulk copy that names it as
+    /// destination or source, so that every copy stays inside its
+    /// variable as PTX requires (the PTX front end refuses a copy that
+    /// runs past its variable's end). Unused by a harness.
+    pub var_bytes: Vec<u32>,
     /// A kernel-only file (`emit cuda --kernel-only`), read by the PTX
     /// front end rather than run: see `forms` for what it changes.
     pub kernel_only: bool,
@@ -168,6 +174,37 @@ fn copy_buffer_bytes(prog: &Program, mapping: Mapping, kernel_only: bool) -> Res
     Ok(max)
 }
 
+/// The bytes of each `var` declaration in a kernel-only file
+/// ([`Plan::var_bytes`]): at least 8, and at least every constant size of
+/// a bulk copy (`cp.async.bulk`, a TMA store) that copies into or out of
+/// it. A `cp.async` of a location (`bc_cp_async_loc`) copies 8 bytes.
+fn var_bytes(prog: &Program, nvars: usize) -> Vec<u32> {
+    let mut bytes = vec![8u32; nvars];
+    for t in prog.threads.iter().filter(|t| t.kind == ThreadKind::Device) {
+        for i in &prog.codes[t.code.index()].instrs {
+            let InstrKind::CopyIssue {
+                site, bytes: n, hold, ..
+            } = &i.kind
+            else {
+                continue;
+            };
+            let kind = &prog.copy_sites[*site as usize].kind;
+            if hold.is_some() || matches!(kind, bc_graph::CopySite::Arrive { .. } | bc_graph::CopySite::Plain) {
+                continue;
+            }
+            let CExpr::Int(n) = n else { continue };
+            let n = u32::try_from(*n).unwrap_or(0);
+            let (dst, src, _) = copy_site(prog, *site);
+            for d in [dst, src] {
+                if let Some(b) = bytes.get_mut(d as usize) {
+                    *b = (*b).max(n);
+                }
+            }
+        }
+    }
+    bytes
+}
+
 impl<'a> Plan<'a> {
     /// The plan of a harness, or with `kernel_only` of a kernel-only file.
     pub fn new(lit: &'a Litmus, prog: &'a Program, kernel_only: bool) -> Result<Plan<'a>, Refusal> {
@@ -198,6 +235,7 @@ impl<'a> Plan<'a> {
             Mapping::Warp
         };
         let copy_bytes = copy_buffer_bytes(prog, mapping, kernel_only)?;
+        let var_bytes = var_bytes(prog, lit.vars.len());
         for (d, b) in lit.barriers.iter().enumerate() {
             let scope = scope_of(&b.attrs, Scope::Block);
             if scope != Scope::Block {
@@ -229,6 +267,7 @@ impl<'a> Plan<'a> {
             max_regs,
             grid_sync,
             copy_bytes,
+            var_bytes,
             kernel_only,
         })
     }

@@ -42,6 +42,44 @@ __device__ inline void bc_cp_async_arrive(unsigned char* dst, const unsigned cha
   asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" :: "r"(bc_smem(bar)) : "memory");
 }"#;
 
+/// The C type of `var` declaration `d`: a `long long`, or in a
+/// kernel-only file whose bulk copies need more bytes
+/// ([`Plan::var_bytes`]) an array of them, 16-byte aligned as
+/// `cp.async.bulk` addresses must be.
+fn var_type(plan: &Plan, d: usize) -> &'static str {
+    if var_words(plan, d) > 1 {
+        "__align__(16) long long "
+    } else {
+        "long long "
+    }
+}
+
+/// The array bound of `var` declaration `d` (empty for one word).
+fn var_dim(plan: &Plan, d: usize) -> String {
+    match var_words(plan, d) {
+        1 => String::new(),
+        n => format!("[{n}]"),
+    }
+}
+
+/// How `lp[d]` takes the address of `var` declaration `d`.
+fn var_ref(plan: &Plan, d: usize) -> &'static str {
+    if var_words(plan, d) > 1 {
+        ""
+    } else {
+        "&"
+    }
+}
+
+/// The `long long` words of `var` declaration `d`.
+fn var_words(plan: &Plan, d: usize) -> u32 {
+    if plan.kernel_only {
+        plan.var_bytes.get(d).map_or(1, |b| b.div_ceil(8).max(1))
+    } else {
+        1
+    }
+}
+
 /// (nvcc command line, program text).
 pub fn program(plan: &Plan, stem: &str, arch: &str) -> Result<(String, String), Refusal> {
     let prog = plan.prog;
@@ -319,7 +357,9 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize, kernel_on
         for d in (0..nvars).filter(|d| plan.var_scope[*d] != Scope::Block) {
             let _ = writeln!(
                 o,
-                "__device__ long long bc_gl_{d};  // var {}",
+                "__device__ {}bc_gl_{d}{};  // var {}",
+                var_type(plan, d),
+                var_dim(plan, d),
                 plan.lit.vars[d].name.name
             );
         }
@@ -340,7 +380,9 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize, kernel_on
     for d in &shared {
         let _ = writeln!(
             o,
-            "  __shared__ long long bc_sh_{d};  // var {}",
+            "  __shared__ {}bc_sh_{d}{};  // var {}",
+            var_type(plan, *d),
+            var_dim(plan, *d),
             plan.lit.vars[*d].name.name
         );
     }
@@ -441,9 +483,9 @@ fn kernel(plan: &Plan, g: &super::plan::Grid, nb: usize, nvars: usize, kernel_on
     }
     for d in 0..nvars {
         if plan.var_scope[d] == Scope::Block {
-            let _ = writeln!(o, "  lp[{d}] = &bc_sh_{d};");
+            let _ = writeln!(o, "  lp[{d}] = {}bc_sh_{d};", var_ref(plan, d));
         } else if kernel_only {
-            let _ = writeln!(o, "  lp[{d}] = &bc_gl_{d};");
+            let _ = writeln!(o, "  lp[{d}] = {}bc_gl_{d};", var_ref(plan, d));
         } else {
             let _ = writeln!(
                 o,
