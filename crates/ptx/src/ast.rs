@@ -67,6 +67,9 @@ pub struct Param {
     pub ty: String,
     /// `[N]` for an array (byte-array struct parameters).
     pub len: Option<u64>,
+    /// Declared `.reg` (a `.func`'s register formal, passed by value),
+    /// else `.param`.
+    pub reg: bool,
 }
 
 #[derive(Clone, Debug)]

@@ -216,23 +216,19 @@ impl Flattener<'_> {
     }
 
     fn call(&mut self, call: &Instr, depth: usize, loc: Option<(u32, u32)>) {
-        let mut rets: Vec<String> = Vec::new();
-        let mut args: Vec<String> = Vec::new();
+        // The result and argument lists, operand by operand: an immediate
+        // argument keeps its place (dropping it bound the formals after
+        // it to the wrong actuals).
+        let mut rets: Vec<Operand> = Vec::new();
+        let mut args: Vec<Operand> = Vec::new();
         let mut callee = None;
         for o in &call.operands {
             match o {
                 Operand::List(items, _) => {
-                    let names = items
-                        .iter()
-                        .filter_map(|o| match o {
-                            Operand::Name(n) => Some(n.name.clone()),
-                            _ => None,
-                        })
-                        .collect();
                     if callee.is_none() {
-                        rets = names;
+                        rets = items.clone();
                     } else {
-                        args = names;
+                        args = items.clone();
                     }
                 }
                 Operand::Name(n) if callee.is_none() => callee = Some(n.clone()),
@@ -296,15 +292,94 @@ impl Flattener<'_> {
                 _ => {}
             }
         }
-        for (formal, actual) in f.params.iter().zip(&args) {
-            rn.params.insert(formal.name.name.clone(), actual.clone());
+        if args.len() != f.params.len() || rets.len() != f.rets.len() {
+            self.diags.push(Diagnostic::error(
+                call.span,
+                format!(
+                    "this `call` passes {} argument(s) and {} result(s); `{}` declares {} and {}",
+                    args.len(),
+                    rets.len(),
+                    callee.name,
+                    f.params.len(),
+                    f.rets.len()
+                ),
+            ));
+            return;
         }
-        for (formal, actual) in f.rets.iter().zip(&rets) {
-            rn.params.insert(formal.name.name.clone(), actual.clone());
+        // A `.param` formal names the caller's `.param` variable (the
+        // caller's `st.param` and the callee's `ld.param` meet there). A
+        // `.reg` formal is passed by value (PTX ISA, "Function
+        // declarations and definitions"): a register of the copy of its
+        // own, set from the actual argument (a register or an immediate)
+        // before the body, so that the callee writing it leaves the
+        // caller's register alone; a `.reg` result is copied into the
+        // caller's register after the body.
+        let mut moves_in = Vec::new();
+        let mut moves_out = Vec::new();
+        for (formal, actual, result) in (f.params.iter().zip(&args).map(|(f, a)| (f, a, false)))
+            .chain(f.rets.iter().zip(&rets).map(|(f, a)| (f, a, true)))
+        {
+            if !formal.reg {
+                match actual {
+                    Operand::Name(n) => {
+                        rn.params.insert(formal.name.name.clone(), n.name.clone());
+                    }
+                    other => self.diags.push(Diagnostic::error(
+                        other.span(),
+                        format!(
+                            "`{}` is a `.param` formal: the call must pass a `.param` variable",
+                            formal.name.name
+                        ),
+                    )),
+                }
+                continue;
+            }
+            if formal.ty.is_empty() || formal.len.is_some() {
+                self.diags.push(Diagnostic::error(
+                    formal.name.span,
+                    "a `.reg` formal parameter without a scalar type is not supported",
+                ));
+                continue;
+            }
+            rn.locals.insert(formal.name.name.clone());
+            let own = rn.name(&formal.name.name);
+            if formal.ty == "pred" {
+                self.pred_regs.push(own.clone());
+            } else if !own.starts_with('%') {
+                self.plain_regs.push(own.clone());
+            }
+            let own = Operand::Name(Ident {
+                name: own,
+                span: formal.name.span,
+            });
+            let mov = |dst: Operand, src: Operand| Instr {
+                guard: None,
+                op: Ident {
+                    name: format!("mov.{}", formal.ty),
+                    span: call.op.span,
+                },
+                operands: vec![dst, src],
+                span: call.span,
+            };
+            if result {
+                if !matches!(actual, Operand::Name(_)) {
+                    self.diags
+                        .push(Diagnostic::error(actual.span(), "a call's result must be a register"));
+                    continue;
+                }
+                moves_out.push(mov(actual.clone(), own));
+            } else {
+                moves_in.push(mov(own, actual.clone()));
+            }
+        }
+        for ins in moves_in {
+            self.out.push(FItem::Ins { ins, loc });
         }
         let end = format!("$ret@{suffix}");
         self.body(body, &rn, depth + 1, Some(&end));
-        let _ = loc;
         self.out.push(FItem::Label(end, call.span));
+        for ins in moves_out {
+            self.out.push(FItem::Ins { ins, loc });
+        }
     }
 }

@@ -1341,14 +1341,22 @@ impl Ctx<'_> {
         else {
             return Err(err(at.span(), "a `.param` access needs a parameter name"));
         };
-        let slot = |k: usize| format!("%param:{}+{}", name.name, offset + (k as i64) * esize as i64);
+        // A slot per (variable, byte offset, width): a load reads what a
+        // store of its own width at its own offset wrote (nvcc passes each
+        // argument so), anything else (a narrower load of a wider store,
+        // bytes stored one by one and loaded as a word) reads a slot no
+        // store wrote, an unknown value, where one slot per offset gave
+        // the wider value untruncated.
+        let slot = |k: usize| format!("%param:{}+{}:{esize}", name.name, offset + (k as i64) * esize as i64);
         match kind {
             MemKind::Read | MemKind::Load => {
                 let dsts = self.dst(&o[0])?;
                 if let Some(p) = self.params.get(&name.name).copied() {
                     let v = match p {
                         ParamValue::Known(v) if *offset == 0 => norm(t, PExpr::Int(v)),
-                        ParamValue::Pointer(a) if *offset == 0 => PExpr::Ptr(a),
+                        // A guessed buffer address, loaded whole (a
+                        // narrower load takes bits of the guess).
+                        ParamValue::Pointer(a) if *offset == 0 && t.bits >= 64 => PExpr::Ptr(a),
                         _ => {
                             *note = Some(match self.param_hint.get(&name.name) {
                                 Some(h) => format!(
@@ -1372,7 +1380,7 @@ impl Ctx<'_> {
                 let defs = dsts
                     .into_iter()
                     .enumerate()
-                    .map(|(k, d)| (d, PExpr::Reg(self.regs.id(&slot(k)))))
+                    .map(|(k, d)| (d, norm(t, PExpr::Reg(self.regs.id(&slot(k))))))
                     .collect();
                 Ok(Op::Defs(defs))
             }
@@ -1387,7 +1395,7 @@ impl Ctx<'_> {
                 let mut defs = Vec::new();
                 for (k, v) in vals.into_iter().enumerate() {
                     let e = self.val(v, t, note)?;
-                    defs.push((self.regs.id(&slot(k)), e));
+                    defs.push((self.regs.id(&slot(k)), norm(t, e)));
                 }
                 Ok(Op::Defs(defs))
             }

@@ -368,12 +368,15 @@ impl Parser {
                 return out;
             }
             let mut ty = String::new();
+            let mut reg = false;
             while let Some(Tok::Name(n)) = self.peek().cloned() {
                 if !n.starts_with('.') {
                     break;
                 }
                 self.at += 1;
-                if n == ".align" {
+                if n == ".reg" {
+                    reg = true;
+                } else if n == ".align" {
                     self.int("an alignment");
                 } else if type_bytes(&n[1..]).is_some() {
                     ty = n[1..].to_string();
@@ -392,7 +395,7 @@ impl Parser {
                 len = self.int("an array length").map(|n| n.max(0) as u64);
                 self.eat_punct(']');
             }
-            out.push(Param { name, ty, len });
+            out.push(Param { name, ty, len, reg });
             if !self.eat_punct(',') && !self.is_punct(')') {
                 self.expected("`,` or `)`");
                 while !matches!(self.peek(), None | Some(Tok::Punct(')'))) {

@@ -274,6 +274,11 @@ enum V {
 
 const NEVER: usize = usize::MAX;
 
+/// Marks the origin of a [`V::U`] made unknown because the instruction at
+/// the rest of it took bits of a guessed buffer address (`V::K(_, true)`)
+/// in a way that depends on the guess ([`Tracer::origin`] says so).
+const GUESSED: usize = 1 << 62;
+
 pub struct Trace {
     pub sites: Vec<Site>,
     /// The locations that can take part in a race: a thread writes them
@@ -602,7 +607,10 @@ impl Tracer<'_> {
             ),
             PExpr::Unknown => V::U(pc),
             PExpr::Un(op, x) => match self.eval(x, env, pc, place) {
-                V::K(v, p) => V::K(apply(*op, 0, v), p),
+                // The negation or complement of a guessed buffer address
+                // depends on the guess.
+                V::K(_, true) => V::U(pc | GUESSED),
+                V::K(v, false) => V::K(apply(*op, 0, v), false),
                 V::U(o) | V::T(o) => V::U(o),
             },
             PExpr::Bin(op, a, b) => match (self.eval(a, env, pc, place), self.eval(b, env, pc, place)) {
@@ -612,7 +620,30 @@ impl Tracer<'_> {
                 // Two guessed buffer addresses combined (a sum, a
                 // difference): the value depends on the guess.
                 (V::K(_, true), V::K(_, true)) => V::U(pc),
-                (V::K(x, p), V::K(y, q)) => V::K(apply(*op, x, y), p || q),
+                // A guessed buffer address is only ever the base of an
+                // access (docs/ptx.md, "Memory"): plus or minus a known
+                // integer it is still that base and an offset, and a
+                // comparison with one stays marked (a branch on it is
+                // inconclusive). Any other operation (a mask, a shift, a
+                // product, a truncation to 32 bits, an integer minus it)
+                // gives a value that depends on the guess: unknown. (A
+                // 64-bit integer parameter without `--param` is such a
+                // guess too: `(tid + (int)shift) & 7` took the guess's
+                // low bits, 0, for the parameter's.)
+                (V::K(x, p), V::K(y, q)) if p || q => {
+                    let keeps = match op {
+                        BOp::Add => true,
+                        BOp::Sub => p,
+                        BOp::Eq | BOp::Ne | BOp::Lt | BOp::Le | BOp::Gt | BOp::Ge => true,
+                        _ => false,
+                    };
+                    if keeps {
+                        V::K(apply(*op, x, y), true)
+                    } else {
+                        V::U(pc | GUESSED)
+                    }
+                }
+                (V::K(x, _), V::K(y, _)) => V::K(apply(*op, x, y), false),
                 (V::U(o), _) | (_, V::U(o)) | (V::T(o), _) | (_, V::T(o)) => V::U(o),
             },
         }
@@ -788,6 +819,17 @@ impl Tracer<'_> {
     fn origin(&self, o: usize) -> (String, Option<String>) {
         if o == NEVER {
             return ("a register no instruction wrote before".into(), None);
+        }
+        if o != NEVER && o & GUESSED != 0 {
+            let c = &self.code[o & !GUESSED];
+            return (
+                format!(
+                    "`{}` (line {}), which takes bits of a 64-bit parameter's guessed buffer address",
+                    self.text(c.span),
+                    self.line(c.span)
+                ),
+                Some("pass `--param` if the parameter is an integer".into()),
+            );
         }
         let c = &self.code[o];
         (
