@@ -1162,6 +1162,11 @@ fn det_stmt() -> impl Strategy<Value = String> {
         "if tid == 0 { write x; exit }",
         "barrier.sync.aligned 1, K",
         "barrier.cta.arrive.aligned 1, K",
+        // Lanes of one warp apart at `.aligned` arrives: which steps first
+        // decides whether the other is held for good (review of the one
+        // run, session 37: `one-run-aligned-lanes-apart-deadlock`).
+        "if tid == 0 { barrier.cta.arrive.aligned 2, K } else { barrier.cta.arrive.aligned 3, K }",
+        "if tid == 0 { barrier.cta.arrive.aligned 2, K; bar.arrive 3, K } else { barrier.cta.arrive.aligned 2, K; bar.sync 3, K }",
         "if tid == 0 { bar.arrive 1, K } else { bar.sync 1, K }",
         "if tid == 0 { bar.sync 1, K } else { bar.arrive 1, K }",
         "if tid == 0 { bar.arrive 1, K; write x } else { bar.sync 1, K; read x }",

@@ -77,6 +77,13 @@ impl Explorer<'_> {
                 if std::mem::replace(&mut seen[c.thread as usize], true) {
                     return None;
                 }
+                // A lane alone at an `.aligned` barrier beside a running
+                // mate: which lane steps first decides whether the other
+                // is held there for good (a deadlock in one order, none
+                // in another: `one-run-aligned-lanes-apart-deadlock`).
+                if self.sys.alone_with_mates(&s, c.thread as usize) {
+                    return None;
+                }
             }
             let Some(&c) = choices.first() else { break };
             // The stretch's first step is its head (the initial state's,

@@ -285,6 +285,18 @@ impl System<'_> {
         })
     }
 
+    /// Whether running thread `t` stands alone ([`Lane::Alone`]) at an
+    /// `.aligned` arrive or wait while a mate of its warp is still running:
+    /// its warp diverged at the barrier, and whether a mate is later held
+    /// there for good depends on which lane steps first (the one run
+    /// leaves such a program to the search: `search/det.rs`).
+    pub(crate) fn alone_with_mates(&self, s: &State, t: usize) -> bool {
+        (self.aligned_arrive(s, t).is_some() || self.aligned_wait(s, t).is_some())
+            && (self.an.warps.mates(t).iter().map(|&u| u as usize))
+                .any(|u| u != t && s.threads[u].status == Status::Running)
+            && self.lane_mode(s, t) == Lane::Alone
+    }
+
     /// The other lanes that arrive in choice `c`'s step, in thread order:
     /// the live lanes of its warp when its thread leads the warp's
     /// arrival ([`Lane::Leads`]); none otherwise.
