@@ -166,6 +166,11 @@ pub enum Op {
         dsts: Vec<usize>,
         /// The element type (a loaded value is normalized to it).
         ty: Ty,
+        /// The state space the instruction names: `Some(true)` for
+        /// `.shared`, `Some(false)` for `.global`, `None` for a generic
+        /// address (either). An address in the other space is undefined
+        /// behaviour (PTX ISA, "State spaces"): inconclusive.
+        shared: Option<bool>,
         /// The values a store writes (one per element), or an atomic's
         /// operands after the address (`cas`: the compared and the new
         /// value). Only a location that a spin loop waits on needs them
@@ -833,6 +838,7 @@ impl Ctx<'_> {
                     esize: 128,
                     dsts: vec![],
                     ty: ty("b8").expect("a type"),
+                    shared: Some(false),
                     vals: vec![PExpr::Unknown],
                     rmw: None,
                 })
@@ -1315,6 +1321,11 @@ impl Ctx<'_> {
             esize,
             dsts,
             ty: t,
+            shared: match space {
+                Some(Space::Shared) => Some(true),
+                Some(Space::Global) => Some(false),
+                _ => None,
+            },
             vals,
             rmw,
         })

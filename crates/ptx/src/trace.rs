@@ -41,9 +41,14 @@ pub struct Region {
 
 impl Region {
     /// The bytes an address may lie past the base and still be in the
-    /// region: its size, or where it has none the spacing of its kind.
+    /// region: its size, or where it has none half the spacing of its
+    /// kind, so that an address a little below the next region's base
+    /// (`b[-1]` of a pointer parameter `b`) lies in no region rather than
+    /// at the end of the one before (review, session 37).
     pub fn extent(&self) -> i64 {
-        (self.size).map_or(if self.shared { REGION_STRIDE } else { GLOBAL_STRIDE }, |s| s as i64)
+        (self.size).map_or(if self.shared { REGION_STRIDE } else { GLOBAL_STRIDE } / 2, |s| {
+            s as i64
+        })
     }
 
     /// The value the location `offset` bytes in starts with, when known:
@@ -64,14 +69,15 @@ impl Region {
     }
 }
 
-/// The largest size assumed for a shared region of unknown size (a
-/// dynamic `extern .shared` array; a block has at most 228 KiB), and the
-/// spacing of shared regions.
+/// The spacing of shared regions, twice the largest size assumed for one
+/// of unknown size (a dynamic `extern .shared` array; a block has at most
+/// 228 KiB).
 pub const REGION_STRIDE: i64 = 1 << 20;
 
 /// The spacing of global regions (variables, `.const` variables, pointer
-/// parameters' buffers), and the size assumed for one of unknown size (a
-/// pointer parameter's buffer): 64 GiB, more than any GPU holds.
+/// parameters' buffers), twice the size assumed for one of unknown size
+/// (a pointer parameter's buffer): 32 GiB, more than a buffer of a kernel
+/// checked here holds.
 pub const GLOBAL_STRIDE: i64 = 1 << 36;
 
 /// What the threads did at one instruction.
@@ -2033,6 +2039,7 @@ impl Tracer<'_> {
                     dsts,
                     vals,
                     rmw,
+                    shared,
                     ..
                 } => {
                     match self.eval(addr, &env, pc, place) {
@@ -2041,6 +2048,21 @@ impl Tracer<'_> {
                             for e in 0..*elems {
                                 let at = a.wrapping_add((e * esize) as i64);
                                 match self.resolve(at) {
+                                    Some(l) if shared.is_some_and(|sh| sh != self.regions[l.0].shared) => {
+                                        let (name, space) = (
+                                            &self.regions[l.0].name,
+                                            if *shared == Some(true) {
+                                                "`.shared`"
+                                            } else {
+                                                "`.global`"
+                                            },
+                                        );
+                                        let why = format!(
+                                            "the {space} access's address {at:#x} lies in `{name}`, a variable of the other state space (undefined behaviour)"
+                                        );
+                                        self.fail(pc, &why, V::K(0, false), place);
+                                        return;
+                                    }
                                     Some(l) if !self.fits(l, (*esize).max(1)) => {
                                         let name = self.regions[l.0].name.clone();
                                         self.fail(
