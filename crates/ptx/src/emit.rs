@@ -206,7 +206,11 @@ impl<'a> Emitter<'a> {
 
     /// The name of a location: its region and byte offset.
     pub fn loc_name(&self, l: LocKey) -> String {
-        format!("{}+{}", self.regions[l.0].name, l.1)
+        if l.1 < 0 {
+            format!("{}{}", self.regions[l.0].name, l.1)
+        } else {
+            format!("{}+{}", self.regions[l.0].name, l.1)
+        }
     }
 
     fn expr(&self, e: &PExpr, span: Span) -> Expr {

@@ -41,14 +41,27 @@ pub struct Region {
 
 impl Region {
     /// The bytes an address may lie past the base and still be in the
-    /// region: its size, or where it has none half the spacing of its
-    /// kind, so that an address a little below the next region's base
-    /// (`b[-1]` of a pointer parameter `b`) lies in no region rather than
-    /// at the end of the one before (review, session 37).
+    /// region: its size, or where it has none a quarter of the spacing of
+    /// its kind.
     pub fn extent(&self) -> i64 {
-        (self.size).map_or(if self.shared { REGION_STRIDE } else { GLOBAL_STRIDE } / 2, |s| {
+        (self.size).map_or(if self.shared { REGION_STRIDE } else { GLOBAL_STRIDE } / 4, |s| {
             s as i64
         })
+    }
+
+    /// The bytes an address may lie below the base and still be in the
+    /// region: none for a variable, whose first byte is its base; a
+    /// quarter of the spacing for a pointer parameter's buffer, since a
+    /// kernel may be passed a pointer into the middle of its allocation
+    /// (WEFT's RTM stencils read `in[-k]` for their halo). Two buffers
+    /// still never meet: `b[-1]` is in `b`'s buffer, where it lay at the
+    /// end of the previous parameter's until session 37.
+    pub fn below(&self) -> i64 {
+        if self.size.is_none() && !self.shared {
+            GLOBAL_STRIDE / 4
+        } else {
+            0
+        }
     }
 
     /// The value the location `offset` bytes in starts with, when known:
@@ -69,15 +82,15 @@ impl Region {
     }
 }
 
-/// The spacing of shared regions, twice the largest size assumed for one
-/// of unknown size (a dynamic `extern .shared` array; a block has at most
-/// 228 KiB).
+/// The spacing of shared regions, four times the largest size assumed
+/// for one of unknown size (a dynamic `extern .shared` array; a block has
+/// at most 228 KiB).
 pub const REGION_STRIDE: i64 = 1 << 20;
 
 /// The spacing of global regions (variables, `.const` variables, pointer
-/// parameters' buffers), twice the size assumed for one of unknown size
-/// (a pointer parameter's buffer): 32 GiB, more than a buffer of a kernel
-/// checked here holds.
+/// parameters' buffers): a pointer parameter's buffer (of unknown size)
+/// is taken to reach 16 GiB past its base and 16 GiB below it, more than
+/// a buffer of a kernel checked here holds, and never meets another.
 pub const GLOBAL_STRIDE: i64 = 1 << 36;
 
 /// What the threads did at one instruction.
@@ -1700,7 +1713,7 @@ impl Tracer<'_> {
 
     fn resolve(&self, a: i64) -> Option<LocKey> {
         (self.regions.iter().enumerate())
-            .find_map(|(k, r)| (a >= r.base && a < r.base + r.extent()).then_some((k, a - r.base)))
+            .find_map(|(k, r)| (a >= r.base - r.below() && a < r.base + r.extent()).then_some((k, a - r.base)))
     }
 
     fn thread(&mut self, nregs: usize, bid: i64, tid: i64) {
