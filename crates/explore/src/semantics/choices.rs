@@ -276,13 +276,47 @@ impl System<'_> {
     /// of `t` that leaves such a mate is then no persistent set on its
     /// own (`required.rs`, `fuse.rs`). A held mate (`Lane::Held`) has no
     /// step a step of `t` could change, only enable.
+    /// A mate at an `.aligned` wait decides for the whole warp: its lanes
+    /// stand together there only when every live lane waits at that one
+    /// wait on the same phases ([`System::wait_lane_mode`]), so the first
+    /// such mate's mode is every waiting mate's (asking each mate, each
+    /// comparing its phases with every other's, was a tenth of a
+    /// 320-lane run).
     pub(crate) fn moves_warp_mates(&self, s: &State, t: usize) -> bool {
-        (self.an.warps.mates(t).iter().map(|&u| u as usize)).any(|u| {
-            u != t
-                && s.threads[u].status == Status::Running
-                && (self.aligned_arrive(s, u).is_some() || self.aligned_wait(s, u).is_some())
-                && self.lane_mode(s, u) == Lane::Alone
-        })
+        let mates = self.an.warps.mates(t);
+        for u in mates.iter().map(|&u| u as usize) {
+            if u == t || s.threads[u].status != Status::Running {
+                continue;
+            }
+            if self.aligned_arrive(s, u).is_some() {
+                if self.lane_mode(s, u) == Lane::Alone {
+                    return true;
+                }
+            } else if let Some(b) = self.aligned_wait(s, u) {
+                return self.wait_lane_mode(s, u, b, mates) == Lane::Alone;
+            }
+        }
+        false
+    }
+
+    /// Whether thread `t`, at a wait, is a lane its warp's first lane
+    /// releases ([`Lane::Follows`]), with whether its warp stands
+    /// together at the wait decided once per warp in `together` (keyed by
+    /// the warp's first lane): [`System::wait_lane_mode`] gives every
+    /// lane of a warp the same answer to that, so within one state the
+    /// first lane's is every lane's.
+    fn follows_at_wait(&self, s: &State, t: usize, together: &mut rustc_hash::FxHashMap<u32, bool>) -> bool {
+        let mates = self.an.warps.mates(t);
+        let Some(&key) = mates.first() else {
+            return false;
+        };
+        let Some(b) = self.aligned_wait(s, t) else {
+            return false;
+        };
+        let all = *together
+            .entry(key)
+            .or_insert_with(|| self.wait_lane_mode(s, t, b, mates) != Lane::Alone);
+        all && (mates.iter().map(|&u| u as usize)).any(|u| u < t && s.threads[u].status != Status::Done)
     }
 
     /// Whether running thread `t` stands alone ([`Lane::Alone`]) at an
@@ -452,6 +486,7 @@ impl System<'_> {
 
     pub(crate) fn choices(&self, s: &State, ident: &[u32]) -> Vec<Choice> {
         let mut out = Vec::new();
+        let mut together = rustc_hash::FxHashMap::default();
         for t in 0..s.threads.len() {
             let th = &s.threads[t];
             if th.status != Status::Running {
@@ -471,7 +506,8 @@ impl System<'_> {
                     ..
                 } => {
                     // A lane that the first lane of its warp releases.
-                    if self.lane_mode(s, t) == Lane::Follows {
+                    if self.follows_at_wait(s, t, &mut together) {
+                        debug_assert_eq!(self.lane_mode(s, t), Lane::Follows);
                         continue;
                     }
                     let Some(b) = self.resolve(s, t, *sel) else {
@@ -614,11 +650,21 @@ impl System<'_> {
                     .rposition(|e| e.target == target && matches!(e.kind, HKind::Arrive(..)))
                     .filter(|&po| matches!(s.hist[t][po].kind, HKind::Arrive(_, Some(_), _)))
                     .map(|po| (t as u32, po as u32));
-                done.iter()
-                    .enumerate()
-                    .filter(|(_, ph)| entitled(ph) && own.is_none_or(|k| ph.members.contains(&k)))
-                    .map(|(i, _)| i as u32)
-                    .collect()
+                match own {
+                    // The wait takes the phase its own arrive fell in: an
+                    // event is a member of one phase, found newest first
+                    // (a scan of every done phase's members per call was
+                    // a sixth of a 320-lane run).
+                    Some(k) => (done.iter().rposition(|ph| ph.members.contains(&k)))
+                        .filter(|&i| entitled(&done[i]))
+                        .map(|i| i as u32)
+                        .into_iter()
+                        .collect(),
+                    None => (done.iter().enumerate())
+                        .filter(|(_, ph)| entitled(ph))
+                        .map(|(i, _)| i as u32)
+                        .collect(),
+                }
             }
         }
     }
