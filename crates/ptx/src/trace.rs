@@ -407,9 +407,58 @@ pub fn trace(
         }
     }
     let racy = uses.iter().filter(|(_, u)| u.racy()).map(|(l, _)| *l).collect();
-    let copied = (t.copied.iter())
+    let copied: HashSet<LocKey> = (t.copied.iter())
         .flat_map(|&(l, bytes)| parts(&t.cuts, l, bytes))
         .collect();
+    // A proxy fence that names a state space (`fence.proxy.async.shared::cta`,
+    // `.shared::cluster`) orders the generic and async proxies in that
+    // space only (PTX ISA, "membar/fence"), while the model's proxy fence
+    // orders every space. Where a bulk copy reads or writes global memory
+    // that plain stores write, that difference can hide a race (review,
+    // session 37: a generic store to global memory, a `.shared::cta` proxy
+    // fence, a barrier, then a TMA load of that memory was `ok`): such a
+    // fence is inconclusive there. Without such a copy it orders what the
+    // model's does.
+    // A thread's complete-tx is relaxed, the one semantics PTX gives it:
+    // it releases none of the thread's writes, while the model's
+    // `mbarrier.complete_tx` is the copy engine's, whose completion makes
+    // the copy's writes visible to the waiters (review, session 37: a
+    // thread's store, its complete_tx, then a read after the wait was
+    // `ok`). Right after a fence of the block's scope or wider (a release
+    // pattern of the PTX memory model: the fence, then a strong write of
+    // the mbarrier) it releases what the fence orders, as the model's
+    // statement does; elsewhere it is inconclusive.
+    for (pc, c) in code.iter().enumerate() {
+        if !matches!(&c.op, Op::MBar { name, .. } if name == "mbarrier.complete_tx") {
+            continue;
+        }
+        let fenced = pc
+            .checked_sub(1)
+            .is_some_and(|p| matches!(&code[p].op, Op::Fence(n) if n.starts_with("membar") || n.starts_with("fence.acq_rel") || n.starts_with("fence.sc")));
+        if !fenced {
+            t.errors.entry(pc).or_insert_with(|| {
+                Diagnostic::error(
+                    c.span,
+                    "inconclusive: a thread's complete-tx is relaxed and releases none of its writes, while the model's `mbarrier.complete_tx` is the copy engine's, which does; put a `fence.acq_rel.cta` (or wider) right before it to release the thread's writes",
+                )
+            });
+        }
+    }
+    let global_written_and_copied = copied
+        .iter()
+        .any(|p| !regions[p.0].shared && uses.get(p).is_some_and(|u| u.writers[0].is_some()));
+    if global_written_and_copied {
+        for (pc, c) in code.iter().enumerate() {
+            if matches!(&c.op, Op::Fence(n) if n == "fence.proxy.async") && t.text(c.span).contains(".shared") {
+                t.errors.entry(pc).or_insert_with(|| {
+                    Diagnostic::error(
+                        c.span,
+                        "inconclusive: this proxy fence orders shared memory only, and a bulk copy of the kernel accesses global memory that plain stores write; the model's proxy fence does not tell state spaces apart (write `fence.proxy.async` without a state space if it is meant for both)",
+                    )
+                });
+            }
+        }
+    }
     // A location a spin loop polls carries values, one per location:
     // every access that shares a byte with it must access exactly it (the
     // same start and width), or the values the polls read are not the

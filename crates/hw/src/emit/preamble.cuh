@@ -125,8 +125,13 @@ __device__ inline unsigned long long bc_mbar_arrive_expect_tx(unsigned long long
 __device__ inline void bc_mbar_expect_tx(unsigned long long* b, long long n) {
   asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(bc_smem(b)), "r"((unsigned)n) : "memory");
 }
+// The litmus `mbarrier.complete_tx` is the copy engine's completion,
+// which releases the copied data to the waiters; a thread's complete-tx
+// is relaxed, so the fence right before it (a release pattern) releases
+// the thread's earlier writes as the statement does. The PTX front end
+// reads the pair so, and a complete-tx without it as inconclusive.
 __device__ inline void bc_mbar_complete_tx(unsigned long long* b, long long n) {
-  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(bc_smem(b)), "r"((unsigned)n) : "memory");
+  asm volatile("fence.acq_rel.cta;\n\tmbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(bc_smem(b)), "r"((unsigned)n) : "memory");
 }
 __device__ inline void bc_mbar_wait(unsigned long long* b, unsigned long long st) {
   unsigned ok = 0;
