@@ -1694,8 +1694,11 @@ impl Ctx<'_> {
                 let dst = self.reg(&o[0])?;
                 let sel = v(self, 1)?;
                 let pred = self.val(&o[2], ty("pred").expect("a type"), &mut None)?;
+                // PTX's `bar.red` is the `.aligned` form, as `bar.sync`
+                // is (PTX ISA, `barrier{.cta}`; review, session 37: lanes
+                // of one warp at two `bar.red` sites were `ok`).
                 Ok(Op::Bar {
-                    name: format!("bar.red.{r}"),
+                    name: format!("barrier.red.{r}.aligned"),
                     sel,
                     count: None,
                     pred: Some(bin(BOp::Ne, pred, PExpr::Int(0))),

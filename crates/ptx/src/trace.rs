@@ -2300,6 +2300,19 @@ impl Tracer<'_> {
                         let Some(v) = self.barrier_operand(n, &env, pc, place, "the thread count") else {
                             return;
                         };
+                        // PTX ISA, `barrier{.cta}`: a thread count must be
+                        // a multiple of the warp size (ptxas rejects an
+                        // immediate one that is not; one in a register is
+                        // undefined behaviour), since the barrier counts
+                        // whole warps (review, session 37: `bar.sync 1,
+                        // %ntid.x` at 48 threads was `ok`).
+                        if v % 32 != 0 {
+                            let why = format!(
+                                "the thread count {v} is not a multiple of the warp size (undefined behaviour: PTX ISA, `barrier{{.cta}}`)"
+                            );
+                            self.fail(pc, &why, V::K(v, false), place);
+                            return;
+                        }
                         self.sites[pc].counts.insert(v);
                     }
                     // A shuffle's source lane decides which lane it

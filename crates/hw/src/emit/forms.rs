@@ -493,6 +493,10 @@ impl Emit<'_> {
             "__nvvm_bar0_popc" => "__syncthreads_count",
             "__nvvm_bar0_and" => "__syncthreads_and",
             "__nvvm_bar0_or" => "__syncthreads_or",
+            // PTX's `bar.red` is the `.aligned` form already.
+            "barrier.red.popc.aligned" => "bar.red.popc",
+            "barrier.red.and.aligned" => "bar.red.and",
+            "barrier.red.or.aligned" => "bar.red.or",
             other => other,
         };
         let same = |o: Option<&'a Instr>| o.filter(|o| o.span == i.span && matches!(o.kind, InstrKind::Barrier { .. }));
