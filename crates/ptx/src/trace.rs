@@ -1002,6 +1002,21 @@ impl Tracer<'_> {
                 return None;
             }
         };
+        // PTX ISA, "Size and alignment of mbarrier object": 8 bytes,
+        // 8-byte aligned; a misaligned object (undefined behaviour), or one
+        // that runs past its variable's end, is not modelled (review,
+        // session 37: an object at `bar+4` of an 8-byte variable was a
+        // separate object reaching into the next variable).
+        if a % 8 != 0 || !self.fits(l, 8) {
+            let name = self.regions[l.0].name.clone();
+            let why = if a % 8 != 0 {
+                format!("the mbarrier object at {a:#x} (in `{name}`) is not 8-byte aligned (undefined behaviour)")
+            } else {
+                format!("the mbarrier object at {a:#x} runs past the end of `{name}` (it takes 8 bytes)")
+            };
+            self.fail(pc, &why, V::K(0, false), place);
+            return None;
+        }
         self.mbars.entry(l).or_insert(pc);
         Some((a, l))
     }
