@@ -466,6 +466,7 @@ pub fn lower_entry_until(
             init: init.0,
             elem_bytes: init.1,
             workspace: false,
+            pointer: false,
             span,
         });
         base
@@ -518,7 +519,11 @@ pub fn lower_entry_until(
         let v = match given {
             Some(v) => ops::ParamValue::Known(v),
             None if p.len.is_none() && matches!(p.ty.as_str(), "u64" | "b64" | "s64") => {
-                ops::ParamValue::Pointer(add(&mut regions, &p.name.name, None, false, (None, 1), p.name.span))
+                let base = add(&mut regions, &p.name.name, None, false, (None, 1), p.name.span);
+                if let Some(r) = regions.last_mut() {
+                    r.pointer = true;
+                }
+                ops::ParamValue::Pointer(base)
             }
             None => ops::ParamValue::Unknown,
         };

@@ -36,6 +36,8 @@ pub struct Region {
     pub elem_bytes: u32,
     /// The grid workspace of a cooperative launch (nvcc's grid sync).
     pub workspace: bool,
+    /// A pointer parameter's buffer (reaches below its base: `below`).
+    pub pointer: bool,
     pub span: Span,
 }
 
@@ -57,7 +59,9 @@ impl Region {
     /// still never meet: `b[-1]` is in `b`'s buffer, where it lay at the
     /// end of the previous parameter's until session 37.
     pub fn below(&self) -> i64 {
-        if self.size.is_none() && !self.shared {
+        // Only a pointer parameter's: an unsized `.extern .global` array
+        // starts at its base as any variable does (review, session 37).
+        if self.pointer {
             GLOBAL_STRIDE / 4
         } else {
             0
@@ -432,9 +436,16 @@ pub fn trace(
         if !matches!(&c.op, Op::MBar { name, .. } if name == "mbarrier.complete_tx") {
             continue;
         }
-        let fenced = pc
-            .checked_sub(1)
-            .is_some_and(|p| matches!(&code[p].op, Op::Fence(n) if n.starts_with("membar") || n.starts_with("fence.acq_rel") || n.starts_with("fence.sc")));
+        // The fence must run whenever the complete-tx does: unguarded,
+        // right before it, with no branch landing between them (review,
+        // session 37: `@!p fence; complete_tx`, and a jump past the fence
+        // to a label on the complete-tx, counted as fenced).
+        let target = labels.values().any(|&l| l == pc);
+        let fenced = !target
+            && pc.checked_sub(1).is_some_and(|p| {
+                code[p].guard.is_none()
+                    && matches!(&code[p].op, Op::Fence(n) if n.starts_with("membar") || n.starts_with("fence.acq_rel") || n.starts_with("fence.sc"))
+            });
         if !fenced {
             t.errors.entry(pc).or_insert_with(|| {
                 Diagnostic::error(
