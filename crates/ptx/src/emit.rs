@@ -485,7 +485,7 @@ impl<'a> Emitter<'a> {
             }
             _ if site.grid == Some(Grid::End) && !self.grid_split => vec![],
             _ if matches!(site.grid, Some(Grid::Arrival | Grid::Poll)) => vec![],
-            Op::Fence(n) => vec![Self::instr_stmt(n, None, vec![], span)],
+            Op::Fence { name, .. } => vec![Self::instr_stmt(name, None, vec![], span)],
             Op::Mem {
                 kind,
                 addr,

@@ -198,7 +198,12 @@ pub enum Op {
         /// `match.all.sync`'s predicate): unknown.
         pdst: Option<usize>,
     },
-    Fence(String),
+    /// A fence, by its litmus name, with what it orders ([`FenceKind`]),
+    /// decided here where its name is split.
+    Fence {
+        name: String,
+        kind: FenceKind,
+    },
     /// An mbarrier instruction (PTX ISA, "Parallel Synchronization and
     /// Communication Instructions: mbarrier"), by its litmus name
     /// (docs/litmus.md): the object is the 8-byte shared location at
@@ -212,6 +217,19 @@ pub enum Op {
         dst: Option<usize>,
         poll: bool,
     },
+}
+
+/// What a fence orders, as the pre-evaluation's checks read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FenceKind {
+    /// `membar`, `fence.sc`, `fence.acq_rel` (a scope of the block or
+    /// wider): with a strong write after it, a release pattern.
+    Memory,
+    /// `fence.proxy.async`; `shared_only` for the `.shared::cta` and
+    /// `.shared::cluster` forms, which order shared memory alone.
+    Proxy { shared_only: bool },
+    /// `fence.mbarrier_init`.
+    Other,
 }
 
 /// An operand of an mbarrier instruction after its address.
@@ -843,7 +861,10 @@ impl Ctx<'_> {
                     rmw: None,
                 })
             }
-            "membar" => Ok(Op::Fence(ins.op.name.clone())),
+            "membar" => Ok(Op::Fence {
+                name: ins.op.name.clone(),
+                kind: FenceKind::Memory,
+            }),
             "fence" => {
                 // The model's proxy fence covers every state space; the
                 // `.global` form orders global memory alone, so reading it
@@ -858,17 +879,25 @@ impl Ctx<'_> {
                         ),
                     ));
                 }
-                let name = match parts.as_slice() {
-                    ["fence", s @ ("cta" | "cluster" | "gpu" | "sys")] => format!("fence.acq_rel.{s}"),
+                let (name, kind) = match parts.as_slice() {
+                    ["fence", s @ ("cta" | "cluster" | "gpu" | "sys")] => {
+                        (format!("fence.acq_rel.{s}"), FenceKind::Memory)
+                    }
                     // The proxy fence (no state space, `.shared::cta`,
                     // `.shared::cluster`), and the fence for
                     // mbarrier inits (`.release.cluster`): the litmus
                     // statements of those names.
-                    ["fence", "proxy", "async", ..] => "fence.proxy.async".to_string(),
-                    ["fence", "mbarrier_init", ..] => "fence.mbarrier_init".to_string(),
-                    _ => ins.op.name.clone(),
+                    ["fence", "proxy", "async", rest @ ..] => (
+                        "fence.proxy.async".to_string(),
+                        FenceKind::Proxy {
+                            shared_only: rest.first().is_some_and(|p| p.starts_with("shared")),
+                        },
+                    ),
+                    ["fence", "mbarrier_init", ..] => ("fence.mbarrier_init".to_string(), FenceKind::Other),
+                    ["fence", "sc" | "acq_rel", ..] => (ins.op.name.clone(), FenceKind::Memory),
+                    _ => (ins.op.name.clone(), FenceKind::Other),
                 };
-                Ok(Op::Fence(name))
+                Ok(Op::Fence { name, kind })
             }
             "bar" | "barrier" => self.barrier(ins, &parts),
             "mbarrier" => self.mbarrier(ins, &parts),

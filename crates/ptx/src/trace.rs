@@ -9,7 +9,7 @@
 //! barrier operand: those are never guessed (docs/ptx.md, "Unknown
 //! values").
 
-use crate::ops::{apply, CInstr, MArg, MemKind, Op, PExpr, PlainSize};
+use crate::ops::{apply, CInstr, FenceKind, MArg, MemKind, Op, PExpr, PlainSize};
 use bc_syntax::{Diagnostic, Op as BOp, SourceFile, Span};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -444,7 +444,13 @@ pub fn trace(
         let fenced = !target
             && pc.checked_sub(1).is_some_and(|p| {
                 code[p].guard.is_none()
-                    && matches!(&code[p].op, Op::Fence(n) if n.starts_with("membar") || n.starts_with("fence.acq_rel") || n.starts_with("fence.sc"))
+                    && matches!(
+                        code[p].op,
+                        Op::Fence {
+                            kind: FenceKind::Memory,
+                            ..
+                        }
+                    )
             });
         if !fenced {
             t.errors.entry(pc).or_insert_with(|| {
@@ -460,7 +466,13 @@ pub fn trace(
         .any(|p| !regions[p.0].shared && uses.get(p).is_some_and(|u| u.writers[0].is_some()));
     if global_written_and_copied {
         for (pc, c) in code.iter().enumerate() {
-            if matches!(&c.op, Op::Fence(n) if n == "fence.proxy.async") && t.text(c.span).contains(".shared") {
+            if matches!(
+                c.op,
+                Op::Fence {
+                    kind: FenceKind::Proxy { shared_only: true },
+                    ..
+                }
+            ) {
                 t.errors.entry(pc).or_insert_with(|| {
                     Diagnostic::error(
                         c.span,
@@ -1977,7 +1989,7 @@ impl Tracer<'_> {
                     );
                     return;
                 }
-                Op::Nop | Op::Fence(_) | Op::Group { .. } => {}
+                Op::Nop | Op::Fence { .. } | Op::Group { .. } => {}
                 Op::Copy { dst, src, bulk, plain } => {
                     let mut pair = [(0i64, (0usize, 0i64)); 2];
                     let (dst_shared, src_shared) = Op::copy_spaces(bulk);
