@@ -240,6 +240,9 @@ fn cuda_stmt() -> impl Strategy<Value = String> {
         "barrier.sync.aligned 1, 2",
         "barrier.cta.arrive.aligned 1, 2",
         "if lane == 0 { barrier.sync.aligned 3, 2 } else { barrier.sync.aligned 3, 2 }",
+        // A count of whole warps: the kernel's one partial warp counts 32.
+        "barrier.sync.aligned 4, 32",
+        "barrier.cta.arrive.aligned 4, 32",
         "r = __syncthreads_count 1",
         "t = arrive B",
         "wait B, t",
@@ -834,7 +837,11 @@ fn named_pipeline_round(producer: bool) -> impl Strategy<Value = String> {
 
 /// A consumer warp of 32 lanes, then a producer warp of one or two
 /// lanes: the consumers arrive on `bar 2` once, then both sides loop
-/// `reps` times; the count `K` right (every lane) or off by one.
+/// `reps` times; the count `K` right (every lane) or off by one. Or,
+/// with `whole`, `K` a multiple of 32 (64, or 96 where off): the
+/// `.aligned` arrives then count whole warps, the producer's partial warp
+/// as 32 (`System::warp_counted`), which the required steps' walks must
+/// count so too (`required.rs`, `whole_warp_arrives`).
 fn named_pipeline_program() -> impl Strategy<Value = String> {
     (
         named_pipeline_round(true),
@@ -842,9 +849,14 @@ fn named_pipeline_program() -> impl Strategy<Value = String> {
         1u32..3,
         1u32..3,
         prop::bool::weighted(0.15),
+        prop::bool::weighted(0.3),
     )
-        .prop_map(|(prod, cons, lanes, reps, off)| {
-            let k = (32 + lanes - u32::from(off)).to_string();
+        .prop_map(|(prod, cons, lanes, reps, off, whole)| {
+            let k = if whole {
+                if off { "96".to_string() } else { "64".to_string() }
+            } else {
+                (32 + lanes - u32::from(off)).to_string()
+            };
             let body = |b: &str| if b.is_empty() { "r = 0".to_string() } else { b.replace('K', &k) };
             format!(
                 "litmus \"n\"\nmodel cuda-sm90\nvar s scope=block\nkernel blocks=1 threads={} {{\n  if tid < 32 {{ barrier.cta.arrive.aligned 2, {k}; repeat {reps} {{ {} }} }} else {{ repeat {reps} {{ {} }} }}\n}}\n",
@@ -1192,20 +1204,23 @@ fn det_stmt() -> impl Strategy<Value = String> {
 
 /// A kernel of one or two blocks of two or three threads running a random
 /// deterministic body (sometimes in a loop), the named barrier's count `K`
-/// the block's threads, two, or off by one.
+/// the block's threads, two, off by one, or 32: the block is one partial
+/// warp, whose arrival at an `.aligned` arrive then counts 32
+/// (`System::warp_counted`).
 fn det_program() -> impl Strategy<Value = String> {
     (
         prop::collection::vec(det_stmt(), 1..6),
         1u32..3,
         2u32..4,
-        0u8..3,
+        0u8..4,
         0u8..2,
     )
         .prop_map(|(stmts, blocks, threads, k, reps)| {
             let k = match k {
                 0 => threads,
                 1 => 2,
-                _ => threads + 1,
+                2 => threads + 1,
+                _ => 32,
             };
             let body = stmts.join("; ").replace('K', &k.to_string());
             let body = if reps > 0 { format!("repeat {} {{ {body} }}", reps + 1) } else { body };

@@ -237,7 +237,15 @@ impl Checker<'_> {
                 if arrivals == 1 && count.is_some() {
                     continue;
                 }
-                let Some(x) = c.needed() else {
+                // A thread-counted arrive's own count is its phase's
+                // (several arrivals in one: a warp counted whole, whose
+                // first lane's arrive counts its absent lanes; PTX ISA,
+                // `barrier{.cta}`).
+                let own = match count {
+                    Some(bc_graph::ArriveCount::Threads(k)) => c.expected.map(|_| k),
+                    _ => None,
+                };
+                let Some(x) = own.or_else(|| c.needed()) else {
                     continue;
                 };
                 let pending = x - c.arrived;

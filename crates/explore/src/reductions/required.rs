@@ -338,8 +338,10 @@ impl System<'_> {
                     if self.an.thread_counted[b].is_some() {
                         match op {
                             // (Its plain wait: above.)
-                            BarrierOp::Arrive(_) => {
-                                let lanes = 1 + self.warp_followers(s, c).len() as u64;
+                            BarrierOp::Arrive(a) => {
+                                // A warp counted whole adds the warp size.
+                                let absent = if a.aligned { self.absent_lanes(s, t, b, a) } else { 0 };
+                                let lanes = 1 + self.warp_followers(s, c).len() as u64 + u64::from(absent);
                                 Needed::Counted(b, lanes)
                             }
                             _ => continue,
@@ -531,6 +533,43 @@ impl System<'_> {
         self.an.phase_counted[b] || self.an.thread_counted[b].is_some()
     }
 
+    /// On a barrier counted in whole warps (`System::warp_counted`: an
+    /// `.aligned` thread count that is a multiple of the warp size), a
+    /// warp's arrival counts the warp size whatever its live lanes, so
+    /// the lanes' arrives summed may fall short of what the warps add.
+    /// There each warp counts the warp size times the most arrives one of
+    /// its lanes walks: the same sum for a full warp whose lanes walk
+    /// alike, an upper bound always (a warp arrives at most as often as
+    /// its busiest lane, and a split warp's lanes count one each).
+    fn whole_warp_arrives(&self, total: &mut Walk, walks: &[(Walk, u64)], walk_of: &[(usize, usize)]) {
+        let ws = u64::from(self.p.model.warp_size);
+        if ws < 2 || self.an.warps.of.is_empty() {
+            return;
+        }
+        let whole = |k: i64| k > 0 && (k as u64).is_multiple_of(ws);
+        for (b, k) in self.an.thread_counted.iter().enumerate() {
+            if !k.is_some_and(whole) {
+                continue;
+            }
+            let mut per_warp: HashMap<u32, u64> = HashMap::default();
+            let mut sum = 0u64;
+            for &(u, i) in walk_of {
+                let a = walks[i].0.arrives[b];
+                match self.p.threads[u].warp_id {
+                    u32::MAX => sum = sum.saturating_add(a),
+                    wid => {
+                        let e = per_warp.entry(wid).or_default();
+                        *e = (*e).max(a);
+                    }
+                }
+            }
+            for a in per_warp.values() {
+                sum = sum.saturating_add(a.saturating_mul(ws));
+            }
+            total.arrives[b] = total.arrives[b].max(sum);
+        }
+    }
+
     /// The greatest fixed point of the module text with the threads of
     /// `frozen` (the first the one whose step is asked about) taking no
     /// step; `None` when a walk ran past its budget.
@@ -557,6 +596,8 @@ impl System<'_> {
             // in the order first met.
             let mut cache: HashMap<WalkKey, usize> = HashMap::default();
             let mut walks: Vec<(Walk, u64)> = Vec::new();
+            // Per thread walked, its walk's index (for the warps below).
+            let mut walk_of: Vec<(usize, usize)> = Vec::new();
             // A copy agent's walk (from its start, registers unknown) is
             // the same at every issue that may start it in this round.
             let mut agents: HashMap<usize, Walk> = HashMap::default();
@@ -567,10 +608,14 @@ impl System<'_> {
                 let offsets = Self::held_offsets(u, &held);
                 let key = (self.an.walk_class[u], th.pc, th.regs.as_slice(), offsets.clone());
                 match cache.get(&key) {
-                    Some(&i) => walks[i].1 += 1,
+                    Some(&i) => {
+                        walks[i].1 += 1;
+                        walk_of.push((u, i));
+                    }
                     None => {
                         let w = self.walk(s, u, &may_complete, &held, offsets, frozen, &mut agents)?;
                         cache.insert(key, walks.len());
+                        walk_of.push((u, walks.len()));
                         walks.push((w, 1));
                     }
                 }
@@ -579,6 +624,7 @@ impl System<'_> {
             for (w, times) in &walks {
                 total.add(w, *times);
             }
+            self.whole_warp_arrives(&mut total, &walks, &walk_of);
             let mut changed = false;
             for (c, may) in may_complete.iter_mut().enumerate() {
                 if !*may && (total.init[c] || self.pending(s, c).is_none_or(|r| total.arrives[c] >= r)) {

@@ -142,7 +142,7 @@ impl Whole {
     /// ([`fold_warp`]).
     fn follow(&mut self, sys: &System, trace: Vec<Traced>, lanes: usize) {
         let start = self.steps.len();
-        self.follow_each(sys, trace);
+        self.follow_each(sys, trace, lanes);
         if !self.broken && lanes > 1 && self.steps.len() >= start + lanes {
             let warp: Vec<Step> = self.steps.drain(start..start + lanes).collect();
             let folded = fold_warp(warp);
@@ -150,8 +150,11 @@ impl Whole {
         }
     }
 
-    fn follow_each(&mut self, sys: &System, trace: Vec<Traced>) {
-        for (c, members) in trace {
+    /// The first `lanes` steps of `trace` are one warp's arrival: the
+    /// ones after its first lane's follow it (`Worker::following`).
+    fn follow_each(&mut self, sys: &System, trace: Vec<Traced>, lanes: usize) {
+        for (i, (c, members)) in trace.into_iter().enumerate() {
+            self.worker.following = i > 0 && i < lanes;
             if self.broken {
                 return;
             }
@@ -170,6 +173,7 @@ impl Whole {
             // agents an issue starts.
             let before: Vec<usize> = self.state.hist.iter().map(Vec::len).collect();
             let mut step = sys.step(&mut self.state, Choice { thread: d, phase }, &mut self.worker);
+            self.worker.following = false;
             self.worker.pending.clear();
             self.worker.halt = None;
             let order = std::iter::once(d as usize).chain((0..before.len()).filter(|&u| u != d as usize));
@@ -441,7 +445,12 @@ fn fold_warp(mut steps: Vec<Step>) -> Vec<Step> {
     let last = steps.pop().expect("two steps or more");
     let mut first = steps.remove(0);
     first.thread = format!("{}..{}", first.thread, last.thread);
-    first.effect = last.effect;
+    // The warp's lanes that do not arrive count with its first lane's
+    // arrive (`System::absent_lanes`): its note stays with the effect.
+    let note = (first.effect.ends_with(crate::semantics::WHOLE_WARP_NOTE))
+        .then(|| first.effect.rfind(" (with ").map(|i| first.effect[i..].to_string()))
+        .flatten();
+    first.effect = last.effect + note.as_deref().unwrap_or("");
     for s in steps {
         first.events.extend(s.events);
     }

@@ -135,6 +135,14 @@ impl System<'_> {
                 // `mbarrier.arrive.expect_tx`: the expect-tx operation, then
                 // the arrive-on operation, in one step (two events, next to
                 // each other in the bmo; PTX ISA, mbarrier.arrive).
+                // A warp counted in whole warps: its arriving lane counts
+                // the lanes that do not arrive too (`System::absent_lanes`),
+                // read before the step moves anything.
+                let absent = if spec.aligned && !w.following {
+                    self.absent_lanes(s, t, b, &spec)
+                } else {
+                    0
+                };
                 let mut po = po;
                 if let Some(n) = &spec.tx {
                     let delta = eval(self.p, s, t, n);
@@ -151,7 +159,8 @@ impl System<'_> {
                 let arrivals = spec
                     .arrivals
                     .as_ref()
-                    .map_or(1, |n| eval(self.p, s, t, n).clamp(0, i64::from(u32::MAX)) as u32);
+                    .map_or(1, |n| eval(self.p, s, t, n).clamp(0, i64::from(u32::MAX)) as u32)
+                    + absent;
                 // A thread-counted arrive sets its phase's count: a surplus
                 // one starts the next phase (count-mismatch judges a count
                 // that differs), so only counted arrivals are held to the
@@ -232,7 +241,13 @@ impl System<'_> {
                     site,
                     arrivals,
                 };
-                let (effect, completed) = self.modify(s, t, b, po, arrive, w);
+                let (mut effect, completed) = self.modify(s, t, b, po, arrive, w);
+                if absent > 0 && !w.quiet {
+                    effect.push_str(&format!(
+                        " (with {absent} lanes of its warp that do not arrive: {}",
+                        crate::semantics::WHOLE_WARP_NOTE
+                    ));
+                }
                 let debt = if spec.collective && abw {
                     Some(crate::state::COLLECTIVE_DEBT)
                 } else {

@@ -17,6 +17,10 @@ pub(crate) mod step;
 pub(crate) mod witness;
 pub(crate) mod worker;
 
+/// How a witness step ends whose arrive counts its warp's absent lanes
+/// (`System::absent_lanes`); a folded warp step keeps it.
+pub(crate) const WHOLE_WARP_NOTE: &str = "the barrier counts whole warps)";
+
 use crate::analysis::reach::Reach;
 use crate::analysis::Analyses;
 use crate::state::options::Reductions;

@@ -167,12 +167,14 @@ impl System<'_> {
         // phases and move its index.
         let members = self.traced(s, c).1;
         let mut steps = vec![self.step(s, c, w)];
+        w.following = true;
         for u in followers {
             let phase = members
                 .as_ref()
                 .and_then(|m| self.completed_phase_index(s, u as usize, m));
             steps.push(self.step(s, Choice { thread: u, phase }, w));
         }
+        w.following = false;
         steps
     }
 

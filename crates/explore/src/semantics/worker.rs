@@ -39,6 +39,14 @@ pub(crate) struct Worker {
     /// can take the same steps on the whole history
     /// (`search/replay.rs`, `Whole`).
     pub(crate) trace: Option<Vec<Traced>>,
+    /// Set while the lanes after the first of a warp's arrival step
+    /// ([`System::step_warp`], and a replay following one): their arrives
+    /// count one each, the first lane's counted the warp's absent lanes
+    /// (`System::absent_lanes`), and the state they step from is the
+    /// middle of the warp's transition, which no lane mode describes.
+    ///
+    /// [`System::step_warp`]: crate::semantics::System::step_warp
+    pub(crate) following: bool,
 }
 
 /// A step as a witness replay traces it: the choice, and for a wait that
@@ -59,6 +67,7 @@ impl Worker {
             held_end: false,
             halt: None,
             trace: None,
+            following: false,
         }
     }
 }
