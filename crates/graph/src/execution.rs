@@ -107,6 +107,8 @@ pub enum EventKind {
         /// already, or the phase "before" a fresh barrier's first (parity
         /// 1 right after an init), which never happened.
         parity: Option<u8>,
+        /// Made by an `.aligned` wait (`WaitSpec::aligned`).
+        aligned: bool,
     },
     /// A change of the transaction count (mbarrier `expect_tx` raises it,
     /// `complete_tx` lowers it); a phase completes only at count zero.

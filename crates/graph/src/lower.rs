@@ -1763,6 +1763,7 @@ impl Lowerer<'_> {
                     lane: operand(l.lane, self),
                     width: operand(l.width, self),
                     poll: l.poll || (l.poll_with_result && dest.is_some()),
+                    aligned: l.aligned,
                 }),
                 AbstractOp::ExpectTx => BarrierOp::ExpectTx(count.unwrap_or(CExpr::Int(0))),
                 AbstractOp::CompleteTx => BarrierOp::CompleteTx(count.unwrap_or(CExpr::Int(0))),

@@ -273,6 +273,10 @@ pub struct WaitSpec {
     /// completes when a blocking wait could, writing 1 to its result
     /// ([`BarrierResult::Poll`]), and otherwise writes 0 and has no effect.
     pub poll: bool,
+    /// The wait of an `.aligned` split barrier (`barrier.cluster.wait.aligned`):
+    /// every lane of the warp waits on the phase through this one
+    /// instruction (PTX ISA, `barrier.cluster`; rule `aligned-barrier`).
+    pub aligned: bool,
 }
 
 /// Which barrier operation an instruction performs, without its operands

@@ -216,7 +216,7 @@ fn lowering(
                 ("tile", Some(v)) if op == AbstractOp::Arrive => l.tile = Some(operand(v)?),
                 ("object", None) if op == AbstractOp::Arrive => l.object = true,
                 ("collective", None) if op == AbstractOp::Arrive => l.collective = true,
-                ("aligned", None) if op == AbstractOp::Arrive => l.aligned = true,
+                ("aligned", None) if matches!(op, AbstractOp::Arrive | AbstractOp::Wait) => l.aligned = true,
                 ("relaxed", None) if op == AbstractOp::Arrive => l.relaxed = true,
                 ("pred", Some(v)) if arrive => l.pred = Some(operand(v)?),
                 ("popc", None) if op == AbstractOp::Wait => l.reduce = Some(Reduce::Popc),

@@ -176,4 +176,86 @@ impl Checker<'_> {
             self.report(Rule::AlignedBarrier, msg, events);
         }
     }
+
+    /// aligned-barrier for the wait of a split `.aligned` barrier
+    /// (`barrier.cluster.wait.aligned`; PTX ISA, `barrier.cluster`: with
+    /// `.aligned` every thread of the warp executes that same wait
+    /// instruction): where a lane completes an `.aligned` wait on a
+    /// phase, no lane of its warp waits on that phase through another
+    /// instruction, and none exits (its end drop) without waiting on it.
+    /// Both are facts once their events exist, so the explorer judges the
+    /// same at each wait and each end (`System::aligned_wait_rule`). A
+    /// lane that has neither waited nor ended yet is no finding: it may
+    /// still wait there.
+    pub(crate) fn aligned_wait(&mut self) {
+        if !self.rules.has(Rule::AlignedBarrier) {
+            return;
+        }
+        let exec = self.exec;
+        let sorted = |p: &bc_graph::Participants| {
+            let mut v = p.to_vec();
+            v.sort_unstable();
+            v
+        };
+        // Per barrier, its completed waits: (event, thread, phase).
+        let mut waits: Vec<(bc_graph::EventId, bc_graph::ThreadId, Vec<bc_graph::EventId>, bool)> = Vec::new();
+        let mut ends: Vec<(bc_graph::ThreadId, bc_graph::BarrierId)> = Vec::new();
+        for (i, ev) in exec.events.iter().enumerate() {
+            let (Some(t), bc_graph::Target::Barrier(b)) = (ev.thread, ev.target) else {
+                continue;
+            };
+            match &ev.kind {
+                EventKind::Wait {
+                    participants,
+                    completed: true,
+                    aligned,
+                    ..
+                } if !participants.is_empty() => {
+                    waits.push((bc_graph::EventId(i as u32), t, sorted(participants), *aligned));
+                }
+                EventKind::Drop if ev.pc == bc_graph::AT_END => ends.push((t, b)),
+                _ => {}
+            }
+        }
+        let mut found = None;
+        'outer: for (e, t, phase, aligned) in &waits {
+            if !aligned {
+                continue;
+            }
+            let b = exec.event(*e).target;
+            let warp = exec.thread(*t).warp;
+            let lanes = (0..exec.threads.len() as u32)
+                .map(bc_graph::ThreadId)
+                .filter(|&u| u != *t && exec.thread(u).warp == warp && !exec.thread(u).agent);
+            for u in lanes {
+                let theirs: Vec<bc_graph::EventId> = (waits.iter())
+                    .filter(|(x, v, ph, _)| *v == u && exec.event(*x).target == b && ph == phase)
+                    .map(|w| w.0)
+                    .collect();
+                let why = if let Some(&x) = theirs.iter().find(|&&x| self.site(x) != self.site(*e)) {
+                    Some((Some(x), "waits on that phase through another instruction"))
+                } else if theirs.is_empty() && ends.iter().any(|&(v, c)| v == u && bc_graph::Target::Barrier(c) == b) {
+                    Some((None, "exits without waiting on that phase"))
+                } else {
+                    None
+                };
+                if let Some((x, why)) = why {
+                    found = Some((*e, u, x, why));
+                    break 'outer;
+                }
+            }
+        }
+        if let Some((e, u, x, why)) = found {
+            let b = exec.event(e).barrier().expect("a wait on a barrier");
+            let msg = format!(
+                "{} waits through an .aligned instruction on a phase of {}, and {} of its warp {why}",
+                self.n(e),
+                self.barrier_name(b),
+                self.thread_name(u)
+            );
+            let mut events = vec![e];
+            events.extend(x);
+            self.report(Rule::AlignedBarrier, msg, events);
+        }
+    }
 }

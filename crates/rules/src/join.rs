@@ -95,6 +95,7 @@ impl Checker<'_> {
                     completed,
                     token_phase,
                     parity: None,
+                    ..
                 },
                 Target::Barrier(b),
             ) = (&ev.kind, ev.target)

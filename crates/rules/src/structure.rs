@@ -64,6 +64,7 @@ impl Checker<'_> {
                 completed,
                 token_phase,
                 parity,
+                ..
             } = &ev.kind
             else {
                 continue;
@@ -154,6 +155,7 @@ impl Checker<'_> {
             completed: true,
             token_phase,
             parity,
+            ..
         } = &ev.kind
         else {
             return;

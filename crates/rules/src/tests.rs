@@ -28,6 +28,7 @@ fn wait() -> K {
         completed: true,
         token_phase: None,
         parity: None,
+        aligned: false,
     }
 }
 fn stuck() -> K {
@@ -36,6 +37,7 @@ fn stuck() -> K {
         completed: false,
         token_phase: None,
         parity: None,
+        aligned: false,
     }
 }
 fn kinds(v: &[Violation]) -> Vec<String> {
@@ -543,6 +545,7 @@ fn parity_waits() {
                 completed,
                 token_phase: None,
                 parity: Some(parity),
+                aligned: false,
             },
             B,
         );
@@ -602,6 +605,7 @@ fn parity_wait(parity: u8, completed: bool) -> K {
         completed,
         token_phase: None,
         parity: Some(parity),
+        aligned: false,
     }
 }
 
@@ -714,6 +718,7 @@ fn token_wait(phase: u32, completed: bool) -> K {
         completed,
         token_phase: Some(phase),
         parity: None,
+        aligned: false,
     }
 }
 
@@ -1050,6 +1055,7 @@ fn an_init_abandons_the_open_phase_and_numbers_keep_counting() {
             completed,
             token_phase,
             parity: None,
+            aligned: false,
         };
         let w1 = b.event(t(1), 3, wait(true, t1_token), B);
         b.set_participants(w1, vec![a1]);
@@ -1098,6 +1104,7 @@ fn a_token_of_a_phase_before_an_init_names_it() {
                 completed,
                 token_phase: Some(0),
                 parity: None,
+                aligned: false,
             },
             B,
         );
@@ -1137,6 +1144,7 @@ fn parity_counts_from_the_latest_init() {
                 completed: true,
                 token_phase: None,
                 parity: Some(parity),
+                aligned: false,
             },
             B,
         );
@@ -1260,6 +1268,7 @@ fn token_wait_after(extra: &[K]) -> Vec<String> {
             completed: true,
             token_phase: Some(0),
             parity: None,
+            aligned: false,
         },
         B,
     );

@@ -116,6 +116,7 @@ impl Checker<'_> {
                     completed: true,
                     token_phase: Some(tp),
                     parity: None,
+                    ..
                 },
                 Target::Barrier(b),
             ) = (&ev.kind, ev.target)

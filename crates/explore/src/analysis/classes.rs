@@ -147,6 +147,14 @@ pub(crate) fn aligned_rule_live(p: &Program) -> bool {
     p.model.rules.has(bc_models::Rule::AlignedBarrier) && super::warps::has_aligned_arrive(p)
 }
 
+/// Whether the aligned-barrier rule can fire on a wait: it is on and some
+/// wait is `.aligned` (`WaitSpec::aligned`).
+pub(crate) fn aligned_wait_rule_live(p: &Program) -> bool {
+    p.model.rules.has(bc_models::Rule::AlignedBarrier)
+        && (p.codes.iter().flat_map(|c| &c.instrs))
+            .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Wait(w), .. } if w.aligned))
+}
+
 /// The constant source lane of a shuffle wait that broadcasts it (`idx`
 /// mode, a constant lane, the whole warp as its segment).
 fn broadcast_source(k: &InstrKind) -> Option<i64> {

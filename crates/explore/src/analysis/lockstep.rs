@@ -28,6 +28,11 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
     // Per (code, declarations), the declarations the alternation analysis
     // below rejects: computed once per code, not per thread.
     let mut alternation: HashMap<(usize, usize), (Vec<usize>, Vec<usize>)> = HashMap::new();
+    // Per instance, whether an `.aligned` arrive acts on it; per (instance,
+    // warp) its arrivers; per instance whether an arriver's code exits.
+    let mut aligned_on = vec![false; nb];
+    let mut warp_arrivers: HashMap<(usize, u32), u32> = HashMap::new();
+    let mut exits = vec![false; nb];
     for (ti, t) in p.threads.iter().enumerate() {
         let code = &p.codes[t.code.index()];
         let mark = ti + 1;
@@ -64,6 +69,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
             match op {
                 BarrierOp::Arrive(a) => {
                     arrives_on[b] = mark;
+                    aligned_on[b] |= a.aligned;
                     // A thread-counted arrive without a count
                     // (`__syncthreads`) counts the whole block, like a
                     // plain arrive; with one it sets the phase's count,
@@ -102,9 +108,12 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
                 BarrierOp::Drop | BarrierOp::ArriveDrop { .. } | BarrierOp::Inval => ok[b] = false,
             }
         }
+        let exits_here = code.instrs.iter().any(|i| matches!(i.kind, InstrKind::Exit));
         for &b in &touched {
             if arrives_on[b] == mark {
                 arrivers[b] += 1;
+                *warp_arrivers.entry((b, t.warp_id)).or_default() += 1;
+                exits[b] |= exits_here;
             } else if waits_on[b] == mark {
                 // A waiter that never arrives: phases do not wait for it.
                 ok[b] = false;
@@ -141,6 +150,21 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
             .chain(inits[b].iter().flatten().copied())
             .collect();
         if inits[b].is_none() || counts.is_empty() || counts.iter().any(|&k| k != arrivers[b]) {
+            ok[b] = false;
+        }
+        // A warp counted whole (`System::warp_counted`: an `.aligned` count
+        // that is a multiple of the warp size) weighs the warp size where
+        // the phase still needs that many, and one per lane otherwise: a
+        // warp with fewer arrivers than lanes (a partial warp, lanes that
+        // skip the barrier or exit) then completes a phase without the
+        // other arrivers, depending on the order, so its arrives do not
+        // commute as one per arriving thread (review of session 38:
+        // arrive fusion answered ok where the search finds a deadlock).
+        let ws = i64::from(p.model.warp_size);
+        let whole = aligned_on[b] && ws > 1 && uniform[b].is_some_and(|k| k > 0 && k % ws == 0);
+        if whole
+            && (exits[b] || (warp_arrivers.iter()).any(|(&(c, w), &n)| c == b && (w == u32::MAX || i64::from(n) < ws)))
+        {
             ok[b] = false;
         }
     }

@@ -35,6 +35,10 @@ pub(crate) struct Analyses {
     /// The aligned-barrier rule can fire (`classes::aligned_rule_live`):
     /// phase completions check it only then.
     pub(crate) aligned: bool,
+    /// Some wait is `.aligned` (`barrier.cluster.wait.aligned`) and the
+    /// aligned-barrier rule is on: waits and ends check it only then
+    /// (`System::aligned_wait_rule`).
+    pub(crate) aligned_waits: bool,
     /// Barriers some parity wait uses: their last completed phase is kept
     /// while a parity wait may take it (`System::collect`).
     pub(crate) parity_barriers: Vec<bool>,
@@ -382,6 +386,7 @@ impl Analyses {
         budget.go_on()?;
         Ok(Analyses {
             aligned: classes::aligned_rule_live(p),
+            aligned_waits: classes::aligned_wait_rule_live(p),
             parity_only,
             droppable,
             phase_counted,

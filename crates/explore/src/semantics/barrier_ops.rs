@@ -446,6 +446,7 @@ impl System<'_> {
                     },
                     target,
                 });
+                self.aligned_wait_rule(s, t, false, w);
                 self.collect(s, b);
                 effect
             }
@@ -475,6 +476,7 @@ impl System<'_> {
                     },
                     target,
                 });
+                self.aligned_wait_rule(s, t, false, w);
                 self.collect(s, b);
                 effect
             }

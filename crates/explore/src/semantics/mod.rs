@@ -14,6 +14,7 @@ pub(crate) mod eval;
 pub(crate) mod history_rules;
 pub(crate) mod rules;
 pub(crate) mod step;
+pub(crate) mod warp_count;
 pub(crate) mod witness;
 pub(crate) mod worker;
 

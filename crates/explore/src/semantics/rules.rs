@@ -19,7 +19,7 @@ use crate::analysis::history::ExecutesBefore;
 use crate::semantics::worker::Worker;
 use crate::semantics::System;
 use crate::state::token::decode_token;
-use crate::state::{HKind, Phase, State};
+use crate::state::{HKind, Phase, State, Status};
 use bc_graph::*;
 use bc_models::Rule;
 
@@ -33,6 +33,10 @@ pub(crate) enum ExpectedCount {
     /// A positive arrive_drop leaves this count after the phase completes.
     ArriveDrop(i64),
 }
+
+/// A completed wait with participants, as the aligned-wait rule reads it:
+/// (po, barrier, sorted participants, site, whether `.aligned`).
+type SeenWait = (u32, Target, Vec<(u32, u32)>, (u32, u32), bool);
 
 impl System<'_> {
     /// Records a violation of `rule` found by the last step, unless the
@@ -429,6 +433,96 @@ impl System<'_> {
                     self.thread_name(&w.ident, u)
                 );
                 self.violated(Rule::AlignedBarrier, msg, w);
+                return;
+            }
+        }
+    }
+
+    /// aligned-barrier for the wait of a split `.aligned` barrier, as the
+    /// rule checker's `aligned_wait` judges it: where a lane waits on a
+    /// phase through an `.aligned` wait (`barrier.cluster.wait.aligned`),
+    /// no lane of its warp waits on that phase through another
+    /// instruction, and none ends (dropping the barrier) without waiting
+    /// on it. Each fact is made by a wait or an end, so it is judged at
+    /// thread `t`'s wait just recorded (`at_end` false: its last event)
+    /// or at its end (`at_end`: its end drops are its last events).
+    pub(crate) fn aligned_wait_rule(&self, s: &State, t: usize, at_end: bool, w: &mut Worker) {
+        if !self.an.aligned_waits {
+            return;
+        }
+        let aligned_at = |u: usize, pc: u32| {
+            matches!(
+                self.p.instr(ThreadId(u as u32), pc).map(|i| &i.kind),
+                Some(InstrKind::Barrier { op: BarrierOp::Wait(x), .. }) if x.aligned
+            )
+        };
+        // Thread `u`'s completed waits with participants: (po, barrier,
+        // sorted participants, site, aligned).
+        let waits = |u: usize| -> Vec<SeenWait> {
+            (s.hist[u].iter().enumerate())
+                .filter_map(|(po, ev)| match &ev.kind {
+                    HKind::Wait { participants, .. } if !participants.is_empty() => {
+                        let mut ph = participants.to_vec();
+                        ph.sort_unstable();
+                        let site = (self.p.threads[u].code.0, ev.pc);
+                        Some((po as u32, ev.target, ph, site, aligned_at(u, ev.pc)))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        let ends_on = |u: usize, b: Target| {
+            s.threads[u].status == Status::Done
+                && s.hist[u]
+                    .iter()
+                    .any(|ev| ev.pc == AT_END && ev.target == b && matches!(ev.kind, HKind::Drop))
+        };
+        let warp = self.p.threads[t].warp_id;
+        let mates: Vec<usize> = (0..self.p.threads.len())
+            .filter(|&u| u != t && self.p.threads[u].warp_id == warp && self.p.threads[u].kind != ThreadKind::Copy)
+            .collect();
+        let mine = waits(t);
+        let report = |x: usize, po: u32, u: usize, why: &str, w: &mut Worker| {
+            let b = match s.hist[x][po as usize].target {
+                Target::Barrier(b) => self.bname(b.index()).to_string(),
+                _ => String::new(),
+            };
+            let msg = format!(
+                "{} waits through an .aligned instruction on a phase of {b}, and {} of its warp {why}",
+                self.label_of(s, x as u32, po, &w.ident),
+                self.thread_name(&w.ident, u)
+            );
+            self.violated(Rule::AlignedBarrier, msg, w);
+        };
+        if at_end {
+            for &u in &mates {
+                for (po, b, ph, _, aligned) in waits(u) {
+                    if aligned && ends_on(t, b) && !mine.iter().any(|m| m.1 == b && m.2 == ph) {
+                        report(u, po, t, "exits without waiting on that phase", w);
+                        return;
+                    }
+                }
+            }
+            return;
+        }
+        let Some((po, b, ph, site, aligned)) = mine.last().cloned() else {
+            return;
+        };
+        if po as usize + 1 != s.hist[t].len() {
+            return;
+        }
+        for &u in &mates {
+            let theirs: Vec<_> = waits(u).into_iter().filter(|x| x.1 == b && x.2 == ph).collect();
+            if let Some(x) = theirs.iter().find(|x| x.3 != site && (aligned || x.4)) {
+                if aligned {
+                    report(t, po, u, "waits on that phase through another instruction", w);
+                } else {
+                    report(u, x.0, t, "waits on that phase through another instruction", w);
+                }
+                return;
+            }
+            if aligned && theirs.is_empty() && ends_on(u, b) {
+                report(t, po, u, "exits without waiting on that phase", w);
                 return;
             }
         }

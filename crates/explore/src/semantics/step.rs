@@ -125,6 +125,7 @@ impl System<'_> {
             });
             self.modify(s, t, b, po, Mod::Drop { at_end: true }, w);
         }
+        self.aligned_wait_rule(s, t, true, w);
         // The last thread of a named kernel ends it: the next kernel of
         // its stream starts.
         if let Some(k) = self.p.threads[t].kernel {

@@ -285,6 +285,10 @@ impl<'p> System<'p> {
                         completed: true,
                         token_phase: *token_phase,
                         parity: *parity,
+                        aligned: matches!(
+                            p.instr(ThreadId(t as u32), ev.pc).map(|i| &i.kind),
+                            Some(InstrKind::Barrier { op: BarrierOp::Wait(w), .. }) if w.aligned
+                        ),
                     },
                     HKind::Tx(delta) => EventKind::Tx { delta: *delta },
                     HKind::Read => EventKind::Read,
@@ -409,6 +413,7 @@ impl<'p> System<'p> {
             completed: false,
             token_phase,
             parity,
+            aligned: spec.aligned,
         };
         Some((pc, kind, bar))
     }

@@ -1,0 +1,135 @@
+//! How a warp's arrival at an `.aligned` arrive counts (PTX ISA,
+//! `barrier{.cta}`: a thread at a barrier instruction waits for the
+//! non-exited threads of its warp, and the barrier records the warp's
+//! arrival): whether the warp's lanes land in one phase
+//! ([`System::warp_fits`]), and where the count is a multiple of the warp
+//! size, the warp size it weighs whatever its live lanes
+//! ([`System::warp_counted`], [`System::absent_lanes`]; docs/semantics.md,
+//! "A warp counts whole").
+
+use crate::semantics::choices::Lane;
+use crate::semantics::eval::eval;
+use crate::semantics::System;
+use crate::state::{State, Status};
+use bc_graph::*;
+
+impl System<'_> {
+    /// Whether `lanes` arrives like thread `t`'s next one (an `.aligned`
+    /// arrive on barrier instance `b`) land in one phase: the phase they
+    /// join does not complete before the last of them. Its count is the
+    /// one the arrive gives it (a thread count, or the whole block), else
+    /// the barrier's; a counted or transaction arrive never goes as a warp.
+    /// A warp counted in whole warps ([`System::warp_counted`]) arrives with the weight of the warp size
+    /// whatever its live lanes, and fits only where the phase still
+    /// expects that many.
+    pub(crate) fn warp_fits(&self, s: &State, t: usize, b: usize, lanes: i64) -> bool {
+        let Some(InstrKind::Barrier {
+            op: BarrierOp::Arrive(a),
+            ..
+        }) = self.p.instr(ThreadId(t as u32), s.threads[t].pc).map(|i| &i.kind)
+        else {
+            return false;
+        };
+        if b == usize::MAX || a.arrivals.is_some() || a.tx.is_some() {
+            return false;
+        }
+        let Some(pending) = self.arrive_pending(s, t, b, a) else {
+            return true;
+        };
+        // Counted whole, the warp fits where the phase still needs the
+        // warp size. A phase that needs none by this arrive's count (a
+        // count mismatch) takes the lanes one each, as before.
+        if pending > 0 && self.warp_counted(s, t, a) {
+            return pending >= i64::from(self.p.model.warp_size);
+        }
+        !(1..lanes).contains(&pending)
+    }
+
+    /// The arrivals the phase thread `t`'s arrive `a` joins on barrier
+    /// instance `b` still needs by the arrive's count (a thread count,
+    /// or the whole block), else the barrier's; `None` on a barrier not
+    /// initialized.
+    fn arrive_pending(&self, s: &State, t: usize, b: usize, a: &ArriveSpec) -> Option<i64> {
+        let bar = &s.bars[b];
+        if !bar.init {
+            return None;
+        }
+        let needed = if a.count_match {
+            match &a.set_count {
+                Some(k) => ArriveCount::Threads(eval(self.p, s, t, k)),
+                None => ArriveCount::Block,
+            }
+            .needed(bar.expected)
+        } else {
+            bar.needed()
+        };
+        let arrived = if bar.open.is_some() { bar.arrived } else { 0 };
+        Some(needed - arrived)
+    }
+
+    /// Whether thread `t`'s arrive `a` is counted in whole warps: an
+    /// `.aligned` thread-counted arrive (`bar.sync ID, K`,
+    /// `bar.arrive ID, K`) whose count `K` is a positive multiple of the
+    /// warp size, by a device lane with a warp. PTX ISA, `barrier{.cta}`:
+    /// the count is in threads but a multiple of the warp size, a thread
+    /// first waits for the non-exited threads of its warp, and the barrier
+    /// records the warp's arrival; older editions of the ISA say outright
+    /// that the count grows by the warp size, not by the warp's active
+    /// threads. So a warp with exited lanes, or the partial last warp of a
+    /// block, counts as a whole warp: a 48-thread block completes
+    /// `bar.sync 1, 64` on an H200 (docs/hardware.md). A count that is not
+    /// such a multiple (litmus tests may use small counts; PTX forbids
+    /// them) counts each lane, as the format's counts do
+    /// (docs/semantics.md, "A warp arrives as one"). The whole-block form
+    /// (no count) counts each lane: its expected count is the block's
+    /// threads, lowered as they end, which comes to the same completion.
+    pub(crate) fn warp_counted(&self, s: &State, t: usize, a: &ArriveSpec) -> bool {
+        let ws = i64::from(self.p.model.warp_size);
+        let info = &self.p.threads[t];
+        ws > 1
+            && a.aligned
+            && a.count_match
+            && a.arrivals.is_none()
+            && a.tx.is_none()
+            && info.kind == ThreadKind::Device
+            && info.warp_id != u32::MAX
+            && a.set_count.as_ref().is_some_and(|k| {
+                let k = eval(self.p, s, t, k);
+                k > 0 && k % ws == 0
+            })
+    }
+
+    /// The arrivals thread `t`'s `.aligned` arrive `a` on barrier instance
+    /// `b` adds for the lanes of its warp that do not arrive (exited, or
+    /// not in the block), when the arrive is counted in whole warps
+    /// ([`System::warp_counted`]) and `t` arrives for its warp: it leads
+    /// the warp's arrival ([`Lane::Leads`]), or is its warp's only lane.
+    /// The warp's arrival then counts the warp size. Zero otherwise.
+    pub(crate) fn absent_lanes(&self, s: &State, t: usize, b: usize, a: &ArriveSpec) -> u32 {
+        if !self.warp_counted(s, t, a) {
+            return 0;
+        }
+        // Only where the phase still needs a whole warp (`warp_fits`).
+        if self
+            .arrive_pending(s, t, b, a)
+            .is_none_or(|n| n < i64::from(self.p.model.warp_size))
+        {
+            return 0;
+        }
+        let mates = self.an.warps.mates(t);
+        let live = if mates.is_empty() {
+            if !self.warp_fits(s, t, b, 1) {
+                return 0;
+            }
+            1
+        } else {
+            if self.lane_mode(s, t) != Lane::Leads {
+                return 0;
+            }
+            (mates.iter())
+                .filter(|&&u| u as usize == t || s.threads[u as usize].status == Status::Running)
+                .count() as u32
+        };
+        self.p.model.warp_size.saturating_sub(live)
+    }
+}
