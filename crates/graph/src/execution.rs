@@ -114,6 +114,13 @@ pub enum EventKind {
     /// `complete_tx` lowers it); a phase completes only at count zero.
     Tx {
         delta: i64,
+        /// A thread's own `mbarrier.expect_tx`, which is `.relaxed` (PTX
+        /// ISA, `mbarrier.expect_tx`: `.relaxed` is its only semantics):
+        /// it orders none of the thread's accesses for a waiter, as a
+        /// relaxed arrive orders none (only a fence before it does). The
+        /// expect-tx half of `mbarrier.arrive.expect_tx` is not: the
+        /// arrive after it releases.
+        relaxed: bool,
     },
     Read,
     Write,

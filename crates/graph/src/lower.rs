@@ -120,15 +120,22 @@ fn with_held_barriers(mut p: Program) -> Program {
 }
 
 /// Sets [`Program::fence_events`]: a barrier of the program orders memory
-/// only through fences, or some arrive is relaxed, and some code makes
+/// only through fences, or some arrive is relaxed, or some thread raises a
+/// transaction count on its own (`mbarrier.expect_tx`, relaxed:
+/// `EventKind::Tx::relaxed`), and some code makes
 /// plain accesses (a copy agent's code too) for the race rule to judge;
 /// and [`Program::proxy_events`]: some copy runs in the async proxy.
 fn with_fence_events(mut p: Program) -> Program {
-    let relaxed = p
-        .codes
-        .iter()
-        .flat_map(|c| &c.instrs)
-        .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(spec), .. } if spec.relaxed));
+    let relaxed = p.codes.iter().flat_map(|c| &c.instrs).any(|i| {
+        matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(spec), .. } if spec.relaxed)
+            || matches!(
+                &i.kind,
+                InstrKind::Barrier {
+                    op: BarrierOp::ExpectTx(_),
+                    ..
+                }
+            )
+    });
     let fenced = relaxed || p.barriers.iter().any(|b| b.props.needs_fence);
     let accesses = p.codes.iter().flat_map(|c| &c.instrs).any(|i| {
         matches!(

@@ -46,6 +46,9 @@ pub struct VarDecl {
     /// Without one, a `.global` variable starts at zero (PTX ISA,
     /// "Initializers").
     pub init: Option<Option<Vec<i64>>>,
+    /// `.align N`, where written (PTX ISA, "Variables": without it a
+    /// variable is aligned to its element type's size).
+    pub align: Option<u64>,
     pub span: Span,
 }
 

@@ -447,6 +447,7 @@ pub fn lower_entry_until(
                    size: Option<u64>,
                    shared: bool,
                    init: (Option<Option<Vec<i64>>>, u32),
+                   align: u64,
                    span: Span| {
         let k = regions.len() as i64;
         let base = if shared {
@@ -467,6 +468,7 @@ pub fn lower_entry_until(
             elem_bytes: init.1,
             workspace: false,
             pointer: false,
+            align,
             span,
         });
         base
@@ -478,8 +480,17 @@ pub fn lower_entry_until(
     for v in module.vars.iter().chain(&flat.vars) {
         match v.space {
             Space::Shared if v.is_extern && v.bytes().is_none() => {
-                let base = *dynamic_shared
-                    .get_or_insert_with(|| add(&mut regions, &v.name.name, None, true, (None, v.elem_bytes), v.span));
+                let base = *dynamic_shared.get_or_insert_with(|| {
+                    add(
+                        &mut regions,
+                        &v.name.name,
+                        None,
+                        true,
+                        (None, v.elem_bytes),
+                        v.align.unwrap_or(u64::from(v.elem_bytes)),
+                        v.span,
+                    )
+                });
                 symbols.insert(v.name.name.clone(), base);
             }
             // A `.const` variable (`__constant__`) is a global region too:
@@ -491,6 +502,7 @@ pub fn lower_entry_until(
                     v.bytes(),
                     v.space == Space::Shared,
                     (v.init.clone(), v.elem_bytes),
+                    v.align.unwrap_or(u64::from(v.elem_bytes)),
                     v.span,
                 );
                 symbols.insert(v.name.name.clone(), base);
@@ -502,7 +514,15 @@ pub fn lower_entry_until(
     // `grid_workspace`: a size word, then the `barrier` word grid sync
     // counts on), found through `%envreg1`/`%envreg2`.
     let workspace = launch.cooperative.then(|| {
-        let base = add(&mut regions, "grid_workspace", Some(8), false, (None, 4), f.name.span);
+        let base = add(
+            &mut regions,
+            "grid_workspace",
+            Some(8),
+            false,
+            (None, 4),
+            256,
+            f.name.span,
+        );
         if let Some(r) = regions.last_mut() {
             r.workspace = true;
         }
@@ -519,7 +539,7 @@ pub fn lower_entry_until(
         let v = match given {
             Some(v) => ops::ParamValue::Known(v),
             None if p.len.is_none() && matches!(p.ty.as_str(), "u64" | "b64" | "s64") => {
-                let base = add(&mut regions, &p.name.name, None, false, (None, 1), p.name.span);
+                let base = add(&mut regions, &p.name.name, None, false, (None, 1), 256, p.name.span);
                 if let Some(r) = regions.last_mut() {
                     r.pointer = true;
                 }

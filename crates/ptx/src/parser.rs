@@ -294,6 +294,7 @@ impl Parser {
         let mut space = None;
         let mut is_extern = false;
         let mut elem = None;
+        let mut align = None;
         loop {
             match self.peek().cloned() {
                 Some(Tok::Name(n)) if n.starts_with('.') => {
@@ -306,7 +307,7 @@ impl Parser {
                         ".local" => space = Some(Space::Local),
                         ".param" => space = Some(Space::Param),
                         ".align" => {
-                            self.int("an alignment");
+                            align = self.int("an alignment").map(|n| n.max(1) as u64);
                         }
                         ".v2" | ".v4" | ".v8" => {}
                         _ => {
@@ -353,6 +354,7 @@ impl Parser {
             len,
             is_extern,
             init,
+            align,
             span,
         });
     }

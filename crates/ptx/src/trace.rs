@@ -38,6 +38,10 @@ pub struct Region {
     pub workspace: bool,
     /// A pointer parameter's buffer (reaches below its base: `below`).
     pub pointer: bool,
+    /// The alignment in bytes the program is given for its base (`.align`,
+    /// else the element size; 256 for a pointer parameter's buffer, as
+    /// `cudaMalloc` gives): an mbarrier object needs 8.
+    pub align: u64,
     pub span: Span,
 }
 
@@ -1030,10 +1034,18 @@ impl Tracer<'_> {
         // that runs past its variable's end, is not modelled (review,
         // session 37: an object at `bar+4` of an 8-byte variable was a
         // separate object reaching into the next variable).
-        if a % 8 != 0 || !self.fits(l, 8) {
+        // The variable's own alignment bounds the object's: a `.b8` array
+        // without `.align 8` may lie anywhere (review, session 37: only
+        // the offset in the variable was checked).
+        let align = self.regions[l.0].align;
+        if a % 8 != 0 || align < 8 || !self.fits(l, 8) {
             let name = self.regions[l.0].name.clone();
             let why = if a % 8 != 0 {
                 format!("the mbarrier object at {a:#x} (in `{name}`) is not 8-byte aligned (undefined behaviour)")
+            } else if align < 8 {
+                format!(
+                    "the mbarrier object in `{name}` may not be 8-byte aligned: the variable is aligned to {align} byte(s) (write `.align 8`; a misaligned object is undefined behaviour)"
+                )
             } else {
                 format!("the mbarrier object at {a:#x} runs past the end of `{name}` (it takes 8 bytes)")
             };

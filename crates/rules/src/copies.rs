@@ -36,7 +36,7 @@ impl Checker<'_> {
                     bc_graph::Target::Barrier(b) => !exec.props(b).copy_written,
                     _ => true,
                 },
-                EventKind::Tx { delta } => delta <= 0,
+                EventKind::Tx { delta, .. } => delta <= 0,
                 _ => false,
             });
             let Some(e) = latest else { continue };

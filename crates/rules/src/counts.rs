@@ -43,7 +43,7 @@ impl Checker<'_> {
         for (b, order) in exec.bmo.iter().enumerate() {
             for (k, &x) in order.iter().enumerate() {
                 let ev = exec.event(x);
-                let async_tx = matches!(ev.kind, EventKind::Tx { delta } if delta <= 0)
+                let async_tx = matches!(ev.kind, EventKind::Tx { delta, .. } if delta <= 0)
                     && ev.thread.is_some_and(|t| exec.thread(t).async_proxy);
                 if !async_tx {
                     continue;

@@ -197,8 +197,14 @@ pub fn memory_order(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
             _ => true,
         };
         if ordering {
-            // A relaxed arrive orders no memory: only a fence before it.
-            let relaxed = |x: EventId| matches!(exec.event(x).kind, EventKind::Arrive { relaxed: true, .. });
+            // A relaxed arrive, or a thread's (relaxed) expect-tx, orders no
+            // memory: only a fence before it.
+            let relaxed = |x: EventId| {
+                matches!(
+                    exec.event(x).kind,
+                    EventKind::Arrive { relaxed: true, .. } | EventKind::Tx { relaxed: true, .. }
+                )
+            };
             preds[w.index()].extend(exec.participants(w).iter().filter(|&&x| !relaxed(x)).map(|x| x.index()));
         }
     }

@@ -172,7 +172,7 @@ impl Replay {
                         pending_drop += 1;
                     }
                     EventKind::Drop => expected = expected.map(|x| (x - 1).max(0)),
-                    EventKind::Tx { delta } => tx = tx.wrapping_add(delta),
+                    EventKind::Tx { delta, .. } => tx = tx.wrapping_add(delta),
                     _ => unreachable!("modification events only"),
                 }
                 // A phase counted with a thread count completes at that

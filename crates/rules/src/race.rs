@@ -20,10 +20,12 @@ impl Checker<'_> {
     pub(crate) fn race(&mut self, f: &Ordered) {
         let exec = self.exec;
         let fenced = exec.props.iter().any(|p| p.needs_fence)
-            || exec
-                .events
-                .iter()
-                .any(|e| matches!(e.kind, EventKind::Arrive { relaxed: true, .. }));
+            || exec.events.iter().any(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::Arrive { relaxed: true, .. } | EventKind::Tx { relaxed: true, .. }
+                )
+            });
         let memory = if fenced {
             match crate::facts::memory_order(exec) {
                 Ok(m) => Some(m),

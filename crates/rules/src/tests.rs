@@ -508,13 +508,29 @@ fn transaction_counts_hold_a_phase_open() {
         let init = b.event(None, 0, K::Init { count: 1 }, B);
         b.bmo(init);
         b.event(t(0), 0, K::Join, B);
-        let x = b.event(t(0), 0, K::Tx { delta: 2 }, B);
+        let x = b.event(
+            t(0),
+            0,
+            K::Tx {
+                delta: 2,
+                relaxed: false,
+            },
+            B,
+        );
         let a = b.event(t(0), 1, arrive(), B);
         b.bmo(x);
         b.bmo(a);
         let mut members = vec![x, a];
         if complete {
-            let c = b.event(t(1), 0, K::Tx { delta: -2 }, B);
+            let c = b.event(
+                t(1),
+                0,
+                K::Tx {
+                    delta: -2,
+                    relaxed: false,
+                },
+                B,
+            );
             b.bmo(c);
             members.push(c);
         }

@@ -149,10 +149,18 @@ impl ExecutesBefore {
                 if !p.barriers[b.index()].props.needs_fence {
                     // A relaxed arrive orders no memory: only a fence
                     // before it does (the fence rows below).
+                    // A thread's own expect-tx is relaxed too
+                    // (`EventKind::Tx::relaxed`).
                     let relaxed = |(u, k): (u32, u32)| {
                         matches!(
                             p.instr(ThreadId(u), s.hist[u as usize][k as usize].pc).map(|i| &i.kind),
                             Some(InstrKind::Barrier { op: BarrierOp::Arrive(spec), .. }) if spec.relaxed
+                        ) || matches!(
+                            p.instr(ThreadId(u), s.hist[u as usize][k as usize].pc).map(|i| &i.kind),
+                            Some(InstrKind::Barrier {
+                                op: BarrierOp::ExpectTx(_),
+                                ..
+                            })
                         )
                     };
                     for &x in participants.iter().filter(|&&x| exists(x) && !relaxed(x)) {

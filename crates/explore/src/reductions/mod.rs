@@ -107,7 +107,13 @@ impl Normalizer {
     ) -> Option<Compacted<'p>> {
         sys.canonicalize_reusing(s, &mut self.eb, None);
         sys.retire_phases(s);
-        if !sys.reductions.compact {
+        // The aligned-barrier rule on `.aligned` waits reads whether a
+        // lane of the warp waited on a phase or exited, over the whole
+        // history: compaction may forget a lane's end or its wait while a
+        // mate can still wait on that phase (review of session 38: a lane
+        // that exited in an earlier round was lost, and the divergence
+        // with it). Such programs keep their whole history.
+        if !sys.reductions.compact || sys.an.aligned_waits {
             return None;
         }
         let old = verify.then(|| s.clone());

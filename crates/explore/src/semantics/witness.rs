@@ -290,7 +290,16 @@ impl<'p> System<'p> {
                             Some(InstrKind::Barrier { op: BarrierOp::Wait(w), .. }) if w.aligned
                         ),
                     },
-                    HKind::Tx(delta) => EventKind::Tx { delta: *delta },
+                    HKind::Tx(delta) => EventKind::Tx {
+                        delta: *delta,
+                        relaxed: matches!(
+                            p.instr(ThreadId(t as u32), ev.pc).map(|i| &i.kind),
+                            Some(InstrKind::Barrier {
+                                op: BarrierOp::ExpectTx(_),
+                                ..
+                            })
+                        ),
+                    },
                     HKind::Read => EventKind::Read,
                     HKind::Write => EventKind::Write,
                     HKind::Inval => EventKind::Inval,

@@ -262,7 +262,7 @@ impl<'p> System<'p> {
                         Target::Barrier(b) => !exec.props(b).copy_written,
                         _ => true,
                     },
-                    EventKind::Tx { delta } => delta <= 0,
+                    EventKind::Tx { delta, .. } => delta <= 0,
                     _ => false,
                 }
                 && !users.iter().any(|&l| before[l].get(e))
