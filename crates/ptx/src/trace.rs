@@ -395,6 +395,7 @@ pub fn trace(
         grid_bad: BTreeSet::new(),
         grid_split: false,
         copied: HashSet::new(),
+        strong_writes: HashSet::new(),
         data_regions: Default::default(),
         poll_scopes: HashMap::new(),
     };
@@ -461,6 +462,23 @@ pub fn trace(
                 Diagnostic::error(
                     c.span,
                     "inconclusive: a thread's complete-tx is relaxed and releases none of its writes, while the model's `mbarrier.complete_tx` is the copy engine's, which does; put a `fence.acq_rel.cta` (or wider) right before it to release the thread's writes",
+                )
+            });
+        }
+    }
+    // A strong write of memory a bulk copy reads or writes: the generic
+    // and async proxies are ordered only through a proxy fence of the
+    // writer (`fence.proxy.async`), which the model's race rule judges
+    // for plain writes only (review, session 37: a strong store read by
+    // a TMA store without the fence was `ok`). Inconclusive there.
+    for &(l, n, pc) in &t.strong_writes {
+        let overlaps =
+            (t.copied.iter()).any(|&(c, m)| c.0 == l.0 && c.1 < l.1 + i64::from(n) && l.1 < c.1 + i64::from(m));
+        if overlaps {
+            t.errors.entry(pc).or_insert_with(|| {
+                Diagnostic::error(
+                    code[pc].span,
+                    "inconclusive: a strong write (`st.relaxed`, `st.volatile`, an atomic) of memory a bulk copy accesses; the model judges the proxy fence (`fence.proxy.async`) a copy needs only after plain stores (write the data with plain stores, then the proxy fence)",
                 )
             });
         }
@@ -614,6 +632,11 @@ struct Tracer<'a> {
     /// Each copy's destination and source with their bytes (a side of no
     /// bytes, a source the copy does not read, left out).
     copied: HashSet<(LocKey, u32)>,
+    /// The strong writes (`st.relaxed`, `st.volatile`, `atom`, `red`):
+    /// location, bytes and pc. The model judges the proxy fence a bulk
+    /// copy needs only after plain stores (`bc_rules` race), so a strong
+    /// write of memory a copy accesses is inconclusive (below).
+    strong_writes: HashSet<(LocKey, u32, usize)>,
     /// Per conditional branch, its data-only region once looked for
     /// ([`Tracer::data_region`]; `None`: it has none).
     data_regions: std::cell::RefCell<HashMap<usize, Option<std::rc::Rc<DataRegion>>>>,
@@ -2213,6 +2236,11 @@ impl Tracer<'_> {
                                 cuts.insert(l.1);
                                 if !kind.is_atomic() {
                                     cuts.insert(l.1 + i64::from((*esize).max(1)));
+                                }
+                            }
+                            if matches!(kind, MemKind::Store | MemKind::Rmw) {
+                                for &l in &locs {
+                                    self.strong_writes.insert((l, (*esize).max(1), pc));
                                 }
                             }
                             if !kind.is_atomic() {
