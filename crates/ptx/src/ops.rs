@@ -1521,6 +1521,12 @@ impl Ctx<'_> {
                 false,
             ),
             "arrive_drop" => {
+                // The `.expect_tx` form raises the transaction count first;
+                // its operand is bytes, not an arrival count (session 37
+                // noted the message called it a count).
+                if expect_tx {
+                    return reject("`arrive_drop.expect_tx` (an arrive-drop that raises the transaction count)");
+                }
                 if o.len() > 2 {
                     return reject("`arrive_drop` with a count");
                 }
