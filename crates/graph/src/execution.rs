@@ -149,6 +149,16 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// A relaxed arrive, or a thread's relaxed expect-tx
+    /// ([`crate::BarrierOp::orders_no_memory`]): it joins its phase but
+    /// orders none of its thread's accesses for the waiters.
+    pub fn orders_no_memory(&self) -> bool {
+        matches!(
+            self,
+            EventKind::Arrive { relaxed: true, .. } | EventKind::Tx { relaxed: true, .. }
+        )
+    }
+
     /// Init, drop, arrive: the operations ordered by bmo.
     pub fn is_modification(&self) -> bool {
         matches!(

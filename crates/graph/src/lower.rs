@@ -126,16 +126,11 @@ fn with_held_barriers(mut p: Program) -> Program {
 /// plain accesses (a copy agent's code too) for the race rule to judge;
 /// and [`Program::proxy_events`]: some copy runs in the async proxy.
 fn with_fence_events(mut p: Program) -> Program {
-    let relaxed = p.codes.iter().flat_map(|c| &c.instrs).any(|i| {
-        matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(spec), .. } if spec.relaxed)
-            || matches!(
-                &i.kind,
-                InstrKind::Barrier {
-                    op: BarrierOp::ExpectTx(_),
-                    ..
-                }
-            )
-    });
+    let relaxed = p
+        .codes
+        .iter()
+        .flat_map(|c| &c.instrs)
+        .any(|i| matches!(&i.kind, InstrKind::Barrier { op, .. } if op.orders_no_memory()));
     let fenced = relaxed || p.barriers.iter().any(|b| b.props.needs_fence);
     let accesses = p.codes.iter().flat_map(|c| &c.instrs).any(|i| {
         matches!(

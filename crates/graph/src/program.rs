@@ -343,6 +343,19 @@ impl BarrierOp {
     pub fn name(&self) -> &'static str {
         self.op_name().name()
     }
+
+    /// Whether the operation joins a phase but orders none of its
+    /// thread's accesses for the phase's waiters (only a fence before it
+    /// does): a relaxed arrive, and a thread's own `mbarrier.expect_tx`,
+    /// whose only semantics PTX gives is `.relaxed`. Its events carry it
+    /// ([`crate::EventKind::orders_no_memory`]).
+    pub fn orders_no_memory(&self) -> bool {
+        match self {
+            BarrierOp::Arrive(a) => a.relaxed,
+            BarrierOp::ExpectTx(_) => true,
+            _ => false,
+        }
+    }
 }
 
 /// Evaluates `e`; `leaf` gives the value of registers, builtins and

@@ -260,6 +260,15 @@ pub struct ExclusionGroup {
 }
 
 impl Model {
+    /// Whether a barrier thread count counts whole warps: a positive
+    /// multiple of a warp size above one. At an `.aligned` arrive a warp's
+    /// arrival then weighs the warp size whatever its live lanes (PTX ISA,
+    /// `barrier{.cta}`; docs/semantics.md, "A warp counts whole").
+    pub fn counts_whole_warps(&self, count: i64) -> bool {
+        let ws = i64::from(self.warp_size);
+        ws > 1 && count > 0 && count % ws == 0
+    }
+
     pub fn provides(&self, statement: &str) -> bool {
         self.statements.binary_search_by(|s| s.as_str().cmp(statement)).is_ok()
     }

@@ -199,13 +199,11 @@ pub fn memory_order(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
         if ordering {
             // A relaxed arrive, or a thread's (relaxed) expect-tx, orders no
             // memory: only a fence before it.
-            let relaxed = |x: EventId| {
-                matches!(
-                    exec.event(x).kind,
-                    EventKind::Arrive { relaxed: true, .. } | EventKind::Tx { relaxed: true, .. }
-                )
-            };
-            preds[w.index()].extend(exec.participants(w).iter().filter(|&&x| !relaxed(x)).map(|x| x.index()));
+            preds[w.index()].extend(
+                (exec.participants(w).iter())
+                    .filter(|&&x| !exec.event(x).kind.orders_no_memory())
+                    .map(|x| x.index()),
+            );
         }
     }
     for &(a, b) in &exec.extra_eb {

@@ -19,13 +19,7 @@ impl Checker<'_> {
     /// [`crate::facts::memory_order`] instead.
     pub(crate) fn race(&mut self, f: &Ordered) {
         let exec = self.exec;
-        let fenced = exec.props.iter().any(|p| p.needs_fence)
-            || exec.events.iter().any(|e| {
-                matches!(
-                    e.kind,
-                    EventKind::Arrive { relaxed: true, .. } | EventKind::Tx { relaxed: true, .. }
-                )
-            });
+        let fenced = exec.props.iter().any(|p| p.needs_fence) || exec.events.iter().any(|e| e.kind.orders_no_memory());
         let memory = if fenced {
             match crate::facts::memory_order(exec) {
                 Ok(m) => Some(m),

@@ -154,13 +154,7 @@ impl ExecutesBefore {
                     let relaxed = |(u, k): (u32, u32)| {
                         matches!(
                             p.instr(ThreadId(u), s.hist[u as usize][k as usize].pc).map(|i| &i.kind),
-                            Some(InstrKind::Barrier { op: BarrierOp::Arrive(spec), .. }) if spec.relaxed
-                        ) || matches!(
-                            p.instr(ThreadId(u), s.hist[u as usize][k as usize].pc).map(|i| &i.kind),
-                            Some(InstrKind::Barrier {
-                                op: BarrierOp::ExpectTx(_),
-                                ..
-                            })
+                            Some(InstrKind::Barrier { op, .. }) if op.orders_no_memory()
                         )
                     };
                     for &x in participants.iter().filter(|&&x| exists(x) && !relaxed(x)) {

@@ -161,7 +161,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
         // commute as one per arriving thread (review of session 38:
         // arrive fusion answered ok where the search finds a deadlock).
         let ws = i64::from(p.model.warp_size);
-        let whole = aligned_on[b] && ws > 1 && uniform[b].is_some_and(|k| k > 0 && k % ws == 0);
+        let whole = aligned_on[b] && uniform[b].is_some_and(|k| p.model.counts_whole_warps(k));
         if whole
             && (exits[b] || (warp_arrivers.iter()).any(|(&(c, w), &n)| c == b && (w == u32::MAX || i64::from(n) < ws)))
         {

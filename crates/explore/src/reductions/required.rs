@@ -546,9 +546,8 @@ impl System<'_> {
         if ws < 2 || self.an.warps.of.is_empty() {
             return;
         }
-        let whole = |k: i64| k > 0 && (k as u64).is_multiple_of(ws);
         for (b, k) in self.an.thread_counted.iter().enumerate() {
-            if !k.is_some_and(whole) {
+            if !k.is_some_and(|k| self.p.model.counts_whole_warps(k)) {
                 continue;
             }
             let mut per_warp: HashMap<u32, u64> = HashMap::default();

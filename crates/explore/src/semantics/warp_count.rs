@@ -84,19 +84,14 @@ impl System<'_> {
     /// (no count) counts each lane: its expected count is the block's
     /// threads, lowered as they end, which comes to the same completion.
     pub(crate) fn warp_counted(&self, s: &State, t: usize, a: &ArriveSpec) -> bool {
-        let ws = i64::from(self.p.model.warp_size);
         let info = &self.p.threads[t];
-        ws > 1
-            && a.aligned
+        a.aligned
             && a.count_match
             && a.arrivals.is_none()
             && a.tx.is_none()
             && info.kind == ThreadKind::Device
             && info.warp_id != u32::MAX
-            && a.set_count.as_ref().is_some_and(|k| {
-                let k = eval(self.p, s, t, k);
-                k > 0 && k % ws == 0
-            })
+            && (a.set_count.as_ref()).is_some_and(|k| self.p.model.counts_whole_warps(eval(self.p, s, t, k)))
     }
 
     /// The arrivals thread `t`'s `.aligned` arrive `a` on barrier instance
@@ -117,6 +112,14 @@ impl System<'_> {
             return 0;
         }
         let mates = self.an.warps.mates(t);
+        let running = (mates.iter())
+            .filter(|&&u| u as usize == t || s.threads[u as usize].status == Status::Running)
+            .count() as u32;
+        // A warp whose every lane runs has none absent, whatever its mode
+        // (the common case: no lane mode asked for it).
+        if running >= self.p.model.warp_size {
+            return 0;
+        }
         let live = if mates.is_empty() {
             if !self.warp_fits(s, t, b, 1) {
                 return 0;
@@ -126,9 +129,7 @@ impl System<'_> {
             if self.lane_mode(s, t) != Lane::Leads {
                 return 0;
             }
-            (mates.iter())
-                .filter(|&&u| u as usize == t || s.threads[u as usize].status == Status::Running)
-                .count() as u32
+            running
         };
         self.p.model.warp_size.saturating_sub(live)
     }

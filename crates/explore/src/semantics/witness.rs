@@ -294,10 +294,7 @@ impl<'p> System<'p> {
                         delta: *delta,
                         relaxed: matches!(
                             p.instr(ThreadId(t as u32), ev.pc).map(|i| &i.kind),
-                            Some(InstrKind::Barrier {
-                                op: BarrierOp::ExpectTx(_),
-                                ..
-                            })
+                            Some(InstrKind::Barrier { op, .. }) if op.orders_no_memory()
                         ),
                     },
                     HKind::Read => EventKind::Read,
