@@ -219,6 +219,8 @@ impl Gen {
             "__syncwarp" => self.pick(&["0x1", "0x3", "0x2", "0xffffffff", "0", "lane"]).to_string(),
             // The warp intrinsics: a mask, a value, and a shuffle's source
             // lane or delta with, now and then, a width.
+            // PTX `elect.sync`: a mask alone.
+            "elect.sync" => self.pick(&["0x3", "0xffffffff", "0x2", "lane"]).to_string(),
             n if n.starts_with("__shfl") => {
                 let mask = self.pick(&["0x3", "0xffffffff", "0x1", "lane"]).to_string();
                 let width = if self.chance(25) { ", 2" } else { "" };

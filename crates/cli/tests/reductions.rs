@@ -265,6 +265,7 @@ fn cuda_stmt() -> impl Strategy<Value = String> {
         "r = __ballot_sync 0x3, r",
         "r = __any_sync 0x3, lane",
         "r = __reduce_add_sync 0x3, r",
+        "r = elect.sync 0x3",
         "if r == 1 { __syncthreads }",
         "cluster.sync",
         // Cooperative groups' split barrier beside collectives of the group.

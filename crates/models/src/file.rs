@@ -292,6 +292,7 @@ fn per_lane_form(word: &str) -> Option<Reduce> {
         "redux_and" => Reduce::Redux(ReduxOp::And),
         "redux_or" => Reduce::Redux(ReduxOp::Or),
         "redux_xor" => Reduce::Redux(ReduxOp::Xor),
+        "elect" => Reduce::Elect,
         _ => return None,
     })
 }

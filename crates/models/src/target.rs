@@ -157,6 +157,11 @@ pub enum Reduce {
     MatchAll,
     /// `__reduce_*_sync`: the lanes' values combined.
     Redux(ReduxOp),
+    /// PTX `elect.sync`: the lane id of the leader, the lowest lane of
+    /// the phase (the non-exited lanes of the mask). The PTX ISA says
+    /// only that the election is deterministic for a mask; an H200 elects
+    /// the lowest non-exited lane of the mask (docs/hardware.md).
+    Elect,
 }
 
 impl Reduce {
@@ -181,6 +186,7 @@ impl Reduce {
             Reduce::MatchAny => 11,
             Reduce::MatchAll => 12,
             Reduce::Redux(o) => 13 + o as u8,
+            Reduce::Elect => 19,
         }
     }
 }

@@ -165,7 +165,13 @@ impl<'a> Emitter<'a> {
                 // A spin loop's poll loads its value (`Site::spin`).
                 Op::Mem { dsts, .. } if s.poll => written.extend(dsts.iter().copied()),
                 Op::MBar { name, .. } if name == "mbarrier.arrive_drop" => {}
-                Op::Bar { dst: Some(r), .. } | Op::MBar { dst: Some(r), .. } => {
+                Op::Bar {
+                    dst: Some(r), leader, ..
+                } => {
+                    written.insert(*r);
+                    written.extend(leader);
+                }
+                Op::MBar { dst: Some(r), .. } => {
                     written.insert(*r);
                 }
                 _ => {}
@@ -671,6 +677,7 @@ impl<'a> Emitter<'a> {
                 pred,
                 dst,
                 args,
+                leader,
                 ..
             } => {
                 if !site.executed {
@@ -724,6 +731,22 @@ impl<'a> Emitter<'a> {
                     )),
                     Some(Grid::End) => out.insert(0, Self::instr_stmt("grid.barrier_wait", None, vec![token()], span)),
                     _ => {}
+                }
+                // `elect.sync`'s predicate: whether this lane is the
+                // leader whose lane id the intrinsic returned.
+                if let (Some(p), Some(d)) = (leader, dst) {
+                    let is_leader = PExpr::Bin(
+                        bc_syntax::Op::Eq,
+                        Box::new(PExpr::Reg(*d)),
+                        Box::new(PExpr::Builtin("lane")),
+                    );
+                    out.push(stmt(
+                        StmtKind::Assign {
+                            dest: id(&self.reg_name(*p), span),
+                            expr: self.expr(&is_leader, span),
+                        },
+                        span,
+                    ));
                 }
                 out
             }

@@ -197,6 +197,10 @@ pub enum Op {
         /// A second result the model does not compute (`shfl.sync`'s and
         /// `match.all.sync`'s predicate): unknown.
         pdst: Option<usize>,
+        /// `elect.sync`'s predicate, true in the elected lane: written
+        /// after the intrinsic as `p = d == lane` (`dst` is then the
+        /// leader's lane id, a register of its own where PTX sinks it).
+        leader: Option<usize>,
     },
     /// A fence, by its litmus name, with what it orders ([`FenceKind`]),
     /// decided here where its name is split.
@@ -342,9 +346,9 @@ pub struct Ctx<'a> {
 /// which barriers and accesses a thread performs except through a value,
 /// and such a value is checked where it is used): floating point,
 /// tensor-core math, bit manipulation the checker does not compute, and
-/// the warp forms without a member mask (`activemask`, `elect`, `vote`
-/// and `shfl` without `.sync`; the `.sync` forms are modelled:
-/// `Ctx::warp_intrinsic`).
+/// the warp forms without a member mask (`activemask`, `vote` and `shfl`
+/// without `.sync`; the `.sync` forms are modelled: `Ctx::warp_intrinsic`,
+/// and `elect.sync`: `Ctx::elect`).
 pub const UNKNOWN_RESULT: &[&str] = &[
     "fma",
     "rcp",
@@ -386,7 +390,6 @@ pub const UNKNOWN_RESULT: &[&str] = &[
     "szext",
     "bmsk",
     "createpolicy",
-    "elect",
     "fmin",
     "fmax",
     "cvt.rn",
@@ -708,6 +711,9 @@ impl Ctx<'_> {
         // `.sync` stay unknown results.
         if matches!(base, "shfl" | "vote" | "match" | "redux") && parts.contains(&"sync") {
             return self.warp_intrinsic(ins, &parts);
+        }
+        if ins.op.name == "elect.sync" {
+            return self.elect(ins);
         }
         // Instructions that touch memory in ways the model does not have,
         // whatever their element type: a warp's matrix load or store
@@ -1640,6 +1646,45 @@ impl Ctx<'_> {
             dst,
             args,
             pdst,
+            leader: None,
+        })
+    }
+
+    /// `elect.sync d|p, membermask` (PTX ISA, sm_90): the litmus
+    /// `d = elect.sync membermask`, a warp intrinsic whose result is the
+    /// leader's lane id (the lowest non-exited lane of the mask, as an
+    /// H200 elects: docs/hardware.md, session 39), and `p = d == lane`.
+    /// A sunk `d` (`_`) gets a register of its own.
+    fn elect(&mut self, ins: &Instr) -> Result<Op, Diagnostic> {
+        let o = &ins.operands;
+        if o.len() != 2 {
+            return Err(err(ins.span, format!("`{}` needs 2 operands", ins.op.name)));
+        }
+        let (d, p) = match &o[0] {
+            Operand::Pair(a, b) => (a, Some(b)),
+            Operand::Name(a) => (a, None),
+            other => return Err(err(other.span(), "expected `d|p` or `d`")),
+        };
+        let d = if d.name == "_" {
+            self.regs.id(&format!("%elect_leader_{}", ins.span.start))
+        } else {
+            self.regs.id(&d.name)
+        };
+        let leader = match p {
+            Some(p) if p.name != "_" => Some(self.regs.id(&p.name)),
+            _ => None,
+        };
+        let u32t = ty("u32").expect("a type");
+        let sel = Some(self.val(&o[1], u32t, &mut None)?);
+        Ok(Op::Bar {
+            name: "elect.sync".into(),
+            sel,
+            count: None,
+            pred: None,
+            dst: Some(d),
+            args: vec![],
+            pdst: None,
+            leader,
         })
     }
 
@@ -1685,6 +1730,7 @@ impl Ctx<'_> {
                     dst: None,
                     args: vec![],
                     pdst: None,
+                    leader: None,
                 })
             }
             ["arrive"] => {
@@ -1711,6 +1757,7 @@ impl Ctx<'_> {
                     dst: None,
                     args: vec![],
                     pdst: None,
+                    leader: None,
                 })
             }
             ["red", r @ ("popc" | "and" | "or"), _ty] => {
@@ -1740,6 +1787,7 @@ impl Ctx<'_> {
                     dst: Some(dst),
                     args: vec![],
                     pdst: None,
+                    leader: None,
                 })
             }
             ["warp", "sync"] => {
@@ -1755,6 +1803,7 @@ impl Ctx<'_> {
                     dst: None,
                     args: vec![],
                     pdst: None,
+                    leader: None,
                 })
             }
             ["cluster", ..] if o.is_empty() => Ok(Op::Bar {
@@ -1765,6 +1814,7 @@ impl Ctx<'_> {
                 dst: None,
                 args: vec![],
                 pdst: None,
+                leader: None,
             }),
             _ => Err(err(
                 ins.op.span,

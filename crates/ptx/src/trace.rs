@@ -398,6 +398,7 @@ pub fn trace(
         strong_writes: HashSet::new(),
         data_regions: Default::default(),
         poll_scopes: HashMap::new(),
+        elects: HashMap::new(),
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
@@ -664,6 +665,9 @@ struct Tracer<'a> {
     data_regions: std::cell::RefCell<HashMap<usize, Option<std::rc::Rc<DataRegion>>>>,
     /// Per load, [`Tracer::poll_scope`] once asked.
     poll_scopes: HashMap<usize, std::rc::Rc<PollScope>>,
+    /// `elect.sync`: per (block, warp, mask), how many times each lane
+    /// has run it so far ([`Tracer::elect`]).
+    elects: HashMap<(i64, i64, i64), [u32; 32]>,
 }
 
 /// The instructions between a forward conditional branch and the point
@@ -929,6 +933,29 @@ impl Tracer<'_> {
     /// message); `None` when it is unknown or computed from a pointer
     /// parameter's guessed address, after failing the instruction
     /// (inconclusive).
+    /// The lane `elect.sync` with `mask` elects for the running thread
+    /// at `place` on this visit: its `k`-th run of an `elect.sync` with
+    /// that mask joins the `k`-th of each mate, and the leader is the
+    /// lowest lane of the mask among the mates that run one `k` times
+    /// (an exited lane, or one that never gets there, is not elected: an
+    /// H200 elects the lowest non-exited lane, docs/hardware.md). Lanes
+    /// are traced in ascending order, so every lower mate's runs are
+    /// known here; higher ones cannot lead. The explorer computes the
+    /// same lane from the phase (`Reduce::Elect`); a lane outside its
+    /// mask is `ub(syncwarp-mask)` there.
+    fn elect(&mut self, place: (i64, i64), mask: i64) -> i64 {
+        let (lane, warp) = (place.1 % 32, place.1 / 32);
+        let runs = self
+            .elects
+            .entry((place.0, warp, mask & 0xffff_ffff))
+            .or_insert([0; 32]);
+        runs[lane as usize] += 1;
+        let k = runs[lane as usize];
+        (0..32)
+            .find(|&y| mask & (1 << y) != 0 && runs[y as usize] >= k)
+            .unwrap_or(lane)
+    }
+
     fn barrier_operand(&mut self, e: &PExpr, env: &[V], pc: usize, place: (i64, i64), what: &str) -> Option<i64> {
         match self.eval(e, env, pc, place) {
             V::K(_, true) => {
@@ -1997,6 +2024,10 @@ impl Tracer<'_> {
                             op => {
                                 let what = if matches!(op, Op::Bra(_)) {
                                     "the branch condition"
+                                } else if c.collective {
+                                    // `@p elect.sync`: which lanes run it
+                                    // together is not data.
+                                    "whether this warp-collective instruction runs"
                                 } else {
                                     "whether this instruction runs"
                                 };
@@ -2386,8 +2417,10 @@ impl Tracer<'_> {
                     dst,
                     args,
                     pdst,
+                    leader,
                     ..
                 } => {
+                    let mut mask = None;
                     if let Some(s) = sel {
                         let Some(v) = self.barrier_operand(s, &env, pc, place, "the barrier operand") else {
                             return;
@@ -2395,6 +2428,17 @@ impl Tracer<'_> {
                         let site = &mut self.sites[pc];
                         site.sels.insert(v);
                         note(&mut site.place, &mut site.place_varies, self.g, v);
+                        mask = Some(v);
+                    }
+                    if name == "elect.sync" {
+                        let l = self.elect(place, mask.unwrap_or(0));
+                        let lane = place.1 % 32;
+                        env[dst.expect("elect.sync has a leader register")] = V::K(l, false);
+                        if let Some(p) = leader {
+                            env[*p] = V::K(i64::from(l == lane), false);
+                        }
+                        pc += 1;
+                        continue;
                     }
                     if let Some(n) = count {
                         let Some(v) = self.barrier_operand(n, &env, pc, place, "the thread count") else {

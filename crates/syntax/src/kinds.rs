@@ -320,6 +320,7 @@ pub const WARP_INTRINSICS: &[&str] = &[
     "__reduce_and_sync",
     "__reduce_or_sync",
     "__reduce_xor_sync",
+    "elect.sync",
 ];
 
 /// Whether `name` is a litmus instruction: one of [`INSTRUCTION_NAMES`] or

@@ -825,6 +825,10 @@ impl System<'_> {
                     ReduxOp::Xor => bits(it.fold(0, |a, x| a ^ x)),
                 }
             }
+            // PTX `elect.sync`: the lowest lane of the phase, the
+            // non-exited lanes of the mask (what an H200 elects:
+            // docs/hardware.md, session 39).
+            Reduce::Elect => ph.vals.iter().map(lane_of).min().unwrap_or(0),
             Reduce::Popc | Reduce::And | Reduce::Or => unreachable!("not per lane"),
         })
     }

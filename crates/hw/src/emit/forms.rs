@@ -629,7 +629,10 @@ impl Emit<'_> {
                 };
                 let lane = spec.lane.as_ref().map_or("0".to_string(), |e| self.expr(e));
                 let width = spec.width.as_ref().map_or("32".to_string(), |e| self.expr(e));
-                let call = if n.starts_with("__shfl") {
+                let call = if n == "elect.sync" {
+                    // PTX `elect.sync` (sm_90): the leader's lane id.
+                    format!("bc_elect({mask})")
+                } else if n.starts_with("__shfl") {
                     format!("{n}({mask}, (long long)({value}), (int)({lane}), (int)({width}))")
                 } else if n == "__match_all_sync" {
                     // Its third operand receives whether all matched.

@@ -82,6 +82,16 @@ __host__ __device__ inline void bc_plain_write(long long* p, long long v) { *(vo
 // Communication Instructions: mbarrier"); cuda::barrier<thread_scope_block>
 // in shared memory is one of these on sm_80 and later.
 __device__ inline unsigned bc_smem(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+// PTX elect.sync (sm_90): the leader's lane id (litmus `elect.sync`).
+__device__ inline unsigned bc_elect(unsigned mask) {
+  unsigned d = 0;
+#if __CUDA_ARCH__ >= 900
+  asm volatile("{ .reg .pred bc_p; elect.sync %0|bc_p, %1; }" : "=r"(d) : "r"(mask) : "memory");
+#else
+  (void)mask;
+#endif
+  return d;
+}
 __device__ inline void bc_mbar_init(unsigned long long* b, long long n) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(bc_smem(b)), "r"((unsigned)n) : "memory");
 }
