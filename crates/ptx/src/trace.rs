@@ -484,28 +484,6 @@ pub fn trace(
             });
         }
     }
-    // A non-`.aligned` barrier with a thread count in a block whose last
-    // warp is partial: the hardware counts that warp's arrival as 32
-    // (PTX ISA, `barrier{.cta}`: the barrier records warps' arrivals),
-    // which the model does at the `.aligned` forms only (PTX's `bar.sync`;
-    // docs/semantics.md, "A warp counts whole"), so the phase would be
-    // counted short: inconclusive where such an instruction ran.
-    if threads % 32 != 0 {
-        for (pc, c) in code.iter().enumerate() {
-            let plain = matches!(&c.op, Op::Bar { name, count: Some(_), .. }
-                if matches!(name.as_str(), "barrier.sync" | "barrier.cta.sync" | "barrier.arrive" | "barrier.cta.arrive"));
-            if plain && !t.sites[pc].counts.is_empty() {
-                t.errors.entry(pc).or_insert_with(|| {
-                    Diagnostic::error(
-                        c.span,
-                        format!(
-                            "inconclusive: a non-`.aligned` barrier with a thread count in a block of {threads} threads: the hardware counts the partial last warp as 32, which the model does at the `.aligned` forms only (`bar.sync`, `barrier.sync.aligned`)"
-                        ),
-                    )
-                });
-            }
-        }
-    }
     let global_written_and_copied = copied
         .iter()
         .any(|p| !regions[p.0].shared && uses.get(p).is_some_and(|u| u.writers[0].is_some()));

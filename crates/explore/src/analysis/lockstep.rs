@@ -69,7 +69,10 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
             match op {
                 BarrierOp::Arrive(a) => {
                     arrives_on[b] = mark;
-                    aligned_on[b] |= a.aligned;
+                    // Arrives a warp makes together (`System::warp_arrive`):
+                    // `.aligned`, or thread-counted (whole warps when the
+                    // count is a multiple of the warp size, below).
+                    aligned_on[b] |= a.aligned || a.set_count.is_some();
                     // A thread-counted arrive without a count
                     // (`__syncthreads`) counts the whole block, like a
                     // plain arrive; with one it sets the phase's count,
@@ -152,7 +155,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
         if inits[b].is_none() || counts.is_empty() || counts.iter().any(|&k| k != arrivers[b]) {
             ok[b] = false;
         }
-        // A warp counted whole (`System::warp_counted`: an `.aligned` count
+        // A warp counted whole (`System::warp_counted`: a thread count
         // that is a multiple of the warp size) weighs the warp size where
         // the phase still needs that many, and one per lane otherwise: a
         // warp with fewer arrivers than lanes (a partial warp, lanes that

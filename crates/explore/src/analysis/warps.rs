@@ -32,10 +32,15 @@ impl Warps {
     }
 }
 
-/// Whether some instruction of `p` arrives through an `.aligned` form.
+/// Whether some instruction of `p` arrives through a form its warp may
+/// make together (`System::warp_arrive`): an `.aligned` form, or a
+/// thread-counted arrive with a count (counted in whole warps when that
+/// count is a multiple of the warp size).
 pub(crate) fn has_aligned_arrive(p: &Program) -> bool {
-    (p.codes.iter().flat_map(|c| &c.instrs))
-        .any(|i| matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if a.aligned))
+    (p.codes.iter().flat_map(|c| &c.instrs)).any(|i| {
+        matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. }
+            if a.aligned || (a.count_match && a.set_count.is_some()))
+    })
 }
 
 /// The warps of `p` that hold two lanes or more, when some instruction of

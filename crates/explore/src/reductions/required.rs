@@ -340,7 +340,7 @@ impl System<'_> {
                             // (Its plain wait: above.)
                             BarrierOp::Arrive(a) => {
                                 // A warp counted whole adds the warp size.
-                                let absent = if a.aligned { self.absent_lanes(s, t, b, a) } else { 0 };
+                                let absent = self.absent_lanes(s, t, b, a);
                                 let lanes = 1 + self.warp_followers(s, c).len() as u64 + u64::from(absent);
                                 Needed::Counted(b, lanes)
                             }

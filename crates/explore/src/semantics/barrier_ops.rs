@@ -138,7 +138,7 @@ impl System<'_> {
                 // A warp counted in whole warps: its arriving lane counts
                 // the lanes that do not arrive too (`System::absent_lanes`),
                 // read before the step moves anything.
-                let absent = if spec.aligned && !w.following {
+                let absent = if !w.following {
                     self.absent_lanes(s, t, b, &spec)
                 } else {
                     0

@@ -89,6 +89,16 @@ impl System<'_> {
             };
         };
         let code = self.p.threads[t].code;
+        // Whether a lane's arrive is an `.aligned` form: a warp arrives as
+        // one through one `.aligned` instruction, or through the
+        // non-`.aligned` forms at any of their instructions on the same
+        // barrier (PTX ISA, `barrier{.cta}`: the thread waits for the
+        // warp's non-exited threads, at whichever barrier instruction).
+        let aligned = |u: usize| {
+            matches!(self.p.instr(ThreadId(u as u32), s.threads[u].pc).map(|i| &i.kind),
+                Some(InstrKind::Barrier { op: BarrierOp::Arrive(a), .. }) if a.aligned)
+        };
+        let t_aligned = aligned(t);
         // The threads that arrived in the barrier's open phase, read once
         // (a mate-by-mate scan of the phase's members made this call
         // quadratic in a warp of a large phase).
@@ -119,7 +129,9 @@ impl System<'_> {
                 Status::NotLaunched => held = true,
                 Status::Running => match self.aligned_arrive(s, u) {
                     Some(b) => {
-                        same &= b == here && self.p.threads[u].code == code && s.threads[u].pc == s.threads[t].pc;
+                        same &= b == here
+                            && self.p.threads[u].code == code
+                            && (s.threads[u].pc == s.threads[t].pc || !(t_aligned || aligned(u)));
                         first &= u > t;
                         lanes += 1;
                     }
@@ -160,6 +172,16 @@ impl System<'_> {
         if mine.is_empty() {
             return Lane::Alone;
         }
+        // Lanes of a non-`.aligned` sync wait together at any of its
+        // instructions (as they arrived: `lane_mode`), those of an
+        // `.aligned` one at that one instruction.
+        let plain = |u: usize| {
+            let th = &s.threads[u];
+            th.pc > 0
+                && matches!(self.p.instr(ThreadId(u as u32), th.pc - 1).map(|i| &i.kind),
+                    Some(InstrKind::Barrier { op: BarrierOp::Arrive(a), .. }) if !a.aligned)
+        };
+        let t_plain = plain(t);
         let mut first = true;
         for &u in mates {
             let u = u as usize;
@@ -168,7 +190,7 @@ impl System<'_> {
             }
             let together = s.threads[u].status == Status::Running
                 && self.p.threads[u].code == self.p.threads[t].code
-                && s.threads[u].pc == s.threads[t].pc
+                && (s.threads[u].pc == s.threads[t].pc || (t_plain && plain(u)))
                 && self.aligned_wait(s, u) == Some(b)
                 && self.participates_in(s, u, b, WaitForm::Plain) == mine;
             if !together {
@@ -211,7 +233,7 @@ impl System<'_> {
                 op: BarrierOp::Arrive(a),
                 sel: psel,
                 ..
-            } if a.aligned && psel == sel && prev.span == ins.span => self.resolve(s, t, *sel),
+            } if self.warp_arrive(s, t, a) && psel == sel && prev.span == ins.span => self.resolve(s, t, *sel),
             _ => None,
         }
     }
@@ -229,7 +251,7 @@ impl System<'_> {
                 op: BarrierOp::Arrive(a),
                 sel,
                 ..
-            } if a.aligned => Some(self.resolve(s, t, *sel).unwrap_or(usize::MAX)),
+            } if self.warp_arrive(s, t, a) => Some(self.resolve(s, t, *sel).unwrap_or(usize::MAX)),
             _ => None,
         }
     }
@@ -516,7 +538,7 @@ impl System<'_> {
                 InstrKind::Barrier {
                     op: BarrierOp::Arrive(a),
                     ..
-                } if a.aligned => {
+                } if self.warp_arrive(s, t, a) => {
                     if matches!(self.lane_mode(s, t), Lane::Alone | Lane::Leads) {
                         out.push(one);
                     }

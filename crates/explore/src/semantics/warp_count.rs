@@ -14,8 +14,9 @@ use crate::state::{State, Status};
 use bc_graph::*;
 
 impl System<'_> {
-    /// Whether `lanes` arrives like thread `t`'s next one (an `.aligned`
-    /// arrive on barrier instance `b`) land in one phase: the phase they
+    /// Whether `lanes` arrives like thread `t`'s next one (an arrive its
+    /// warp makes together, [`System::warp_arrive`], on barrier instance
+    /// `b`) land in one phase: the phase they
     /// join does not complete before the last of them. Its count is the
     /// one the arrive gives it (a thread count, or the whole block), else
     /// the barrier's; a counted or transaction arrive never goes as a warp.
@@ -67,10 +68,14 @@ impl System<'_> {
         Some(needed - arrived)
     }
 
-    /// Whether thread `t`'s arrive `a` is counted in whole warps: an
-    /// `.aligned` thread-counted arrive (`bar.sync ID, K`,
-    /// `bar.arrive ID, K`) whose count `K` is a positive multiple of the
-    /// warp size, by a device lane with a warp. PTX ISA, `barrier{.cta}`:
+    /// Whether thread `t`'s arrive `a` is counted in whole warps: a
+    /// thread-counted arrive (`bar.sync ID, K`, `bar.arrive ID, K`,
+    /// `.aligned` or not) whose count `K` is a positive multiple of the
+    /// warp size, by a device lane with a warp. The ISA gives the warp's
+    /// arrival to both forms: without `.aligned` too, the thread waits for
+    /// the non-exited threads of its warp and the barrier marks the warp's
+    /// arrival; an H200 completes `barrier.sync 1, 64` with 63 of 64
+    /// threads when the 64th exited (docs/hardware.md, session 39). PTX ISA, `barrier{.cta}`:
     /// the count is in threads but a multiple of the warp size, a thread
     /// first waits for the non-exited threads of its warp, and the barrier
     /// records the warp's arrival; older editions of the ISA say outright
@@ -85,8 +90,7 @@ impl System<'_> {
     /// threads, lowered as they end, which comes to the same completion.
     pub(crate) fn warp_counted(&self, s: &State, t: usize, a: &ArriveSpec) -> bool {
         let info = &self.p.threads[t];
-        a.aligned
-            && a.count_match
+        a.count_match
             && a.arrivals.is_none()
             && a.tx.is_none()
             && info.kind == ThreadKind::Device
@@ -94,7 +98,17 @@ impl System<'_> {
             && (a.set_count.as_ref()).is_some_and(|k| self.p.model.counts_whole_warps(eval(self.p, s, t, k)))
     }
 
-    /// The arrivals thread `t`'s `.aligned` arrive `a` on barrier instance
+    /// Whether thread `t`'s arrive `a` is one its warp makes together (the
+    /// lanes wait for their live mates and arrive as one: docs/semantics.md,
+    /// "A warp arrives as one"): an `.aligned` form, or an arrive counted in
+    /// whole warps ([`System::warp_counted`]), which waits for the warp's
+    /// non-exited lanes as well (PTX ISA, `barrier{.cta}`). Only the
+    /// `.aligned` forms add the aligned-barrier rule.
+    pub(crate) fn warp_arrive(&self, s: &State, t: usize, a: &ArriveSpec) -> bool {
+        a.aligned || self.warp_counted(s, t, a)
+    }
+
+    /// The arrivals thread `t`'s arrive `a` on barrier instance
     /// `b` adds for the lanes of its warp that do not arrive (exited, or
     /// not in the block), when the arrive is counted in whole warps
     /// ([`System::warp_counted`]) and `t` arrives for its warp: it leads

@@ -224,16 +224,18 @@ impl<'a> Plan<'a> {
         // form, whose rule is about the lanes of one warp. (The harness
         // keeps a warp per litmus thread in blocks of one warp, where
         // counts in litmus threads become multiples of 32 CUDA threads.)
-        // And lanes where an `.aligned` count is a multiple of 32 (or not
-        // a constant): the model counts a warp's arrival there as 32
-        // whatever its lanes (`System::warp_counted` in bc-explore), which
-        // only a litmus thread per lane runs as written.
+        // And lanes where a thread count is a multiple of 32 (or not a
+        // constant), `.aligned` or not: the model counts a warp's arrival
+        // there as 32 whatever its lanes (`System::warp_counted` in
+        // bc-explore), which only a litmus thread per lane runs as written
+        // (a warp per litmus thread would count a lane that exited short).
         let whole_warp_count = prog.codes.iter().flat_map(|c| &c.instrs).any(|i| {
             matches!(&i.kind, InstrKind::Barrier { op: bc_graph::BarrierOp::Arrive(a), .. }
-                if a.aligned && a.set_count.as_ref().is_some_and(|k| !matches!(k, CExpr::Int(n) if n % 32 != 0)))
+                if a.count_match && a.set_count.as_ref().is_some_and(|k| !matches!(k, CExpr::Int(n) if n % 32 != 0)))
         });
-        let aligned_lanes = stmt_names.values().any(|n| n.ends_with(".aligned"))
-            && (kernel_only || whole_warp_count || prog.threads.iter().any(|t| t.ntid > 32));
+        let aligned_lanes = whole_warp_count
+            || (stmt_names.values().any(|n| n.ends_with(".aligned"))
+                && (kernel_only || prog.threads.iter().any(|t| t.ntid > 32)));
         let mapping = if aligned_lanes
             || stmt_names.values().any(|n| {
                 n == "__syncwarp" || n == "tile.sync" || bc_syntax::kinds::WARP_INTRINSICS.contains(&n.as_str())
