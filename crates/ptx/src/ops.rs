@@ -1660,10 +1660,16 @@ impl Ctx<'_> {
         if o.len() != 2 {
             return Err(err(ins.span, format!("`{}` needs 2 operands", ins.op.name)));
         }
+        // PTX ISA: `elect.sync d|p, membermask`, `d` may be the sink `_`,
+        // `p` a predicate (ptxas rejects `d` alone, or `p` sunk).
         let (d, p) = match &o[0] {
-            Operand::Pair(a, b) => (a, Some(b)),
-            Operand::Name(a) => (a, None),
-            other => return Err(err(other.span(), "expected `d|p` or `d`")),
+            Operand::Pair(a, b) if b.name != "_" => (a, Some(b)),
+            other => {
+                return Err(err(
+                    other.span(),
+                    "`elect.sync` writes `d|p`: a register or `_`, and a predicate",
+                ))
+            }
         };
         let d = if d.name == "_" {
             self.regs.id(&format!("%elect_leader_{}", ins.span.start))

@@ -198,10 +198,19 @@ pub fn memory_order(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
         };
         if ordering {
             // A relaxed arrive, or a thread's (relaxed) expect-tx, orders no
-            // memory: only a fence before it.
+            // memory: only a fence before it. A thread's exit (its end
+            // drop) orders memory as its phase's arrives do: none in a
+            // phase of relaxed arrives (a warp intrinsic's, `elect.sync`'s:
+            // review of session 39, a lane's write before its exit was
+            // ordered before a read after the intrinsic).
+            let parts = exec.participants(w);
+            let relaxed = parts.iter().any(|&x| exec.event(x).kind.orders_no_memory());
             preds[w.index()].extend(
-                (exec.participants(w).iter())
-                    .filter(|&&x| !exec.event(x).kind.orders_no_memory())
+                (parts.iter())
+                    .filter(|&&x| {
+                        let k = &exec.event(x).kind;
+                        !(k.orders_no_memory() || (relaxed && matches!(k, EventKind::Drop)))
+                    })
                     .map(|x| x.index()),
             );
         }

@@ -157,7 +157,15 @@ impl ExecutesBefore {
                             Some(InstrKind::Barrier { op, .. }) if op.orders_no_memory()
                         )
                     };
-                    for &x in participants.iter().filter(|&&x| exists(x) && !relaxed(x)) {
+                    // A thread's exit (its end drop) orders memory as the
+                    // phase's arrives do: none where they are relaxed
+                    // (`bc_rules` facts, the same reading).
+                    let relaxed_phase = participants.iter().any(|&x| exists(x) && relaxed(x));
+                    let drop = |(u, k): (u32, u32)| matches!(s.hist[u as usize][k as usize].kind, HKind::Drop);
+                    for &x in participants
+                        .iter()
+                        .filter(|&&x| exists(x) && !relaxed(x) && !(relaxed_phase && drop(x)))
+                    {
                         join(&mut acc, &seen, x);
                     }
                 }
