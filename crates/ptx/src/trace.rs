@@ -399,6 +399,7 @@ pub fn trace(
         data_regions: Default::default(),
         poll_scopes: HashMap::new(),
         elects: HashMap::new(),
+        lane_values: HashMap::new(),
     };
     'all: for b in 0..blocks {
         for tid in 0..threads {
@@ -646,6 +647,9 @@ struct Tracer<'a> {
     /// `elect.sync`: per (block, warp, mask), how many times each lane
     /// has run it so far ([`Tracer::elect`]).
     elects: HashMap<(i64, i64, i64), [u32; 32]>,
+    /// The warp intrinsics: per (block, warp, mask), per lane, the
+    /// values it gave, in order ([`Tracer::shuffled`]).
+    lane_values: HashMap<(i64, i64, i64), Vec<Vec<V>>>,
 }
 
 /// The instructions between a forward conditional branch and the point
@@ -932,6 +936,54 @@ impl Tracer<'_> {
         (0..32)
             .find(|&y| mask & (1 << y) != 0 && runs[y as usize] >= k)
             .unwrap_or(lane)
+    }
+
+    /// A warp intrinsic's value `v` given by the running thread at
+    /// `place` with `mask` (`name`, e.g. `__shfl_sync`; `known`: its
+    /// operands the pre-evaluation knows, by index), and its result where
+    /// the pre-evaluation knows it: a shuffle whose source lane is the
+    /// thread itself, or below it in its warp. Lanes are pre-evaluated in
+    /// ascending order, so a lower lane's values at this mask are all
+    /// known; its `k`-th is the one the thread's `k`-th intrinsic at this
+    /// mask reads (the explorer's `k`-th phase of the warp's barrier of
+    /// that mask; lanes that run different intrinsics there are
+    /// `ub(syncwarp-mask)`). The explorer computes the same value from the
+    /// phase (`System::warp_intrinsic`). So CUTLASS's
+    /// `canonical_warp_idx_sync()`, a broadcast of `threadIdx.x / 32` from
+    /// lane 0, steers branches. Unknown otherwise (`V::U`).
+    fn shuffled(&mut self, place: (i64, i64), mask: i64, name: &str, v: V, known: &BTreeMap<usize, i64>) -> V {
+        let (lane, warp) = (place.1 % 32, place.1 / 32);
+        let vals = self
+            .lane_values
+            .entry((place.0, warp, mask & 0xffff_ffff))
+            .or_insert_with(|| vec![Vec::new(); 32]);
+        vals[lane as usize].push(v);
+        let k = vals[lane as usize].len();
+        let unknown = V::U(NEVER);
+        let (Some(&b), Some(&width)) = (known.get(&1), known.get(&2)) else {
+            return unknown;
+        };
+        if !(1..=32).contains(&width) || width & (width - 1) != 0 {
+            return unknown;
+        }
+        // The source lane as the explorer picks it (PTX ISA, shfl.sync).
+        let b = b & 31;
+        let first = lane & !(width - 1);
+        let (j, inside) = match name {
+            "__shfl_sync" => (first + (b & (width - 1)), true),
+            "__shfl_up_sync" => (lane - b, lane - b >= first),
+            "__shfl_down_sync" => (lane + b, lane + b < first + width),
+            "__shfl_xor_sync" => (lane ^ b, (lane ^ b) < first + width),
+            _ => return unknown,
+        };
+        let src = if inside { j } else { lane };
+        if src > lane || src < 0 || mask & (1 << src) == 0 {
+            return unknown;
+        }
+        match vals[src as usize].get(k - 1) {
+            Some(&V::K(x, ptr)) => V::K(x, ptr),
+            _ => unknown,
+        }
     }
 
     fn barrier_operand(&mut self, e: &PExpr, env: &[V], pc: usize, place: (i64, i64), what: &str) -> Option<i64> {
@@ -2439,6 +2491,7 @@ impl Tracer<'_> {
                     }
                     // A shuffle's source lane decides which lane it
                     // reads (a lane outside the phase is a finding).
+                    let mut known = BTreeMap::new();
                     for (i, (a, _)) in args.iter().enumerate().filter(|(_, (_, known))| *known) {
                         let what = if i == 1 {
                             "the shuffle's source lane"
@@ -2449,6 +2502,7 @@ impl Tracer<'_> {
                             return;
                         };
                         self.sites[pc].args.entry(i).or_default().insert(v);
+                        known.insert(i, v);
                         // The width operand is `32 - (c >> 8)`: its clamp.
                         if let (2, PExpr::Bin(_, _, sh)) = (i, a) {
                             let PExpr::Bin(_, c, _) = sh.as_ref() else { continue };
@@ -2467,8 +2521,22 @@ impl Tracer<'_> {
                     }
                     // A reduction over the phase, or a warp intrinsic's
                     // result: not known here (the explorer computes it
-                    // from the other lanes' values).
-                    for r in dst.iter().chain(pdst) {
+                    // from the other lanes' values), but for a shuffle
+                    // from a lower lane (`Tracer::shuffled`).
+                    let value = match (mask, args.first()) {
+                        (Some(m), Some((v, _))) if name.starts_with("__") => {
+                            let v = self.eval(v, &env, pc, place);
+                            self.shuffled(place, m, name, v, &known)
+                        }
+                        _ => V::U(pc),
+                    };
+                    if let Some(r) = dst {
+                        env[*r] = match value {
+                            V::U(_) => V::U(pc),
+                            k => k,
+                        };
+                    }
+                    if let Some(r) = pdst {
                         env[*r] = V::U(pc);
                     }
                 }
