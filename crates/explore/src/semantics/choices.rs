@@ -99,6 +99,28 @@ impl System<'_> {
                 Some(InstrKind::Barrier { op: BarrierOp::Arrive(a), .. }) if a.aligned)
         };
         let t_aligned = aligned(t);
+        // Whether a lane's arrive is a sync's (its wait follows, from the
+        // same statement) or an arrive alone: a warp split between the
+        // two on one barrier hangs on an H200 (review of session 39:
+        // ptxas emits `BAR.ARV` at one site and `BAR.SYNC` at the other),
+        // so such lanes do not arrive as one warp.
+        let syncs = |u: usize| {
+            let (tid, pc) = (ThreadId(u as u32), s.threads[u].pc);
+            match (self.p.instr(tid, pc), self.p.instr(tid, pc + 1)) {
+                (Some(a), Some(w)) => {
+                    a.span == w.span
+                        && matches!(
+                            &w.kind,
+                            InstrKind::Barrier {
+                                op: BarrierOp::Wait(_),
+                                ..
+                            }
+                        )
+                }
+                _ => false,
+            }
+        };
+        let t_syncs = syncs(t);
         // The threads that arrived in the barrier's open phase, read once
         // (a mate-by-mate scan of the phase's members made this call
         // quadratic in a warp of a large phase).
@@ -131,7 +153,8 @@ impl System<'_> {
                     Some(b) => {
                         same &= b == here
                             && self.p.threads[u].code == code
-                            && (s.threads[u].pc == s.threads[t].pc || !(t_aligned || aligned(u)));
+                            && (s.threads[u].pc == s.threads[t].pc
+                                || (!(t_aligned || aligned(u)) && t_syncs == syncs(u)));
                         first &= u > t;
                         lanes += 1;
                     }
