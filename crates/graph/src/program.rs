@@ -344,6 +344,15 @@ impl BarrierOp {
         self.op_name().name()
     }
 
+    /// Whether a warp's lanes may arrive at this operation as one (an
+    /// arrive through an `.aligned` form, or a thread-counted arrive with
+    /// a count: counted in whole warps where that count is a multiple of
+    /// the warp size, which bc-explore's `System::warp_arrive` decides
+    /// per state). The static side of that test, for the analyses.
+    pub fn warp_may_arrive_as_one(&self) -> bool {
+        matches!(self, BarrierOp::Arrive(a) if a.aligned || (a.count_match && a.set_count.is_some()))
+    }
+
     /// Whether the operation joins a phase but orders none of its
     /// thread's accesses for the phase's waiters (only a fence before it
     /// does): a relaxed arrive, and a thread's own `mbarrier.expect_tx`,

@@ -1663,7 +1663,7 @@ impl Ctx<'_> {
         // PTX ISA: `elect.sync d|p, membermask`, `d` may be the sink `_`,
         // `p` a predicate (ptxas rejects `d` alone, or `p` sunk).
         let (d, p) = match &o[0] {
-            Operand::Pair(a, b) if b.name != "_" => (a, Some(b)),
+            Operand::Pair(a, b) if b.name != "_" => (a, b),
             other => {
                 return Err(err(
                     other.span(),
@@ -1676,10 +1676,7 @@ impl Ctx<'_> {
         } else {
             self.regs.id(&d.name)
         };
-        let leader = match p {
-            Some(p) if p.name != "_" => Some(self.regs.id(&p.name)),
-            _ => None,
-        };
+        let leader = Some(self.regs.id(&p.name));
         let u32t = ty("u32").expect("a type");
         let sel = Some(self.val(&o[1], u32t, &mut None)?);
         Ok(Op::Bar {

@@ -398,7 +398,6 @@ pub fn trace(
         strong_writes: HashSet::new(),
         data_regions: Default::default(),
         poll_scopes: HashMap::new(),
-        elects: HashMap::new(),
         lane_values: HashMap::new(),
     };
     'all: for b in 0..blocks {
@@ -644,11 +643,10 @@ struct Tracer<'a> {
     data_regions: std::cell::RefCell<HashMap<usize, Option<std::rc::Rc<DataRegion>>>>,
     /// Per load, [`Tracer::poll_scope`] once asked.
     poll_scopes: HashMap<usize, std::rc::Rc<PollScope>>,
-    /// `elect.sync`: per (block, warp, mask), how many times each lane
-    /// has run it so far ([`Tracer::elect`]).
-    elects: HashMap<(i64, i64, i64), [u32; 32]>,
-    /// The warp intrinsics: per (block, warp, mask), per lane, the
-    /// values it gave, in order ([`Tracer::shuffled`]).
+    /// The warp intrinsics (`elect.sync` too): per (block, warp, mask),
+    /// per lane, the values it gave, in order ([`Tracer::shuffled`],
+    /// [`Tracer::elect`]): a lane's `k`-th is its arrival in the `k`-th
+    /// phase of the warp's barrier of that mask.
     lane_values: HashMap<(i64, i64, i64), Vec<Vec<V>>>,
 }
 
@@ -926,16 +924,22 @@ impl Tracer<'_> {
     /// same lane from the phase (`Reduce::Elect`); a lane outside its
     /// mask is `ub(syncwarp-mask)` there.
     fn elect(&mut self, place: (i64, i64), mask: i64) -> i64 {
-        let (lane, warp) = (place.1 % 32, place.1 / 32);
-        let runs = self
-            .elects
-            .entry((place.0, warp, mask & 0xffff_ffff))
-            .or_insert([0; 32]);
-        runs[lane as usize] += 1;
-        let k = runs[lane as usize];
+        let lane = place.1 % 32;
+        let vals = self.lane_values(place, mask);
+        // Its value is the mask (the litmus `elect.sync`'s `value=`).
+        vals[lane as usize].push(V::K(mask, false));
+        let k = vals[lane as usize].len();
         (0..32)
-            .find(|&y| mask & (1 << y) != 0 && runs[y as usize] >= k)
+            .find(|&y| mask & (1 << y) != 0 && vals[y as usize].len() >= k)
             .unwrap_or(lane)
+    }
+
+    /// The values the lanes of the warp at `place` gave the warp
+    /// intrinsics of `mask` so far, per lane.
+    fn lane_values(&mut self, place: (i64, i64), mask: i64) -> &mut Vec<Vec<V>> {
+        self.lane_values
+            .entry((place.0, place.1 / 32, mask & 0xffff_ffff))
+            .or_insert_with(|| vec![Vec::new(); 32])
     }
 
     /// A warp intrinsic's value `v` given by the running thread at
@@ -952,11 +956,8 @@ impl Tracer<'_> {
     /// `canonical_warp_idx_sync()`, a broadcast of `threadIdx.x / 32` from
     /// lane 0, steers branches. Unknown otherwise (`V::U`).
     fn shuffled(&mut self, place: (i64, i64), mask: i64, name: &str, v: V, known: &BTreeMap<usize, i64>) -> V {
-        let (lane, warp) = (place.1 % 32, place.1 / 32);
-        let vals = self
-            .lane_values
-            .entry((place.0, warp, mask & 0xffff_ffff))
-            .or_insert_with(|| vec![Vec::new(); 32]);
+        let lane = place.1 % 32;
+        let vals = self.lane_values(place, mask);
         vals[lane as usize].push(v);
         let k = vals[lane as usize].len();
         let unknown = V::U(NEVER);

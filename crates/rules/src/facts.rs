@@ -203,13 +203,15 @@ pub fn memory_order(exec: &Execution) -> Result<Vec<Bits>, Vec<EventId>> {
             // phase of relaxed arrives (a warp intrinsic's, `elect.sync`'s:
             // review of session 39, a lane's write before its exit was
             // ordered before a read after the intrinsic).
+            // (The phase's arrives are asked only where a drop takes part.)
             let parts = exec.participants(w);
-            let relaxed = parts.iter().any(|&x| exec.event(x).kind.orders_no_memory());
+            let relaxed = std::cell::OnceCell::new();
+            let relaxed = || *relaxed.get_or_init(|| parts.iter().any(|&x| exec.event(x).kind.orders_no_memory()));
             preds[w.index()].extend(
                 (parts.iter())
                     .filter(|&&x| {
                         let k = &exec.event(x).kind;
-                        !(k.orders_no_memory() || (relaxed && matches!(k, EventKind::Drop)))
+                        !(k.orders_no_memory() || (matches!(k, EventKind::Drop) && relaxed()))
                     })
                     .map(|x| x.index()),
             );

@@ -160,11 +160,16 @@ impl ExecutesBefore {
                     // A thread's exit (its end drop) orders memory as the
                     // phase's arrives do: none where they are relaxed
                     // (`bc_rules` facts, the same reading).
-                    let relaxed_phase = participants.iter().any(|&x| exists(x) && relaxed(x));
+                    // Asked only where a drop takes part (an exit: rare),
+                    // so that a large phase is not scanned twice.
+                    let relaxed_phase = std::cell::OnceCell::new();
                     let drop = |(u, k): (u32, u32)| matches!(s.hist[u as usize][k as usize].kind, HKind::Drop);
+                    let relaxed_drop = |x| {
+                        drop(x) && *relaxed_phase.get_or_init(|| participants.iter().any(|&y| exists(y) && relaxed(y)))
+                    };
                     for &x in participants
                         .iter()
-                        .filter(|&&x| exists(x) && !relaxed(x) && !(relaxed_phase && drop(x)))
+                        .filter(|&&x| exists(x) && !relaxed(x) && !relaxed_drop(x))
                     {
                         join(&mut acc, &seen, x);
                     }

@@ -72,7 +72,7 @@ pub(crate) fn lockstep_barriers(p: &Program) -> (Vec<bool>, Vec<bool>) {
                     // Arrives a warp makes together (`System::warp_arrive`):
                     // `.aligned`, or thread-counted (whole warps when the
                     // count is a multiple of the warp size, below).
-                    aligned_on[b] |= a.aligned || a.set_count.is_some();
+                    aligned_on[b] |= op.warp_may_arrive_as_one();
                     // A thread-counted arrive without a count
                     // (`__syncthreads`) counts the whole block, like a
                     // plain arrive; with one it sets the phase's count,

@@ -37,10 +37,8 @@ impl Warps {
 /// thread-counted arrive with a count (counted in whole warps when that
 /// count is a multiple of the warp size).
 pub(crate) fn has_aligned_arrive(p: &Program) -> bool {
-    (p.codes.iter().flat_map(|c| &c.instrs)).any(|i| {
-        matches!(&i.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. }
-            if a.aligned || (a.count_match && a.set_count.is_some()))
-    })
+    (p.codes.iter().flat_map(|c| &c.instrs))
+        .any(|i| matches!(&i.kind, InstrKind::Barrier { op, .. } if op.warp_may_arrive_as_one()))
 }
 
 /// The warps of `p` that hold two lanes or more, when some instruction of

@@ -89,38 +89,35 @@ impl System<'_> {
             };
         };
         let code = self.p.threads[t].code;
-        // Whether a lane's arrive is an `.aligned` form: a warp arrives as
-        // one through one `.aligned` instruction, or through the
-        // non-`.aligned` forms at any of their instructions on the same
-        // barrier (PTX ISA, `barrier{.cta}`: the thread waits for the
-        // warp's non-exited threads, at whichever barrier instruction).
-        let aligned = |u: usize| {
-            matches!(self.p.instr(ThreadId(u as u32), s.threads[u].pc).map(|i| &i.kind),
-                Some(InstrKind::Barrier { op: BarrierOp::Arrive(a), .. }) if a.aligned)
-        };
-        let t_aligned = aligned(t);
-        // Whether a lane's arrive is a sync's (its wait follows, from the
-        // same statement) or an arrive alone: a warp split between the
-        // two on one barrier hangs on an H200 (review of session 39:
-        // ptxas emits `BAR.ARV` at one site and `BAR.SYNC` at the other),
-        // so such lanes do not arrive as one warp.
-        let syncs = |u: usize| {
+        // What kind of arrive a lane is at: whether it is an `.aligned`
+        // form, and whether it is a sync's (its wait follows, from the same
+        // statement) rather than an arrive alone. A warp arrives as one
+        // through one `.aligned` instruction, or through the non-`.aligned`
+        // forms at any of their instructions on the same barrier (PTX ISA,
+        // `barrier{.cta}`: the thread waits for the warp's non-exited
+        // threads, at whichever barrier instruction) of one kind: a warp
+        // split between a sync and an arrive alone hangs on an H200
+        // (review of session 39: ptxas emits `BAR.ARV` at one site and
+        // `BAR.SYNC` at the other).
+        let kind = |u: usize| {
             let (tid, pc) = (ThreadId(u as u32), s.threads[u].pc);
-            match (self.p.instr(tid, pc), self.p.instr(tid, pc + 1)) {
-                (Some(a), Some(w)) => {
-                    a.span == w.span
-                        && matches!(
-                            &w.kind,
-                            InstrKind::Barrier {
-                                op: BarrierOp::Wait(_),
-                                ..
-                            }
-                        )
-                }
-                _ => false,
-            }
+            let Some(a) = self.p.instr(tid, pc) else {
+                return (false, false);
+            };
+            let aligned = matches!(&a.kind, InstrKind::Barrier { op: BarrierOp::Arrive(x), .. } if x.aligned);
+            let syncs = self.p.instr(tid, pc + 1).is_some_and(|w| {
+                w.span == a.span
+                    && matches!(
+                        &w.kind,
+                        InstrKind::Barrier {
+                            op: BarrierOp::Wait(_),
+                            ..
+                        }
+                    )
+            });
+            (aligned, syncs)
         };
-        let t_syncs = syncs(t);
+        let t_kind = kind(t);
         // The threads that arrived in the barrier's open phase, read once
         // (a mate-by-mate scan of the phase's members made this call
         // quadratic in a warp of a large phase).
@@ -153,8 +150,10 @@ impl System<'_> {
                     Some(b) => {
                         same &= b == here
                             && self.p.threads[u].code == code
-                            && (s.threads[u].pc == s.threads[t].pc
-                                || (!(t_aligned || aligned(u)) && t_syncs == syncs(u)));
+                            && (s.threads[u].pc == s.threads[t].pc || {
+                                let u_kind = kind(u);
+                                !(t_kind.0 || u_kind.0) && t_kind.1 == u_kind.1
+                            });
                         first &= u > t;
                         lanes += 1;
                     }
