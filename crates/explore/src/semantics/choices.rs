@@ -131,6 +131,10 @@ impl System<'_> {
         // warp arrives a second time in one phase: `ub(arrive-twice)`).
         let again = arrived(t);
         let (mut same, mut first, mut held, mut split) = (true, true, false, false);
+        // Live lanes at the non-`.aligned` forms of this barrier split
+        // between a sync and an arrive alone: the warp never arrives
+        // (below).
+        let mut mixed = false;
         let mut lanes = 1;
         for &u in mates {
             let u = u as usize;
@@ -148,12 +152,10 @@ impl System<'_> {
                 Status::NotLaunched => held = true,
                 Status::Running => match self.aligned_arrive(s, u) {
                     Some(b) => {
-                        same &= b == here
-                            && self.p.threads[u].code == code
-                            && (s.threads[u].pc == s.threads[t].pc || {
-                                let u_kind = kind(u);
-                                !(t_kind.0 || u_kind.0) && t_kind.1 == u_kind.1
-                            });
+                        let site = b == here && self.p.threads[u].code == code;
+                        let u_kind = (s.threads[u].pc != s.threads[t].pc).then(|| kind(u));
+                        same &= site && u_kind.is_none_or(|k| !(t_kind.0 || k.0) && t_kind.1 == k.1);
+                        mixed |= site && u_kind.is_some_and(|k| !(t_kind.0 || k.0) && t_kind.1 != k.1);
                         first &= u > t;
                         lanes += 1;
                     }
@@ -174,6 +176,18 @@ impl System<'_> {
         // phase is the search's to choose, and the aligned-barrier rule
         // judges the split.
         let same = same && self.warp_fits(s, t, here, lanes);
+        // A warp split between `bar.sync` and `bar.arrive` of one barrier
+        // (non-`.aligned`, counted in whole warps) never arrives: each
+        // lane waits for its mates at a barrier instruction of its own
+        // kind, and the mates wait at the other kind. No source sentence
+        // says so; an H200 hangs on both the split with an exited lane
+        // and the one whose lanes make up the count (docs/hardware.md,
+        // session 40; ptxas emits `BAR.ARV` at one site and `BAR.SYNC` at
+        // the other). The lanes stay held: a deadlock, not a count of one
+        // each.
+        if mixed && !split {
+            return Lane::Held;
+        }
         match (split, held, same, first) {
             (true, ..) | (false, false, false, _) => Lane::Alone,
             (false, true, ..) => Lane::Held,
