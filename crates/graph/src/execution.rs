@@ -85,6 +85,16 @@ pub enum EventKind {
         arrivals: u32,
         /// Made by an `.aligned` instruction (`ArriveSpec::aligned`).
         aligned: bool,
+        /// A sync's arrive (its wait follows, from the same statement): on
+        /// the device `BAR.SYNC`, where an arrive alone is `BAR.ARV` (the
+        /// barrier-forms rule).
+        syncs: bool,
+        /// A reduction's arrive (`bar.red`: `ArriveSpec::pred`).
+        red: bool,
+        /// A lane's arrive that its warp makes as one, counted in whole
+        /// warps (the explorer's `System::warp_counted`: a device lane's
+        /// thread count that is a positive multiple of the warp size).
+        whole: bool,
     },
     /// `arrive_drop`: arrive, and lower the expected count of later phases.
     /// `positive`: that count must stay at least one (`mbarrier.arrive_drop`;

@@ -108,10 +108,20 @@ pub enum Rule {
     /// model leaves them out, so this is CUDA model data (issue 32,
     /// points 6 and 11).
     WaitAfterInit,
+    /// One phase of a CTA barrier is reached through barrier instructions
+    /// that may not be mixed there (PTX ISA, `barrier{.cta}`): different
+    /// warps may run different forms on one barrier, but a reduction
+    /// (`bar.red`) is not intermixed with a sync or an arrive on the same
+    /// active barrier ("unpredictable"), and the lanes of one warp at a
+    /// form counted in whole warps reach it through one kind of
+    /// instruction and one barrier (docs/semantics.md, "A warp counts
+    /// whole"; the device hangs, completes or faults by the shape of the
+    /// split: docs/hardware.md, session 40).
+    BarrierForms,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 25] = [
+    pub const ALL: [Rule; 26] = [
         Rule::FirstBmoInit,
         Rule::ParticipatesIn,
         Rule::JoinedBefore,
@@ -137,6 +147,7 @@ impl Rule {
         Rule::AlignedBarrier,
         Rule::CopyNotWaited,
         Rule::WaitAfterInit,
+        Rule::BarrierForms,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -165,6 +176,7 @@ impl Rule {
             Rule::AlignedBarrier => "aligned-barrier",
             Rule::CopyNotWaited => "copy-not-waited",
             Rule::WaitAfterInit => "wait-after-init",
+            Rule::BarrierForms => "barrier-forms",
         }
     }
     pub fn from_name(s: &str) -> Option<Rule> {
@@ -201,6 +213,7 @@ impl Rule {
             Rule::AlignedBarrier => UbKind::DivergentBarrier,
             Rule::CopyNotWaited => UbKind::CopyNotWaited,
             Rule::WaitAfterInit => UbKind::UninitializedBarrier,
+            Rule::BarrierForms => UbKind::DivergentBarrier,
         };
         Some(FindingKind::Ub(ub))
     }

@@ -259,3 +259,94 @@ impl Checker<'_> {
         }
     }
 }
+
+impl Checker<'_> {
+    /// barrier-forms (PTX ISA, `barrier{.cta}`; docs/semantics.md,
+    /// "Barrier forms in one phase"): different warps may reach one
+    /// barrier through different forms, but
+    /// - no phase holds both a reduction's arrival (`bar.red`) and a sync's
+    ///   or an arrive's: "unpredictable" by the ISA;
+    /// - the lanes of a warp reach a barrier counted in whole warps
+    ///   through one kind of instruction and one barrier. A warp's lanes
+    ///   arrive together (the explorer holds each until every live lane
+    ///   stands at such an arrive), so each lane's k-th arrive that its
+    ///   warp makes as one (`.aligned`, or counted in whole warps) is the
+    ///   warp's k-th arrival; two lanes whose k-th are non-`.aligned`
+    ///   arrives of different kinds (`syncs`, `red`) or on different
+    ///   barriers split the warp. The explorer judges the same where the
+    ///   warp's lanes stand at those arrives (`System::warp_split_rule`,
+    ///   `System::red_intermixed`).
+    pub(crate) fn barrier_forms(&mut self, f: &Facts) {
+        if !self.rules.has(Rule::BarrierForms) {
+            return;
+        }
+        let exec = self.exec;
+        let red_of = |e: bc_graph::EventId| match exec.event(e).kind {
+            EventKind::Arrive { red, .. } => Some(red),
+            _ => None,
+        };
+        let mut found = Vec::new();
+        for p in &f.replay.phases {
+            let red = p.members.iter().copied().find(|&a| red_of(a) == Some(true));
+            let other = p.members.iter().copied().find(|&a| red_of(a) == Some(false));
+            if let (Some(x), Some(y)) = (red, other) {
+                let msg = format!(
+                    "{} and {} arrive in phase {} of {}: a reduction (bar.red) is intermixed with a sync or an arrive on one active barrier (PTX ISA, barrier{{.cta}}: unpredictable)",
+                    self.n(x),
+                    self.n(y),
+                    p.number,
+                    self.barrier_name(p.barrier)
+                );
+                found.push((msg, vec![x, y]));
+            }
+        }
+        // Per warp, per lane, its arrives the warp makes as one.
+        let mut lanes: std::collections::BTreeMap<u32, std::collections::BTreeMap<u32, Vec<bc_graph::EventId>>> =
+            Default::default();
+        for e in exec.ids() {
+            let ev = exec.event(e);
+            let (EventKind::Arrive { aligned, whole, .. }, Some(t)) = (&ev.kind, ev.thread) else {
+                continue;
+            };
+            let facts = exec.thread(t);
+            if !(*aligned || *whole) || facts.agent || facts.warp == u32::MAX {
+                continue;
+            }
+            lanes.entry(facts.warp).or_default().entry(t.0).or_default().push(e);
+        }
+        let form = |e: bc_graph::EventId| match exec.event(e).kind {
+            EventKind::Arrive {
+                aligned: false,
+                whole: true,
+                syncs,
+                red,
+                ..
+            } => Some((exec.event(e).target, syncs, red)),
+            _ => None,
+        };
+        for warp in lanes.values() {
+            let seqs: Vec<&Vec<bc_graph::EventId>> = warp.values().collect();
+            let split = (0..seqs.iter().map(|s| s.len()).max().unwrap_or(0)).find_map(|k| {
+                let at: Vec<bc_graph::EventId> = seqs.iter().filter_map(|s| s.get(k).copied()).collect();
+                at.iter().find_map(|&x| {
+                    let fx = form(x)?;
+                    at.iter()
+                        .copied()
+                        .find(|&y| form(y).is_some_and(|fy| fy != fx))
+                        .map(|y| (x, y))
+                })
+            });
+            if let Some((x, y)) = split {
+                let msg = format!(
+                    "{} and {} of one warp arrive through different barrier instructions, or on different barriers, at a barrier counted in whole warps (undefined: docs/semantics.md, \"A warp counts whole\")",
+                    self.n(x),
+                    self.n(y)
+                );
+                found.push((msg, vec![x, y]));
+            }
+        }
+        for (msg, events) in found {
+            self.report(Rule::BarrierForms, msg, events);
+        }
+    }
+}

@@ -140,6 +140,7 @@ impl Checker<'_> {
         self.count_overflow(&f);
         self.divergent_barrier(&f);
         self.aligned_barrier(&f);
+        self.barrier_forms(&f);
         self.aligned_wait();
         self.privileged_barrier();
         self.uncooperative_grid_sync();

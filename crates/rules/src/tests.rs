@@ -20,6 +20,9 @@ fn arrive() -> K {
         relaxed: false,
         arrivals: 1,
         aligned: false,
+        syncs: false,
+        red: false,
+        whole: false,
     }
 }
 fn wait() -> K {
@@ -323,6 +326,9 @@ fn expected_count_update_bound() {
                 relaxed: false,
                 arrivals: 1,
                 aligned: false,
+                syncs: false,
+                red: false,
+                whole: false,
             },
             B,
         );
@@ -870,6 +876,9 @@ fn counted(c: ArriveCount) -> K {
         relaxed: false,
         arrivals: 1,
         aligned: false,
+        syncs: false,
+        red: false,
+        whole: false,
     }
 }
 
@@ -1229,6 +1238,9 @@ fn counted_arrive_binds_the_wait_to_its_phase() {
         relaxed: false,
         arrivals: 1,
         aligned: false,
+        syncs: false,
+        red: false,
+        whole: false,
     };
     let build = |kind: K, done: bool, count: bool| {
         let mut b = ExecutionBuilder::new(3, 1);
@@ -1324,6 +1336,9 @@ fn count_overflow_fires_above_the_maximum_only() {
                 relaxed: false,
                 arrivals: 1,
                 aligned: false,
+                syncs: false,
+                red: false,
+                whole: false,
             }
         } else {
             K::Init { count: k }
@@ -1364,6 +1379,9 @@ fn arrive_before_wait_fires_without_the_wait_between() {
             relaxed: false,
             arrivals: 1,
             aligned: false,
+            syncs: false,
+            red: false,
+            whole: false,
         };
         let a1 = b.event(t(0), 0, arrive.clone(), B);
         b.bmo(a1);
@@ -1399,6 +1417,9 @@ fn arrive_before_wait_is_paid_by_another_threads_wait_before_the_reuse() {
         relaxed: false,
         arrivals: 1,
         aligned: false,
+        syncs: false,
+        red: false,
+        whole: false,
     };
     // 0: the wait before the reuse; 1: unordered; 2: the reuse first.
     let build = |order: u8| {
@@ -1470,6 +1491,9 @@ fn arrive_before_wait_after_a_group_arrival_fires_on_any_arrival() {
             relaxed: false,
             arrivals: 1,
             aligned: false,
+            syncs: false,
+            red: false,
+            whole: false,
         };
         let a1 = b.event(t(0), 0, group, B);
         b.bmo(a1);
@@ -1513,6 +1537,9 @@ fn divergent_barrier_fires_on_mixed_sites_exits_and_stuck_waits() {
                     relaxed: false,
                     arrivals: 1,
                     aligned: false,
+                    syncs: false,
+                    red: false,
+                    whole: false,
                 };
                 b.event(t(i), pcs[i as usize], kind, B)
             })
@@ -1758,6 +1785,9 @@ fn counted_arrive(count: i64, n: u32) -> ExecutionBuilder {
             relaxed: false,
             arrivals: n,
             aligned: false,
+            syncs: false,
+            red: false,
+            whole: false,
         },
         B,
     );
@@ -1808,6 +1838,9 @@ fn aligned_phase(pcs: [u32; 2], aligned: [bool; 2], warps: [u32; 2]) -> Executio
                 relaxed: false,
                 arrivals: 1,
                 aligned: aligned[i as usize],
+                syncs: true,
+                red: false,
+                whole: false,
             },
             B,
         );
@@ -1905,4 +1938,94 @@ fn copy_not_waited_fires_on_a_finished_execution_only() {
     e.finished = true;
     let rules = only_copy_rules().without(Rule::CopyNotWaited);
     assert_eq!(kinds(&check(&e, rules, None, &Numbered)), Vec::<String>::new());
+}
+
+/// Two threads (warps `warps`), each arriving on barrier `bars[i]` (B or
+/// C, each expecting 2 at launch) in the form `forms[i]` = (syncs, red),
+/// counted in whole warps (`whole`, thread count 64), not `.aligned`;
+/// waits left out.
+fn forms_phase(bars: [Target; 2], forms: [(bool, bool); 2], warps: [u32; 2]) -> ExecutionBuilder {
+    let mut b = ExecutionBuilder::new(2, 2);
+    for bar in [B, C] {
+        let init = b.event(None, 0, K::Init { count: 2 }, bar);
+        b.bmo(init);
+    }
+    for i in 0..2 {
+        b.thread(
+            ThreadId(i),
+            bc_graph::ThreadFacts {
+                code: i,
+                cooperative: false,
+                warp: warps[i as usize],
+                ..Default::default()
+            },
+        );
+        let (syncs, red) = forms[i as usize];
+        let a = b.event(
+            t(i),
+            0,
+            K::Arrive {
+                set_count: None,
+                count: None,
+                object: false,
+                collective: false,
+                relaxed: false,
+                arrivals: 1,
+                aligned: false,
+                syncs,
+                red,
+                whole: true,
+            },
+            bars[i as usize],
+        );
+        b.bmo(a);
+    }
+    b
+}
+
+/// barrier-forms: a reduction's arrival in a phase with a sync's is
+/// undefined, across warps too; two warps may mix a sync and an arrive;
+/// one warp's lanes may not (nor use two barriers); one kind in one warp
+/// is fine.
+#[test]
+fn barrier_forms_fire_on_mixed_forms_only() {
+    let judge_forms = |b: ExecutionBuilder| {
+        let mut k = kinds(&check(
+            &b.finish(),
+            RuleSet::all().without(Rule::WaitNeedsJoin),
+            None,
+            &Numbered,
+        ));
+        k.retain(|x| x == "ub(divergent-barrier)");
+        k
+    };
+    let (sync, arrive, red) = ((true, false), (false, false), (true, true));
+    assert_eq!(
+        judge_forms(forms_phase([B, B], [red, sync], [0, 1])),
+        ["ub(divergent-barrier)"]
+    );
+    assert_eq!(
+        judge_forms(forms_phase([B, B], [red, red], [0, 1])),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        judge_forms(forms_phase([B, B], [arrive, sync], [0, 1])),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        judge_forms(forms_phase([B, B], [arrive, sync], [0, 0])),
+        ["ub(divergent-barrier)"]
+    );
+    assert_eq!(
+        judge_forms(forms_phase([B, C], [sync, sync], [0, 0])),
+        ["ub(divergent-barrier)"]
+    );
+    assert_eq!(
+        judge_forms(forms_phase([B, B], [sync, sync], [0, 0])),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        judge_forms(forms_phase([B, C], [sync, sync], [0, 1])),
+        Vec::<String>::new()
+    );
 }

@@ -197,6 +197,7 @@ impl System<'_> {
                 }
                 self.count_mismatch(s, t, b, count, w);
                 self.arrive_twice(s, t, b, count, w);
+                self.red_intermixed(s, t, b, &spec, w);
                 if self.p.barriers[b].syncwarp.is_some() {
                     self.other_mask(s, t, b);
                 }

@@ -69,6 +69,18 @@ pub(crate) enum Lane {
     Held,
 }
 
+/// Which lanes of one warp arrived in the open phase of one barrier, at
+/// one state ([`System::lane_mode`]): per lane of the warp, in thread
+/// order. Valid for one state only.
+#[derive(Default)]
+pub(crate) struct OpenLanes {
+    /// The barrier instance read (`usize::MAX`: none); `None` before.
+    barrier: Option<usize>,
+    /// The warp's first lane.
+    warp: u32,
+    arrived: Vec<bool>,
+}
+
 impl System<'_> {
     /// How thread `t` stands with its warp when it is at an `.aligned`
     /// arrive (PTX ISA, `barrier{.cta}`: a thread at a barrier instruction
@@ -78,6 +90,15 @@ impl System<'_> {
     /// arrive's site is its code and pc, and its barrier the instance its
     /// selector names now.
     pub(crate) fn lane_mode(&self, s: &State, t: usize) -> Lane {
+        self.lane_mode_with(s, t, &mut OpenLanes::default())
+    }
+
+    /// [`System::lane_mode`], with which lanes of `t`'s warp arrived in the
+    /// open phase of its barrier read from `open` where it holds that
+    /// barrier's, else read and kept there: the lanes of one warp at one
+    /// state share it (`moves_warp_mates` asks for each mate; a scan of a
+    /// large phase's members per mate was a sixth of a 160-lane run).
+    pub(crate) fn lane_mode_with(&self, s: &State, t: usize, open: &mut OpenLanes) -> Lane {
         let mates = self.an.warps.mates(t);
         if mates.is_empty() {
             return Lane::Alone;
@@ -95,46 +116,33 @@ impl System<'_> {
         // through one `.aligned` instruction, or through the non-`.aligned`
         // forms at any of their instructions on the same barrier (PTX ISA,
         // `barrier{.cta}`: the thread waits for the warp's non-exited
-        // threads, at whichever barrier instruction) of one kind: a warp
-        // split between a sync and an arrive alone hangs on an H200
-        // (review of session 39: ptxas emits `BAR.ARV` at one site and
-        // `BAR.SYNC` at the other).
-        let kind = |u: usize| {
-            let (tid, pc) = (ThreadId(u as u32), s.threads[u].pc);
-            let Some(a) = self.p.instr(tid, pc) else {
-                return (false, false);
-            };
-            let aligned = matches!(&a.kind, InstrKind::Barrier { op: BarrierOp::Arrive(x), .. } if x.aligned);
-            let syncs = self.p.instr(tid, pc + 1).is_some_and(|w| {
-                w.span == a.span
-                    && matches!(
-                        &w.kind,
-                        InstrKind::Barrier {
-                            op: BarrierOp::Wait(_),
-                            ..
-                        }
-                    )
-            });
-            (aligned, syncs)
-        };
+        // threads, at whichever barrier instruction) of one kind. A warp
+        // split between kinds or barriers is undefined
+        // ([`System::warp_split`]); its lanes arrive on their own.
+        let kind = |u: usize| self.arrive_kind(s, u);
         let t_kind = kind(t);
-        // The threads that arrived in the barrier's open phase, read once
-        // (a mate-by-mate scan of the phase's members made this call
-        // quadratic in a warp of a large phase).
-        let mut open: Vec<usize> = match (here != usize::MAX).then(|| s.bars[here].open.as_ref()).flatten() {
-            Some(ph) => Self::arrivers(s, ph).collect(),
-            None => Vec::new(),
-        };
-        open.sort_unstable();
-        let arrived = |u: usize| open.binary_search(&u).is_ok();
+        // The lanes of the warp that arrived in the barrier's open phase,
+        // read once (a mate-by-mate scan of the phase's members made this
+        // call quadratic in a warp of a large phase).
+        if open.barrier != Some(here) || open.warp != mates[0] {
+            open.barrier = Some(here);
+            open.warp = mates[0];
+            open.arrived.clear();
+            open.arrived.resize(mates.len(), false);
+            if let Some(ph) = (here != usize::MAX).then(|| s.bars[here].open.as_ref()).flatten() {
+                for u in Self::arrivers(s, ph) {
+                    if let Ok(i) = mates.binary_search(&(u as u32)) {
+                        open.arrived[i] = true;
+                    }
+                }
+            }
+        }
+        let open = &*open;
+        let arrived = |u: usize| mates.binary_search(&(u as u32)).is_ok_and(|i| open.arrived[i]);
         // Whether `t` arrived in the barrier's open phase already (its
         // warp arrives a second time in one phase: `ub(arrive-twice)`).
         let again = arrived(t);
         let (mut same, mut first, mut held, mut split) = (true, true, false, false);
-        // Live lanes at the non-`.aligned` forms of this barrier split
-        // between a sync and an arrive alone: the warp never arrives
-        // (below).
-        let mut mixed = false;
         let mut lanes = 1;
         for &u in mates {
             let u = u as usize;
@@ -152,10 +160,14 @@ impl System<'_> {
                 Status::NotLaunched => held = true,
                 Status::Running => match self.aligned_arrive(s, u) {
                     Some(b) => {
-                        let site = b == here && self.p.threads[u].code == code;
-                        let u_kind = (s.threads[u].pc != s.threads[t].pc).then(|| kind(u));
-                        same &= site && u_kind.is_none_or(|k| !(t_kind.0 || k.0) && t_kind.1 == k.1);
-                        mixed |= site && u_kind.is_some_and(|k| !(t_kind.0 || k.0) && t_kind.1 != k.1);
+                        // One instruction (same code and pc), or for the
+                        // non-`.aligned` forms any of one kind, in any code:
+                        // explicit threads placed in one warp are its lanes
+                        // (an H200 counts them whole: review of session 40).
+                        let one = self.p.threads[u].code == code && s.threads[u].pc == s.threads[t].pc;
+                        let u_kind = (!one).then(|| kind(u));
+                        same &=
+                            b == here && u_kind.is_none_or(|k| !(t_kind.aligned || k.aligned) && t_kind.same_kind(k));
                         first &= u > t;
                         lanes += 1;
                     }
@@ -166,6 +178,16 @@ impl System<'_> {
                     // in that phase too: the warp arrived there together
                     // and comes again (`ub(arrive-twice)`), as a warp.
                     None if !again && arrived(u) => split = true,
+                    // A lane inside a sync of another barrier or kind, at
+                    // its wait: the warp is split (`System::warp_split`),
+                    // and its lanes arrive on their own.
+                    None if !t_kind.aligned
+                        && self
+                            .stance(s, u)
+                            .is_some_and(|(b, k)| b != here || !t_kind.same_kind(k)) =>
+                    {
+                        split = true
+                    }
                     None => held = true,
                 },
             }
@@ -176,18 +198,6 @@ impl System<'_> {
         // phase is the search's to choose, and the aligned-barrier rule
         // judges the split.
         let same = same && self.warp_fits(s, t, here, lanes);
-        // A warp split between `bar.sync` and `bar.arrive` of one barrier
-        // (non-`.aligned`, counted in whole warps) never arrives: each
-        // lane waits for its mates at a barrier instruction of its own
-        // kind, and the mates wait at the other kind. No source sentence
-        // says so; an H200 hangs on both the split with an exited lane
-        // and the one whose lanes make up the count (docs/hardware.md,
-        // session 40; ptxas emits `BAR.ARV` at one site and `BAR.SYNC` at
-        // the other). The lanes stay held: a deadlock, not a count of one
-        // each.
-        if mixed && !split {
-            return Lane::Held;
-        }
         match (split, held, same, first) {
             (true, ..) | (false, false, false, _) => Lane::Alone,
             (false, true, ..) => Lane::Held,
@@ -225,8 +235,8 @@ impl System<'_> {
                 continue;
             }
             let together = s.threads[u].status == Status::Running
-                && self.p.threads[u].code == self.p.threads[t].code
-                && (s.threads[u].pc == s.threads[t].pc || (t_plain && plain(u)))
+                && ((self.p.threads[u].code == self.p.threads[t].code && s.threads[u].pc == s.threads[t].pc)
+                    || (t_plain && plain(u)))
                 && self.aligned_wait(s, u) == Some(b)
                 && self.participates_in(s, u, b, WaitForm::Plain) == mine;
             if !together {
@@ -245,7 +255,7 @@ impl System<'_> {
     /// it is the plain wait of an `.aligned` sync (`barrier.sync.aligned`
     /// and PTX's `bar.sync`: the wait lowered from the statement whose
     /// arrive is the instruction before it, `.aligned`).
-    fn aligned_wait(&self, s: &State, t: usize) -> Option<usize> {
+    pub(crate) fn aligned_wait(&self, s: &State, t: usize) -> Option<usize> {
         let th = &s.threads[t];
         if th.status != Status::Running || th.pc == 0 {
             return None;
@@ -277,7 +287,7 @@ impl System<'_> {
     /// The barrier instance of running thread `t`'s next instruction when
     /// it arrives through an `.aligned` form (`usize::MAX` when its
     /// selector names none).
-    fn aligned_arrive(&self, s: &State, t: usize) -> Option<usize> {
+    pub(crate) fn aligned_arrive(&self, s: &State, t: usize) -> Option<usize> {
         let th = &s.threads[t];
         if th.status != Status::Running {
             return None;
@@ -308,12 +318,13 @@ impl System<'_> {
     /// 320-lane run).
     pub(crate) fn moves_warp_mates(&self, s: &State, t: usize) -> bool {
         let mates = self.an.warps.mates(t);
+        let mut open = OpenLanes::default();
         for u in mates.iter().map(|&u| u as usize) {
             if u == t || s.threads[u].status != Status::Running {
                 continue;
             }
             if self.aligned_arrive(s, u).is_some() {
-                if self.lane_mode(s, u) == Lane::Alone {
+                if self.lane_mode_with(s, u, &mut open) == Lane::Alone {
                     return true;
                 }
             } else if let Some(b) = self.aligned_wait(s, u) {
@@ -511,6 +522,7 @@ impl System<'_> {
     pub(crate) fn choices(&self, s: &State, ident: &[u32]) -> Vec<Choice> {
         let mut out = Vec::new();
         let mut together = rustc_hash::FxHashMap::default();
+        let mut open = OpenLanes::default();
         for t in 0..s.threads.len() {
             let th = &s.threads[t];
             if th.status != Status::Running {
@@ -575,7 +587,7 @@ impl System<'_> {
                     op: BarrierOp::Arrive(a),
                     ..
                 } if self.warp_arrive(s, t, a) => {
-                    if matches!(self.lane_mode(s, t), Lane::Alone | Lane::Leads) {
+                    if matches!(self.lane_mode_with(s, t, &mut open), Lane::Alone | Lane::Leads) {
                         out.push(one);
                     }
                 }

@@ -245,6 +245,9 @@ impl System<'_> {
                 };
             }
         }
+        if matches!(&ins.kind, InstrKind::Barrier { op: BarrierOp::Arrive(a), .. } if !a.aligned) {
+            self.warp_split_rule(s, t, w);
+        }
         let info = &self.p.threads[t];
         let effect = match ins.kind.clone() {
             InstrKind::Barrier { op, sel, result } => self.barrier_step(s, t, pc, op, sel, result, c.phase, w),

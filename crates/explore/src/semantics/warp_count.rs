@@ -9,9 +9,33 @@
 
 use crate::semantics::choices::Lane;
 use crate::semantics::eval::eval;
+use crate::semantics::worker::Worker;
 use crate::semantics::System;
 use crate::state::{State, Status};
 use bc_graph::*;
+use bc_models::Rule;
+
+/// What barrier instruction a lane's next arrive is
+/// ([`System::arrive_kind`]): on the device, a sync (`BAR.SYNC`), an
+/// arrive alone (`BAR.ARV`) and a reduction (`BAR.RED`) are three
+/// instructions.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct ArriveKind {
+    /// An `.aligned` form.
+    pub(crate) aligned: bool,
+    /// A sync's arrive: its wait follows, from the same statement.
+    pub(crate) syncs: bool,
+    /// A reduction's (`bar.red`, `__syncthreads_count`): it carries a
+    /// predicate.
+    pub(crate) red: bool,
+}
+
+impl ArriveKind {
+    /// Whether the two are one barrier instruction, `.aligned` aside.
+    pub(crate) fn same_kind(self, other: ArriveKind) -> bool {
+        self.syncs == other.syncs && self.red == other.red
+    }
+}
 
 impl System<'_> {
     /// Whether `lanes` arrives like thread `t`'s next one (an arrive its
@@ -146,5 +170,166 @@ impl System<'_> {
             running
         };
         self.p.model.warp_size.saturating_sub(live)
+    }
+
+    /// What kind of arrive thread `t`'s next instruction is
+    /// ([`ArriveKind`]; all false where it is no arrive).
+    pub(crate) fn arrive_kind(&self, s: &State, t: usize) -> ArriveKind {
+        let (tid, pc) = (ThreadId(t as u32), s.threads[t].pc);
+        let Some(InstrKind::Barrier {
+            op: BarrierOp::Arrive(a),
+            ..
+        }) = self.p.instr(tid, pc).map(|i| &i.kind)
+        else {
+            return ArriveKind {
+                aligned: false,
+                syncs: false,
+                red: false,
+            };
+        };
+        let span = self.p.instr(tid, pc).map(|i| i.span);
+        let syncs = self.p.instr(tid, pc + 1).is_some_and(|w| {
+            Some(w.span) == span
+                && matches!(
+                    &w.kind,
+                    InstrKind::Barrier {
+                        op: BarrierOp::Wait(_),
+                        ..
+                    }
+                )
+        });
+        ArriveKind {
+            aligned: a.aligned,
+            syncs,
+            red: a.pred.is_some(),
+        }
+    }
+
+    /// A warp split at a barrier counted in whole warps: thread `t` is at
+    /// a non-`.aligned` arrive its warp makes together
+    /// ([`System::warp_arrive`]), every other live lane of its warp is at
+    /// such an arrive too, and some lane's is another kind of barrier
+    /// instruction ([`ArriveKind`]) or names another barrier. Returns
+    /// that lane.
+    ///
+    /// The ISA's `barrier{.cta}` marks a warp's arrival once per barrier
+    /// instruction and says nothing of a warp whose lanes execute two of
+    /// them; the device does not agree with any one count
+    /// (docs/hardware.md, session 40): halves of a warp converged at one
+    /// `bar.arrive` and one `bar.sync` hang, one lane per site completes,
+    /// and halves at two barrier ids fault (illegal instruction). So the
+    /// model reads it as undefined, `ub(divergent-barrier)` by the
+    /// aligned-barrier rule ([`System::warp_split_rule`]), and the lanes
+    /// arrive on their own (one each), as before session 40.
+    pub(crate) fn warp_split(&self, s: &State, t: usize) -> Option<usize> {
+        let here = self.aligned_arrive(s, t)?;
+        let mine = self.arrive_kind(s, t);
+        if mine.aligned {
+            return None;
+        }
+        let mut other = None;
+        for u in self.an.warps.mates(t).iter().map(|&u| u as usize) {
+            if u == t {
+                continue;
+            }
+            match s.threads[u].status {
+                Status::Done => {}
+                Status::Running => {
+                    // A lane elsewhere: the warp waits for it.
+                    let (b, k) = self.stance(s, u)?;
+                    if !k.aligned && (b != here || !k.same_kind(mine)) {
+                        other.get_or_insert(u);
+                    }
+                }
+                _ => return None,
+            }
+        }
+        other
+    }
+
+    /// The aligned-barrier rule for a warp split at a barrier counted in
+    /// whole warps ([`System::warp_split`]), judged as thread `t` takes its
+    /// arrive.
+    pub(crate) fn warp_split_rule(&self, s: &State, t: usize, w: &mut Worker) {
+        if w.following || !self.p.model.rules.has(Rule::BarrierForms) {
+            return;
+        }
+        let Some(u) = self.warp_split(s, t) else {
+            return;
+        };
+        let msg = format!(
+            "{} arrives through `{}` while {} of its warp stands at `{}`: the lanes of a warp reach a barrier counted in whole warps through different barrier instructions, or on different barriers (undefined: docs/semantics.md, \"A warp counts whole\")",
+            self.thread_name(&w.ident, t),
+            self.instr_text(s, t),
+            self.thread_name(&w.ident, u),
+            self.instr_text(s, u),
+        );
+        self.violated(Rule::BarrierForms, msg, w);
+    }
+
+    /// The barrier-forms rule for a reduction mixed into a phase (PTX ISA,
+    /// `barrier{.cta}`: `bar.red` is not to be intermixed with `bar.sync`
+    /// or `bar.arrive` on the same active barrier, whose execution is then
+    /// unpredictable): thread `t`'s arrive `a` on barrier instance `b`
+    /// carries a predicate (a reduction) where the open phase's first
+    /// arrival does not, or the other way round. An H200 faults on it
+    /// (illegal instruction: review of session 40).
+    pub(crate) fn red_intermixed(&self, s: &State, t: usize, b: usize, a: &ArriveSpec, w: &mut Worker) {
+        if w.following || !self.p.model.rules.has(Rule::BarrierForms) {
+            return;
+        }
+        let Some((code, pc)) = s.bars[b].open.as_ref().and_then(|ph| ph.site) else {
+            return;
+        };
+        let Some(InstrKind::Barrier {
+            op: BarrierOp::Arrive(first),
+            ..
+        }) = self
+            .p
+            .codes
+            .get(code as usize)
+            .and_then(|c| c.instrs.get(pc as usize))
+            .map(|i| &i.kind)
+        else {
+            return;
+        };
+        if first.pred.is_some() == a.pred.is_some() {
+            return;
+        }
+        let msg = format!(
+            "{} arrives on {} through `{}` in a phase whose first arrival was {}: a reduction (bar.red) is intermixed with a sync or an arrive on one active barrier (PTX ISA, barrier{{.cta}}: unpredictable)",
+            self.thread_name(&w.ident, t),
+            self.bname(b),
+            self.instr_text(s, t),
+            if first.pred.is_some() { "a reduction" } else { "a sync or an arrive" },
+        );
+        self.violated(Rule::BarrierForms, msg, w);
+    }
+
+    /// The barrier instruction running thread `t` stands in, for
+    /// [`System::warp_split`]: an arrive its warp makes as one
+    /// ([`System::warp_arrive`]), with its barrier instance and kind; or
+    /// the wait of a non-`.aligned` sync whose arrive it made (on the
+    /// device it is still inside that `BAR.SYNC`), as that sync's arrive.
+    pub(crate) fn stance(&self, s: &State, t: usize) -> Option<(usize, ArriveKind)> {
+        if let Some(b) = self.aligned_arrive(s, t) {
+            return Some((b, self.arrive_kind(s, t)));
+        }
+        let b = self.aligned_wait(s, t)?;
+        let Some(InstrKind::Barrier {
+            op: BarrierOp::Arrive(a),
+            ..
+        }) = self.p.instr(ThreadId(t as u32), s.threads[t].pc - 1).map(|i| &i.kind)
+        else {
+            return None;
+        };
+        (!a.aligned).then_some((
+            b,
+            ArriveKind {
+                aligned: false,
+                syncs: true,
+                red: a.pred.is_some(),
+            },
+        ))
     }
 }
