@@ -1038,6 +1038,36 @@ impl Program {
     pub fn instr(&self, t: ThreadId, pc: u32) -> Option<&Instr> {
         self.code_of(t).instrs.get(pc as usize)
     }
+    /// Whether thread `t`'s instruction `pc` is a sync's arrive: the
+    /// instruction after it is a wait lowered from the same statement (on
+    /// the device `BAR.SYNC`, where an arrive alone is `BAR.ARV`).
+    pub fn sync_arrive(&self, t: ThreadId, pc: u32) -> bool {
+        let (Some(a), Some(w)) = (self.instr(t, pc), self.instr(t, pc + 1)) else {
+            return false;
+        };
+        w.span == a.span
+            && matches!(
+                &w.kind,
+                InstrKind::Barrier {
+                    op: BarrierOp::Wait(_),
+                    ..
+                }
+            )
+    }
+    /// Whether thread `t`'s arrive `a`, with thread count `count()` (the
+    /// evaluated `set_count`, asked last), is counted in whole warps: a thread-counted
+    /// arrive by a device lane with a warp, whose count is a positive
+    /// multiple of the warp size (the explorer's `System::warp_counted`;
+    /// docs/semantics.md, "A warp counts whole").
+    pub fn counted_in_whole_warps(&self, t: ThreadId, a: &ArriveSpec, count: impl FnOnce() -> Option<i64>) -> bool {
+        let info = &self.threads[t.index()];
+        a.count_match
+            && a.arrivals.is_none()
+            && a.tx.is_none()
+            && info.kind == ThreadKind::Device
+            && info.warp_id != u32::MAX
+            && count().is_some_and(|k| self.model.counts_whole_warps(k))
+    }
     /// The agents thread `t` issues copy `site` to (none for a thread that
     /// cannot reach the site).
     pub fn copy_agents(&self, t: ThreadId, site: u32) -> &[(ThreadId, BarrierId)] {

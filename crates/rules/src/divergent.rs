@@ -338,7 +338,7 @@ impl Checker<'_> {
             });
             if let Some((x, y)) = split {
                 let msg = format!(
-                    "{} and {} of one warp arrive through different barrier instructions, or on different barriers, at a barrier counted in whole warps (undefined: docs/semantics.md, \"A warp counts whole\")",
+                    "{} and {} of one warp arrive through different barrier instructions, or on different barriers, at a barrier counted in whole warps (undefined: docs/semantics.md, \"Barrier forms in one phase\")",
                     self.n(x),
                     self.n(y)
                 );

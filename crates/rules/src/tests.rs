@@ -2000,32 +2000,23 @@ fn barrier_forms_fire_on_mixed_forms_only() {
         k
     };
     let (sync, arrive, red) = ((true, false), (false, false), (true, true));
-    assert_eq!(
-        judge_forms(forms_phase([B, B], [red, sync], [0, 1])),
-        ["ub(divergent-barrier)"]
-    );
-    assert_eq!(
-        judge_forms(forms_phase([B, B], [red, red], [0, 1])),
-        Vec::<String>::new()
-    );
-    assert_eq!(
-        judge_forms(forms_phase([B, B], [arrive, sync], [0, 1])),
-        Vec::<String>::new()
-    );
-    assert_eq!(
-        judge_forms(forms_phase([B, B], [arrive, sync], [0, 0])),
-        ["ub(divergent-barrier)"]
-    );
-    assert_eq!(
-        judge_forms(forms_phase([B, C], [sync, sync], [0, 0])),
-        ["ub(divergent-barrier)"]
-    );
-    assert_eq!(
-        judge_forms(forms_phase([B, B], [sync, sync], [0, 0])),
-        Vec::<String>::new()
-    );
-    assert_eq!(
-        judge_forms(forms_phase([B, C], [sync, sync], [0, 1])),
-        Vec::<String>::new()
-    );
+    let ub: &[&str] = &["ub(divergent-barrier)"];
+    // (barriers, forms, warps, findings)
+    type Case<'a> = ([Target; 2], [(bool, bool); 2], [u32; 2], &'a [&'a str]);
+    let cases: [Case; 7] = [
+        ([B, B], [red, sync], [0, 1], ub),
+        ([B, B], [red, red], [0, 1], &[]),
+        ([B, B], [arrive, sync], [0, 1], &[]),
+        ([B, B], [arrive, sync], [0, 0], ub),
+        ([B, C], [sync, sync], [0, 0], ub),
+        ([B, B], [sync, sync], [0, 0], &[]),
+        ([B, C], [sync, sync], [0, 1], &[]),
+    ];
+    for (bars, forms, warps, want) in cases {
+        assert_eq!(
+            judge_forms(forms_phase(bars, forms, warps)),
+            want,
+            "{bars:?} {forms:?} {warps:?}"
+        );
+    }
 }

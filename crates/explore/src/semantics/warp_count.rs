@@ -113,13 +113,9 @@ impl System<'_> {
     /// (no count) counts each lane: its expected count is the block's
     /// threads, lowered as they end, which comes to the same completion.
     pub(crate) fn warp_counted(&self, s: &State, t: usize, a: &ArriveSpec) -> bool {
-        let info = &self.p.threads[t];
-        a.count_match
-            && a.arrivals.is_none()
-            && a.tx.is_none()
-            && info.kind == ThreadKind::Device
-            && info.warp_id != u32::MAX
-            && (a.set_count.as_ref()).is_some_and(|k| self.p.model.counts_whole_warps(eval(self.p, s, t, k)))
+        self.p.counted_in_whole_warps(ThreadId(t as u32), a, || {
+            a.set_count.as_ref().map(|k| eval(self.p, s, t, k))
+        })
     }
 
     /// Whether thread `t`'s arrive `a` is one its warp makes together (the
@@ -187,17 +183,7 @@ impl System<'_> {
                 red: false,
             };
         };
-        let span = self.p.instr(tid, pc).map(|i| i.span);
-        let syncs = self.p.instr(tid, pc + 1).is_some_and(|w| {
-            Some(w.span) == span
-                && matches!(
-                    &w.kind,
-                    InstrKind::Barrier {
-                        op: BarrierOp::Wait(_),
-                        ..
-                    }
-                )
-        });
+        let syncs = self.p.sync_arrive(tid, pc);
         ArriveKind {
             aligned: a.aligned,
             syncs,
@@ -219,7 +205,7 @@ impl System<'_> {
     /// `bar.arrive` and one `bar.sync` hang, one lane per site completes,
     /// and halves at two barrier ids fault (illegal instruction). So the
     /// model reads it as undefined, `ub(divergent-barrier)` by the
-    /// aligned-barrier rule ([`System::warp_split_rule`]), and the lanes
+    /// barrier-forms rule ([`System::warp_split_rule`]), and the lanes
     /// arrive on their own (one each), as before session 40.
     pub(crate) fn warp_split(&self, s: &State, t: usize) -> Option<usize> {
         let here = self.aligned_arrive(s, t)?;
@@ -247,7 +233,7 @@ impl System<'_> {
         other
     }
 
-    /// The aligned-barrier rule for a warp split at a barrier counted in
+    /// The barrier-forms rule for a warp split at a barrier counted in
     /// whole warps ([`System::warp_split`]), judged as thread `t` takes its
     /// arrive.
     pub(crate) fn warp_split_rule(&self, s: &State, t: usize, w: &mut Worker) {
@@ -258,7 +244,7 @@ impl System<'_> {
             return;
         };
         let msg = format!(
-            "{} arrives through `{}` while {} of its warp stands at `{}`: the lanes of a warp reach a barrier counted in whole warps through different barrier instructions, or on different barriers (undefined: docs/semantics.md, \"A warp counts whole\")",
+            "{} arrives through `{}` while {} of its warp stands at `{}`: the lanes of a warp reach a barrier counted in whole warps through different barrier instructions, or on different barriers (undefined: docs/semantics.md, \"Barrier forms in one phase\")",
             self.thread_name(&w.ident, t),
             self.instr_text(s, t),
             self.thread_name(&w.ident, u),

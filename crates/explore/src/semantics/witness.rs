@@ -275,24 +275,14 @@ impl<'p> System<'p> {
                             collective: spec.is_some_and(|s| s.collective),
                             relaxed: spec.is_some_and(|s| s.relaxed),
                             aligned: spec.is_some_and(|s| s.aligned),
-                            syncs: p.instr(ThreadId(t as u32), ev.pc + 1).is_some_and(|w| {
-                                Some(w.span) == p.instr(ThreadId(t as u32), ev.pc).map(|i| i.span)
-                                    && matches!(
-                                        &w.kind,
-                                        InstrKind::Barrier {
-                                            op: BarrierOp::Wait(_),
-                                            ..
-                                        }
-                                    )
-                            }),
+                            syncs: p.sync_arrive(ThreadId(t as u32), ev.pc),
                             red: spec.is_some_and(|s| s.pred.is_some()),
-                            whole: {
-                                let info = &p.threads[t];
-                                spec.is_some_and(|s| s.count_match && s.arrivals.is_none() && s.tx.is_none())
-                                    && info.kind == ThreadKind::Device
-                                    && info.warp_id != u32::MAX
-                                    && matches!(c, Some(ArriveCount::Threads(k)) if p.model.counts_whole_warps(*k))
-                            },
+                            whole: spec.is_some_and(|a| {
+                                p.counted_in_whole_warps(ThreadId(t as u32), a, || match c {
+                                    Some(ArriveCount::Threads(k)) => Some(*k),
+                                    _ => None,
+                                })
+                            }),
                         }
                     }
                     HKind::ArriveDrop(positive) => EventKind::ArriveDrop { positive: *positive },
